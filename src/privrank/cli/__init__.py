@@ -1,0 +1,42 @@
+"""The ``privrank`` command.
+
+Each subcommand lives in its own module of this package and provides ``register(subparsers)``,
+which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit code).
+Input errors print ``privrank: error: <message>`` and exit with code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import InputError
+from . import demo, rank
+
+COMMAND_MODULES = [rank, demo]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="privrank", description="Differentially private rank aggregation.")
+    from .. import __version__
+    parser.add_argument("--version", action="version", version=f"privrank {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"privrank: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Containers and I/O for preference data (no privacy, no estimation)."""

@@ -1,0 +1,301 @@
+"""Pairwise comparisons and their sufficient statistic.
+
+:class:`PairwiseComparisons` holds records ``(user, item_a, item_b, outcome)`` with outcome
+``1`` (item_a preferred), ``-1`` (item_b preferred) or ``0`` (tie / no preference), and
+optionally a per-record ``epsilon``: a record with an epsilon is a *randomized report* that a
+respondent already privatised on their own device (outcome then in {1, -1}); privrank debiases
+such reports and never randomizes them again.
+
+:class:`PairCounts` is the sufficient statistic every BTL-type estimator needs: for each
+observed unordered pair ``i < j`` the (weighted) number of records ``totals`` and the
+(weighted) sum of the record values for "i beats j" ``wins``. A tie contributes half a win
+to each side. Record values may lie outside [0, 1] (debiased randomized response), so
+``wins`` is real-valued.
+
+Items are indexed 0..m-1 in sorted label order (so the same input gives the same indices
+whatever order the records arrive in); results are mapped back to labels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+
+OUTCOME_A = 1
+OUTCOME_B = -1
+OUTCOME_TIE = 0
+
+
+def _sorted_labels(values) -> tuple:
+    labels = set(values)
+    try:
+        return tuple(sorted(labels))
+    except TypeError:  # mixed types: order by string form
+        return tuple(sorted(labels, key=str))
+
+
+@dataclass(frozen=True, eq=False)
+class PairwiseComparisons:
+    """Validated pairwise comparisons with item labels and optional user ids.
+
+    Build with :meth:`from_labels` (labels in, validated) rather than directly.
+
+    Attributes
+    ----------
+    items : tuple
+        Item labels; item ``k`` internally is ``items[k]``.
+    item_a, item_b : ndarray of int64
+        Internal indices of the two items of each record (never equal).
+    outcome : ndarray of int8
+        1 if item_a was preferred, -1 if item_b, 0 for a tie.
+    user : ndarray of int64 or None
+        Internal user index per record, into ``users``.
+    users : tuple or None
+        User labels.
+    epsilon : ndarray of float or None
+        Per-record epsilon of randomized reports (see module docstring), else None.
+    """
+
+    items: tuple
+    item_a: np.ndarray
+    item_b: np.ndarray
+    outcome: np.ndarray
+    user: np.ndarray | None = None
+    users: tuple | None = None
+    epsilon: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_labels(cls, item_a, item_b, outcome, *, user=None, epsilon=None, items=None):
+        """Validate labelled records and build the container.
+
+        Parameters
+        ----------
+        item_a, item_b : sequence of hashable labels
+        outcome : sequence of int in {1, -1, 0}
+        user : sequence of hashable user ids, optional
+        epsilon : sequence of float, optional
+            Per-record epsilon: marks the records as randomized reports (outcome in {1, -1}).
+        items : sequence of labels, optional
+            The full item set (default: every label that occurs, sorted). Items listed here but
+            never compared are allowed in the container; estimators refuse them.
+        """
+        a_lab = list(item_a)
+        b_lab = list(item_b)
+        n = len(a_lab)
+        if n == 0:
+            raise InputError("no comparisons given: the data set is empty")
+        if len(b_lab) != n:
+            raise InputError("item_a and item_b must have the same length")
+        out = _as_outcome(outcome, n)
+        if items is None:
+            labels = _sorted_labels(a_lab + b_lab)
+        else:
+            labels = tuple(items)
+            if len(set(labels)) != len(labels):
+                raise InputError("the item list has a repeated label")
+        index = {lab: k for k, lab in enumerate(labels)}
+        try:
+            a = np.fromiter((index[x] for x in a_lab), dtype=np.int64, count=n)
+            b = np.fromiter((index[x] for x in b_lab), dtype=np.int64, count=n)
+        except KeyError:
+            raise InputError("a comparison names an item that is not in the given item list") from None
+        u = users = None
+        if user is not None:
+            u_lab = list(user)
+            if len(u_lab) != n:
+                raise InputError("user must have one id per comparison")
+            users = _sorted_labels(u_lab)
+            uidx = {lab: k for k, lab in enumerate(users)}
+            u = np.fromiter((uidx[x] for x in u_lab), dtype=np.int64, count=n)
+        return cls._checked(labels, a, b, out, u, users, epsilon)
+
+    @classmethod
+    def from_indices(cls, items, item_a, item_b, outcome, *, user=None, users=None, epsilon=None):
+        """Build from internal indices (fast path for simulation and readers)."""
+        a = np.asarray(item_a, dtype=np.int64)
+        b = np.asarray(item_b, dtype=np.int64)
+        out = _as_outcome(outcome, a.size)
+        u = None if user is None else np.asarray(user, dtype=np.int64)
+        if u is not None and users is None:
+            users = tuple(range(int(u.max()) + 1)) if u.size else ()
+        return cls._checked(tuple(items), a, b, out, u, users, epsilon)
+
+    @classmethod
+    def _checked(cls, labels, a, b, out, u, users, epsilon):
+        m = len(labels)
+        n = a.size
+        if n == 0:
+            raise InputError("no comparisons given: the data set is empty")
+        if m < 2:
+            raise InputError("at least two distinct items are needed to rank anything")
+        if b.size != n or out.size != n:
+            raise InputError("item_a, item_b and outcome must have the same length")
+        if a.min() < 0 or b.min() < 0 or a.max() >= m or b.max() >= m:
+            raise InputError("an item index is out of range")
+        same = np.flatnonzero(a == b)
+        if same.size:
+            raise InputError(f"record {int(same[0])} compares an item with itself")
+        if u is not None:
+            if u.size != n:
+                raise InputError("user must have one id per comparison")
+            if users is None or (u.size and (u.min() < 0 or u.max() >= len(users))):
+                raise InputError("a user index is out of range")
+        eps = None
+        if epsilon is not None:
+            eps = np.asarray(epsilon, dtype=float)
+            if eps.shape != (n,):
+                raise InputError("epsilon must give one value per comparison")
+            bad = np.flatnonzero(~np.isfinite(eps) | (eps <= 0))
+            if bad.size:
+                raise InputError(f"record {int(bad[0])}: epsilon must be finite and > 0")
+            ties = np.flatnonzero(out == OUTCOME_TIE)
+            if ties.size:
+                raise InputError(f"record {int(ties[0])}: a randomized report must be 1 or -1, "
+                                 "not a tie (randomized response never outputs a tie)")
+        for arr in (a, b, out) + ((u,) if u is not None else ()) + ((eps,) if eps is not None else ()):
+            arr.setflags(write=False)
+        return cls(labels, a, b, out, u, users, eps)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_records(self) -> int:
+        return int(self.item_a.size)
+
+    @property
+    def n_users(self) -> int | None:
+        return None if self.users is None else len(self.users)
+
+    @property
+    def is_randomized(self) -> bool:
+        """True when the records are randomized reports carrying their own epsilon."""
+        return self.epsilon is not None
+
+    def records_per_user(self) -> np.ndarray:
+        """Number of records of each user (requires user ids)."""
+        if self.user is None:
+            raise InputError("the data have no user ids")
+        return np.bincount(self.user, minlength=len(self.users))
+
+    def preference_values(self) -> np.ndarray:
+        """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
+        return (self.outcome.astype(float) + 1.0) / 2.0
+
+    def with_outcomes(self, outcome, epsilon) -> "PairwiseComparisons":
+        """Same records and users with new outcomes and per-record epsilons (randomized reports)."""
+        return type(self)._checked(self.items, self.item_a, self.item_b, _as_outcome(outcome, self.n_records),
+                                   self.user, self.users, epsilon)
+
+    def pair_counts(self, values=None, weights=None) -> "PairCounts":
+        """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""
+        if values is None:
+            values = self.preference_values()
+        return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items)
+
+    def __repr__(self) -> str:  # never print raw preferences
+        users = "" if self.users is None else f", {len(self.users)} users"
+        kind = "randomized reports" if self.is_randomized else "comparisons"
+        return f"PairwiseComparisons({self.n_records} {kind}, {self.n_items} items{users})"
+
+
+def _as_outcome(outcome, n) -> np.ndarray:
+    try:
+        arr = np.asarray(outcome, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("outcome must be numeric: 1 (item_a preferred), -1 (item_b), 0 (tie)") from None
+    if arr.shape != (n,):
+        raise InputError("outcome must give one value per comparison")
+    bad = np.flatnonzero(~np.isin(arr, (1.0, -1.0, 0.0)))
+    if bad.size:
+        raise InputError(f"record {int(bad[0])}: outcome must be 1, -1 or 0")
+    return arr.astype(np.int8)
+
+
+@dataclass(frozen=True, eq=False)
+class PairCounts:
+    """Per-pair sufficient statistic for BTL-type likelihoods.
+
+    For each observed unordered pair ``(i[k], j[k])`` with ``i < j``: ``totals[k]`` is the
+    (weighted) number of records and ``wins[k]`` the (weighted) sum of the record values for
+    "i beats j". The count-weighted BTL negative log-likelihood is
+    ``sum_k totals[k] * log(1 + exp(theta_i - theta_j)) - wins[k] * (theta_i - theta_j)``.
+    """
+
+    n_items: int
+    i: np.ndarray
+    j: np.ndarray
+    wins: np.ndarray
+    totals: np.ndarray
+    items: tuple = field(default=())
+
+    @classmethod
+    def from_records(cls, m: int, a, b, values, weights=None, items=()) -> "PairCounts":
+        a = np.asarray(a, dtype=np.int64)
+        b = np.asarray(b, dtype=np.int64)
+        v = np.asarray(values, dtype=float)
+        w = np.ones(a.size) if weights is None else np.asarray(weights, dtype=float)
+        swap = a > b
+        lo = np.where(swap, b, a)
+        hi = np.where(swap, a, b)
+        val = np.where(swap, 1.0 - v, v) * w
+        key = lo * m + hi
+        if m * m <= max(4 * key.size, 1 << 16):
+            tot = np.bincount(key, weights=w, minlength=m * m)
+            win = np.bincount(key, weights=val, minlength=m * m)
+            cnt = np.bincount(key, minlength=m * m)
+            keys = np.flatnonzero(cnt)
+            tot, win = tot[keys], win[keys]
+        else:
+            keys, inv = np.unique(key, return_inverse=True)
+            tot = np.bincount(inv, weights=w, minlength=keys.size)
+            win = np.bincount(inv, weights=val, minlength=keys.size)
+        return cls(int(m), keys // m, keys % m, win, tot, tuple(items))
+
+    @classmethod
+    def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":
+        """Build from per-pair arrays (``i < j`` required)."""
+        i = np.asarray(i, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        if np.any(i >= j):
+            raise InputError("pair arrays must have i < j")
+        return cls(int(m), i, j, np.asarray(wins, dtype=float), np.asarray(totals, dtype=float), tuple(items))
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.i.size)
+
+    def items_compared(self) -> np.ndarray:
+        """Total weight of records each item appears in."""
+        m = self.n_items
+        return np.bincount(self.i, self.totals, m) + np.bincount(self.j, self.totals, m)
+
+    def borda(self) -> np.ndarray:
+        """Borda score of each item: its total (weighted) wins over all opponents."""
+        m = self.n_items
+        return np.bincount(self.i, self.wins, m) + np.bincount(self.j, self.totals - self.wins, m)
+
+    def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense ``(W, N)``: ``W[i, j]`` wins of i over j, ``N`` symmetric record counts."""
+        m = self.n_items
+        W = np.zeros((m, m))
+        N = np.zeros((m, m))
+        W[self.i, self.j] = self.wins
+        W[self.j, self.i] = self.totals - self.wins
+        N[self.i, self.j] = self.totals
+        N[self.j, self.i] = self.totals
+        return W, N
+
+    def n_components(self) -> int:
+        """Number of connected components of the comparison graph."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        m = self.n_items
+        g = coo_matrix((np.ones(self.n_pairs), (self.i, self.j)), shape=(m, m))
+        return int(connected_components(g, directed=False)[0])

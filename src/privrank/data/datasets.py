@@ -1,0 +1,125 @@
+"""Loaders for real data sets.
+
+Shipped inside the package (permissive licences, see ``datasets_shipped/README.md``):
+
+* :func:`load_llmfao` — LLMFAO crowd judgments of 59 LLMs by 124 workers (CC BY 4.0,
+  Ustalov 2023). Workers are the users whose answers are protected.
+* :func:`load_nfl` — NFL regular season and playoff games 2010-2020 (FiveThirtyEight, MIT).
+
+Read from a data directory (``$PRIVRANK_DATA``, else ``../shared/data`` next to the working
+directory or the source tree) because their licences do not allow shipping them:
+:func:`load_cems`, :func:`load_immigration`, :func:`load_movielens_top40`. A missing data set
+raises :class:`DatasetNotFound` saying where to put the files.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .comparisons import PairwiseComparisons
+from .io import read_comparisons
+
+
+class DatasetNotFound(InputError):
+    """An optional data set is not on this machine."""
+
+
+def data_dir() -> Path | None:
+    """The data directory: ``$PRIVRANK_DATA``, or the first ``shared/data`` found upwards."""
+    env = os.environ.get("PRIVRANK_DATA")
+    if env:
+        return Path(env)
+    for start in (Path.cwd(), Path(__file__).resolve()):
+        for parent in [start, *start.parents]:
+            cand = parent / "shared" / "data"
+            if cand.is_dir():
+                return cand
+    return None
+
+
+def _require(relative: str, name: str) -> Path:
+    root = data_dir()
+    path = None if root is None else root / relative
+    if path is None or not path.exists():
+        where = "$PRIVRANK_DATA" if os.environ.get("PRIVRANK_DATA") else "../shared/data (or set PRIVRANK_DATA)"
+        raise DatasetNotFound(f"the {name} data set is not available: put {relative} under {where}")
+    return path
+
+
+def _shipped(name: str) -> Path:
+    return Path(str(resources.files("privrank") / "datasets_shipped" / name))
+
+
+def load_llmfao() -> PairwiseComparisons:
+    """LLMFAO crowd judgments: 8,931 comparisons of 59 LLMs by 124 workers, 3,471 ties (CC BY 4.0)."""
+    return read_comparisons(_shipped("llmfao_crowd.csv"))
+
+
+def load_nfl(season: int = 2019, *, include_ties: bool = True) -> PairwiseComparisons:
+    """One NFL season (2010-2020) as ``winner,loser`` games; tied games count as ties (MIT)."""
+    a, b, out = [], [], []
+    with _shipped("nfl_2010_2020.csv").open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if int(row["season"]) != int(season):
+                continue
+            r = float(row["result1"])
+            if r == 0.5 and not include_ties:
+                continue
+            a.append(row["team1"])
+            b.append(row["team2"])
+            out.append(1 if r == 1 else (-1 if r == 0 else 0))
+    if not a:
+        raise InputError("the shipped NFL data cover seasons 2010 to 2020")
+    return PairwiseComparisons.from_labels(a, b, out)
+
+
+def load_cems() -> PairwiseComparisons:
+    """CEMS university preferences: 303 students x 15 pairs of 6 schools, 487 ties."""
+    return read_comparisons(_require("cems_university/cems_comparisons.csv", "CEMS"))
+
+
+def load_immigration() -> PairwiseComparisons:
+    """Immigration attitudes: 98 students, 4 statements, 503 comparisons."""
+    return read_comparisons(_require("immigration_attitudes/immig_comparisons.csv", "immigration"))
+
+
+def load_movielens_top40(n_movies: int = 40) -> PairwiseComparisons:
+    """MovieLens ml-latest-small as comparisons of the 40 most-rated movies (Xu, Sun, Cheng §5.4).
+
+    Every one of the 610 users compares every pair of the movies: the higher rating wins; a
+    rated movie beats an unrated one; equal ratings and two unrated movies are ties (outcome 0),
+    which randomized response answers as a fair coin and the likelihood counts as half a win
+    each. All 610 users are kept (the 30 who rated none of the movies give only ties).
+    """
+    root = _require("movielens/ml-latest-small", "MovieLens ml-latest-small")
+    ratings = np.loadtxt(root / "ratings.csv", delimiter=",", skiprows=1, usecols=(0, 1, 2))
+    users_all = np.unique(ratings[:, 0].astype(np.int64))
+    movie = ratings[:, 1].astype(np.int64)
+    ids, counts = np.unique(movie, return_counts=True)
+    top = ids[np.lexsort((ids, -counts))][:n_movies]
+    titles = {}
+    with (root / "movies.csv").open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            titles[int(row["movieId"])] = row["title"]
+    keep = np.isin(movie, top)
+    uidx = np.searchsorted(users_all, ratings[keep, 0].astype(np.int64))
+    midx = np.searchsorted(np.sort(top), movie[keep])
+    order = np.argsort(top)  # column k of R is movie np.sort(top)[k]
+    R = np.zeros((users_all.size, n_movies))  # 0 = unrated (ratings are >= 0.5)
+    R[uidx, midx] = ratings[keep, 2]
+    sorted_top = top[order]
+    i, j = np.triu_indices(n_movies, 1)
+    diff = R[:, i] - R[:, j]
+    outcome = np.sign(diff).astype(np.int8).ravel()
+    L = users_all.size
+    a = np.broadcast_to(i, (L, i.size)).ravel()
+    b = np.broadcast_to(j, (L, i.size)).ravel()
+    user = np.repeat(np.arange(L), i.size)
+    labels = tuple(titles.get(int(x), str(int(x))) for x in sorted_top)
+    return PairwiseComparisons.from_indices(labels, a, b, outcome, user=user,
+                                            users=tuple(int(u) for u in users_all))

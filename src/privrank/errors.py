@@ -1,0 +1,68 @@
+"""Input validation shared by every public function.
+
+All errors raised for bad input are :class:`InputError`, a :class:`ValueError` subclass. Messages
+say what is wrong and how to fix it, and never echo an individual's raw preferences.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class InputError(ValueError):
+    """Bad input to a privrank function (a ``ValueError``)."""
+
+
+class DisconnectedError(InputError):
+    """The comparison graph is too disconnected to estimate the requested quantity."""
+
+
+class BudgetExceededError(InputError):
+    """A release would spend more privacy budget than remains."""
+
+
+def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
+    """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``)."""
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number > 0, got {type(epsilon).__name__}") from None
+    if math.isnan(eps) or eps <= 0:
+        raise InputError(f"{name} must be > 0 (got {eps!r}); smaller epsilon means stronger privacy")
+    if math.isinf(eps) and not allow_inf:
+        raise InputError(f"{name} must be finite; use the non-private method for no privacy")
+    return eps
+
+
+def check_epsilons(epsilons, *, name: str = "epsilon") -> np.ndarray:
+    """Validate an array of per-record or per-user epsilons (all finite and > 0)."""
+    arr = np.asarray(epsilons, dtype=float)
+    if arr.size == 0:
+        raise InputError(f"{name} is empty")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise InputError(f"every {name} must be finite and > 0")
+    return arr
+
+
+def check_delta(delta, *, name: str = "delta") -> float:
+    """Validate delta in [0, 1)."""
+    try:
+        d = float(delta)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number in [0, 1)") from None
+    if not (0.0 <= d < 1.0):
+        raise InputError(f"{name} must lie in [0, 1) (got {d!r}); typical values are 1e-6 or smaller")
+    return d
+
+
+def check_positive(value, *, name: str, allow_zero: bool = False) -> float:
+    """Validate a finite positive real (regularisation strengths, scales)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise InputError(f"{name} must be finite and {bound} (got {v!r})")
+    return v

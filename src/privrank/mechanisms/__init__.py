@@ -1,0 +1,1 @@
+"""The privacy boundary: the only code that draws privacy noise."""

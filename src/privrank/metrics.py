@@ -1,0 +1,63 @@
+"""Error metrics for rankings and scores (Xu, Sun, Cheng §2.5).
+
+Score-based metrics take score vectors (larger = better) over the same items.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+
+def _pair(est, true):
+    a = np.asarray(est, dtype=float)
+    b = np.asarray(true, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise InputError("score vectors must be 1-d and of the same length")
+    if a.size < 2:
+        raise InputError("need at least two items")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise InputError("scores must be finite")
+    return a, b
+
+
+def kendall_distance(est, true, *, tol: float = 1e-8) -> float:
+    """Normalised Kendall tau distance: the fraction of item pairs ordered oppositely.
+
+    Score differences within ``tol`` count as ties (sign 0) and are never discordant, so weak
+    orders that agree up to round-off have distance 0.
+    """
+    a, b = _pair(est, true)
+    da = a[:, None] - a[None, :]
+    db = b[:, None] - b[None, :]
+    sa = np.where(np.abs(da) <= tol, 0, np.sign(da))
+    sb = np.where(np.abs(db) <= tol, 0, np.sign(db))
+    m = a.size
+    return float(np.sum(np.triu(sa * sb < 0, 1)) / (m * (m - 1) / 2))
+
+
+def top_k_hamming(est, true, k: int) -> float:
+    """Normalised top-K Hamming error H_K: the fraction of the true top-K that is missed.
+
+    Ties at the boundary are broken by item index in both vectors.
+    """
+    a, b = _pair(est, true)
+    if not 1 <= int(k) <= a.size:
+        raise InputError("k must be between 1 and the number of items")
+    idx = np.arange(a.size)
+    top_a = set(np.lexsort((idx, -a))[: int(k)])
+    top_b = set(np.lexsort((idx, -b))[: int(k)])
+    return len(top_b - top_a) / int(k)
+
+
+def l2_error(est, true) -> float:
+    """``||est - true||_2 / sqrt(m)`` (both centred to sum zero first)."""
+    a, b = _pair(est, true)
+    d = (a - a.mean()) - (b - b.mean())
+    return float(np.linalg.norm(d) / np.sqrt(a.size))
+
+
+def linf_error(est, true) -> float:
+    """``||est - true||_inf`` (both centred to sum zero first)."""
+    a, b = _pair(est, true)
+    return float(np.max(np.abs((a - a.mean()) - (b - b.mean()))))
