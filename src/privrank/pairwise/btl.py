@@ -14,7 +14,8 @@ values leave [0, 1], and without a ridge the objective can be unbounded below.
 The Hessian is a weighted graph Laplacian plus ``2 lam I`` and does not depend on ``s``, so
 the problem is strongly convex and Newton's method converges quadratically. Two solvers:
 dense Newton (Cholesky of the m x m Hessian) and, for large m, Newton with conjugate
-gradients on the sparse Hessian. Both stop at a gradient 2-norm <= ``tol`` (default 1e-9).
+gradients on the sparse Hessian. Both stop at a gradient 2-norm <= ``tol`` (default 1e-9), or at
+the floating-point floor of 1e-14 times the total record weight when that is larger.
 Because the gradient components sum to ``2 lam sum(theta)``, the minimiser has sum zero
 (Lemma 3).
 """
@@ -137,6 +138,8 @@ def newton_btl(pc, lam: float, *, tol: float = 1e-9, max_iter: int = 200, solver
     if solver not in ("dense", "sparse"):
         raise InputError("solver must be 'auto', 'dense' or 'sparse'")
     theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=float)
+    # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
+    tol = max(tol, 1e-14 * float(np.sum(np.abs(pc.totals))))
     f = btl_objective(theta, pc, lam)
     g = btl_gradient(theta, pc, lam)
     gnorm = float(np.linalg.norm(g))
@@ -151,18 +154,24 @@ def newton_btl(pc, lam: float, *, tol: float = 1e-9, max_iter: int = 200, solver
             rtol = max(min(0.5, np.sqrt(gnorm)), 1e-12) if gnorm > 1e-4 else 1e-12
             M = scipy.sparse.diags(1.0 / diag)
             step, _ = scipy.sparse.linalg.cg(H, -g, rtol=rtol, atol=0.0, M=M, maxiter=10 * m)
-        # Armijo backtracking (Newton steps are accepted whole near the optimum)
+        # Armijo backtracking; near the optimum objective differences drop below rounding, so a
+        # full step that reduces the gradient is accepted when the objective is flat to rounding.
         slope = float(g @ step)
+        flat = 1e-12 * (1.0 + abs(f))
         t = 1.0
         while True:
             cand = theta + t * step
             fc = btl_objective(cand, pc, lam)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
+                gc = btl_gradient(cand, pc, lam)
                 break
+            if t == 1.0 and fc <= f + flat:
+                gc = btl_gradient(cand, pc, lam)
+                if np.linalg.norm(gc) < gnorm:
+                    break
             t *= 0.5
-        gc = btl_gradient(cand, pc, lam)
         gc_norm = float(np.linalg.norm(gc))
-        if fc > f and gc_norm >= gnorm:  # no progress possible in floating point
+        if gc_norm >= gnorm and fc >= f:  # no progress possible in floating point
             break
         theta, f, g, gnorm = cand, fc, gc, gc_norm
     return theta, it, gnorm, gnorm <= tol, solver

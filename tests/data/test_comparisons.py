@@ -1,0 +1,56 @@
+"""The comparisons container and its sufficient statistic."""
+import numpy as np
+import pytest
+
+from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.errors import InputError
+
+
+def test_labels_sorted_and_counts():
+    c = PairwiseComparisons.from_labels(["z", "a", "z"], ["a", "m", "m"], [1, 0, -1], user=[2, 1, 2])
+    assert c.items == ("a", "m", "z") and c.users == (1, 2)
+    pc = c.pair_counts()
+    W, N = pc.to_dense()
+    # z beat a once; a vs m tie; m beat z once
+    assert W[2, 0] == 1 and W[0, 2] == 0
+    assert W[0, 1] == 0.5 and W[1, 0] == 0.5
+    assert W[1, 2] == 1 and N[1, 2] == 1
+    np.testing.assert_allclose(pc.borda(), W.sum(1))
+    assert "z" not in repr(c)
+
+
+def test_sparse_and_dense_statistic_paths_agree():
+    rng = np.random.default_rng(0)
+    m, n = 3000, 500  # m*m large relative to n: the unique-based path
+    a = rng.integers(0, m, n)
+    b = (a + 1 + rng.integers(0, m - 1, n)) % m
+    v = rng.random(n)
+    big = PairCounts.from_records(m, a, b, v)
+    W = {}
+    for x, y, val in zip(a, b, v):
+        key = (min(x, y), max(x, y))
+        W[key] = W.get(key, 0.0) + (val if x < y else 1 - val)
+    assert big.n_pairs == len(W)
+    for i, j, w in zip(big.i, big.j, big.wins):
+        assert w == pytest.approx(W[(i, j)])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(item_a=[], item_b=[], outcome=[]), "empty"),
+    (dict(item_a=["a", "b"], item_b=["a", "a"], outcome=[1, 1]), "itself"),
+    (dict(item_a=["a"], item_b=["a"], outcome=[1]), "two distinct items"),
+    (dict(item_a=["a"], item_b=["b"], outcome=[3]), "outcome"),
+    (dict(item_a=["a"], item_b=["b"], outcome=[np.nan]), "outcome"),
+    (dict(item_a=["a"], item_b=["b", "c"], outcome=[1]), "length"),
+    (dict(item_a=["a"], item_b=["q"], outcome=[1], items=["a", "b"]), "not in the given item list"),
+    (dict(item_a=["a"], item_b=["b"], outcome=[1], epsilon=[0.0]), "epsilon"),
+    (dict(item_a=["a"], item_b=["b"], outcome=[1], user=[1, 2]), "user"),
+])
+def test_validation(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        PairwiseComparisons.from_labels(**kwargs)
+
+
+def test_components():
+    c = PairwiseComparisons.from_labels(["a", "c"], ["b", "d"], [1, 1])
+    assert c.pair_counts().n_components() == 2

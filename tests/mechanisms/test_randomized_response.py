@@ -1,0 +1,94 @@
+"""Randomized response and debiasing (Xu, Sun, Cheng §2.1-2.3; notes §8 tests 1, 2, 4-7)."""
+import numpy as np
+import pytest
+
+from privrank.errors import InputError
+from privrank.mechanisms.randomized_response import (debias, flip_probability, randomize_answer,
+                                                     randomize_bits, variance_inflation)
+
+EPS = (0.1, 0.7, 1.0, 3.0)
+
+
+@pytest.mark.parametrize("eps", EPS)
+def test_flip_probability_and_exact_ratio(eps):
+    p = flip_probability(eps)
+    assert p == pytest.approx(1 / (1 + np.exp(eps)))
+    assert p < 0.5
+    # P(report 1 | y=1) / P(report 1 | y=0) and the same for report 0: exactly e^eps
+    assert (1 - p) / p == pytest.approx(np.exp(eps))
+
+
+@pytest.mark.parametrize("eps", (0.1, 1.0, 3.0))
+def test_empirical_report_probabilities(eps):
+    n = 1_000_000
+    rng = np.random.default_rng(int(eps * 10))
+    keep = 1 - flip_probability(eps)
+    for y, expected in ((1.0, keep), (0.0, 1 - keep), (0.5, 0.5)):
+        freq = randomize_bits(np.full(n, y), eps, rng).mean()
+        se = np.sqrt(expected * (1 - expected) / n)
+        assert abs(freq - expected) < 4 * se
+
+
+def test_under_noised_randomizer_is_caught():
+    # Negative control: randomization at 2*eps while claiming eps must violate the e^eps ratio.
+    eps, n = 1.0, 400_000
+    rng = np.random.default_rng(3)
+    p1 = randomize_bits(np.ones(n), 2 * eps, rng).mean()
+    p0 = randomize_bits(np.zeros(n), 2 * eps, rng).mean()
+    se = np.sqrt(p1 * (1 - p1) / n) / p0 + p1 * np.sqrt(p0 * (1 - p0) / n) / p0 ** 2
+    assert p1 / p0 - 4 * se > np.exp(eps)
+
+
+def test_debias_values():
+    np.testing.assert_allclose(debias([0, 1], 1.0), [-0.5819767068693265, 1.5819767068693265])
+    eps = 2.0
+    np.testing.assert_allclose(debias([0, 1], eps), [-1 / np.expm1(eps), np.exp(eps) / np.expm1(eps)])
+
+
+@pytest.mark.parametrize("eps,P", [(0.7, 0.8), (1.0, 0.5), (2.0, 0.1), (0.3, 0.95)])
+def test_debiased_mean_and_variance(eps, P):
+    n = 400_000
+    rng = np.random.default_rng(11)
+    y = (rng.random(n) < P).astype(float)
+    z = debias(randomize_bits(y, eps, rng), eps)
+    var = variance_inflation(eps) / 4 - (P - 0.5) ** 2
+    assert abs(z.mean() - P) < 4 * np.sqrt(var / n)
+    # z is two-valued: exact fourth central moment gives the standard error of the sample variance;
+    # estimating the mean adds a term of order var/n (it dominates when P = 1/2, where mu4 = var^2)
+    q = 0.5 + np.tanh(eps / 2) * (P - 0.5)
+    v0, v1 = debias([0, 1], eps)
+    mu4 = (1 - q) * (v0 - P) ** 4 + q * (v1 - P) ** 4
+    assert abs(z.var() - var) < 4 * np.sqrt(max(mu4 - var ** 2, 0.0) / n) + 4 * var / n
+    if (eps, P) == (0.7, 0.8):
+        assert var == pytest.approx(2.1195, abs=1e-4)
+
+
+@pytest.mark.parametrize("eps,P", [(2.0, 0.8), (0.5, 0.3)])
+def test_classic_rr_mean_is_shrunk(eps, P):
+    # Lemma 1: E[report] = 1/2 + tanh(eps/2) (P - 1/2)
+    n = 400_000
+    rng = np.random.default_rng(5)
+    y = (rng.random(n) < P).astype(float)
+    r = randomize_bits(y, eps, rng)
+    expected = 0.5 + np.tanh(eps / 2) * (P - 0.5)
+    assert abs(r.mean() - expected) < 4 * np.sqrt(expected * (1 - expected) / n)
+
+
+def test_respondent_side_function():
+    rng = np.random.default_rng(0)
+    reports = [randomize_answer(1, 1.0, rng) for _ in range(4000)]
+    assert set(reports) <= {1, -1}
+    keep = 1 - flip_probability(1.0)
+    assert abs(np.mean(np.array(reports) == 1) - keep) < 4 * np.sqrt(keep * (1 - keep) / 4000)
+    assert randomize_answer(0, 5.0, 1) in (1, -1)
+    with pytest.raises(InputError):
+        randomize_answer(2, 1.0)
+    with pytest.raises(InputError):
+        randomize_answer(1, 0.0)
+    with pytest.raises(InputError):
+        randomize_answer(1, float("nan"))
+
+
+def test_seeded_randomization_is_reproducible():
+    y = np.tile([0.0, 1.0, 0.5], 100)
+    np.testing.assert_array_equal(randomize_bits(y, 1.0, 42), randomize_bits(y, 1.0, 42))

@@ -1,0 +1,156 @@
+"""Local-DP pipelines, budgets and guarantees (notes §8 tests 3, 8, 17, 18, 21)."""
+import numpy as np
+import pytest
+
+import privrank as pr
+from privrank.data.datasets import load_llmfao
+from privrank.errors import InputError
+from privrank.pairwise.private import record_epsilons
+from privrank.simulate import btl_complete_design, sample_debiased_release
+
+
+def small(users=True):
+    return pr.PairwiseComparisons.from_labels(
+        ["a", "a", "b", "c", "a"], ["b", "c", "c", "a", "b"], [1, -1, 0, 1, 1],
+        user=["u1", "u1", "u1", "u2", "u2"] if users else None)
+
+
+def test_per_user_epsilon_by_composition():
+    rel = pr.debiased_randomized_response(small(), 0.5, rng=0)
+    g = rel.guarantee
+    assert g.model == "local" and g.unit == "one comparison" and g.private
+    assert g.epsilon_per_comparison == 0.5
+    assert g.epsilon_per_user == pytest.approx(1.5)  # u1 made 3 comparisons
+    assert "1.5-DP per user" in g.describe()
+
+
+def test_complete_design_user_level_epsilon():
+    # notes §8 test 3: eps * m(m-1)/2 for a user who answers every pair
+    comps = btl_complete_design(np.zeros(6), 4, rng=0)
+    rel = pr.debiased_randomized_response(comps, 0.7, rng=1)
+    assert rel.guarantee.epsilon_per_user == pytest.approx(0.7 * 15)
+    assert sample_debiased_release(np.zeros(6), 4, 0.7, rng=1).guarantee.epsilon_per_user == pytest.approx(0.7 * 15)
+
+
+def test_llmfao_per_worker_epsilon_is_eps_times_largest_count():
+    comps = load_llmfao()
+    counts = comps.records_per_user()
+    assert counts.min() < 20 and counts.max() == 343  # workers made very different numbers
+    rel = pr.debiased_randomized_response(comps, 1.0, rng=0)
+    assert rel.guarantee.epsilon_per_user == pytest.approx(343.0)
+
+
+def test_no_user_ids_no_per_user_claim():
+    rel = pr.debiased_randomized_response(small(users=False), 1.0, rng=0)
+    assert rel.guarantee.epsilon_per_user is None
+    assert "no per-user guarantee" in rel.guarantee.describe()
+
+
+def test_user_budget_is_split_evenly():
+    comps = small()
+    eps = record_epsilons(comps, user_epsilon=3.0)
+    np.testing.assert_allclose(eps, [1.0, 1.0, 1.0, 1.5, 1.5])
+    rel = pr.debiased_randomized_response(comps, user_epsilon=3.0, rng=0)
+    assert rel.guarantee.epsilon_per_user == pytest.approx(3.0)
+    assert rel.guarantee.epsilon_per_comparison == pytest.approx(1.5)
+
+
+def test_personalised_epsilon():
+    comps = small()
+    eps = record_epsilons(comps, {"u1": 0.2, "u2": 2.0})
+    np.testing.assert_allclose(eps, [0.2, 0.2, 0.2, 2.0, 2.0])
+    rel = pr.debiased_randomized_response(comps, {"u1": 0.2, "u2": 2.0}, rng=0)
+    assert rel.guarantee.epsilon_per_user == pytest.approx(4.0)
+    with pytest.raises(InputError):
+        record_epsilons(comps, {"u1": 0.2})
+    with pytest.raises(InputError):
+        record_epsilons(small(users=False), user_epsilon=1.0)
+    with pytest.raises(InputError):
+        record_epsilons(comps, 1.0, user_epsilon=1.0)
+    with pytest.raises(InputError):
+        record_epsilons(comps, -1.0)
+
+
+def test_reports_are_debiased_not_randomized_twice():
+    theta = np.linspace(-1, 1, 5)
+    comps = btl_complete_design(theta, 200, rng=3)
+    reports = pr.randomized_response(comps, 1.0, rng=4)
+    assert reports.is_randomized and set(np.unique(reports.outcome)) <= {-1, 1}
+    a = pr.debiased_randomized_response(reports, rng=99)  # rng unused: nothing is randomized
+    b = pr.release_from_reports(reports)
+    np.testing.assert_array_equal(a.counts.wins, b.counts.wins)
+    with pytest.raises(InputError):
+        pr.randomized_response(reports, 1.0)
+    # fit_btl on reports debiases: same as the explicit release
+    np.testing.assert_allclose(pr.fit_btl(reports).scores, pr.fit_btl(b).scores)
+
+
+def test_ties_enter_as_fair_coin():
+    comps = pr.PairwiseComparisons.from_labels(["a"] * 200_000, ["b"] * 200_000, [0] * 200_000)
+    rel = pr.debiased_randomized_response(comps, 1.0, rng=5)
+    n = rel.counts.totals[0]
+    var = 1 / np.tanh(0.5) ** 2 / 4
+    assert abs(rel.counts.wins[0] / n - 0.5) < 4 * np.sqrt(var / n)
+    assert pr.fit_btl(comps).scores == pytest.approx([0, 0])  # half a win each without privacy
+
+
+def test_local_laplace_unbiased_with_right_variance():
+    n = 200_000
+    comps = pr.PairwiseComparisons.from_labels(["a"] * n, ["b"] * n, [1] * (n // 2) + [-1] * (n // 2))
+    rel = pr.local_laplace(comps, 2.0, rng=6)
+    mean = rel.counts.wins[0] / n
+    var = 0.25 + 2 / 2.0 ** 2
+    assert abs(mean - 0.5) < 4 * np.sqrt(var / n)
+    assert rel.guarantee.mechanism == "local Laplace"
+
+
+def test_debiased_beats_laplace():
+    rng = np.random.default_rng(8)
+    d_err, l_err = [], []
+    for _ in range(30):
+        theta = rng.uniform(-2, 2, 10)
+        theta -= theta.mean()
+        comps = btl_complete_design(theta, 100, rng=rng)
+        d_err.append(pr.l2_error(pr.fit_btl(pr.debiased_randomized_response(comps, 2.0, rng=rng)).scores, theta))
+        l_err.append(pr.l2_error(pr.fit_btl(pr.local_laplace(comps, 2.0, rng=rng)).scores, theta))
+    diff = np.array(l_err) - np.array(d_err)
+    assert diff.mean() > 3 * diff.std(ddof=1) / np.sqrt(diff.size)
+
+
+def test_adaptive_schemes_match_tables():
+    assert pr.adaptive_epsilon("critical", 10, 400) == pytest.approx(0.5)
+    assert pr.adaptive_epsilon("log_under", 10, 1600) == pytest.approx(0.178, abs=5e-4)
+    assert pr.adaptive_epsilon("log_over", 10, 200) == pytest.approx(0.778, abs=5e-4)
+    assert pr.adaptive_epsilon("log_over", 30, 1600) == pytest.approx(0.337, abs=5e-4)
+    assert pr.adaptive_epsilon("log_under", 30, 800) == pytest.approx(0.281, abs=5e-4)
+    for s in ("log_over", "critical", "log_under"):
+        assert pr.adaptive_epsilon(s, 20, 100) == pytest.approx(1.0)
+    with pytest.raises(InputError):
+        pr.adaptive_epsilon("scheme1", 10, 100)
+
+
+def test_inverse_variance_weighting_helps_mixed_epsilon():
+    # notes §7-9: 10% of users at eps = 0.05, the rest at eps = 2
+    rng = np.random.default_rng(9)
+    m, L = 20, 400
+    eps = np.where(np.arange(L) < L // 10, 0.05, 2.0)
+    uni, inv = [], []
+    for _ in range(10):
+        theta = rng.uniform(-2, 2, m)
+        theta -= theta.mean()
+        uni.append(pr.l2_error(pr.fit_btl(sample_debiased_release(theta, L, eps, rng=rng)).scores, theta))
+        inv.append(pr.l2_error(pr.fit_btl(sample_debiased_release(theta, L, eps, rng=rng,
+                                                                  weights="inverse_variance")).scores, theta))
+    assert np.mean(inv) < 0.5 * np.mean(uni)
+
+
+def test_inverse_variance_mean_is_unbiased():
+    comps = pr.PairwiseComparisons.from_labels(["a"] * 100_000, ["b"] * 100_000, [1] * 70_000 + [-1] * 30_000,
+                                               user=list(range(100_000)))
+    eps = {u: (0.5 if u % 2 else 3.0) for u in range(100_000)}
+    rel = pr.debiased_randomized_response(comps, eps, weights="inverse_variance", rng=10)
+    w = np.where(np.arange(100_000) % 2, np.tanh(0.25) ** 2, np.tanh(1.5) ** 2)
+    w = w / w.mean()
+    var_rec = np.where(np.arange(100_000) % 2, 1 / np.tanh(0.25) ** 2, 1 / np.tanh(1.5) ** 2) / 4
+    se = np.sqrt(np.sum(w ** 2 * var_rec)) / w.sum()
+    assert abs(rel.counts.wins[0] / rel.counts.totals[0] - 0.7) < 4 * se

@@ -1,0 +1,48 @@
+"""Metrics (notes §8 test 19)."""
+import numpy as np
+import pytest
+
+from privrank.errors import InputError
+from privrank.metrics import kendall_distance, l2_error, linf_error, top_k_hamming
+
+
+def test_kendall_identical_and_reversed():
+    s = np.array([3.0, 1.0, 2.0, 0.5])
+    assert kendall_distance(s, s) == 0
+    assert kendall_distance(-s, s) == 1
+
+
+def test_kendall_counts_discordant_pairs():
+    # one adjacent swap among 4 items: 1 of 6 pairs
+    assert kendall_distance([4, 3, 1, 2], [4, 3, 2, 1]) == pytest.approx(1 / 6)
+
+
+def test_kendall_ties_within_tolerance_are_not_discordant():
+    assert kendall_distance([1.0, 1.0 + 1e-12, 0.0], [0.0, 1.0, -1.0]) == 0
+
+
+def test_top_k_hamming():
+    true = np.array([5, 4, 3, 2, 1.0])
+    assert top_k_hamming(true, true, 2) == 0
+    assert top_k_hamming([5, 1, 4, 2, 3.0], true, 2) == pytest.approx(0.5)  # missed item 1 of {0, 1}
+    assert top_k_hamming(-true, true, 2) == 1
+    m = 10
+    t = np.arange(m, dtype=float)
+    assert top_k_hamming(t[::-1], t, m // 2) == 1
+    assert top_k_hamming(t, t, m) == 0
+    with pytest.raises(InputError):
+        top_k_hamming(t, t, 0)
+
+
+def test_errors_are_centred():
+    a = np.array([1.0, 2.0, 3.0])
+    assert l2_error(a + 5, a) == pytest.approx(0)
+    assert linf_error(a, a[::-1]) == pytest.approx(2)
+    assert l2_error([1.0, -1.0], [0.0, 0.0]) == pytest.approx(1.0)
+
+
+def test_bad_metric_input():
+    with pytest.raises(InputError):
+        kendall_distance([1.0, np.nan], [1.0, 2.0])
+    with pytest.raises(InputError):
+        l2_error([1.0, 2.0], [1.0, 2.0, 3.0])
