@@ -101,7 +101,7 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     eps = reports.epsilon
     _, G = record_weights(eps, "uniform")
     g = local_guarantee(reports, eps, "classic randomized response",
-                        note="ties are answered as a fair coin before randomization")
+                        note="Ties are answered as a fair coin before randomization")
     return PairwiseRelease(reports.pair_counts(), g, G, paper_lambda(eps))
 
 

@@ -98,7 +98,7 @@ def release_from_reports(reports: PairwiseComparisons, *, weights: str = "unifor
     z = debias((reports.outcome + 1) // 2, eps)
     w, G = record_weights(eps, weights)
     g = local_guarantee(reports, eps, mechanism,
-                        note="ties are answered as a fair coin before randomization")
+                        note="Ties are answered as a fair coin before randomization")
     return PairwiseRelease(reports.pair_counts(z, w), g, G, paper_lambda(eps))
 
 
