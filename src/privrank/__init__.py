@@ -11,7 +11,7 @@ from .guarantees import Guarantee, compose
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import kendall_distance, l2_error, linf_error, top_k_hamming
 from .pairwise.btl import BTLFit, fit_btl
-from .pairwise.private import (adaptive_epsilon, classic_randomized_response,
+from .pairwise.local import (adaptive_epsilon, classic_randomized_response,
                                debiased_randomized_response, local_laplace, randomized_response)
 from .pairwise.release import PairwiseRelease, release_from_reports
 

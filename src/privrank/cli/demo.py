@@ -6,7 +6,7 @@ import math
 from ..data.datasets import load_llmfao, load_nfl
 from ..metrics import kendall_distance
 from ..pairwise.btl import fit_btl
-from ..pairwise.private import debiased_randomized_response
+from ..pairwise.local import debiased_randomized_response
 
 EPSILONS = (0.5, 1.0, 2.0, math.inf)
 

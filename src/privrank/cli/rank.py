@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..data.io import comparisons_to_csv, read_comparisons, write_text_atomic
 from ..errors import InputError
 from ..pairwise.btl import fit_btl
-from ..pairwise.private import (classic_randomized_response, debiased_randomized_response, local_laplace,
+from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
 from .output import add_output_options, emit, render

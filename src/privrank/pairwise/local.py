@@ -1,4 +1,4 @@
-"""Private algorithms on pairwise comparisons.
+"""Local-DP algorithms on pairwise comparisons (Xu, Sun, Cheng).
 
 Local model (Xu, Sun, Cheng): every comparison is randomized independently before it leaves
 the respondent, so the guarantee is eps-local DP *per comparison*; a user who answered k

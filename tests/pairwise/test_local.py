@@ -5,7 +5,7 @@ import pytest
 import privrank as pr
 from privrank.data.datasets import load_llmfao
 from privrank.errors import InputError
-from privrank.pairwise.private import record_epsilons
+from privrank.pairwise.local import record_epsilons
 from privrank.simulate import btl_complete_design, sample_debiased_release
 
 
