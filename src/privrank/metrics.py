@@ -61,3 +61,42 @@ def linf_error(est, true) -> float:
     """``||est - true||_inf`` (both centred to sum zero first)."""
     a, b = _pair(est, true)
     return float(np.max(np.abs((a - a.mean()) - (b - b.mean()))))
+
+
+# --- Spearman footrule (Hillebrand et al. §1.2) ---------------------------------------------
+
+def _orders(orders, m: int | None = None) -> np.ndarray:
+    o = np.asarray(orders)
+    if o.ndim == 1:
+        o = o[None, :]
+    if o.ndim != 2 or o.shape[1] < 1:
+        raise InputError("orders must be a ranking or an (n, m) array of rankings")
+    if m is not None and o.shape[1] != m:
+        raise InputError("rankings must rank the same number of items")
+    if np.any(np.sort(o, axis=1) != np.arange(o.shape[1])):
+        raise InputError("every ranking must be a permutation of the items 0 .. m-1")
+    return o
+
+
+def footrule_distance(order_a, order_b) -> int:
+    """Spearman footrule ``F = sum_q |pos_a(q) - pos_b(q)|`` between two orders (best first)."""
+    a = _orders(order_a)
+    b = _orders(order_b, a.shape[1])
+    return int(np.abs(np.argsort(a[0]) - np.argsort(b[0])).sum())
+
+
+def footrule_cost(order, orders, weights=None) -> float:
+    """Mean footrule distance from ``order`` to the rankings ``orders`` (per voter, unnormalised).
+
+    ``(1/n) sum_i F(order, orders_i)`` with optional non-negative voter ``weights`` (then the
+    weighted mean), the objective of footrule aggregation (Hillebrand et al. §1.2).
+    """
+    out = _orders(order)
+    rs = _orders(orders, out.shape[1])
+    d = np.abs(np.argsort(rs, axis=1) - np.argsort(out[0])[None, :]).sum(axis=1)
+    if weights is None:
+        return float(d.mean())
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (rs.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError("weights must be non-negative, finite, one per ranking, not all zero")
+    return float(np.dot(w, d) / w.sum())

@@ -1,0 +1,1 @@
+"""Aggregation of full rankings: Kemeny and footrule, exact and private."""
