@@ -11,9 +11,10 @@ from scipy.stats import beta as beta_dist
 from privrank.errors import InputError
 from privrank.mechanisms import tree
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
+from privrank.mechanisms.noise import _gaussian_delta, gaussian_mu
 from privrank.mechanisms.tree import (TreeLayout, approximate_median, footrule_cost_release,
-                                      gaussian_mu, parallel_sensitivity, position_counts,
-                                      single_sensitivity, tree_layout, _gaussian_delta)
+                                      parallel_sensitivity, position_counts, single_sensitivity,
+                                      tree_layout)
 
 KAPPAS = [1.0, 1.25, math.sqrt(2), 1.9]
 

@@ -85,7 +85,8 @@ from .._rng import as_generator
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.noise import gaussian, laplace
-from ..mechanisms.tree import footrule_cost_release, gaussian_mu
+from ..mechanisms.noise import gaussian_mu
+from ..mechanisms.tree import footrule_cost_release
 from .footrule import assignment_order, positions_of, profile_arrays
 
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
