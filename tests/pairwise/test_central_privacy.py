@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.data.comparisons import PairCounts
 from privrank.pairwise import central
 from privrank.pairwise.central import (copeland_noise_scale, noisy_copeland, objective_perturbation_calibration,
                                        perturbed_mle, perturbed_mle_log_density)
-from privrank.pairwise.links import LINKS
 
 OUTCOMES = (1.0, 0.5, 0.0)  # record value for "a beats b"; 0.5 is a tie
 
