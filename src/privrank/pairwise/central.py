@@ -113,7 +113,7 @@ def theory_ridge(n_items: int, n_comparisons: float) -> float:
     times.
     """
     d = 2.0 * float(n_comparisons) / n_items
-    return THEORY_RIDGE_CONSTANT * math.sqrt(max(d, 1.0) * math.log(n_items))
+    return THEORY_RIDGE_CONSTANT * math.sqrt(d * math.log(n_items))
 
 
 # ---------------------------------------------------------------------------------- inputs
@@ -140,6 +140,11 @@ def _raw(data) -> PairwiseComparisons | PairCounts:
     if isinstance(data, PairCounts):
         return data
     raise InputError("expected PairwiseComparisons or PairCounts")
+
+
+def _as_counts(data) -> PairCounts:
+    data = _raw(data)
+    return data if isinstance(data, PairCounts) else data.pair_counts()
 
 
 def _first_answers(comps: PairwiseComparisons, m: int) -> tuple[PairwiseComparisons, int]:
@@ -187,7 +192,7 @@ def _budget(data, epsilon, user_epsilon, max_answers):
         per_user = None
         if isinstance(data, PairwiseComparisons) and data.user is not None:
             per_user = eps * float(data.records_per_user().max())
-        counts = data if isinstance(data, PairCounts) else data.pair_counts()
+        counts = _as_counts(data)
         note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
                 "moved to another pair; the item list and the number of comparisons are public.")
         return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note), 0
@@ -216,11 +221,11 @@ def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, n_users: i
     if isinstance(gamma, str):
         if gamma != "theory":
             raise InputError("gamma must be a positive number or 'theory'")
-        public_total = float(pc.totals.sum()) if budget is None or budget.answers == 1 \
-            else float(budget.answers * n_users)
+        public_total = float(budget.answers * n_users) if budget is not None and budget.unit == UNIT_USER \
+            else float(pc.totals.sum())
         return max(theory_ridge(pc.n_items, public_total), floor)
     g = check_positive(gamma, name="gamma")
-    if g < floor * (1 - 1e-12):
+    if g < floor:
         raise InputError(f"gamma = {g:g} is below {floor:.4g} = 4 kappa_2 m / epsilon, the smallest ridge "
                          "for which objective perturbation is private (Cai et al. Prop. 2.1); "
                          "use a larger gamma or 'theory'")
@@ -340,11 +345,6 @@ def perturbed_mle_log_density(theta, counts: PairCounts, *, noise_scale: float, 
 
 
 # ---------------------------------------------------------------------------------- Algorithm 2
-
-def _as_counts(data) -> PairCounts:
-    data = _raw(data)
-    return data if isinstance(data, PairCounts) else data.pair_counts()
-
 
 def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, rng=None) -> CentralRanking:
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
