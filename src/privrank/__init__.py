@@ -9,8 +9,10 @@ from .data.io import read_comparisons
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
-from .metrics import kendall_distance, l2_error, linf_error, top_k_hamming
-from .pairwise.btl import BTLFit, fit_btl
+from .metrics import kendall_distance, l2_error, linf_error, rank_position_mismatch, top_k_hamming
+from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
+from .pairwise.central import (CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle,
+                               rank_centrality)
 from .pairwise.local import (adaptive_epsilon, classic_randomized_response,
                                debiased_randomized_response, local_laplace, randomized_response)
 from .pairwise.release import PairwiseRelease, release_from_reports
@@ -18,9 +20,11 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "DisconnectedError", "Guarantee", "InputError", "PairCounts",
-    "PairwiseComparisons", "PairwiseRelease", "adaptive_epsilon", "classic_randomized_response",
-    "compose", "debias", "debiased_randomized_response", "fit_btl", "flip_probability",
-    "kendall_distance", "l2_error", "linf_error", "local_laplace", "randomize_answer",
-    "randomized_response", "read_comparisons", "release_from_reports", "top_k_hamming",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "DisconnectedError", "Guarantee", "InputError",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "ScoredRanking", "adaptive_epsilon",
+    "classic_randomized_response", "compose", "copeland", "debias", "debiased_randomized_response",
+    "fit_btl", "flip_probability", "kendall_distance", "l2_error", "linf_error", "local_laplace",
+    "noisy_copeland", "penalised_mle", "perturbed_mle", "randomize_answer", "randomized_response",
+    "rank_centrality", "rank_position_mismatch", "read_comparisons", "release_from_reports",
+    "top_k_hamming",
 ]
