@@ -16,7 +16,7 @@ from privrank.aggregation import private_kemeny as pk
 from privrank.aggregation.kemeny import exact_kemeny, kwiksort
 from privrank.data.rankings import Rankings
 from privrank.errors import InputError
-from privrank.mechanisms import local_vectors, pairwise_matrix, query_oracle
+from privrank.mechanisms import pairwise_matrix, query_oracle
 from privrank.metrics import kemeny_cost
 from privrank.simulate import sample_mallows
 
