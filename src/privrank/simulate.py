@@ -114,7 +114,8 @@ def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:
     if n < 1:
         raise InputError("n must be >= 1")
     gen = as_generator(rng)
-    pos = np.zeros((n, m), dtype=np.int32)  # pos[:, j]: current position of center's j-th item
+    dtype = np.int16 if m < 2 ** 15 else np.int32
+    pos = np.zeros((n, m), dtype=dtype)  # pos[:, j]: current position of center's j-th item
     u = gen.random((n, m))
     for j in range(1, m):
         if phi == 0.0:
@@ -124,7 +125,7 @@ def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:
         else:  # P(k) = phi^k (1 - phi) / (1 - phi^(j+1)), k = 0..j
             k = np.floor(np.log1p(-u[:, j] * (1.0 - phi ** (j + 1))) / np.log(phi)).astype(np.int32)
         k = np.minimum(k, j)
-        slot = (j - k)[:, None]
+        slot = (j - k).astype(dtype)[:, None]
         pos[:, :j] += pos[:, :j] >= slot
         pos[:, j] = slot[:, 0]
     orders = np.empty((n, m), dtype=np.int64)

@@ -136,6 +136,28 @@ class Rankings:
         pos.setflags(write=False)
         return pos
 
+    @cached_property
+    def _by_item(self) -> np.ndarray:
+        """Positions transposed, ``(m, k)``, in the narrowest integer type: row ``i`` holds item
+        ``i``'s position in every row of the profile (contiguous for per-item comparisons)."""
+        dtype = np.int16 if self.n_items < 2 ** 15 else np.int32
+        return np.ascontiguousarray(self.positions.T.astype(dtype))
+
+    @cached_property
+    def _weight_groups(self) -> list:
+        """``(multiplicity, row indices)`` per distinct multiplicity (usually very few)."""
+        values, inverse = np.unique(self.weights, return_inverse=True)
+        if values.size == 1:
+            return [(int(values[0]), slice(None))]
+        return [(int(v), np.flatnonzero(inverse == k)) for k, v in enumerate(values)]
+
+    def _weighted_count(self, before: np.ndarray) -> np.ndarray:
+        """``sum_r weights[r] before[:, r]`` for a boolean ``(q, k)`` array, in exact integers."""
+        total = np.zeros(before.shape[0], dtype=np.int64)
+        for value, rows in self._weight_groups:  # loop over distinct multiplicities
+            total += value * np.count_nonzero(before[:, rows], axis=1)
+        return total
+
     def expanded(self) -> np.ndarray:
         """One order per voter: rows repeated by their multiplicity, shape ``(n, m)``."""
         return np.repeat(self.orders, self.weights, axis=0)
@@ -153,12 +175,11 @@ class Rankings:
     # ------------------------------------------------------------------ pairwise statistic
     def pairwise_counts(self) -> np.ndarray:
         """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), as floats."""
-        pos = self.positions
-        w = self.weights.astype(float)
+        P = self._by_item
         m = self.n_items
         N = np.empty((m, m))
-        for j in range(m):  # one column per item, vectorised over rankings
-            N[:, j] = w @ (pos < pos[:, [j]])
+        for j in range(m):  # one column per item, vectorised over items and rankings
+            N[:, j] = self._weighted_count(P < P[j])
         return N
 
     def pairwise_matrix(self) -> np.ndarray:
@@ -171,10 +192,9 @@ class Rankings:
         b = np.asarray(b, dtype=np.int64).ravel()
         if a.shape != b.shape:
             raise InputError("a and b must have the same length")
-        pos = self.positions
-        w = self.weights.astype(float)
+        P = self._by_item
         out = np.empty(a.size)
-        step = max(1, _QUERY_BLOCK // max(1, pos.shape[0]))
-        for s in range(0, a.size, step):
-            out[s:s + step] = w @ (pos[:, a[s:s + step]] < pos[:, b[s:s + step]])
+        step = max(1, _QUERY_BLOCK // max(1, P.shape[1]))
+        for s in range(0, a.size, step):  # blocks of queries, each vectorised
+            out[s:s + step] = self._weighted_count(P[a[s:s + step]] < P[b[s:s + step]])
         return out / self.n_voters
