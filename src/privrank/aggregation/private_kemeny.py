@@ -80,6 +80,16 @@ def _solver(solver, rng, best_of):
     return solver if callable(solver) else wfas_solver(solver, rng=rng, best_of=best_of)
 
 
+def _kwiksort_asking(oracle, m, rng, details):
+    """KwikSort asking ``oracle``, or None when the oracle refuses (the run is discarded)."""
+    try:
+        return kwiksort(m, oracle.prefers, rng).order
+    except QueryCapExceeded:
+        return None
+    finally:
+        details["queries"] = oracle.queries
+
+
 def _clip_default(clip, solver, m) -> bool:
     """Clip unless an exact solver runs (exact solvers accept any weights; notes §6.1)."""
     if clip is not None:
@@ -184,12 +194,9 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
         oracle = NoisyPairOracle(R.preference, m=m, n=n, cap=q, budget=budget, fraction=1.0 - kappa,
                                  rng=gen)
         details["query_noise_scale"] = oracle.scale
-        try:
-            order = kwiksort(m, oracle.prefers, gen).order
-            details["queries"] = oracle.queries
+        order = _kwiksort_asking(oracle, m, gen, details)
+        if order is not None:
             return AggregateResult(order, guarantee, details)
-        except QueryCapExceeded:
-            details["queries"] = oracle.queries
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), n, budget, kappa, gen, clip=True)
     details.update(fallback=True, fallback_noise_scale=scale)
     order = np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64)
@@ -363,11 +370,9 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         return AggregateResult(np.zeros(1, dtype=np.int64), g, details)
     oracle = LocalPairOracle(orders, epsilon=eps * (1 - kappa), tau=tau, rng=gen)
     details["epsilon_per_answer"] = oracle.epsilon_per_answer
-    try:
-        order = kwiksort(m, oracle.prefers, gen).order
-        details["queries"] = oracle.queries
+    order = _kwiksort_asking(oracle, m, gen, details)
+    if order is not None:
         return AggregateResult(order, g, details)
-    except QueryCapExceeded:
-        details.update(queries=oracle.queries, fallback=True)
+    details["fallback"] = True
     Wt = clip_pairs(local_pairwise_matrix(orders, eps * kappa, gen))
     return AggregateResult(np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64), g, details)
