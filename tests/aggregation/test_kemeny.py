@@ -185,3 +185,10 @@ def test_exact_mallows_m100_within_a_minute():
     iu = np.triu_indices(100, 1)
     assert np.all(W[np.ix_(order, order)][iu] >= 0.5)
     assert kemeny_cost(order, W) == pytest.approx(np.minimum(W, W.T)[iu].sum())
+
+
+def test_ilp_time_limit_refuses_instead_of_answering_suboptimally():
+    rng = np.random.default_rng(2)
+    W = 0.5 + 0.05 * (next(random_matrices(rng, 70, 1)) - 0.5)
+    with pytest.raises(InputError, match="did not finish"):
+        K.exact_ilp(W, time_limit=0.3)

@@ -35,6 +35,7 @@ Solvers
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -98,30 +99,40 @@ def exact_dp(W) -> np.ndarray:
     return order
 
 
-def _cyclic_triples(before: np.ndarray):
-    """All ``i < j < k`` forming a 3-cycle in the tournament ``before`` (empty if transitive).
+def _violated_triangles(X: np.ndarray, limit: int):
+    """Triples ``i < j < k`` whose triangle constraint ``0 <= x_ij + x_jk - x_ik <= 1`` fails.
 
-    A tournament is transitive exactly when its win counts are all different; otherwise the
-    cycles are listed one first item at a time (``O(m^3)`` in ``m`` vectorised steps).
+    ``X[i, j]`` is ``x_ij`` for ``i < j`` (the upper triangle is read). On a 0/1 solution these
+    are exactly the 3-cycles of its tournament. The ``limit`` most violated are returned,
+    found one first item at a time (``O(m^3)`` work in ``m`` vectorised steps).
     """
-    m = before.shape[0]
-    if np.unique(before.sum(axis=1)).size == m:
-        return (np.empty(0, dtype=np.int64),) * 3
-    out = []
+    m = X.shape[0]
+    found, score = [], []
     for i in range(m - 2):  # loop over the first item, vectorised over (j, k)
         J, K = np.triu_indices(m - i - 1, 1)
         J, K = J + i + 1, K + i + 1
-        cyc = (before[i, J] & before[J, K] & before[K, i]) | (before[i, K] & before[K, J] & before[J, i])
-        if cyc.any():
-            out.append((np.full(int(cyc.sum()), i), J[cyc], K[cyc]))
-    return tuple(np.concatenate(a) for a in zip(*out))
+        s = X[i, J] + X[J, K] - X[i, K]
+        excess = np.maximum(s - 1.0, -s)
+        bad = excess > 1e-7
+        if bad.any():
+            found.append((np.full(int(bad.sum()), i), J[bad], K[bad]))
+            score.append(excess[bad])
+    if not found:
+        return (np.empty(0, dtype=np.int64),) * 3
+    tri = [np.concatenate(a) for a in zip(*found)]
+    keep = np.argsort(-np.concatenate(score), kind="stable")[:limit]
+    return tuple(t[keep] for t in tri)
 
 
 def exact_ilp(W, *, time_limit: float | None = None) -> np.ndarray:
     """Exact Kemeny order by integer programming with lazily added triangle constraints.
 
-    Solved with :func:`scipy.optimize.milp` (HiGHS) at zero optimality gap. ``time_limit``
-    (seconds, per solve) turns an unfinished solve into an :class:`InputError` instead of a
+    Rounds: (1) the majority tournament (no constraint) -- optimal if transitive; (2) the
+    linear relaxation, adding the most violated triangle constraints until it satisfies all
+    of them; (3) the integer program with those constraints, adding the triangles its
+    solution violates until the solution is transitive. Solved with
+    :func:`scipy.optimize.milp` (HiGHS) at zero optimality gap. ``time_limit`` (seconds, all
+    rounds together) turns an unfinished solve into an :class:`InputError` instead of a
     suboptimal answer.
     """
     A = _matrix(W)
@@ -130,31 +141,41 @@ def exact_ilp(W, *, time_limit: float | None = None) -> np.ndarray:
     index = np.zeros((m, m), dtype=np.int64)
     index[iu, ju] = np.arange(iu.size)
     c = A[ju, iu] - A[iu, ju]  # x_ij = 1 costs W[j, i]; x_ij = 0 costs W[i, j]
-    options = {"mip_rel_gap": 0.0}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    x = c < 0  # optimum with no triangle constraint: the majority tournament
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    x = (c < 0).astype(float)  # optimum with no triangle constraint: the majority tournament
+    integer = False
     found: list[tuple] = []
     while True:
-        before = np.zeros((m, m), dtype=bool)
-        before[iu, ju] = x
-        before[ju, iu] = ~x
-        ti, tj, tk = _cyclic_triples(before)
-        if ti.size == 0:
-            return np.argsort(-before.sum(axis=1), kind="stable")  # transitive: sort by wins
-        found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
+        if np.all((x == 0) | (x == 1)):
+            before = np.zeros((m, m), dtype=bool)
+            before[iu, ju] = x == 1
+            before[ju, iu] = x == 0
+            wins = before.sum(axis=1)
+            if np.unique(wins).size == m:  # transitive, hence optimal: sort by wins
+                return np.argsort(-wins, kind="stable")
+        X = np.zeros((m, m))
+        X[iu, ju] = x
+        ti, tj, tk = _violated_triangles(X, limit=max(1000, 20 * m))
+        if ti.size == 0:  # the relaxation satisfies every triangle: solve in integers
+            integer = True
+        else:
+            found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
         p_ij, p_jk, p_ik = (np.concatenate(a) for a in zip(*found))
-        r = np.repeat(np.arange(p_ij.size), 3)
+        rows = np.repeat(np.arange(p_ij.size), 3)
         cols = np.stack([p_ij, p_jk, p_ik], axis=1).ravel()
-        vals = np.tile([1.0, 1.0, -1.0], p_ij.size)
-        M = csr_matrix((vals, (r, cols)), shape=(p_ij.size, iu.size))
-        res = milp(c, integrality=np.ones(iu.size), bounds=(0, 1),
+        M = csr_matrix((np.tile([1.0, 1.0, -1.0], p_ij.size), (rows, cols)), shape=(p_ij.size, iu.size))
+        options = {"mip_rel_gap": 0.0}
+        if deadline is not None:
+            options["time_limit"] = max(deadline - time.monotonic(), 1e-3)
+        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=(0, 1),
                    constraints=LinearConstraint(M, 0.0, 1.0), options=options)
         if res.status != 0 or res.x is None:
             raise InputError("the exact Kemeny integer program did not finish "
                              f"({res.message.strip()}); use solver 'local-search' for large, "
                              "noisy instances")
-        x = res.x > 0.5
+        x = np.clip(res.x, 0.0, 1.0)
+        if integer:
+            x = np.round(x)
 
 
 def exact_kemeny(W) -> np.ndarray:
