@@ -14,10 +14,12 @@ Solvers
     ordering the set ``S``; ``f(S) = min_{v in S} f(S - v) + sum_{u in S} W[v, u]``, ``v``
     placed last; ``O(2^m m)`` time, vectorised one subset size at a time), otherwise the
     integer program over ordering variables ``x_ij`` (``i < j``, 1 when ``i`` comes first)
-    with the triangle constraints ``0 <= x_ij + x_jk - x_ik <= 1`` added lazily: solve with
-    the constraints found so far, add every triangle the integer solution violates, repeat;
-    a solution that violates none is transitive and therefore optimal for the full model.
-    Any real weights (noisy, unclipped matrices included) are allowed.
+    with the triangle constraints ``0 <= x_ij + x_jk - x_ik <= 1`` added lazily (first to the
+    linear relaxation, then to the integer program, each time the ones its solution
+    violates); a 0/1 solution that violates none is transitive and therefore optimal for
+    the full model. On the matrix of a real profile the majority tournament is often already
+    transitive and no program is solved at all. Any real weights (noisy, unclipped matrices
+    included) are allowed.
 ``kwiksort``
     KwikSort (Ailon, Charikar, Newman 2008): a uniformly random pivot splits its sub-problem
     into the items preferred to it (``W[j, pivot] > 1/2``) and the rest, recursively; a
