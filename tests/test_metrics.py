@@ -78,3 +78,17 @@ def test_kemeny_cost_is_the_mean_kendall_distance_to_the_voters():
         assert kemeny_cost(sigma, W) == pytest.approx(mean)
     with pytest.raises(InputError):
         kemeny_cost([0, 1], np.ones((3, 2)))
+
+
+def test_relative_errors_and_position_mismatch():
+    from privrank.metrics import rank_position_mismatch
+    true = np.array([2.0, 0.0, -2.0])
+    est = np.array([3.0, 0.0, -1.0])  # centred: [7/3, -2/3, -5/3] against [2, 0, -2]
+    d = np.array([1 / 3, -2 / 3, 1 / 3])
+    assert l2_error(est, true, relative=True) == pytest.approx(np.linalg.norm(d) / np.sqrt(8))
+    assert linf_error(est, true, relative=True) == pytest.approx((2 / 3) / 2)
+    assert l2_error(est, true) == pytest.approx(np.linalg.norm(d) / np.sqrt(3))
+    with pytest.raises(InputError):
+        l2_error(est, np.ones(3), relative=True)
+    assert rank_position_mismatch(true, true) == 0
+    assert rank_position_mismatch([0.0, 2.0, -2.0], true) == pytest.approx(2 / 3)  # top two swapped

@@ -14,8 +14,10 @@ from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import (kemeny_cost, kendall_distance, kendall_tau_distance, l2_error, linf_error,
-                      top_k_hamming)
-from .pairwise.btl import BTLFit, fit_btl
+                      rank_position_mismatch, top_k_hamming)
+from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
+from .pairwise.central import (CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle,
+                               rank_centrality)
 from .pairwise.local import (adaptive_epsilon, classic_randomized_response,
                                debiased_randomized_response, local_laplace, randomized_response)
 from .pairwise.release import PairwiseRelease, release_from_reports
@@ -23,12 +25,13 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "DisconnectedError", "Guarantee", "InputError", "PairCounts",
-    "PairwiseComparisons", "PairwiseRelease", "Rankings", "adaptive_epsilon",
-    "classic_randomized_response", "compose", "debias", "debiased_randomized_response",
-    "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability",
-    "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error",
-    "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "private_kemeny",
-    "randomize_answer", "randomized_response", "read_comparisons", "read_rankings",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "DisconnectedError", "Guarantee", "InputError",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "Rankings", "ScoredRanking",
+    "adaptive_epsilon", "classic_randomized_response", "compose", "copeland", "debias",
+    "debiased_randomized_response", "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl",
+    "flip_probability", "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance",
+    "l2_error", "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland",
+    "penalised_mle", "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response",
+    "rank_centrality", "rank_position_mismatch", "read_comparisons", "read_rankings",
     "release_from_reports", "top_k_hamming",
 ]

@@ -6,6 +6,10 @@
   statistic of that design directly (one binomial per pair and epsilon group) with the same
   distribution as randomizing every user's answers and debiasing them.
 * :func:`sample_mallows`: complete rankings from the Mallows model around a central order.
+* :func:`erdos_renyi_pairs` and :func:`erdos_renyi_comparisons`: the random comparison design
+  of Cai, Chakraborty and Wang (each pair observed with probability p, L comparisons per
+  observed pair) under any link of :mod:`privrank.pairwise.links`.
+* :func:`separated_top_k_scores`: the scores of their simulations (§4.1).
 """
 from __future__ import annotations
 
@@ -16,11 +20,8 @@ from .data.comparisons import PairCounts, PairwiseComparisons
 from .data.rankings import Rankings
 from .errors import InputError, check_epsilons
 from .guarantees import UNIT_COMPARISON, Guarantee
+from .pairwise.links import LOGISTIC, as_link
 from .pairwise.release import PairwiseRelease, paper_lambda, record_weights
-
-
-def _sigmoid(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def _check_theta(theta) -> np.ndarray:
@@ -38,7 +39,7 @@ def btl_complete_design(theta, L: int, rng=None) -> PairwiseComparisons:
     if int(L) < 1:
         raise InputError("L must be >= 1")
     i, j = np.triu_indices(m, 1)
-    p = _sigmoid(t[i] - t[j])
+    p = LOGISTIC.cdf(t[i] - t[j])
     wins = gen.random((int(L), i.size)) < p
     a = np.broadcast_to(i, wins.shape).ravel()
     b = np.broadcast_to(j, wins.shape).ravel()
@@ -61,7 +62,7 @@ def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = 
         np.full(L, float(check_epsilons([epsilon])[0]))
     m = t.size
     i, j = np.triu_indices(m, 1)
-    P = _sigmoid(t[i] - t[j])
+    P = LOGISTIC.cdf(t[i] - t[j])
     levels, group_sizes = np.unique(eps_users, return_counts=True)
     w_user, G = record_weights(np.repeat(levels, group_sizes), weights)
     wins = np.zeros(i.size)
@@ -131,3 +132,53 @@ def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:
     orders = np.empty((n, m), dtype=np.int64)
     np.put_along_axis(orders, pos.astype(np.int64), np.broadcast_to(c, (n, m)), axis=1)
     return Rankings.from_orders(orders)
+
+
+def erdos_renyi_pairs(n: int, p: float, rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(i, j)``, ``i < j``, of an Erdos-Renyi graph G(n, p): each pair kept independently."""
+    if int(n) < 2:
+        raise InputError("n must be >= 2")
+    if not 0.0 < float(p) <= 1.0:
+        raise InputError("p must lie in (0, 1]")
+    i, j = np.triu_indices(int(n), 1)
+    keep = as_generator(rng).random(i.size) < float(p)
+    return i[keep], j[keep]
+
+
+def erdos_renyi_comparisons(theta, p: float = 1.0, L: int = 1, link="logistic", rng=None) -> PairwiseComparisons:
+    """Comparisons on an Erdos-Renyi design (Cai, Chakraborty, Wang §1.1 and §4.1).
+
+    Each pair ``i < j`` is observed with probability ``p``; an observed pair is compared ``L``
+    times independently, ``i`` winning each time with probability ``F(theta_i - theta_j)`` for
+    the link ``F`` (``"logistic"``: BTL; ``"probit"``: Thurstone, ``F`` the normal CDF). The
+    paper's design is ``L = 1``. Records carry no respondent ids. The design is drawn first,
+    then the outcomes, from the same ``rng``.
+    """
+    t = _check_theta(theta)
+    if int(L) < 1:
+        raise InputError("L must be >= 1")
+    gen = as_generator(rng)
+    i, j = erdos_renyi_pairs(t.size, p, gen)
+    if i.size == 0:
+        raise InputError("the sampled design has no comparisons: increase p")
+    prob = as_link(link).cdf(t[i] - t[j])
+    wins = gen.random((i.size, int(L))) < prob[:, None]
+    a = np.repeat(i, int(L))
+    b = np.repeat(j, int(L))
+    return PairwiseComparisons.from_indices(tuple(range(t.size)), a, b, np.where(wins.ravel(), 1, -1))
+
+
+def separated_top_k_scores(n: int, rng=None) -> tuple[np.ndarray, int]:
+    """Scores of Cai, Chakraborty, Wang's simulations (§4.1, as the authors' code draws them).
+
+    ``k = round(n / 4)`` (half to even); the first ``n - k`` items get ``log U``, ``U`` uniform
+    on (0.2, 0.7), the last ``k`` get 0, and the vector is centred. The true top-k set is the
+    last ``k`` items, tied among themselves and at least ``log(1/0.7) = 0.357`` above the rest.
+    Returns ``(theta, k)``.
+    """
+    n = int(n)
+    if n < 3:
+        raise InputError("n must be >= 3 (so that k >= 1)")
+    k = int(round(n / 4))
+    theta = np.concatenate([np.log(as_generator(rng).uniform(0.2, 0.7, n - k)), np.zeros(k)])
+    return theta - theta.mean(), k
