@@ -64,7 +64,7 @@ class AggregateResult:
     details: dict = field(default_factory=dict)
 
 
-def as_rankings(profile) -> Rankings:
+def _as_rankings(profile) -> Rankings:
     """``profile`` as :class:`Rankings` (an ``(n, m)`` array of orders is accepted)."""
     return profile if isinstance(profile, Rankings) else Rankings.from_orders(profile)
 
@@ -129,7 +129,7 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     rng
         Noise and solver randomness.
     """
-    R = as_rankings(profile)
+    R = _as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m = R.n_items
@@ -177,7 +177,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
         ``details``: the cap, the noise scales, the budget split, the queries asked and
         whether the fallback ran (both functions of noisy answers only).
     """
-    R = as_rankings(profile)
+    R = _as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -221,7 +221,7 @@ def _exponential_utilities(R: Rankings):
 
 def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarray]:
     """All ``m!`` orders and their probabilities under :func:`exponential_kemeny`."""
-    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
     return perms, exponential_probabilities(utility, sensitivity, epsilon)
 
 
@@ -233,7 +233,7 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     ``E K <= OPT + (2M/(eps n)) (ln m! + 1)`` (Alabi et al. Table 2, last row). Exact sampling
     enumerates the ``m!`` orders: ``m <= 8``.
     """
-    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
     k = exponential_mechanism(utility, sensitivity, epsilon, rng)
     g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
                   mechanism="exponential mechanism over all orders")
@@ -255,7 +255,7 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
     ``2 (m + 1) H_m - 4 m``: the budget of a method planned for the average run (Hay et al. fix
     a budget without a tail bound).
     """
-    R = as_rankings(profile)
+    R = _as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -294,7 +294,7 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     the reports into an unbiased ``w~`` and solves it. Each voter's whole ranking is
     epsilon-local DP; the expected additive error is ``O(m^3/(eps sqrt n))``.
     """
-    R = as_rankings(profile)
+    R = _as_rankings(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
@@ -350,7 +350,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
     """
-    R = as_rankings(profile)
+    R = _as_rankings(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     m = R.n_items

@@ -121,9 +121,6 @@ class Rankings:
         """Number of voters ``n`` (the sum of the multiplicities)."""
         return int(self.weights.sum())
 
-    def __len__(self) -> int:
-        return self.n_voters
-
     def __repr__(self) -> str:  # never print raw preferences
         return f"Rankings({self.n_voters} rankings of {self.n_items} items, {self.orders.shape[0]} distinct rows)"
 
@@ -161,12 +158,6 @@ class Rankings:
     def expanded(self) -> np.ndarray:
         """One order per voter: rows repeated by their multiplicity, shape ``(n, m)``."""
         return np.repeat(self.orders, self.weights, axis=0)
-
-    def compressed(self) -> "Rankings":
-        """The same profile with identical rows merged (multiplicities added)."""
-        rows, inv = np.unique(self.orders, axis=0, return_inverse=True)
-        w = np.bincount(inv.ravel(), weights=self.weights, minlength=rows.shape[0])
-        return Rankings.from_orders(rows, items=self.items, weights=w.astype(np.int64))
 
     def labels_of(self, order) -> list:
         """Item labels of an order of item indices."""
