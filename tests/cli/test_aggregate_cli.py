@@ -92,6 +92,7 @@ def test_table_output_and_unresolved_labels(capsys, ballots):
     (["--method", "ldp-kwiksort", "--epsilon", "1", "--delta", "1e-6"], "pure"),
     (["--method", "exponential", "--epsilon", "1", "--delta", "1e-6"], "pure"),
     (["--method", "exact", "--solver", "kwiksort"], "--solver applies"),
+    (["--method", "dp-kwiksort", "--epsilon", "1", "--kappa", "0.5"], "--kappa applies"),
     (["--method", "kwiksort", "--best-of", "0"], "best-of"),
     (["--method", "noisy-matrix", "--epsilon", "-1"], "epsilon"),
 ])

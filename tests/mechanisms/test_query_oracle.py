@@ -64,6 +64,10 @@ def test_local_oracle_groups_caps_and_unbiased_answers():
                 assert np.array_equal(before[0], oracle.group_load)  # refused before answering
                 assert np.array_equal(before[1], oracle.answers_per_voter)
     assert oracle.queries == asked and oracle.group_load.max() <= 3
+    loads = oracle.group_load.copy()
+    done = oracle._cache.keys[:2]
+    oracle(done % 6, done // 6)  # answered pairs, reversed: from the cache, nobody answers again
+    assert np.array_equal(loads, oracle.group_load) and oracle.queries == asked
     assert oracle.answers_per_voter.max() <= 3
     # a voter answers exactly the queries of their group: loads match
     group = np.repeat(np.arange(6), sizes)[np.argsort(oracle._members)]

@@ -93,7 +93,7 @@ def register(sub) -> None:
                    help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
     p.add_argument("--solver", choices=SOLVERS,
                    help="Kemeny solver of a noisy matrix (default auto: exact up to 20 items, "
-                        "else local search)")
+                        "else local search; dp-ptas: exact)")
     p.add_argument("--best-of", type=int, default=1, metavar="K",
                    help="KwikSort runs whose cheapest is kept (default 1)")
     p.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
@@ -114,6 +114,10 @@ def run_aggregate(args) -> int:
         raise InputError("--best-of must be >= 1")
     if args.solver is not None and args.method not in SOLVER_METHODS:
         raise InputError(f"--solver applies to {', '.join(SOLVER_METHODS)} only")
+    for option, methods in (("variant", ("dp-ptas",)), ("buckets", ("dp-ptas",)),
+                            ("kappa", ("dp-footrule", "ldp-footrule"))):
+        if getattr(args, option) is not None and args.method not in methods:
+            raise InputError(f"--{option} applies to {', '.join(methods)} only")
     partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
     R = read_rankings(args.file, partial=args.partial, rng=partial_rng)
     if args.solver is None and args.method != "dp-ptas":
