@@ -383,3 +383,15 @@ def test_input_checks():
         pk.private_kemeny(R, epsilon=1.0, delta=1.0)
     one = pk.dp_kwiksort(np.zeros((3, 1), dtype=int), epsilon=1.0)
     assert one.order.tolist() == [0]
+
+
+@pytest.mark.parametrize("q", [0, 1])
+def test_tiny_query_caps_take_the_fallback_without_answering(monkeypatch, q):
+    """alabi.md §7.1.6: with q = 0 or 1 (m = 4 needs 3 comparisons at the first level) the
+    fallback runs and no query answer is ever drawn; only the fresh matrix is."""
+    rec = DrawRecorder(monkeypatch)
+    R = Rankings.from_orders([[0, 1, 2, 3], [3, 2, 1, 0], [1, 0, 3, 2]])
+    res = pk.dp_kwiksort(R, epsilon=1.0, queries=q, rng=0)
+    assert res.details["fallback"] and res.details["queries"] == 0
+    assert [c[2] for c in rec.calls] == [6]
+    assert sorted(res.order) == [0, 1, 2, 3]

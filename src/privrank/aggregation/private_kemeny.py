@@ -186,7 +186,8 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     if q < 0:
         raise InputError("queries must be >= 0")
     kappa = 0.0 if q >= D else _fraction(fallback_fraction, "fallback_fraction")
-    details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "fallback": False}
+    details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "queries": 0,
+               "fallback": False}
     guarantee = budget.guarantee("DPKwikSort", note=f"At most {q} noisy comparisons.")
     if m == 1:
         return AggregateResult(np.zeros(1, dtype=np.int64), guarantee, details)
