@@ -317,6 +317,7 @@ def kwiksort_query_cap(m: int, fail_probability: float | None = None) -> int:
     p = float(m) ** -4 if fail_probability is None else float(fail_probability)
     if not 0 < p < 1:
         raise InputError("fail_probability must lie in (0, 1)")
+
     def bound(log_l):
         lam = math.exp(log_l)
         logM = np.zeros(m + 1)
