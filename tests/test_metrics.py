@@ -48,6 +48,38 @@ def test_bad_metric_input():
         l2_error([1.0, 2.0], [1.0, 2.0, 3.0])
 
 
+def test_kendall_tau_between_orders():
+    from privrank.metrics import kendall_tau_distance
+
+    # Alabi et al. §1.2: positions (1,2,3,4) vs (2,3,1,4), i.e. orders [0,1,2,3] vs [2,0,1,3]
+    assert kendall_tau_distance([0, 1, 2, 3], [2, 0, 1, 3]) == 2
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.permutation(6), rng.permutation(6)
+        assert kendall_tau_distance(a, b) == kendall_tau_distance(b, a)
+        assert kendall_tau_distance(a, a) == 0
+        assert kendall_tau_distance(a, a[::-1]) == 15
+        assert kendall_tau_distance(a, b, normalized=True) == pytest.approx(kendall_tau_distance(a, b) / 15)
+        # same count as the score-based metric on positions
+        assert kendall_tau_distance(a, b, normalized=True) == pytest.approx(
+            kendall_distance(-np.argsort(a), -np.argsort(b)))
+
+
+def test_kemeny_cost_is_the_mean_kendall_distance_to_the_voters():
+    from privrank.data.rankings import Rankings
+    from privrank.metrics import kemeny_cost, kendall_tau_distance
+
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        orders = np.array([rng.permutation(5) for _ in range(9)])
+        sigma = rng.permutation(5)
+        W = Rankings.from_orders(orders).pairwise_matrix()
+        mean = np.mean([kendall_tau_distance(sigma, o) for o in orders])
+        assert kemeny_cost(sigma, W) == pytest.approx(mean)
+    with pytest.raises(InputError):
+        kemeny_cost([0, 1], np.ones((3, 2)))
+
+
 def test_relative_errors_and_position_mismatch():
     from privrank.metrics import rank_position_mismatch
     true = np.array([2.0, 0.0, -2.0])

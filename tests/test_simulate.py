@@ -58,6 +58,28 @@ def test_bad_theta():
         sample_debiased_release([0.0, 1.0], 10, 0.0)
 
 
+def test_mallows_matches_its_exact_distribution():
+    import itertools
+
+    from privrank.metrics import kendall_tau_distance
+    from privrank.simulate import sample_mallows
+
+    center, phi, n = np.array([2, 0, 3, 1]), 0.6, 60_000
+    R = sample_mallows(center, phi=phi, n=n, rng=5)
+    perms = list(itertools.permutations(range(4)))
+    p = np.array([phi ** kendall_tau_distance(q, center) for q in perms])
+    p /= p.sum()
+    index = {q: k for k, q in enumerate(perms)}
+    counts = np.bincount([index[tuple(o)] for o in R.orders], minlength=24)
+    # chi-square goodness of fit over the 24 orders; threshold 1e-4 (fixed seed, no flakes)
+    assert scipy.stats.chisquare(counts, n * p).pvalue > 1e-4
+    assert np.all(sample_mallows(center, phi=0.0, n=3, rng=0).orders == center)
+    with pytest.raises(InputError):
+        sample_mallows([0, 0, 1], phi=0.5, n=3)
+    with pytest.raises(InputError):
+        sample_mallows(3, phi=1.5, n=3)
+
+
 # ------------------------------------------------------------------ Erdos-Renyi designs (Cai et al.)
 
 def test_erdos_renyi_pairs_count_and_shape():

@@ -124,3 +124,36 @@ def footrule_cost(order, orders, weights=None) -> float:
     if w.shape != (rs.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise InputError("weights must be non-negative, finite, one per ranking, not all zero")
     return float(np.dot(w, d) / w.sum())
+
+
+# --- Kendall tau between orders and the Kemeny objective (Alabi et al. §2) -------------------
+
+def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float:
+    """Kendall tau distance between two orders (best first): the pairs they order differently.
+
+    Returns the count (an integer in ``0 .. m(m-1)/2``), or that count divided by
+    ``m(m-1)/2`` when ``normalized``.
+    """
+    a = _orders(order_a)
+    b = _orders(order_b, a.shape[1])
+    m = a.shape[1]
+    p = np.argsort(b[0])[a[0]]  # positions in b, listed in the order of a
+    count = int(np.sum(np.triu(p[:, None] > p[None, :], 1)))
+    if normalized:
+        return count / (m * (m - 1) / 2) if m > 1 else 0.0
+    return count
+
+
+def kemeny_cost(order, w) -> float:
+    """Kemeny cost ``K(order, w) = sum over pairs a before b of w[b, a]`` (Alabi et al. §2).
+
+    With ``w`` the pairwise-preference matrix of a profile
+    (:meth:`privrank.data.rankings.Rankings.pairwise_matrix`) this is the mean Kendall tau
+    distance from ``order`` to the profile's rankings (unnormalised pair count per voter).
+    Any real matrix is accepted (noisy matrices: the cost a solver minimises).
+    """
+    W = np.asarray(w, dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise InputError("w must be a square matrix of pairwise preferences")
+    o = _orders(order, W.shape[0])[0]
+    return float(np.tril(W[np.ix_(o, o)], -1).sum())
