@@ -416,11 +416,8 @@ def _rank_intervals(centre, cov, level) -> tuple[np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------------------------- plot
 
-def plot_intervals(ci: ConfidenceIntervals, path, *, force: bool = False, title: str | None = None) -> None:
-    """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
-
-    Needs matplotlib (``pip install 'privrank[plot]'``); the format follows the file suffix.
-    """
+def pyplot_for(path, force: bool):
+    """matplotlib's pyplot (non-interactive), after checking that ``path`` may be written."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -432,6 +429,15 @@ def plot_intervals(ci: ConfidenceIntervals, path, *, force: bool = False, title:
         raise InputError(f"{path} exists; pass --force (force=True) to overwrite it")
     if not (path.parent if str(path.parent) else Path(".")).is_dir():
         raise InputError(f"directory {path.parent} does not exist")
+    return plt
+
+
+def plot_intervals(ci: ConfidenceIntervals, path, *, force: bool = False, title: str | None = None) -> None:
+    """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
+
+    Needs matplotlib (``pip install 'privrank[plot]'``); the format follows the file suffix.
+    """
+    plt = pyplot_for(path, force)
     m = len(ci.items)
     order = np.lexsort((np.arange(m), -ci.estimate))
     y = np.arange(m)

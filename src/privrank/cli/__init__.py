@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from . import demo, ledger, rank
+from . import demo, ledger, plan, rank
 
-COMMAND_MODULES = [rank, ledger, demo]
+COMMAND_MODULES = [rank, plan, ledger, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
