@@ -8,6 +8,8 @@ from .data.comparisons import PairCounts, PairwiseComparisons
 from .data.io import read_comparisons
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
+from .inference import ConfidenceIntervals, confidence_intervals
+from .ledger import Ledger
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import kendall_distance, l2_error, linf_error, rank_position_mismatch, top_k_hamming
 from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
@@ -20,9 +22,9 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "CentralRanking", "DisconnectedError", "Guarantee", "InputError",
-    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "ScoredRanking", "adaptive_epsilon",
-    "classic_randomized_response", "compose", "copeland", "debias", "debiased_randomized_response",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "ConfidenceIntervals", "DisconnectedError", "Guarantee",
+    "InputError", "Ledger", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "ScoredRanking", "adaptive_epsilon",
+    "classic_randomized_response", "compose", "confidence_intervals", "copeland", "debias", "debiased_randomized_response",
     "fit_btl", "flip_probability", "kendall_distance", "l2_error", "linf_error", "local_laplace",
     "noisy_copeland", "penalised_mle", "perturbed_mle", "randomize_answer", "randomized_response",
     "rank_centrality", "rank_position_mismatch", "read_comparisons", "release_from_reports",
