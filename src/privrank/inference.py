@@ -293,7 +293,7 @@ def _design(result: CentralRanking, design):
 def _copeland_scores(prob: _Problem) -> np.ndarray:
     """BTL scores whose expected win counts (plus a unit ridge) equal the counts: plug-in for P."""
     lower_end = np.bincount(prob.j, prob.totals, prob.m)
-    theta, ok = prob.solve(np.zeros((1, prob.i.size)), prob.ridge, linear=(lower_end - prob.estimate)[None, :])
+    theta, _ = prob.solve(np.zeros((1, prob.i.size)), prob.ridge, linear=(lower_end - prob.estimate)[None, :])
     return theta[0]
 
 

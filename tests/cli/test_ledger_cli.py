@@ -14,8 +14,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from privrank.guarantees import Guarantee
 from privrank.ledger import Ledger
 

@@ -202,7 +202,7 @@ def run_ranking(args) -> int:
     text = render(rows, res.guarantee, args.format, notes)
     record_release(args, comps, res.guarantee)
     if args.plot:
-        plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe()[:90])
+        plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe().split(";")[0])
     emit(text, args)
     return 0
 
