@@ -52,6 +52,7 @@ BTL_TARGET = "BTL scores theta* (centred to sum zero)"
 COUNT_TARGET = "expected win counts sum_j n_ij P(i beats j)"
 TINY_RIDGE = 1e-9  # ridge of the ridge-free fits, relative to the mean number of comparisons per item
 BOOTSTRAP_FAILURES = 0.05  # largest share of bootstrap fits allowed to fail
+BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
 
 
 @dataclass(frozen=True)
@@ -228,10 +229,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
         cov = np.atleast_2d(np.cov(draws, rowvar=False))
         q_lo, q_hi = np.quantile(draws, [0.5 - level / 2.0, 0.5 + level / 2.0], axis=0)
         lower, upper = 2 * centre - q_hi, 2 * centre - q_lo
-        diff = draws[:, :, None] - draws[:, None, :]
-        gap = 2 * (centre[:, None] - centre[None, :])
-        ahead = np.mean(diff < gap, axis=0) + 0.5 * np.mean(diff == gap, axis=0)
-        np.fill_diagonal(ahead, np.nan)
+        ahead = _ahead_bootstrap(centre, draws)
         rank_centre = 2 * centre - draws.mean(axis=0)
     rank_lower, rank_upper = _rank_intervals(rank_centre, cov, level)
     return ConfidenceIntervals(prob.items, centre, lower, upper, rank_lower, rank_upper, ahead, cov, float(level),
@@ -341,28 +339,35 @@ def _warn_ridge_bias(prob: _Problem, cov) -> None:
 # ---------------------------------------------------------------------------------- bootstrap
 
 def _bootstrap(prob: _Problem, centre, ridge, B: int, gen) -> np.ndarray:
+    """``B`` (fewer if some fits fail) bootstrap estimates, simulated and fitted in chunks of replicates."""
     if B < 50:
         raise InputError("n_bootstrap must be at least 50")
     theta = _model_scores(prob, centre)
-    if prob.kind == "btl":
-        draws, ok = prob.solve(_local_sums(prob, theta, B, gen), ridge)
-    else:
-        n = np.rint(prob.totals)
-        P = prob.link.cdf(theta[prob.i] - theta[prob.j])
-        wins = gen.binomial(n.astype(np.int64), P, size=(B, P.size)).astype(float)
-        scale = math.sqrt(prob.item_noise / 2.0)
-        noise = laplace(scale, (B, prob.m), gen) if scale > 0 else np.zeros((B, prob.m))
-        if prob.kind == "copeland":
-            rows = np.arange(P.size)
-            first = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.i)), shape=(P.size, prob.m))
-            second = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.j)), shape=(P.size, prob.m))
-            return (first.T @ wins.T + second.T @ (n - wins).T).T + noise
-        draws, ok = prob.solve(wins, ridge, linear=noise, totals=n)
+    chunk = max(1, int(BOOTSTRAP_CHUNK // max(prob.i.size, prob.m)))
+    parts = [_bootstrap_chunk(prob, theta, ridge, min(chunk, B - start), gen) for start in range(0, B, chunk)]
+    draws = np.concatenate([d for d, _ in parts])
+    ok = np.concatenate([k for _, k in parts])
     failed = int(np.sum(~ok))
     if failed > BOOTSTRAP_FAILURES * B:
         raise InputError(f"{failed} of {B} bootstrap fits did not converge: the release is too noisy for a "
                          "bootstrap; use method='sandwich'")
     return draws[ok]
+
+
+def _bootstrap_chunk(prob: _Problem, theta, ridge, B: int, gen):
+    if prob.kind == "btl":
+        return prob.solve(_local_sums(prob, theta, B, gen), ridge)
+    n = np.rint(prob.totals)
+    P = prob.link.cdf(theta[prob.i] - theta[prob.j])
+    wins = gen.binomial(n.astype(np.int64), P, size=(B, P.size)).astype(float)
+    scale = math.sqrt(prob.item_noise / 2.0)
+    noise = laplace(scale, (B, prob.m), gen) if scale > 0 else np.zeros((B, prob.m))
+    if prob.kind == "copeland":
+        rows = np.arange(P.size)
+        first = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.i)), shape=(P.size, prob.m))
+        second = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.j)), shape=(P.size, prob.m))
+        return (first.T @ wins.T + second.T @ (n - wins).T).T + noise, np.ones(B, dtype=bool)
+    return prob.solve(wins, ridge, linear=noise, totals=n)
 
 
 def _local_sums(prob: _Problem, theta, B: int, gen) -> np.ndarray:
@@ -393,6 +398,21 @@ def _ahead_gaussian(centre, cov) -> np.ndarray:
     diff = centre[:, None] - centre[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         ahead = np.where(sd > 0, ndtr(diff / sd), 0.5 * (1.0 + np.sign(diff)))
+    np.fill_diagonal(ahead, np.nan)
+    return ahead
+
+
+def _ahead_bootstrap(centre, draws) -> np.ndarray:
+    """Share of basic-bootstrap draws ``2 t - t_b`` in which ``i`` is ahead of ``j`` (ties count half)."""
+    B, m = draws.shape
+    gap = 2 * (centre[:, None] - centre[None, :])
+    count = np.zeros((m, m))
+    step = max(1, int(BOOTSTRAP_CHUNK // (m * m)))
+    for start in range(0, B, step):  # chunks of replicates keep the B x m x m comparison small
+        d = draws[start:start + step]
+        diff = d[:, :, None] - d[:, None, :]
+        count += np.sum(diff < gap, axis=0) + 0.5 * np.sum(diff == gap, axis=0)
+    ahead = count / B
     np.fill_diagonal(ahead, np.nan)
     return ahead
 
