@@ -12,6 +12,8 @@ from .data.io import read_comparisons, read_rankings
 from .data.rankings import Rankings
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
+from .inference import ConfidenceIntervals, confidence_intervals
+from .ledger import Ledger
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import (kemeny_cost, kendall_distance, kendall_tau_distance, l2_error, linf_error,
                       rank_position_mismatch, top_k_hamming)
@@ -25,13 +27,14 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "CentralRanking", "DisconnectedError", "Guarantee", "InputError",
-    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "Rankings", "ScoredRanking",
-    "adaptive_epsilon", "classic_randomized_response", "compose", "copeland", "debias",
-    "debiased_randomized_response", "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl",
-    "flip_probability", "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance",
-    "l2_error", "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland",
-    "penalised_mle", "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response",
-    "rank_centrality", "rank_position_mismatch", "read_comparisons", "read_rankings",
-    "release_from_reports", "top_k_hamming",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "ConfidenceIntervals", "DisconnectedError",
+    "Guarantee", "InputError", "Ledger", "PairCounts", "PairwiseComparisons", "PairwiseRelease",
+    "Rankings", "ScoredRanking", "adaptive_epsilon", "classic_randomized_response", "compose",
+    "confidence_intervals", "copeland", "debias", "debiased_randomized_response", "dp_kwiksort",
+    "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "hay_quicksort",
+    "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_kwiksort",
+    "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland", "penalised_mle", "perturbed_mle",
+    "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
+    "rank_position_mismatch", "read_comparisons", "read_rankings", "release_from_reports",
+    "top_k_hamming",
 ]

@@ -20,6 +20,7 @@ from .data.comparisons import PairCounts, PairwiseComparisons
 from .data.rankings import Rankings
 from .errors import InputError, check_epsilons
 from .guarantees import UNIT_COMPARISON, Guarantee
+from .mechanisms.randomized_response import added_variance, debias, report_probability
 from .pairwise.links import LOGISTIC, as_link
 from .pairwise.release import PairwiseRelease, paper_lambda, record_weights
 
@@ -47,13 +48,16 @@ def btl_complete_design(theta, L: int, rng=None) -> PairwiseComparisons:
     return PairwiseComparisons.from_indices(tuple(range(m)), a, b, np.where(wins.ravel(), 1, -1), user=user)
 
 
-def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = "uniform") -> PairwiseRelease:
+def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = "uniform",
+                            pairs=None) -> PairwiseRelease:
     """Sample the debiased-RR release of the complete design without simulating each user.
 
     ``epsilon`` is a scalar (all users) or one value per user. Users are grouped by epsilon;
     within a group of size ``L_g`` the number of reported wins of i over j is
     ``Binomial(L_g, q_ij)`` with ``q_ij = 1/2 + tanh(eps/2) (P_ij - 1/2)``, and the debiased sum is
-    ``((e^eps + 1) * count - L_g) / (e^eps - 1)``. The guarantee is that of the real mechanism.
+    ``((e^eps + 1) * count - L_g) / (e^eps - 1)``. ``pairs`` (arrays ``i < j``) restricts the design to
+    those pairs, each compared by every user (default: all pairs). The guarantee is that of the
+    real mechanism.
     """
     t = _check_theta(theta)
     gen = as_generator(rng)
@@ -61,27 +65,29 @@ def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = 
     eps_users = np.broadcast_to(check_epsilons(epsilon), (L,)) if np.ndim(epsilon) else \
         np.full(L, float(check_epsilons([epsilon])[0]))
     m = t.size
-    i, j = np.triu_indices(m, 1)
+    i, j = np.triu_indices(m, 1) if pairs is None else (np.asarray(pairs[0]), np.asarray(pairs[1]))
     P = LOGISTIC.cdf(t[i] - t[j])
     levels, group_sizes = np.unique(eps_users, return_counts=True)
     w_user, G = record_weights(np.repeat(levels, group_sizes), weights)
     wins = np.zeros(i.size)
     totals = np.zeros(i.size)
+    weight_sq = np.zeros(i.size)
+    noise = np.zeros(i.size)
     start = 0
     for eps, Lg in zip(levels, group_sizes):
         wg = 1.0 if w_user is None else float(w_user[start])
         start += Lg
-        q = 0.5 + np.tanh(eps / 2.0) * (P - 0.5)
-        count = gen.binomial(Lg, q)
-        em1 = np.expm1(eps)
-        wins += wg * ((em1 + 2.0) * count - Lg) / em1
+        count = gen.binomial(Lg, report_probability(P, eps))
+        wins += wg * Lg * debias(count / Lg, eps)
         totals += wg * Lg
+        weight_sq += wg ** 2 * Lg
+        noise += wg ** 2 * Lg * added_variance(eps)
     pc = PairCounts.from_arrays(m, i, j, wins, totals, items=tuple(range(m)))
     per_cmp = float(levels.max())
     g = Guarantee(epsilon=per_cmp, model="local", unit=UNIT_COMPARISON,
                   mechanism="debiased randomized response", epsilon_per_comparison=per_cmp,
                   epsilon_per_user=per_cmp * i.size)
-    return PairwiseRelease(pc, g, G, paper_lambda(eps_users))
+    return PairwiseRelease(pc, g, G, paper_lambda(eps_users), weight_sq, noise)
 
 
 def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:

@@ -16,6 +16,9 @@ from ..pairwise.links import LINKS
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
+from ..inference import plot_intervals
+from .intervals import add_interval_options, interval_rows
+from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
 
 LOCAL_MECHANISMS = {
@@ -60,7 +63,9 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("--non-private-diagnostics", action="store_true",
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")
+    add_interval_options(parser)
     add_output_options(parser)
+    add_ledger_option(parser)
 
 
 def register(sub) -> None:
@@ -157,7 +162,7 @@ def _read(args):
     return read_comparisons(args.file, items=items)
 
 
-def fitted_ranking(args):
+def fitted_ranking(args, comps=None):
     """The ranking for ``--mechanism`` and the extra fields its output may show (shared by rank and top-k).
 
     Extras of private outputs are the public calibration only; solver diagnostics computed from
@@ -165,7 +170,7 @@ def fitted_ranking(args):
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
     _check_options(args)
-    comps = _read(args)
+    comps = _read(args) if comps is None else comps
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers}
@@ -188,8 +193,17 @@ def fitted_ranking(args):
 
 
 def run_ranking(args) -> int:
-    res, extra = fitted_ranking(args)
-    emit(render(res.table(args.k), res.guarantee, args.format, extra if args.format == "json" else None), args)
+    comps = _read(args)
+    res, extra = fitted_ranking(args, comps)
+    rows, ci = interval_rows(res, res.table(args.k), args)
+    notes = extra if args.format == "json" else {}
+    if ci is not None:
+        notes["intervals"] = ci.describe()
+    text = render(rows, res.guarantee, args.format, notes)
+    record_release(args, comps, res.guarantee)
+    if args.plot:
+        plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe().split(";")[0])
+    emit(text, args)
     return 0
 
 

@@ -87,3 +87,20 @@ def variance_inflation(epsilon) -> np.ndarray:
     """``coth(eps/2)^2``: the worst-case variance of a debiased report divided by 1/4."""
     eps = np.asarray(epsilon, dtype=float)
     return 1.0 / np.tanh(eps / 2.0) ** 2
+
+
+def added_variance(epsilon) -> np.ndarray:
+    """Variance debiasing adds to one answer: ``(coth^2(eps/2) - 1)/4 = 1 / (4 sinh^2(eps/2))``.
+
+    Lemma 2 of Xu, Sun, Cheng gives ``Var z = coth^2(eps/2)/4 - (P - 1/2)^2``; subtracting the
+    answer's own variance ``P(1 - P)`` leaves a term that does not depend on ``P``.
+    """
+    return 0.25 * (variance_inflation(epsilon) - 1.0)
+
+
+def report_probability(p, epsilon) -> np.ndarray:
+    """Probability that a randomized report says "first item wins" when the truth does w.p. ``p``.
+
+    ``1/2 + tanh(eps/2) (p - 1/2)`` (Xu, Sun, Cheng Lemma 1).
+    """
+    return 0.5 + np.tanh(np.asarray(epsilon, dtype=float) / 2.0) * (np.asarray(p, dtype=float) - 0.5)

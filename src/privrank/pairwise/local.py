@@ -24,8 +24,8 @@ from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
-from .release import (PairwiseRelease, local_guarantee, record_weights, release_from_reports,
-                      paper_lambda)
+from .release import (PairwiseRelease, local_guarantee, pair_variances, paper_lambda, record_weights,
+                      release_from_reports)
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -94,7 +94,8 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
-    towards 0 (Lemma 1). Same guarantee as debiased randomized response.
+    towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
+    noise variance, so confidence intervals for the BTL scores refuse it.
     """
     reports = comps if comps.is_randomized else randomized_response(comps, epsilon, user_epsilon=user_epsilon,
                                                                      rng=rng)
@@ -121,7 +122,8 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
     g = local_guarantee(comps, eps, "local Laplace", note="each answer plus Laplace(1/epsilon) noise")
     G = float(np.mean(1.0 + 8.0 / eps ** 2))
-    return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps))
+    return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps),
+                           *pair_variances(comps, None, 2.0 / eps ** 2))
 
 
 ADAPTIVE_SCHEMES = ("log_over", "critical", "log_under")

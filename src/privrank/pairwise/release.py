@@ -15,7 +15,7 @@ import numpy as np
 from ..data.comparisons import PairCounts, PairwiseComparisons
 from ..errors import InputError
 from ..guarantees import UNIT_COMPARISON, Guarantee
-from ..mechanisms.randomized_response import debias, variance_inflation
+from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
 
@@ -35,12 +35,23 @@ class PairwiseRelease:
     paper_lam : float or None
         The literal ridge of Xu, Sun, Cheng's experiments, ``(e^eps+1)^2/(e^eps-1)`` averaged
         over records (count-weighted form); None where it does not apply.
+    weight_sq : ndarray or None
+        Per pair, the sum of the squared record weights (None: unit weights, equal to
+        ``counts.totals``).
+    noise_variance : ndarray or None
+        Per pair, the sum over records of ``weight^2`` times the variance the mechanism added to
+        the record value: ``1 / (4 sinh^2(eps/2))`` for debiased randomized response (Lemma 2
+        minus the answer's own variance ``P(1 - P)``), ``2 / eps^2`` for local Laplace, 0 without
+        privacy. None for releases that are biased for the BTL scores (classic randomized
+        response): confidence intervals refuse them.
     """
 
     counts: PairCounts
     guarantee: Guarantee
     variance_factor: float
     paper_lam: float | None = None
+    weight_sq: np.ndarray | None = None
+    noise_variance: np.ndarray | None = None
 
     @property
     def items(self) -> tuple:
@@ -99,14 +110,28 @@ def release_from_reports(reports: PairwiseComparisons, *, weights: str = "unifor
     w, G = record_weights(eps, weights)
     g = local_guarantee(reports, eps, mechanism,
                         note="Ties are answered as a fair coin before randomization")
-    return PairwiseRelease(reports.pair_counts(z, w), g, G, paper_lambda(eps))
+    return PairwiseRelease(reports.pair_counts(z, w), g, G, paper_lambda(eps),
+                           *pair_variances(reports, w, added_variance(eps)))
+
+
+def pair_variances(comps: PairwiseComparisons, weights, record_noise) -> tuple[np.ndarray | None, np.ndarray]:
+    """Per-pair ``(sum of squared weights, sum of squared weight x record noise variance)``.
+
+    The pairs are those of ``comps.pair_counts()``, in the same order.
+    """
+    w2 = np.ones(comps.n_records) if weights is None else np.asarray(weights) ** 2
+    weight_sq = None if weights is None else comps.pair_counts(weights=w2).totals
+    noise = comps.pair_counts(weights=w2 * np.broadcast_to(record_noise, w2.shape)).totals
+    return weight_sq, noise
 
 
 def non_private_release(comps: PairwiseComparisons) -> PairwiseRelease:
     """The exact statistic of raw comparisons (ties count half a win each): not private."""
     if comps.is_randomized:
         raise InputError("these are randomized reports; debias them with release_from_reports")
-    return PairwiseRelease(comps.pair_counts(), Guarantee.non_private("none"), 1.0, None)
+    counts = comps.pair_counts()
+    return PairwiseRelease(counts, Guarantee.non_private("none"), 1.0, None,
+                           noise_variance=np.zeros(counts.n_pairs))
 
 
 def as_release(data, *, weights: str = "uniform") -> PairwiseRelease:
