@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from . import demo, rank
+from . import demo, rank, reproduce
 
-COMMAND_MODULES = [rank, demo]
+COMMAND_MODULES = [rank, demo, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

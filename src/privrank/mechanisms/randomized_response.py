@@ -49,6 +49,24 @@ def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:
     return (truth ^ flip).astype(np.int8)
 
 
+def randomize_counts(wins, n, epsilon, rng=None) -> np.ndarray:
+    """Number of reports "yes" when ``n`` binary answers, ``wins`` of them "yes", are randomized.
+
+    Each answer is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise, independently,
+    so the count is ``Binomial(wins, 1 - p) + Binomial(n - wins, p)`` with ``p`` the flip
+    probability: exactly the distribution of summing :func:`randomize_bits` over those answers,
+    drawn in two binomials however many answers there are. Arguments broadcast; ``epsilon`` is
+    the same for the ``n`` answers behind one count. Used to simulate many respondents at once.
+    """
+    gen = as_generator(rng)
+    w = np.asarray(wins, dtype=np.int64)
+    total = np.asarray(n, dtype=np.int64)
+    if np.any(w < 0) or np.any(w > total):
+        raise InputError("wins must lie between 0 and n")
+    p = flip_probability(check_epsilons(epsilon))
+    return gen.binomial(w, 1.0 - p) + gen.binomial(total - w, p)
+
+
 def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     """Respondent-side randomized response for one answer.
 

@@ -119,9 +119,16 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     eps = record_epsilons(comps, epsilon, user_epsilon)
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
-    g = local_guarantee(comps, eps, "local Laplace", note="each answer plus Laplace(1/epsilon) noise")
-    G = float(np.mean(1.0 + 8.0 / eps ** 2))
-    return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps))
+    g = local_guarantee(comps, eps, "local Laplace", note=LAPLACE_NOTE)
+    return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps))
+
+
+LAPLACE_NOTE = "each answer plus Laplace(1/epsilon) noise"
+
+
+def laplace_variance_factor(eps_records) -> float:
+    """``G`` of the Laplace baseline: worst-case record variance ``1/4 + 2/eps^2`` over 1/4, averaged."""
+    return float(np.mean(1.0 + 8.0 / np.asarray(eps_records, dtype=float) ** 2))
 
 
 ADAPTIVE_SCHEMES = ("log_over", "critical", "log_under")
