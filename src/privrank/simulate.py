@@ -6,6 +6,8 @@
   statistic of that design directly (a few draws per pair and epsilon group) for debiased and
   classic randomized response, the Laplace baseline and no privacy, with the same distribution
   as randomizing every user's answers; :func:`sample_debiased_release` is its debiased part.
+* :func:`release_complete_answers`: the same fast path for given (real) answers of a complete
+  design.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from .guarantees import UNIT_COMPARISON, Guarantee
 from .mechanisms.noise import laplace_sum
 from .mechanisms.randomized_response import debias, randomize_counts
 from .pairwise.local import LAPLACE_NOTE, laplace_variance_factor
-from .pairwise.release import PairwiseRelease, paper_lambda, record_weights
+from .pairwise.release import TIE_NOTE, PairwiseRelease, paper_lambda, record_weights
 
 
 def _sigmoid(x):
@@ -51,9 +53,50 @@ def btl_complete_design(theta, L: int, rng=None) -> PairwiseComparisons:
 LOCAL_RELEASES = ("debiased", "classic", "laplace", "none")
 
 
-def _release_guarantee(mechanism: str, eps_max: float, n_pairs: int, note: str = "") -> Guarantee:
-    return Guarantee(epsilon=eps_max, model="local", unit=UNIT_COMPARISON, mechanism=mechanism,
-                     epsilon_per_comparison=eps_max, epsilon_per_user=eps_max * n_pairs, note=note)
+def _complete_design_releases(m, wins, ties, sizes, levels, mechanisms, gen, weights) -> dict:
+    """Releases of a complete design from its true answer counts (one row per epsilon group).
+
+    ``wins[g, k]`` and ``ties[g, k]`` count the users of group ``g`` (``sizes[g]`` users at
+    epsilon ``levels[g]``) who preferred ``i`` to ``j`` and who had no preference, for the k-th
+    pair ``i < j`` in :func:`numpy.triu_indices` order.
+    """
+    unknown = set(mechanisms) - set(LOCAL_RELEASES)
+    if unknown:
+        raise InputError(f"mechanisms must be among {', '.join(LOCAL_RELEASES)}")
+    i, j = np.triu_indices(m, 1)
+    eps_g, L_g = levels[:, None], sizes[:, None]
+    eps_users = np.repeat(levels, sizes)
+    totals = np.full(i.size, float(sizes.sum()))
+    per_cmp = float(levels.max())
+    truth = wins + 0.5 * ties  # a tie is half a win to each item
+
+    def release(w, tot, mechanism, G, note=""):
+        guarantee = (Guarantee.non_private("none") if mechanism == "none" else
+                     Guarantee(epsilon=per_cmp, model="local", unit=UNIT_COMPARISON, mechanism=mechanism,
+                               epsilon_per_comparison=per_cmp, epsilon_per_user=per_cmp * i.size, note=note))
+        lam = None if mechanism == "none" else paper_lambda(eps_users)
+        return PairwiseRelease(PairCounts.from_arrays(m, i, j, w, tot, items=tuple(range(m))), guarantee, G, lam)
+
+    out = {}
+    if "debiased" in mechanisms or "classic" in mechanisms:
+        reports = randomize_counts(wins, L_g, eps_g, gen, ties=ties)
+        note = TIE_NOTE if np.any(ties) else ""
+        if "debiased" in mechanisms:
+            w_users, G = record_weights(eps_users, weights)
+            w_g = np.ones_like(eps_g) if w_users is None else w_users[np.cumsum(sizes) - sizes][:, None]
+            debiased = L_g * debias(reports / L_g, eps_g)
+            out["debiased"] = release((w_g * debiased).sum(0), np.full(i.size, float((w_g * L_g).sum())),
+                                      "debiased randomized response", G, note)
+        if "classic" in mechanisms:
+            out["classic"] = release(reports.sum(0).astype(float), totals, "classic randomized response",
+                                     record_weights(eps_users, "uniform")[1], note)
+    if "laplace" in mechanisms:
+        noisy = truth + laplace_sum(1.0 / eps_g, L_g, truth.shape, gen)
+        out["laplace"] = release(noisy.sum(0), totals, "local Laplace", laplace_variance_factor(eps_users),
+                                 LAPLACE_NOTE)
+    if "none" in mechanisms:
+        out["none"] = release(truth.sum(0), totals, "none", 1.0)
+    return {name: out[name] for name in mechanisms}
 
 
 def sample_local_releases(theta, L: int, epsilon, mechanisms=("debiased",), rng=None, *,
@@ -93,47 +136,43 @@ def sample_local_releases(theta, L: int, epsilon, mechanisms=("debiased",), rng=
     L = int(L)
     if L < 1:
         raise InputError("L must be >= 1")
-    unknown = set(mechanisms) - set(LOCAL_RELEASES)
-    if unknown:
-        raise InputError(f"mechanisms must be among {', '.join(LOCAL_RELEASES)}")
     eps_users = np.broadcast_to(check_epsilons(epsilon), (L,)) if np.ndim(epsilon) else \
         np.full(L, float(check_epsilons([epsilon])[0]))
-    m = t.size
-    i, j = np.triu_indices(m, 1)
+    i, j = np.triu_indices(t.size, 1)
     levels, sizes = np.unique(eps_users, return_counts=True)
-    eps_g, L_g = levels[:, None], sizes[:, None]
-    true_wins = gen.binomial(L_g, _sigmoid(t[i] - t[j])[None, :])  # one row per epsilon group
-    totals = np.full(i.size, float(L))
-    per_cmp = float(levels.max())
-    out = {}
-
-    def release(wins, totals, guarantee, G, lam):
-        counts = PairCounts.from_arrays(m, i, j, wins, totals, items=tuple(range(m)))
-        return PairwiseRelease(counts, guarantee, G, lam)
-
-    if "debiased" in mechanisms or "classic" in mechanisms:
-        reports = randomize_counts(true_wins, L_g, eps_g, gen)
-        if "debiased" in mechanisms:
-            w_user, G = record_weights(np.repeat(levels, sizes), weights)
-            w_g = np.ones((levels.size, 1)) if w_user is None else w_user[np.cumsum(sizes) - sizes][:, None]
-            debiased = L_g * debias(reports / L_g, eps_g)
-            out["debiased"] = release((w_g * debiased).sum(0), np.full(i.size, float((w_g * L_g).sum())),
-                                      _release_guarantee("debiased randomized response", per_cmp, i.size),
-                                      G, paper_lambda(eps_users))
-        if "classic" in mechanisms:
-            out["classic"] = release(reports.sum(0).astype(float), totals,
-                                     _release_guarantee("classic randomized response", per_cmp, i.size),
-                                     record_weights(eps_users, "uniform")[1], paper_lambda(eps_users))
-    if "laplace" in mechanisms:
-        noisy = true_wins + laplace_sum(1.0 / eps_g, L_g, true_wins.shape, gen)
-        out["laplace"] = release(noisy.sum(0), totals,
-                                 _release_guarantee("local Laplace", per_cmp, i.size, LAPLACE_NOTE),
-                                 laplace_variance_factor(eps_users), paper_lambda(eps_users))
-    if "none" in mechanisms:
-        out["none"] = release(true_wins.sum(0).astype(float), totals, Guarantee.non_private("none"), 1.0, None)
-    return {name: out[name] for name in mechanisms}
+    wins = gen.binomial(sizes[:, None], _sigmoid(t[i] - t[j])[None, :])
+    return _complete_design_releases(t.size, wins, np.zeros_like(wins), sizes, levels, mechanisms, gen, weights)
 
 
 def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = "uniform") -> PairwiseRelease:
     """The debiased-RR release of :func:`sample_local_releases` alone."""
     return sample_local_releases(theta, L, epsilon, ("debiased",), rng, weights=weights)["debiased"]
+
+
+def release_complete_answers(answers, epsilon=None, mechanisms=("debiased",), rng=None) -> dict[str, PairwiseRelease]:
+    """Release real answers of a complete design by local mechanisms, drawn from their counts.
+
+    ``answers`` is an ``(L, m(m-1)/2)`` array: row ``l`` holds user l's answer to every pair
+    ``i < j`` (:func:`numpy.triu_indices` order), 1 if i is preferred, -1 if j, 0 for no
+    preference. The mechanisms are those of :func:`sample_local_releases` at one
+    ``epsilon`` (not needed for ``"none"``); ties are answered as a fair coin by randomized
+    response and count half a win otherwise, as in :mod:`privrank.pairwise.local`. Only the
+    per-pair counts are used, so each release has exactly the distribution of randomizing
+    every answer, at a cost that does not grow with L. Guarantee: eps-local DP per comparison,
+    ``eps * m(m-1)/2`` per user.
+    """
+    y = np.asarray(answers)
+    n_pairs = y.shape[-1] if y.ndim == 2 else 0
+    m = int(round((1 + np.sqrt(1 + 8 * n_pairs)) / 2))
+    if y.ndim != 2 or y.shape[0] < 1 or n_pairs < 1 or m * (m - 1) // 2 != n_pairs or \
+            not np.all(np.isin(y, (-1, 0, 1))):
+        raise InputError("answers must be an (L, m(m-1)/2) array of 1, -1 and 0, one row per user")
+    if epsilon is None:
+        if set(mechanisms) - {"none"}:
+            raise InputError("epsilon is needed for a private mechanism")
+        epsilon = 1.0
+    levels = np.array([check_epsilons([epsilon])[0]])
+    wins = (y == 1).sum(0)[None, :]
+    ties = (y == 0).sum(0)[None, :]
+    return _complete_design_releases(m, wins, ties, np.array([y.shape[0]]), levels, mechanisms, as_generator(rng),
+                                     "uniform")

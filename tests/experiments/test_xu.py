@@ -9,7 +9,7 @@ import pytest
 import privrank as pr
 from privrank.data.datasets import DatasetNotFound
 from privrank.experiments import runner, xu
-from privrank.simulate import sample_local_releases
+from privrank.simulate import release_complete_answers, sample_local_releases
 
 
 def _claims(study, prefix):
@@ -95,13 +95,19 @@ def test_quick_and_full_grids_declare_every_claim():
 
 def test_movielens_replication():
     try:
-        comps, theta = xu.movielens_data()
+        answers, theta = xu.movielens_data()
     except DatasetNotFound:
         pytest.skip("MovieLens ml-latest-small is not in the data directory")
-    assert comps.n_items == 40 and comps.n_users == 610 and abs(theta.sum()) < 1e-9
-    out = xu.movielens({"L": 50, "scheme": "critical"}, np.random.default_rng(1))
-    assert set(out) == {"kendall", "top_10", "l2", "linf"}
-    assert 0 <= out["kendall"] < 0.5 and 0 <= out["top_10"] <= 1
+    assert answers.shape == (610, 780) and theta.size == 40 and abs(theta.sum()) < 1e-9
+    # the answer array holds the same data as the comparisons: its non-private fit is theta*
+    rel = release_complete_answers(answers, mechanisms=("none",))["none"]
+    np.testing.assert_allclose(pr.fit_btl(rel).scores, theta, atol=1e-9)
+    assert 0.5 < np.mean(answers == 0) < 0.6  # about half of the answers are ties
+    for scheme in ("critical", "none"):
+        out = xu.movielens({"L": 50, "scheme": scheme}, np.random.default_rng(1))
+        assert set(out) == {"kendall", "top_10", "l2", "linf"}
+        assert 0 < out["kendall"] < 0.5 and 0 <= out["top_10"] <= 1
+    assert xu.movielens({"L": 610, "scheme": "none"}, np.random.default_rng(1))["linf"] < 1e-9  # all users
 
 
 def test_missing_movielens_is_skipped_not_a_crash(tmp_path, monkeypatch):

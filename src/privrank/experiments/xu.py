@@ -26,10 +26,13 @@ Decisions where the paper is silent or misprinted (implementer's notes §7):
 * MovieLens is ml-latest-small (the statistics the paper quotes are not those of ML-100K):
   the 40 most-rated movies, all 610 users, users subsampled without replacement in every
   replication; equal ratings and two unrated movies are ties, which randomized response
-  answers as a fair coin; theta* is the non-private fit on all 610 users (ties half a win).
+  answers as a fair coin; theta* is the non-private fit on all 610 users (ties half a win). A
+  non-private curve (the same subsamples fitted without privacy) is added: it isolates the
+  error of sampling users, which the paper does not discuss.
 
-Simulations use the exact sufficient-statistic samplers of :mod:`privrank.simulate`; the
-MovieLens study runs the real per-comparison mechanism on the real answers.
+Every release is drawn from per-pair counts by the exact samplers of :mod:`privrank.simulate`
+(equal in distribution to randomizing each answer): of simulated BTL answers, and for MovieLens
+of the real answers of the drawn users.
 """
 from __future__ import annotations
 
@@ -40,9 +43,9 @@ import numpy as np
 from ..data.datasets import load_movielens_top40
 from ..metrics import kendall_distance, l2_error, linf_error, top_k_hamming
 from ..pairwise.btl import fit_btl
-from ..pairwise.local import ADAPTIVE_SCHEMES, adaptive_epsilon, debiased_randomized_response
+from ..pairwise.local import ADAPTIVE_SCHEMES, adaptive_epsilon
 from ..pairwise.release import WEIGHTS
-from ..simulate import sample_debiased_release, sample_local_releases
+from ..simulate import release_complete_answers, sample_debiased_release, sample_local_releases
 from .runner import Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio, Sel, Slope, Study, Within, grid
 
 SIM_L0 = 100           # adaptive schemes: eps = 1 at L = 100 (Scenarios II and IV)
@@ -142,24 +145,33 @@ def mixed_privacy(cell, rng) -> dict:
 
 @functools.cache
 def movielens_data():
-    """The MovieLens comparisons and theta* (non-private fit on all users); cached per process."""
+    """MovieLens answers as a (users x pairs) array and theta* (non-private fit on all users), per process."""
     comps = load_movielens_top40()
-    return comps, fit_btl(comps).scores
+    m = comps.n_items
+    pair = np.full((m, m), -1)
+    pair[np.triu_indices(m, 1)] = np.arange(m * (m - 1) // 2)
+    a, b = comps.item_a, comps.item_b
+    answers = np.zeros((comps.n_users, m * (m - 1) // 2), dtype=np.int8)
+    answers[comps.user, pair[np.minimum(a, b), np.maximum(a, b)]] = np.where(a < b, comps.outcome, -comps.outcome)
+    return answers, fit_btl(comps).scores
 
 
 def movielens(cell, rng) -> dict:
-    """MovieLens (§5.4): L users drawn without replacement, the real mechanism on their answers.
+    """MovieLens (§5.4): L users drawn without replacement, their answers released at eps.
 
-    The scheme ``"none"`` fits the drawn users' answers without privacy: the error of sampling
+    The release is drawn from the drawn users' per-pair answer counts
+    (:func:`privrank.simulate.release_complete_answers`), exactly as if every answer were
+    randomized. The scheme ``"none"`` fits those answers without privacy: the error of sampling
     L of the 610 users alone.
     """
-    comps, theta = movielens_data()
-    sample = comps.select_users(rng.choice(comps.n_users, cell["L"], replace=False))
+    answers, theta = movielens_data()
+    sample = answers[rng.choice(answers.shape[0], cell["L"], replace=False)]
     if cell["scheme"] == NON_PRIVATE:
-        fit = fit_btl(sample)
+        rel = release_complete_answers(sample, mechanisms=("none",))["none"]
     else:
-        eps = adaptive_epsilon(cell["scheme"], comps.n_items, cell["L"], MOVIELENS_L0)
-        fit = fit_btl(debiased_randomized_response(sample, eps, rng=rng))
+        eps = adaptive_epsilon(cell["scheme"], theta.size, cell["L"], MOVIELENS_L0)
+        rel = release_complete_answers(sample, eps, rng=rng)["debiased"]
+    fit = fit_btl(rel)
     return {"kendall": kendall_distance(fit.scores, theta), "top_10": top_k_hamming(fit.scores, theta, MOVIELENS_TOP),
             **_estimation_errors(fit.scores, theta)}
 
@@ -184,7 +196,7 @@ QUICK = dict(
     ranking_threshold=dict(L=(50, 400), m=(10, 20, 30), reps=500),
     mechanisms=dict(L=(50, 400), m=(10, 20), reps=200),
     mixed=dict(L=(100, 800), share=(0.05, 0.5), reps=100),
-    movielens=dict(L=(50, 600), reps=50),
+    movielens=dict(L=(50, 600), reps=100),
 )
 
 DESCRIPTION = """Xu, Sun, Cheng (arXiv 2402.16792 v1), §5: debiased randomized response at
@@ -198,13 +210,12 @@ measurements, not private releases: errors are measured against the true scores 
 MovieLens, against the non-private fit on all users)."""
 
 
-def _rr_mismatch_caption() -> str:
-    return ("Classic and debiased randomized response give the same ranking on the same reports "
-            "(their Kendall curves coincide). With one eps for all users the "
-            "debiased win matrix is an increasing affine function of the classic one, so both have the same "
-            "Borda scores up to an increasing map, and on this complete design the BTL fit orders items "
-            "exactly by Borda score, ties included. The paper's remark that debiasing also improves the "
-            "ranking does not hold for equal eps; debiasing matters for the scores, not the order.")
+SAME_RANKING_CAPTION = (
+    "Classic and debiased randomized response give the same ranking on the same reports (their Kendall "
+    "curves coincide). With one eps for all users the debiased win matrix is an increasing affine function of "
+    "the classic one, so both have the same Borda scores up to an increasing map, and on this complete design "
+    "the BTL fit orders items exactly by Borda score, ties included. The paper's remark that debiasing also "
+    "improves the ranking does not hold for equal eps; debiasing matters for the scores, not the order.")
 
 
 def build(quick: bool = False, reps: int | None = None) -> Study:
@@ -266,7 +277,7 @@ def _scenario1(c, figures, claims):
                                b=Mean(Sel("scenario1", metric, eps=e, m=mmin))))
 
 
-def _scheme_panels(experiment, metric, ms):
+def _scheme_panels(metric, ms):
     return tuple(Panel(f"{METRIC_LABELS[metric]}, m={m}",
                        tuple(Curve(s, metric, {"scheme": s, "m": m}) for s in ADAPTIVE_SCHEMES), ylabel=metric)
                  for m in ms)
@@ -296,7 +307,7 @@ def _ratio(experiment, metric, scheme, Lmin, Lmax):
 
 def _scenario2(c, figures, claims):
     Lmin, Lmax = min(c["L"]), max(c["L"])
-    panels = _scheme_panels("scenario2", "linf", c["m"]) + _scheme_panels("scenario2", "l2", c["m"])
+    panels = _scheme_panels("linf", c["m"]) + _scheme_panels("l2", c["m"])
     figures.append(Figure("fig3_scenario2", "Figure 3 - Scenario II: estimation error under adaptive eps",
                           "scenario2", panels,
                           "Paper: the critical scheme's curve stays level as L grows; the errors worsen under "
@@ -337,7 +348,7 @@ def _scenario3(c, figures, claims):
 def _scenario4(c, figures, claims):
     Lmin, Lmax = min(c["L"]), max(c["L"])
     figures.append(Figure("fig5_scenario4", "Figure 5 - Scenario IV: full-ranking error under adaptive eps",
-                          "scenario4", _scheme_panels("scenario4", "kendall", c["m"]),
+                          "scenario4", _scheme_panels("kendall", c["m"]),
                           "Paper: as in Scenario II, eps ~ 1/sqrt(mL) divides rising from falling errors. "
                           f"theta* evenly spaced with Delta = {IV_DELTA:g}; eps = 1 at L = {SIM_L0}, so "
                           "eps > 1 at L = 50. The critical curve drifts down at these sizes: its error "
@@ -366,7 +377,7 @@ def _scenario5(c, figures, claims):
                    for m in c["m"] for metric in ("linf", "l2", "kendall"))
     figures.append(Figure("fig6_scenario5", f"Figure 6 - Scenario V: mechanisms at eps = {V_EPS:g}", "scenario5",
                           panels, "Paper: debiased RR beats classic RR and Laplace on every metric, and classic "
-                          "RR does not estimate theta* consistently. " + _rr_mismatch_caption()))
+                          "RR does not estimate theta* consistently. " + SAME_RANKING_CAPTION))
     for metric in ("l2", "linf", "kendall"):
         claims.append(Less(id=f"V-{metric}-debiased-beats-laplace", figure="fig6_scenario5",
                            text=f"debiased RR has a smaller {METRIC_LABELS[metric]} than Laplace at equal eps "

@@ -24,8 +24,8 @@ from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
-from .release import (PairwiseRelease, local_guarantee, record_weights, release_from_reports,
-                      paper_lambda)
+from .release import (TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, record_weights,
+                      release_from_reports)
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -101,7 +101,7 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     eps = reports.epsilon
     _, G = record_weights(eps, "uniform")
     g = local_guarantee(reports, eps, "classic randomized response",
-                        note="Ties are answered as a fair coin before randomization")
+                        note=TIE_NOTE)
     return PairwiseRelease(reports.pair_counts(), g, G, paper_lambda(eps))
 
 
