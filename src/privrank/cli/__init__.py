@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from . import demo, rank, reproduce
+from . import aggregate, demo, rank, reproduce
 
-COMMAND_MODULES = [rank, demo, reproduce]
+COMMAND_MODULES = [rank, aggregate, demo, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -595,7 +595,10 @@ def plot_figure(fig: Figure, results: Results, path: Path) -> None:
     cells = results.cells[fig.experiment]
     ncol = min(3, len(fig.panels))
     nrow = math.ceil(len(fig.panels) / ncol)
-    mfig = MplFigure(figsize=(3.6 * ncol, 2.9 * nrow + 0.4), layout="constrained")
+    height = 2.9 * nrow + 0.5
+    mfig = MplFigure(figsize=(3.6 * ncol, height))
+    mfig.subplots_adjust(left=0.07, right=0.98, bottom=0.62 / height, top=1 - 0.55 / height,
+                         wspace=0.28, hspace=0.45)
     axes = mfig.subplots(nrow, ncol, squeeze=False).ravel()
     for ax, panel in zip(axes, fig.panels):
         for curve in panel.curves:
