@@ -54,3 +54,17 @@ def test_validation(kwargs, match):
 def test_components():
     c = PairwiseComparisons.from_labels(["a", "c"], ["b", "d"], [1, 1])
     assert c.pair_counts().n_components() == 2
+
+
+def test_select_users_keeps_their_records_and_renumbers():
+    c = PairwiseComparisons.from_labels(["a", "b", "a", "c"], ["b", "c", "c", "a"], [1, -1, 0, 1],
+                                        user=["u", "v", "w", "v"])  # users sorted: u=0, v=1, w=2
+    sub = c.select_users([2, 1])
+    assert sub.users == ("w", "v") and sub.items == c.items
+    assert sub.n_records == 3 and list(sub.user) == [1, 0, 1]
+    assert list(sub.outcome) == [-1, 0, 1]
+    for bad in ([], [0, 0], [3]):
+        with pytest.raises(InputError):
+            c.select_users(bad)
+    with pytest.raises(InputError):
+        PairwiseComparisons.from_labels(["a"], ["b"], [1]).select_users([0])

@@ -183,6 +183,21 @@ class PairwiseComparisons:
             raise InputError("the data have no user ids")
         return np.bincount(self.user, minlength=len(self.users))
 
+    def select_users(self, users) -> "PairwiseComparisons":
+        """The records of the users at internal indices ``users`` (distinct), renumbered in that order."""
+        if self.user is None:
+            raise InputError("the data have no user ids")
+        idx = np.asarray(users, dtype=np.int64).ravel()
+        n = len(self.users)
+        if idx.size == 0 or idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size:
+            raise InputError(f"users must be distinct indices between 0 and {n - 1}")
+        new = np.full(n, -1, dtype=np.int64)
+        new[idx] = np.arange(idx.size)
+        keep = new[self.user] >= 0
+        eps = None if self.epsilon is None else self.epsilon[keep]
+        return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
+                                   new[self.user[keep]], tuple(self.users[k] for k in idx), eps)
+
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
         return (self.outcome.astype(float) + 1.0) / 2.0

@@ -49,6 +49,28 @@ def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:
     return (truth ^ flip).astype(np.int8)
 
 
+def randomize_counts(wins, n, epsilon, rng=None, *, ties=0) -> np.ndarray:
+    """Number of reports "yes" when ``n`` answers, ``wins`` of them "yes", are randomized.
+
+    ``ties`` of the other answers are ties, answered as a fair coin first (as in
+    :func:`randomize_bits`). Each answer is then kept with probability ``e^eps/(1+e^eps)`` and
+    flipped otherwise, independently, so with ``y = wins + Binomial(ties, 1/2)`` the count is
+    ``Binomial(y, 1 - p) + Binomial(n - y, p)``, ``p`` the flip probability: exactly the
+    distribution of summing :func:`randomize_bits` over those answers, in three draws however
+    many answers there are. Arguments broadcast; ``epsilon`` is the same for the ``n`` answers
+    behind one count. Used to simulate many respondents at once.
+    """
+    gen = as_generator(rng)
+    w = np.asarray(wins, dtype=np.int64)
+    t = np.asarray(ties, dtype=np.int64)
+    total = np.asarray(n, dtype=np.int64)
+    if np.any(w < 0) or np.any(t < 0) or np.any(w + t > total):
+        raise InputError("wins and ties must be >= 0 and add up to at most n")
+    p = flip_probability(check_epsilons(epsilon))
+    yes = w + gen.binomial(t, 0.5)
+    return gen.binomial(yes, 1.0 - p) + gen.binomial(total - yes, p)
+
+
 def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     """Respondent-side randomized response for one answer.
 

@@ -24,8 +24,8 @@ from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
-from .release import (PairwiseRelease, local_guarantee, pair_variances, paper_lambda, record_weights,
-                      release_from_reports)
+from .release import (TIE_NOTE, PairwiseRelease, local_guarantee, pair_variances, paper_lambda,
+                      record_weights, release_from_reports)
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -102,7 +102,7 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     eps = reports.epsilon
     _, G = record_weights(eps, "uniform")
     g = local_guarantee(reports, eps, "classic randomized response",
-                        note="Ties are answered as a fair coin before randomization")
+                        note=TIE_NOTE)
     return PairwiseRelease(reports.pair_counts(), g, G, paper_lambda(eps))
 
 
@@ -120,10 +120,17 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     eps = record_epsilons(comps, epsilon, user_epsilon)
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
-    g = local_guarantee(comps, eps, "local Laplace", note="each answer plus Laplace(1/epsilon) noise")
-    G = float(np.mean(1.0 + 8.0 / eps ** 2))
-    return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps),
+    g = local_guarantee(comps, eps, "local Laplace", note=LAPLACE_NOTE)
+    return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps),
                            *pair_variances(comps, None, 2.0 / eps ** 2))
+
+
+LAPLACE_NOTE = "each answer plus Laplace(1/epsilon) noise"
+
+
+def laplace_variance_factor(eps_records) -> float:
+    """``G`` of the Laplace baseline: worst-case record variance ``1/4 + 2/eps^2`` over 1/4, averaged."""
+    return float(np.mean(1.0 + 8.0 / np.asarray(eps_records, dtype=float) ** 2))
 
 
 ADAPTIVE_SCHEMES = ("log_over", "critical", "log_under")

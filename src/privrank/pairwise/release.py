@@ -18,6 +18,7 @@ from ..guarantees import UNIT_COMPARISON, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
+TIE_NOTE = "Ties are answered as a fair coin before randomization"
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def release_from_reports(reports: PairwiseComparisons, *, weights: str = "unifor
     z = debias((reports.outcome + 1) // 2, eps)
     w, G = record_weights(eps, weights)
     g = local_guarantee(reports, eps, mechanism,
-                        note="Ties are answered as a fair coin before randomization")
+                        note=TIE_NOTE)
     return PairwiseRelease(reports.pair_counts(z, w), g, G, paper_lambda(eps),
                            *pair_variances(reports, w, added_variance(eps)))
 
