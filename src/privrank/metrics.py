@@ -54,7 +54,8 @@ def l2_error(est, true) -> float:
     """``||est - true||_2 / sqrt(m)`` (both centred to sum zero first)."""
     a, b = _pair(est, true)
     d = (a - a.mean()) - (b - b.mean())
-    return float(np.linalg.norm(d) / np.sqrt(a.size))
+    top = np.max(np.abs(d))  # scaled so that huge scores do not overflow the squares
+    return float(top * np.linalg.norm(d / top) / np.sqrt(a.size)) if top > 0 else 0.0
 
 
 def linf_error(est, true) -> float:

@@ -409,7 +409,7 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
     """
     orders, w = profile_arrays(profile, weights)
     rel = footrule_cost_release(positions_of(orders), epsilon=epsilon, delta=delta,
-                                noise="laplace" if float(delta) == 0 else "gaussian",
+                                noise="laplace" if check_delta(delta) == 0 else "gaussian",
                                 kappa=kappa, weights=_integer_weights(w), rng=rng)
     return FootruleRelease(order=assignment_order(rel.costs), release=rel,
                            guarantee=rel.guarantee)

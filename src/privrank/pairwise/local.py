@@ -36,8 +36,13 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
             vals = np.array([float(spec[u]) for u in comps.users])
         except KeyError:
             raise InputError(f"{name} mapping is missing a user of the data") from None
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} in the mapping must be a number > 0") from None
     else:
-        vals = np.asarray(spec, dtype=float)
+        try:
+            vals = np.asarray(spec, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} must be a number > 0") from None
         if vals.shape != (len(comps.users),):
             raise InputError(f"{name} needs one value per user ({len(comps.users)})")
     return check_epsilons(vals, name=name)
