@@ -7,7 +7,9 @@ post-processing of private releases.
 from .data.comparisons import PairCounts, PairwiseComparisons
 from .data.io import read_comparisons
 from .errors import BudgetExceededError, DisconnectedError, InputError
-from .guarantees import Guarantee, compose
+from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
+                         zcdp_epsilon, zcdp_rho)
+from .mechanisms.counts import CountRelease, noisy_counts
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import kendall_distance, l2_error, linf_error, top_k_hamming
 from .pairwise.btl import BTLFit, fit_btl
@@ -18,9 +20,11 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "DisconnectedError", "Guarantee", "InputError", "PairCounts",
-    "PairwiseComparisons", "PairwiseRelease", "adaptive_epsilon", "classic_randomized_response",
-    "compose", "debias", "debiased_randomized_response", "fit_btl", "flip_probability",
-    "kendall_distance", "l2_error", "linf_error", "local_laplace", "randomize_answer",
+    "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CountRelease", "DisconnectedError",
+    "Guarantee", "InputError", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP",
+    "ZCDP", "adaptive_epsilon", "classic_randomized_response", "compose", "compose_budgets",
+    "debias", "debiased_randomized_response", "fit_btl", "flip_probability", "kendall_distance",
+    "l2_error", "linf_error", "local_laplace", "noisy_counts", "randomize_answer",
     "randomized_response", "read_comparisons", "release_from_reports", "top_k_hamming",
+    "zcdp_epsilon", "zcdp_rho",
 ]

@@ -47,22 +47,20 @@ def chi_square_p(samples: np.ndarray, pmf) -> float:
     return float(stats.chi2.sf(stat, mask.sum() - 1))
 
 
-@pytest.mark.parametrize("scale,seed", [(0.3, 1), (2.3, 2), (40.7, 3)])
-def test_discrete_laplace_fits_its_pmf(scale, seed):
-    x = discrete_laplace(scale, N, rng=seed)
+@pytest.mark.parametrize("sampler,pmf,param,seed", [
+    (discrete_laplace, discrete_laplace_pmf, 0.3, 1),
+    (discrete_laplace, discrete_laplace_pmf, 2.3, 2),
+    (discrete_laplace, discrete_laplace_pmf, 40.7, 3),
+    (discrete_gaussian, discrete_gaussian_pmf, 0.4, 4),
+    (discrete_gaussian, discrete_gaussian_pmf, 3.7, 5),
+    (discrete_gaussian, discrete_gaussian_pmf, 150.2, 6),
+])
+def test_discrete_samplers_fit_their_pmfs(sampler, pmf, param, seed):
+    x = sampler(param, N, rng=seed)
     assert x.dtype == np.int64
-    assert chi_square_p(x, lambda k: discrete_laplace_pmf(k, scale)) > P_MIN
-    broken = discrete_laplace(0.9 * scale, N, rng=seed + 100)
-    assert chi_square_p(broken, lambda k: discrete_laplace_pmf(k, scale)) < P_MIN
-
-
-@pytest.mark.parametrize("sigma,seed", [(0.4, 4), (3.7, 5), (150.2, 6)])
-def test_discrete_gaussian_fits_its_pmf(sigma, seed):
-    x = discrete_gaussian(sigma, N, rng=seed)
-    assert x.dtype == np.int64
-    assert chi_square_p(x, lambda k: discrete_gaussian_pmf(k, sigma)) > P_MIN
-    broken = discrete_gaussian(0.9 * sigma, N, rng=seed + 100)
-    assert chi_square_p(broken, lambda k: discrete_gaussian_pmf(k, sigma)) < P_MIN
+    assert chi_square_p(x, lambda k: pmf(k, param)) > P_MIN
+    broken = sampler(0.9 * param, N, rng=seed + 100)
+    assert chi_square_p(broken, lambda k: pmf(k, param)) < P_MIN
 
 
 @pytest.mark.parametrize("scale", [0.25, 1.0, 7.5])

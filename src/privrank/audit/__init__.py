@@ -13,8 +13,8 @@ Command line: ``privrank audit --list`` and ``privrank audit NAME --epsilon E [-
 
 Registering a mechanism
 -----------------------
-Every public function that takes a privacy budget (``epsilon``, ``user_epsilon`` or ``rho``)
-and ``rng`` must be covered by a registered :class:`Mechanism` (or be declared not a mechanism
+Every public function or class that takes a privacy budget (a parameter named ``epsilon``,
+``user_epsilon``, ``rho`` or ``budget``) and ``rng`` must be covered by a registered :class:`Mechanism` (or be declared not a mechanism
 in :data:`~privrank.audit.registry.NOT_MECHANISMS` with a reason); ``tests/audit`` fails
 otherwise and audits every registered mechanism, as calibrated and with its control. A
 registration names the public functions it covers and a ``run(epsilon, delta, trials, rng)``
@@ -52,12 +52,13 @@ neighbouring pair you can construct, say so in ``note`` with the worst-case loss
 the largest factor the audit does catch as ``control``. Broken published constants go in
 ``controls`` by name.
 """
-from .core import AuditResult, audit_exact, audit_samples, clopper_pearson
-from .registry import (DEFAULT_DELTA, Exact, Mechanism, Samples, get, mechanisms,
-                       private_algorithms, register, run_audit)
+from .core import (AuditResult, audit_exact, audit_laplace_release, audit_samples,
+                   clopper_pearson)
+from .registry import (DEFAULT_DELTA, Exact, LaplaceRelease, Mechanism, Samples, get,
+                       mechanisms, private_algorithms, register, run_audit)
 
 __all__ = [
-    "AuditResult", "DEFAULT_DELTA", "Exact", "Mechanism", "Samples", "audit_exact",
-    "audit_samples", "clopper_pearson", "get", "mechanisms", "private_algorithms", "register",
-    "run_audit",
+    "AuditResult", "DEFAULT_DELTA", "Exact", "LaplaceRelease", "Mechanism", "Samples",
+    "audit_exact", "audit_laplace_release", "audit_samples", "clopper_pearson", "get",
+    "mechanisms", "private_algorithms", "register", "run_audit",
 ]

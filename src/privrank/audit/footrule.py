@@ -58,56 +58,51 @@ class BatchMismatch(InputError):
     """The batched sampler does not reproduce the public function: the audit would be void."""
 
 
-def _check_same(public: np.ndarray, batch: np.ndarray, what: str) -> None:
-    if not np.array_equal(np.asarray(public).ravel(), np.asarray(batch).ravel()):
-        raise BatchMismatch(f"the batched {what} release differs from the public function's "
+def _tree_batch(noise, layout, counts, public, radius, unit, epsilon, delta, trials, seed):
+    """``trials`` releases of the tree vector of one input, after checking the batch against
+    ``public`` -- the public function's release for the same ``seed``.
+
+    ``counts`` holds one row per tree (a one-hot row per record value); central noise is added
+    by the tree's own release function to ``trials`` stacked copies, local noise by the Duchi
+    randomizer to ``trials`` copies of the record's concatenated vector of radius ``radius``.
+    """
+    rng = np.random.default_rng
+    if noise == "local":
+        vector = (counts @ layout.design.T).ravel()
+        batch = duchi_l2(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon, rng=rng(seed))
+        first = duchi_l2(vector[None, :], radius=radius, epsilon=epsilon, rng=rng(seed))
+    else:
+        k = counts.shape[0]
+        s1, s2 = (tree.single_sensitivity(layout, p) if k == 1 else
+                  tree.parallel_sensitivity(layout, p) for p in (1, 2))
+        noisy, *_ = tree._central_release(np.tile(counts, (trials, 1)), 1, layout, s1, s2, noise,
+                                          epsilon, delta, rng(seed), unit, "audit")
+        batch = noisy.reshape(trials, -1)
+        first = batch[0]
+    if not np.array_equal(np.asarray(public).ravel(), first.ravel()):
+        raise BatchMismatch(f"the batched {noise} release differs from the public function's "
                             "for the same seed")
-
-
-def _central(counts, layout, noise, epsilon, delta, trials, seed, unit, mech) -> np.ndarray:
-    """``trials`` releases of the tree aggregates of ``counts`` (rows: trees), one per row."""
-    k = counts.shape[0]
-    s1, s2 = (tree.single_sensitivity(layout, p) if k == 1 else tree.parallel_sensitivity(layout, p)
-              for p in (1, 2))
-    noisy, *_ = tree._central_release(np.tile(counts, (trials, 1)), 1, layout, s1, s2, noise,
-                                      epsilon, delta, np.random.default_rng(seed), unit, mech)
-    return noisy.reshape(trials, -1)
-
-
-def _local(vector, radius, epsilon, trials, seed) -> np.ndarray:
-    return duchi_l2(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
-                    rng=np.random.default_rng(seed))
+    return batch
 
 
 # --------------------------------------------------------------------------------------------
 # approximate median (Algorithm 1)
 # --------------------------------------------------------------------------------------------
 
-def _median_pair(layout, p: int) -> tuple[int, int]:
-    """Two values whose weighted vectors are farthest apart in l_p (the sensitivity pair)."""
-    x, y = np.unravel_index(np.argmax(layout.distance_power(p)), (layout.m, layout.m))
-    return int(x), int(y)
-
-
 def _median_run(noise: str):
     def run(epsilon, delta, trials, rng) -> Samples:
         layout = tree.tree_layout(MEDIAN_DOMAIN, tree.DEFAULT_KAPPA[noise])
-        pair = _median_pair(layout, 1 if noise == "laplace" else 2)
+        # the two values whose weighted vectors are farthest apart: the sensitivity pair
+        dist = layout.distance_power(1 if noise == "laplace" else 2)
+        pair = np.unravel_index(np.argmax(dist), dist.shape)
+        radius = float(np.max(np.linalg.norm(layout.design, axis=0)))
         out = []
         for x in pair:
             seed = int(rng.integers(2 ** 63))
             public = tree.approximate_median([x], MEDIAN_DOMAIN, epsilon=epsilon, delta=delta,
                                              noise=noise, rng=seed).aggregates
-            if noise == "local":
-                radius = float(np.max(np.linalg.norm(layout.design, axis=0)))
-                batch = _local(layout.design[:, x], radius, epsilon, trials, seed)
-                _check_same(public, _local(layout.design[:, x], radius, epsilon, 1, seed), noise)
-            else:
-                counts = np.eye(MEDIAN_DOMAIN)[[x]]
-                batch = _central(counts, layout, noise, epsilon, delta, trials, seed,
-                                 tree.UNIT_RECORD, "audit")
-                _check_same(public, batch[0], noise)
-            out.append(batch)
+            out.append(_tree_batch(noise, layout, np.eye(MEDIAN_DOMAIN)[[x]], public, radius,
+                                   tree.UNIT_RECORD, epsilon, delta, trials, seed))
         return Samples(*out)
     return run
 
@@ -128,23 +123,17 @@ def _ranking_pair(layout, p: int) -> tuple[np.ndarray, np.ndarray]:
 def _footrule_run(noise: str):
     def run(epsilon, delta, trials, rng) -> Samples:
         layout = tree.tree_layout(FOOTRULE_ITEMS[noise], tree.DEFAULT_KAPPA[noise])
+        radius = float(np.sqrt(np.sum(layout.design ** 2)))
         out = []
         for order in _ranking_pair(layout, 1 if noise == "laplace" else 2):
             seed = int(rng.integers(2 ** 63))
-            positions = positions_of(order[None, :])
             if noise == "local":
-                public = ldp_footrule(order[None, :], epsilon=epsilon, rng=seed).release.aggregates
-                vector = layout.design.T[positions[0]].ravel()
-                radius = float(np.sqrt(np.sum(layout.design ** 2)))
-                batch = _local(vector, radius, epsilon, trials, seed)
-                _check_same(public, _local(vector, radius, epsilon, 1, seed), noise)
+                public = ldp_footrule(order[None, :], epsilon=epsilon, rng=seed)
             else:
-                public = dp_footrule(order[None, :], epsilon=epsilon, delta=delta,
-                                     rng=seed).release.aggregates
-                batch = _central(tree.position_counts(positions), layout, noise, epsilon, delta,
-                                 trials, seed, UNIT_RANKING, "audit")
-                _check_same(public, batch[0], noise)
-            out.append(batch)
+                public = dp_footrule(order[None, :], epsilon=epsilon, delta=delta, rng=seed)
+            counts = tree.position_counts(positions_of(order[None, :]))
+            out.append(_tree_batch(noise, layout, counts, public.release.aggregates, radius,
+                                   UNIT_RANKING, epsilon, delta, trials, seed))
         return Samples(*out)
     return run
 
@@ -153,7 +142,7 @@ def _footrule_run(noise: str):
 # DP-PTAS (Section 5)
 # --------------------------------------------------------------------------------------------
 
-def ptas_profile(epsilon: float, delta: float) -> tuple[int, int]:
+def _ptas_profile(epsilon: float, delta: float) -> tuple[int, int]:
     """``(n, k)``: ``k`` voters rank item 0 first and ``n - k`` item 1; the neighbour moves one.
 
     ``n`` puts the pairwise fraction (1/2) at least 20 Laplace scales (or 8 Gaussian standard
@@ -170,7 +159,7 @@ def ptas_profile(epsilon: float, delta: float) -> tuple[int, int]:
 
 def _ptas_run(variant: str):
     def run(epsilon, delta, trials, rng) -> Samples:
-        n, k = ptas_profile(epsilon, delta)
+        n, k = _ptas_profile(epsilon, delta)
         orders = np.array([[0, 1], [1, 0]])
         out = []
         for first_votes in (k, k - 1):

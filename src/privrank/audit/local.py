@@ -115,45 +115,34 @@ def _duchi(epsilon, delta, trials, rng) -> Samples:
                    duchi_l2(-v, radius=1.0, epsilon=epsilon, rng=rng))
 
 
-register(Mechanism(
-    name="randomized-response",
-    description="randomized response on one comparison (plain, debiased and classic releases)",
-    unit="one comparison: its answer (item_a, item_b or tie) changes",
-    covers=RR_COVERS, run=_rr))
-
-register(Mechanism(
-    name="randomized-response/personalised",
-    description="randomized response with a personal epsilon per user (epsilon={user: e})",
-    unit=f"one comparison of a user whose own epsilon is the claim (other users choose "
+for _name, _description, _unit, _run in (
+        ("randomized-response",
+         "randomized response on one comparison (plain, debiased and classic releases)",
+         "one comparison: its answer (item_a, item_b or tie) changes", _rr),
+        ("randomized-response/personalised",
+         "randomized response with a personal epsilon per user (epsilon={user: e})",
+         f"one comparison of a user whose own epsilon is the claim (other users choose "
          f"{OTHER_USERS:g}x larger ones): the guarantee each user chose, not the maximum",
-    covers=RR_COVERS[2:], run=_rr_personalised))
+         _rr_personalised),
+        ("randomized-response/user-budget",
+         "randomized response with a per-user budget split over the user's comparisons",
+         f"all comparisons of one user ({USER_RECORDS} here): every answer of the user changes",
+         _rr_user_budget)):
+    register(Mechanism(name=_name, description=_description, unit=_unit, covers=RR_COVERS,
+                       run=_run))
 
-register(Mechanism(
-    name="randomized-response/user-budget",
-    description="randomized response with a per-user budget split over the user's comparisons",
-    unit=f"all comparisons of one user ({USER_RECORDS} here): every answer of the user changes",
-    covers=RR_COVERS[2:], run=_rr_user_budget))
-
-register(Mechanism(
-    name="local-laplace",
-    description="per-comparison Laplace noise on the answer value (local baseline)",
-    unit="one comparison: its answer changes (values 1 and 0, sensitivity 1)",
-    covers=("privrank.pairwise.local.local_laplace",), run=_local_laplace, trials=100_000))
-
-register(Mechanism(
-    name="local-laplace/personalised",
-    description="local Laplace with a personal epsilon per user",
-    unit=f"one comparison of a user whose own epsilon is the claim (other users choose "
-         f"{OTHER_USERS:g}x larger ones)",
-    covers=("privrank.pairwise.local.local_laplace",), run=_local_laplace_personalised,
-    trials=100_000))
-
-register(Mechanism(
-    name="local-laplace/user-budget",
-    description="local Laplace with a per-user budget split over the user's comparisons",
-    unit="all comparisons of one user (2 here): both answers change",
-    covers=("privrank.pairwise.local.local_laplace",), run=_local_laplace_user_budget,
-    trials=100_000))
+for _name, _description, _unit, _run in (
+        ("local-laplace", "per-comparison Laplace noise on the answer value (local baseline)",
+         "one comparison: its answer changes (values 1 and 0, sensitivity 1)", _local_laplace),
+        ("local-laplace/personalised", "local Laplace with a personal epsilon per user",
+         f"one comparison of a user whose own epsilon is the claim (other users choose "
+         f"{OTHER_USERS:g}x larger ones)", _local_laplace_personalised),
+        ("local-laplace/user-budget",
+         "local Laplace with a per-user budget split over the user's comparisons",
+         "all comparisons of one user (2 here): both answers change", _local_laplace_user_budget)):
+    register(Mechanism(name=_name, description=_description, unit=_unit,
+                       covers=("privrank.pairwise.local.local_laplace",), run=_run,
+                       trials=100_000))
 
 register(Mechanism(
     name="duchi-l2",

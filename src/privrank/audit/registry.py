@@ -149,8 +149,9 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
         Noise-scale factor ``F``: the mechanism runs calibrated for ``epsilon / F`` while the
         claim stays ``epsilon`` (``F = 0.5``: half the noise). 1 audits the mechanism as it is.
     control
-        ``True`` runs the mechanism's declared control, a string one of its named controls.
-        Exclusive with ``factor``.
+        ``True`` runs the mechanism's declared control, a string one of its named controls
+        (calibrated with its wrong constant for the claimed ``epsilon``). Exclusive with
+        ``factor``.
     trials
         Runs per input (default: the mechanism's).
     seed
@@ -167,23 +168,22 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     if not mech.approximate and dlt > 0:
         raise InputError(f"{name} is pure epsilon-DP: audit it without a delta")
     factor = check_positive(factor, name="noise-scale factor")
-    if control is not None and control is not False and factor != 1.0:
-        raise InputError("give a noise-scale factor or a control, not both")
     n = mech.trials if trials is None else int(trials)
     if n < 100:
         raise InputError("an audit needs at least 100 trials per input")
-    runner, calib, what = mech.run, eps / factor, "as calibrated"
-    if control is True:
-        control = mech.control
-    if isinstance(control, str):
-        if control not in mech.controls:
-            raise InputError(f"{name} has no control named {control!r} "
-                             f"(it has: {', '.join(mech.controls) or 'none'})")
-        runner, calib, what = mech.controls[control], eps, f"control {control!r}"
-    elif control is not None and control is not False:
-        calib, what = eps / float(control), f"control: noise-scale factor {float(control):g}"
-    elif factor != 1.0:
-        what = f"noise-scale factor {factor:g}"
+    runner, what = mech.run, "as calibrated" if factor == 1.0 else f"noise-scale factor {factor:g}"
+    if control is not None:
+        if factor != 1.0:
+            raise InputError("give a noise-scale factor or a control, not both")
+        control = mech.control if control is True else control
+        if isinstance(control, str):
+            if control not in mech.controls:
+                raise InputError(f"{name} has no control named {control!r} "
+                                 f"(it has: {', '.join(mech.controls) or 'none'})")
+            runner, what = mech.controls[control], f"control {control!r}"
+        else:
+            factor, what = float(control), f"control: noise-scale factor {float(control):g}"
+    calib = eps / factor
     rng = np.random.default_rng(seed)
     obs = runner(calib, dlt, n, rng)
     details = {"mechanism": name, "protects": mech.unit,
@@ -203,7 +203,7 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
 # --------------------------------------------------------------------------------------------
 
 #: parameters that mark a privacy budget in a signature
-PRIVACY_PARAMETERS = ("epsilon", "user_epsilon", "rho")
+PRIVACY_PARAMETERS = ("epsilon", "user_epsilon", "rho", "budget")
 #: packages that drive the library (command line, reproductions, the auditor itself)
 DRIVER_PACKAGES = ("privrank.cli", "privrank.experiments", "privrank.audit")
 #: public functions that take a budget and randomness but are not private algorithms
@@ -227,7 +227,8 @@ def private_algorithms() -> list[str]:
 
     The rule (DESIGN: every randomized function takes ``rng=``; a private algorithm takes a
     budget): a public callable defined in a privrank module, outside the driver packages,
-    whose signature has ``rng`` and one of ``epsilon``, ``user_epsilon``, ``rho``. Every such
+    whose signature has ``rng`` and one of ``epsilon``, ``user_epsilon``, ``rho``, ``budget``
+    (class constructors included). Every such
     callable must be covered by a registered mechanism or listed in :data:`NOT_MECHANISMS`.
     """
     import privrank
