@@ -307,3 +307,53 @@ def test_cli_exits_cleanly(argv, capsys):
     except SystemExit as exc:  # argparse usage errors
         code = exc.code
     assert code in (0, 1, 2)
+
+
+# ------------------------------------------------------------------ numeric helpers
+
+@SETTINGS
+@given(eps=bad_epsilon)
+def test_randomized_response_helpers_validate_epsilon(eps):
+    for call in (lambda: randomized_response.flip_probability(eps),
+                 lambda: randomized_response.debias([0, 1], eps),
+                 lambda: randomized_response.variance_inflation(eps),
+                 lambda: local_vectors.duchi_l2_scale(3, 1.0, eps)):
+        with pytest.raises(InputError):
+            call()
+
+
+@SETTINGS
+@given(reports=st.lists(st.sampled_from([0, 1, -1, 2, 0.5, math.nan]), min_size=1, max_size=5))
+def test_debias_takes_reports_in_zero_one(reports):
+    if set(reports) <= {0, 1}:
+        assert np.all(np.isfinite(randomized_response.debias(reports, 1.0)))
+    else:
+        with pytest.raises(InputError):
+            randomized_response.debias(reports, 1.0)
+
+
+@SETTINGS
+@given(m=st.integers(-2, 5), L=st.sampled_from([-1.0, 0.0, 1.0, 50.0, math.nan, math.inf]),
+       scheme=st.sampled_from(["critical", "log_over", "log_under", "other"]))
+def test_adaptive_epsilon_validates(m, L, scheme):
+    if m >= 2 and math.isfinite(L) and L >= 1 and scheme != "other":
+        assert local.adaptive_epsilon(scheme, m, L) > 0
+    else:
+        with pytest.raises(InputError):
+            local.adaptive_epsilon(scheme, m, L)
+
+
+@SETTINGS
+@given(k=st.integers(-2, 6), m=st.integers(-1, 5), kappa=st.sampled_from([0.5, 1.0, 1.5, 2.0, math.nan]))
+def test_small_parameters_are_validated(k, m, kappa):
+    scores = np.arange(4.0)
+    if 1 <= k <= 4:
+        assert 0 <= metrics.top_k_hamming(scores, scores[::-1], k) <= 1
+    else:
+        with pytest.raises(InputError):
+            metrics.top_k_hamming(scores, scores[::-1], k)
+    if m >= 1 and 1 <= kappa < 2:
+        assert tree.tree_layout(m, kappa).m == m
+    else:
+        with pytest.raises(InputError):
+            tree.tree_layout(m, kappa)

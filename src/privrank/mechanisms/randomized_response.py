@@ -25,7 +25,7 @@ from ..errors import InputError, check_epsilon, check_epsilons
 
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
-    eps = np.asarray(epsilon, dtype=float)
+    eps = check_epsilons(epsilon)
     p = 1.0 / (1.0 + np.exp(eps))
     return float(p) if p.ndim == 0 else p
 
@@ -77,13 +77,18 @@ def debias(reports01, epsilon) -> np.ndarray:
     ``reports01`` in {0, 1}; ``epsilon`` scalar or one per report. Values are
     ``-1/(e^eps - 1)`` for a 0 and ``e^eps/(e^eps - 1)`` for a 1.
     """
-    y = np.asarray(reports01, dtype=float)
-    eps = np.asarray(epsilon, dtype=float)
+    try:
+        y = np.asarray(reports01, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("reports must be 0 or 1") from None
+    if not np.all((y == 0) | (y == 1)):
+        raise InputError("reports must be 0 or 1 (map a report of -1 to 0 first)")
+    eps = check_epsilons(epsilon)
     em1 = np.expm1(eps)
     return ((em1 + 2.0) * y - 1.0) / em1
 
 
 def variance_inflation(epsilon) -> np.ndarray:
     """``coth(eps/2)^2``: the worst-case variance of a debiased report divided by 1/4."""
-    eps = np.asarray(epsilon, dtype=float)
+    eps = check_epsilons(epsilon)
     return 1.0 / np.tanh(eps / 2.0) ** 2
