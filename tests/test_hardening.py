@@ -24,8 +24,11 @@ from privrank.data.io import read_comparisons
 from privrank.errors import InputError
 from privrank.guarantees import (UNIT_RANKING, Accountant, ApproxDP, Guarantee, PureDP, ZCDP,
                                  zcdp_epsilon, zcdp_rho)
-from privrank.mechanisms import counts, local_vectors, noise, randomized_response, tree
-from privrank.pairwise import local, release
+from privrank.aggregation import private_kemeny as pk
+from privrank.data.io import read_rankings
+from privrank.mechanisms import (counts, exponential, local_vectors, noise, pairwise_matrix,
+                                 query_oracle, randomized_response, tree)
+from privrank.pairwise import central, local, release
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -71,6 +74,21 @@ PRIVATE_CALLS = {
                                                      variant="one-release", rng=0),
     "noisy_counts": lambda e, d: counts.noisy_counts([3, 4], epsilon=e, delta=d, unit=UNIT_RANKING,
                                                      rng=0),
+    "perturbed_mle": lambda e, d: central.perturbed_mle(_comps(), e, rng=0),
+    "perturbed_mle/user": lambda e, d: central.perturbed_mle(_comps(), user_epsilon=e, max_answers=2,
+                                                             rng=0),
+    "noisy_copeland": lambda e, d: central.noisy_copeland(_comps(), e, rng=0),
+    "private_kemeny": lambda e, d: pk.private_kemeny(ORDERS, epsilon=e, delta=d, rng=0),
+    "dp_kwiksort": lambda e, d: pk.dp_kwiksort(ORDERS, epsilon=e, delta=d, rng=0),
+    "hay_quicksort": lambda e, d: pk.hay_quicksort(ORDERS, epsilon=e, delta=d, rng=0),
+    "exponential_kemeny": lambda e, d: pk.exponential_kemeny(ORDERS, epsilon=e, rng=0),
+    "exponential_mechanism": lambda e, d: exponential.exponential_mechanism([1.0, 2.0], 1.0, e, rng=0),
+    "ldp_matrix": lambda e, d: pk.ldp_matrix(ORDERS, epsilon=e, rng=0),
+    "ldp_kwiksort": lambda e, d: pk.ldp_kwiksort(ORDERS, epsilon=e, rng=0),
+    "noisy_pairwise_matrix": lambda e, d: pairwise_matrix.noisy_pairwise_matrix(
+        np.full((3, 3), 0.5), 3, pairwise_matrix.Budget(e, d), rng=0),
+    "local_pairwise_matrix": lambda e, d: pairwise_matrix.local_pairwise_matrix(ORDERS, e, rng=0),
+    "LocalPairOracle": lambda e, d: query_oracle.LocalPairOracle(ORDERS, epsilon=e, tau=1, rng=0),
     "gaussian_sigma": lambda e, d: noise.gaussian_sigma(1.0, e, d or 1e-6),
     "zcdp_rho": lambda e, d: zcdp_rho(e, d or 1e-6),
     "PureDP": lambda e, d: PureDP(e),
@@ -80,7 +98,8 @@ PRIVATE_CALLS = {
                                                       delta=d),
 }
 APPROXIMATE = ("approximate_median", "footrule_cost_release", "dp_footrule", "dp_ptas",
-               "noisy_counts", "ApproxDP", "audit_samples")
+               "noisy_counts", "ApproxDP", "audit_samples", "private_kemeny", "dp_kwiksort",
+               "hay_quicksort", "noisy_pairwise_matrix")
 
 
 def test_every_private_call_works_with_valid_parameters():
@@ -282,6 +301,35 @@ def test_csv_reader_never_crashes_nor_echoes_answers(tmp_path_factory, header, r
     assert comps.n_records >= 1 and comps.n_items >= 2
     for m in markers:
         assert m not in repr(comps)
+
+
+RANKING_HEADERS = ["rank1,rank2,rank3", "a,b,c", "voter,rank1,rank2", "count,rank1,rank2", "x"]
+
+
+@SETTINGS
+@given(suffix=st.sampled_from([".csv", ".soc", ".soi", ".toc"]),
+       header=st.sampled_from(RANKING_HEADERS),
+       rows=st.lists(st.lists(token, min_size=0, max_size=4), max_size=5),
+       raw=st.one_of(st.none(), st.binary(max_size=40)))
+def test_ranking_reader_never_crashes_nor_echoes_answers(tmp_path_factory, suffix, header, rows, raw):
+    path = tmp_path_factory.mktemp("rk") / f"data{suffix}"
+    if raw is not None:
+        path.write_bytes(raw)
+        markers = []
+    else:
+        body = [header] if suffix == ".csv" else [str(len(rows))]
+        body += [",".join(r) if suffix == ".csv" else "1: " + ",".join(r) for r in rows]
+        path.write_text("\n".join(body) + "\n", encoding="utf-8")
+        markers = [t for r in rows for t in r if t.startswith("Q")]
+    try:
+        prof = read_rankings(path)
+    except InputError as exc:
+        for m in markers:
+            assert m not in str(exc).replace(str(path), "")
+        return
+    assert prof.n_voters >= 1 and prof.n_items >= 1
+    for m in markers:
+        assert m not in repr(prof)
 
 
 def test_reader_errors_on_unreadable_bytes(tmp_path):

@@ -18,7 +18,7 @@ from privrank.pairwise.local import randomized_response
 MECHS = mechanisms()
 EPSILON = 1.0
 #: runs per input of the as-calibrated audits: a passing audit needs no power, only validity
-NOMINAL_TRIALS = 5000
+NOMINAL_TRIALS = 1000
 
 
 @pytest.mark.parametrize("name", sorted(MECHS))
@@ -77,7 +77,8 @@ def test_randomized_response_samples_follow_the_audited_report_probabilities(kin
     # The exact audits of randomized response take P(report | answer) from flip_probability and
     # record_epsilons; the reports randomized_response actually draws must follow them. Every
     # audited record has epsilon 0.7 here. Frequency of report +1 per answer within 4.5
-    # standard errors sqrt(p(1-p)/n).
+    # standard errors sqrt(p(1-p)/n). Broken variant: the same check on reports drawn with
+    # twice the budget (half the noise) must fail.
     n = 60_000
     answers = np.tile([1, -1, 0], n)
     if kind == "plain":
@@ -88,14 +89,26 @@ def test_randomized_response_samples_follow_the_audited_report_probabilities(kin
         user, budget = np.repeat(np.arange(n), 3), {"user_epsilon": 2.1}
     comps = PairwiseComparisons.from_indices((0, 1), np.zeros(answers.size, int),
                                              np.ones(answers.size, int), answers, user=user)
-    rep = randomized_response(comps, rng=np.random.default_rng(5), **budget)
     audited = np.ones(comps.n_records, bool) if kind != "personalised" else comps.user == 0
+
+    def follows_the_audited_probabilities(reports):
+        ok = []
+        for a in (1, -1):
+            sel = audited & (comps.outcome == a)
+            p = local_catalog._report_pmf(a, 0.7)[0]
+            freq = np.mean(reports.outcome[sel] == 1)
+            ok.append(abs(freq - p) <= 4.5 * np.sqrt(p * (1 - p) / sel.sum()))
+        return all(ok)
+
+    rep = randomized_response(comps, rng=np.random.default_rng(5), **budget)
     assert np.allclose(rep.epsilon[audited], 0.7)
-    for a in (1, -1, 0):
-        sel = audited & (comps.outcome == a)
-        p = local_catalog._report_pmf(a, 0.7)[0]
-        freq = np.mean(rep.outcome[sel] == 1)
-        assert abs(freq - p) <= 4.5 * np.sqrt(p * (1 - p) / sel.sum())
+    assert follows_the_audited_probabilities(rep)
+    ties = audited & (comps.outcome == 0)
+    assert abs(np.mean(rep.outcome[ties] == 1) - 0.5) <= 4.5 * np.sqrt(0.25 / ties.sum())
+    doubled = {k: ({u: 2 * e for u, e in v.items()} if isinstance(v, dict) else 2 * v)
+               for k, v in budget.items()}
+    assert not follows_the_audited_probabilities(
+        randomized_response(comps, rng=np.random.default_rng(6), **doubled))
 
 
 def test_batched_releases_must_reproduce_the_public_function(monkeypatch):

@@ -19,8 +19,10 @@ in :data:`~privrank.audit.registry.NOT_MECHANISMS` with a reason); ``tests/audit
 otherwise and audits every registered mechanism, as calibrated and with its control. A
 registration names the public functions it covers and a ``run(epsilon, delta, trials, rng)``
 that runs the mechanism, calibrated for the given budget, on its worst-case neighbouring
-inputs and returns :class:`Samples` (outputs on each input) or :class:`Exact` (exact output
-distributions). Put it in a catalog module listed in
+inputs and returns :class:`Samples` (outputs on each input), :class:`Exact` (exact output
+distributions), :class:`Losses` (exact privacy losses at sampled outputs, for densities known
+in closed form) or :class:`LaplaceRelease` (sensitivities and scales of a Laplace release
+that never leaves the algorithm). Put it in a catalog module listed in
 :data:`~privrank.audit.registry.CATALOGS`, e.g. ``privrank/audit/pairwise.py``::
 
     import numpy as np
@@ -52,13 +54,13 @@ neighbouring pair you can construct, say so in ``note`` with the worst-case loss
 the largest factor the audit does catch as ``control``. Broken published constants go in
 ``controls`` by name.
 """
-from .core import (AuditResult, audit_exact, audit_laplace_release, audit_samples,
+from .core import (AuditResult, audit_exact, audit_laplace_release, audit_losses, audit_samples,
                    clopper_pearson)
-from .registry import (DEFAULT_DELTA, Exact, LaplaceRelease, Mechanism, Samples, get,
+from .registry import (DEFAULT_DELTA, Exact, LaplaceRelease, Losses, Mechanism, Samples, get,
                        mechanisms, private_algorithms, register, run_audit)
 
 __all__ = [
-    "AuditResult", "DEFAULT_DELTA", "Exact", "LaplaceRelease", "Mechanism", "Samples",
-    "audit_exact", "audit_laplace_release", "audit_samples", "clopper_pearson", "get",
-    "mechanisms", "private_algorithms", "register", "run_audit",
+    "AuditResult", "DEFAULT_DELTA", "Exact", "LaplaceRelease", "Losses", "Mechanism", "Samples",
+    "audit_exact", "audit_laplace_release", "audit_losses", "audit_samples", "clopper_pearson",
+    "get", "mechanisms", "private_algorithms", "register", "run_audit",
 ]

@@ -23,6 +23,13 @@ Exact audit (:func:`audit_exact`)
     with ``sum_y max(0, P(y) - e^eps Q(y)) <= delta`` (the hockey-stick divergence), maximised
     over pairs. It is the mechanism's true privacy loss on those inputs, not a bound.
 
+Exact loss at sampled outputs (:func:`audit_losses`)
+    For a continuous mechanism whose output density is known in closed form, the log-density
+    ratio ``ln p(y | x) - ln p(y | x')`` at an output ``y`` is the exact privacy loss there; a
+    value above epsilon at any ``y`` refutes epsilon-DP (densities are continuous, so the ratio
+    exceeds ``e^eps`` on a neighbourhood of ``y``). The maximum over sampled outputs is a lower
+    bound on the worst-case loss that needs no confidence level.
+
 Exact audit of a Laplace release (:func:`audit_laplace_release`)
     A release that adds independent Laplace noise of scale ``b_c`` to coordinate ``c`` of a
     statistic ``f`` loses exactly ``max_pairs sum_c |f(x)_c - f(x')_c| / b_c`` over the
@@ -402,5 +409,25 @@ def audit_laplace_release(differences, scales, *, epsilon, pairs=None,
     label = pairs[k] if pairs is not None else f"pair {k}"
     return AuditResult(epsilon=eps, delta=0.0, epsilon_lower_bound=float(loss[k]), exact=True,
                        event=f"the orthant beyond the shifted coordinates, {label}",
+                       p_high=math.nan, p_low=math.nan, trials=0, confidence=1.0,
+                       details=dict(details or {}))
+
+
+def audit_losses(losses, *, epsilon, details: dict | None = None) -> AuditResult:
+    """Pure-DP audit from exact privacy losses at sampled outputs (module docstring).
+
+    Parameters
+    ----------
+    losses
+        ``ln p(y | x) - ln p(y | x')`` at outputs ``y`` drawn from either input (both directions).
+    epsilon
+        The claim.
+    """
+    eps, _, _ = _check_claim(epsilon, 0.0, DEFAULT_CONFIDENCE)
+    L = np.asarray(losses, dtype=float).ravel()
+    if L.size < 1 or not np.all(np.isfinite(L)):
+        raise InputError("losses must be a non-empty array of finite log-density ratios")
+    return AuditResult(epsilon=eps, delta=0.0, epsilon_lower_bound=max(float(L.max()), 0.0),
+                       exact=True, event=f"the output with the largest exact loss of {L.size} sampled",
                        p_high=math.nan, p_low=math.nan, trials=0, confidence=1.0,
                        details=dict(details or {}))

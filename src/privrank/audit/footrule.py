@@ -45,6 +45,7 @@ from ..mechanisms import tree
 from ..mechanisms.local_vectors import duchi_l2
 from ..mechanisms.noise import gaussian_mu
 from .registry import LaplaceRelease, Mechanism, Samples, register
+from .runs import GAUSSIAN_TAILS_NOTE, TWO_ITEMS, solver_views
 
 #: domain of the audited approximate median; number of ranked items for footrule (two for
 #: Gaussian noise, whose audit needs millions of runs: the smallest release keeps them cheap)
@@ -160,25 +161,11 @@ def _ptas_profile(epsilon: float, delta: float) -> tuple[int, int]:
 def _ptas_run(variant: str):
     def run(epsilon, delta, trials, rng) -> Samples:
         n, k = _ptas_profile(epsilon, delta)
-        orders = np.array([[0, 1], [1, 0]])
-        out = []
-        for first_votes in (k, k - 1):
-            rows = np.empty((trials, 3 if variant == "lopsided" else 2))
-            for t in range(trials):  # one public call per run (the solver sees each release)
-                seen = []
-
-                def solver(W):
-                    seen.append(W[0, 1] - W[1, 0])
-                    return np.array([0, 1]) if W[0, 1] >= W[1, 0] else np.array([1, 0])
-
-                res = dp_ptas(orders, epsilon=epsilon, delta=delta, variant=variant,
-                              solver=solver, buckets=1, weights=[first_votes, n - first_votes],
-                              rng=rng)
-                if len(seen) != rows.shape[1] - 1:
-                    raise InputError("Algorithm 4's instance was unbounded: raise n")
-                rows[t] = seen + [float(res.order[0] == 0)]
-            out.append(rows)
-        return Samples(*out)
+        views = 2 if variant == "lopsided" else 1  # lopsided: Algorithm 4's instance, baseline
+        return Samples(*(solver_views(
+            lambda solver, c=c: dp_ptas(TWO_ITEMS, epsilon=epsilon, delta=delta, variant=variant,
+                                        solver=solver, buckets=1, weights=[c, n - c], rng=rng),
+            trials, views) for c in (k, k - 1)))
     return run
 
 
@@ -241,12 +228,6 @@ for _noise, _words in (("laplace", "Laplace noise, epsilon-DP"),
                 "privrank.aggregation.private_footrule.dp_footrule"),
         run=_footrule_run(_noise), approximate=_noise == "gaussian", trials=TREE_TRIALS[_noise]))
 
-_GAUSSIAN_TAILS = (
-    "At half the noise the release loses epsilon = 2.12 at delta = 1e-6 (for epsilon = 1: mu "
-    "doubles from 0.237), but only in Gaussian tails of probability ~1e-3, which take ~10^6 "
-    "runs to resolve; a dp_ptas run costs ~0.3 ms and yields one number, so the default trials "
-    "are set to catch F = {f} (epsilon = 5.9 at F = 0.2, tails of probability ~0.05). The same "
-    "analytic calibration is caught at F = 0.5 through the batched binary-tree/gaussian audit.")
 _LOPSIDED = (
     "Three stages of a third of the budget each. With two items only Algorithm 4's value copy "
     "(epsilon/4) and the baseline (epsilon/3) reach the solver; the classification (epsilon/12) "
@@ -257,8 +238,8 @@ PTAS_CONTROLS = {  # (variant, noise): (declared control, runs per input, note)
     ("one-release", "laplace"): (0.5, 10_000, ""),
     ("buckets", "laplace"): (0.5, 10_000, ""),
     ("lopsided", "laplace"): (0.3, 4_000, _LOPSIDED.format(visible="7/6 epsilon", f=0.3)),
-    ("one-release", "gaussian"): (0.2, 10_000, _GAUSSIAN_TAILS.format(f=0.2)),
-    ("buckets", "gaussian"): (0.2, 10_000, _GAUSSIAN_TAILS.format(f=0.2)),
+    ("one-release", "gaussian"): (0.15, 5_000, GAUSSIAN_TAILS_NOTE.format(f=0.15)),
+    ("buckets", "gaussian"): (0.15, 5_000, GAUSSIAN_TAILS_NOTE.format(f=0.15)),
     ("lopsided", "gaussian"): (0.1, 4_000, _LOPSIDED.format(
         visible="epsilon = 1.58 at delta = 1e-6 (mu = 0.36 for epsilon = 1)", f=0.1)),
 }

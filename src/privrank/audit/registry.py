@@ -14,12 +14,13 @@ import numpy as np
 
 from ..errors import InputError, check_delta, check_epsilon, check_positive
 from .core import (DEFAULT_CONFIDENCE, AuditResult, audit_exact, audit_laplace_release,
-                   audit_samples)
+                   audit_losses, audit_samples)
 
 #: approximate-DP mechanisms are audited at this delta unless told otherwise
 DEFAULT_DELTA = 1e-6
 #: modules holding registrations; a new family adds its module here
-CATALOGS = ("privrank.audit.local", "privrank.audit.footrule", "privrank.audit.counts")
+CATALOGS = ("privrank.audit.local", "privrank.audit.footrule", "privrank.audit.counts",
+            "privrank.audit.kemeny", "privrank.audit.central")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,13 @@ class LaplaceRelease:
 
 
 @dataclass(frozen=True)
+class Losses:
+    """Exact privacy losses ``ln p(y | x) - ln p(y | x')`` at sampled outputs ``y`` (both directions)."""
+
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
 class Mechanism:
     """A registered private algorithm.
 
@@ -64,7 +72,7 @@ class Mechanism:
         Dotted names (``"privrank.pairwise.local.local_laplace"``) of the public functions whose
         privacy this audit checks.
     run
-        ``run(epsilon, delta, trials, rng) -> Samples | Exact | LaplaceRelease``: runs the mechanism
+        ``run(epsilon, delta, trials, rng) -> Samples | Exact | LaplaceRelease | Losses``: runs the mechanism
         *calibrated for* ``(epsilon, delta)`` on its worst-case neighbouring inputs, ``trials``
         times per input (ignored by exact audits).
     approximate
@@ -191,6 +199,8 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     if isinstance(obs, Exact):
         return audit_exact(obs.pmfs, epsilon=eps, delta=dlt, inputs=obs.inputs,
                            outcomes=obs.outcomes, details=details)
+    if isinstance(obs, Losses):
+        return audit_losses(obs.values, epsilon=eps, details=details)
     if isinstance(obs, LaplaceRelease):
         return audit_laplace_release(obs.differences, obs.scales, epsilon=eps, pairs=obs.pairs,
                                      details=details)

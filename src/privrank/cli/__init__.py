@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from . import audit, demo, rank
+from . import aggregate, audit, demo, rank
 
-COMMAND_MODULES = [rank, demo, audit]
+COMMAND_MODULES = [rank, aggregate, demo, audit]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,7 @@ Debiasing is post-processing and costs no privacy.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon, check_epsilons
@@ -25,8 +26,7 @@ from ..errors import InputError, check_epsilon, check_epsilons
 
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
-    eps = check_epsilons(epsilon)
-    p = 1.0 / (1.0 + np.exp(eps))
+    p = expit(-check_epsilons(epsilon))
     return float(p) if p.ndim == 0 else p
 
 
@@ -84,8 +84,8 @@ def debias(reports01, epsilon) -> np.ndarray:
     if not np.all((y == 0) | (y == 1)):
         raise InputError("reports must be 0 or 1 (map a report of -1 to 0 first)")
     eps = check_epsilons(epsilon)
-    em1 = np.expm1(eps)
-    return ((em1 + 2.0) * y - 1.0) / em1
+    with np.errstate(over="ignore"):  # e^eps = inf for huge eps: the report is the answer
+        return y + (2.0 * y - 1.0) / np.expm1(eps)
 
 
 def variance_inflation(epsilon) -> np.ndarray:
