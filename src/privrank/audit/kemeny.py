@@ -108,20 +108,16 @@ for _noise, _words in (("laplace", "Laplace, epsilon-DP"),
         unit=UNIT, covers=_MATRIX, run=_private_kemeny, approximate=gaussian,
         trials=10_000, control=0.2 if gaussian else 0.5,
         note=GAUSSIAN_TAILS_NOTE.format(f=0.2) if gaussian else ""))
-    register(Mechanism(
-        name=f"dp-kwiksort/{_noise}",
-        description=f"KwikSort on a capped noisy query oracle (Alabi et al. Alg. 1), {_words}",
-        unit=UNIT, covers=("privrank.aggregation.private_kemeny.dp_kwiksort", _ORACLE),
-        run=_one_query(dp_kwiksort), approximate=gaussian, trials=4_000 if gaussian else 2_000,
-        control=0.15 if gaussian else 0.5,
-        note=GAUSSIAN_TAILS_NOTE.format(f=0.15) + " One bit per run (the order)." if gaussian else ""))
-    register(Mechanism(
-        name=f"hay-quicksort/{_noise}",
-        description=f"Hay et al.'s budgeted private quicksort, {_words}",
-        unit=UNIT, covers=("privrank.aggregation.private_kemeny.hay_quicksort", _ORACLE),
-        run=_one_query(hay_quicksort), approximate=gaussian, trials=4_000 if gaussian else 2_000,
-        control=0.15 if gaussian else 0.5,
-        note=GAUSSIAN_TAILS_NOTE.format(f=0.15) + " One bit per run (the order)." if gaussian else ""))
+    for _name, _algorithm, _what in (
+            ("dp-kwiksort", dp_kwiksort, "KwikSort on a capped noisy query oracle (Alabi et al. Alg. 1)"),
+            ("hay-quicksort", hay_quicksort, "Hay et al.'s budgeted private quicksort")):
+        register(Mechanism(
+            name=f"{_name}/{_noise}", description=f"{_what}, {_words}", unit=UNIT,
+            covers=(f"privrank.aggregation.private_kemeny.{_algorithm.__name__}", _ORACLE),
+            run=_one_query(_algorithm), approximate=gaussian, trials=4_000 if gaussian else 2_000,
+            control=0.15 if gaussian else 0.5,
+            note=GAUSSIAN_TAILS_NOTE.format(f=0.15) + " One bit per run (the order)."
+            if gaussian else ""))
 
 register(Mechanism(
     name="exponential-kemeny",
