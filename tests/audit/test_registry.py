@@ -10,7 +10,7 @@ import pytest
 from privrank.audit import mechanisms, private_algorithms, register, run_audit
 from privrank.audit import local as local_catalog
 from privrank.audit.footrule import BatchMismatch
-from privrank.audit.registry import NOT_MECHANISMS, Mechanism, Samples
+from privrank.audit.registry import NOT_MECHANISMS, Mechanism
 from privrank.data.comparisons import PairwiseComparisons
 from privrank.errors import InputError
 from privrank.pairwise.local import randomized_response
@@ -151,14 +151,15 @@ def test_register_and_run_audit_validate():
         run_audit("duchi-l2", epsilon=1.0, factor=0.0)
 
 
-def test_a_samples_mechanism_registered_at_run_time_is_audited():
-    def run(epsilon, delta, trials, rng):
-        return Samples(rng.laplace(1.0, 1.0 / epsilon, trials), rng.laplace(0.0, 1.0 / epsilon, trials))
+def test_the_documented_registration_example_works():
+    import privrank.audit as audit
+    from privrank.audit import registry
 
-    register(Mechanism("test/laplace-count", "a Laplace count", "one count", (), run))
+    doc = audit.__doc__
+    block = doc[doc.index("    import numpy as np"):doc.index("``run`` gets")]
+    exec("\n".join(line[4:] for line in block.splitlines()), {})
     try:
-        assert not run_audit("test/laplace-count", epsilon=1.0, seed=0).violation
-        assert run_audit("test/laplace-count", epsilon=1.0, control=True, seed=0).violation
+        assert not run_audit("win-counts", epsilon=1.0, seed=0).violation
+        assert run_audit("win-counts", epsilon=1.0, control=True, seed=0).violation
     finally:
-        from privrank.audit import registry
-        del registry._REGISTRY["test/laplace-count"]
+        del registry._REGISTRY["win-counts"]

@@ -14,34 +14,36 @@ Command line: ``privrank audit --list`` and ``privrank audit NAME --epsilon E [-
 Registering a mechanism
 -----------------------
 Every public function or class that takes a privacy budget (a parameter named ``epsilon``,
-``user_epsilon``, ``rho`` or ``budget``) and ``rng`` must be covered by a registered :class:`Mechanism` (or be declared not a mechanism
-in :data:`~privrank.audit.registry.NOT_MECHANISMS` with a reason); ``tests/audit`` fails
+``user_epsilon``, ``rho`` or ``budget``) and ``rng`` must be covered by a registered
+:class:`Mechanism` (or be declared not a mechanism in
+:data:`~privrank.audit.registry.NOT_MECHANISMS` with a reason); ``tests/audit`` fails
 otherwise and audits every registered mechanism, as calibrated and with its control. A
 registration names the public functions it covers and a ``run(epsilon, delta, trials, rng)``
 that runs the mechanism, calibrated for the given budget, on its worst-case neighbouring
 inputs and returns :class:`Samples` (outputs on each input), :class:`Exact` (exact output
 distributions), :class:`Losses` (exact privacy losses at sampled outputs, for densities known
 in closed form) or :class:`LaplaceRelease` (sensitivities and scales of a Laplace release
-that never leaves the algorithm). Put it in a catalog module listed in
-:data:`~privrank.audit.registry.CATALOGS`, e.g. ``privrank/audit/pairwise.py``::
+that never leaves the algorithm). Put it in the catalog module of its family, listed in
+:data:`~privrank.audit.registry.CATALOGS` (``local``, ``footrule``, ``kemeny``, ``central``,
+``counts``)::
 
     import numpy as np
-    from privrank.audit.registry import Mechanism, Samples, register
+    from privrank.audit import Mechanism, Samples, register
     from privrank.guarantees import UNIT_COMPARISON
     from privrank.mechanisms.counts import noisy_counts
 
     def _run(epsilon, delta, trials, rng):
-        # neighbours: one comparison more or less changes one win count by 1
-        first = np.zeros(trials, dtype=np.int64)
-        out = [noisy_counts(c + first, epsilon=epsilon, unit=UNIT_COMPARISON, rng=rng).counts
-               for c in (0, 1)]
+        # neighbours: one comparison more or less changes one win count by 1; a vector of
+        # `trials` equal counts gets independent noise per entry: `trials` runs in one call
+        out = [noisy_counts(np.full(trials, c), epsilon=epsilon, unit=UNIT_COMPARISON,
+                            rng=rng).counts for c in (0, 1)]
         return Samples(out[0], out[1])
 
     register(Mechanism(
-        name="noisy-win-counts",
+        name="win-counts",
         description="win counts with discrete Laplace noise (central, one comparison)",
         unit="one comparison added or removed (one win count changes by 1)",
-        covers=("privrank.pairwise.central.noisy_win_counts",),
+        covers=("privrank.mechanisms.counts.noisy_counts",),
         run=_run))
 
 ``run`` gets the *calibration* budget: the auditor passes ``epsilon / F`` for a noise-scale

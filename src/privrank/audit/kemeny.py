@@ -139,7 +139,7 @@ register(Mechanism(
     description="LDPKwikSort: local randomized response through a capped group oracle",
     unit="one voter's ranking (two voters, two items, local model)", run=_ldp_kwiksort,
     covers=("privrank.aggregation.private_kemeny.ldp_kwiksort",
-            "privrank.mechanisms.query_oracle.LocalPairOracle"), trials=3_000,
+            "privrank.mechanisms.query_oracle.LocalPairOracle"), trials=6_000,
     note="The public randomness assigns the pair to the changed voter's group with probability "
          "1/2, so the order shows ln((1 + e^eps)/2) of the claimed eps (0.62 for eps = 1); half "
          "the noise shows ln((1 + e^(2 eps))/2) > eps for every eps (1.43 for eps = 1)."))

@@ -196,6 +196,8 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     obs = runner(calib, dlt, n, rng)
     details = {"mechanism": name, "protects": mech.unit,
                "run": f"{what}, calibrated for epsilon={calib:.6g}" + (f", delta={dlt:g}" if dlt else "")}
+    if mech.note:
+        details["note"] = mech.note
     if isinstance(obs, Exact):
         return audit_exact(obs.pmfs, epsilon=eps, delta=dlt, inputs=obs.inputs,
                            outcomes=obs.outcomes, details=details)
