@@ -14,6 +14,7 @@ from ._rng import as_generator
 from .data.comparisons import PairCounts, PairwiseComparisons
 from .errors import InputError, check_epsilons
 from .guarantees import UNIT_COMPARISON, Guarantee
+from .mechanisms.randomized_response import debias
 from .pairwise.release import PairwiseRelease, paper_lambda, record_weights
 
 
@@ -61,21 +62,17 @@ def sample_debiased_release(theta, L: int, epsilon, rng=None, *, weights: str = 
     i, j = np.triu_indices(m, 1)
     P = _sigmoid(t[i] - t[j])
     levels, group_sizes = np.unique(eps_users, return_counts=True)
-    w_user, G = record_weights(np.repeat(levels, group_sizes), weights)
+    w_level, G = record_weights(levels, weights, group_sizes)
     wins = np.zeros(i.size)
     totals = np.zeros(i.size)
-    start = 0
-    for eps, Lg in zip(levels, group_sizes):
-        wg = 1.0 if w_user is None else float(w_user[start])
-        start += Lg
+    for k, (eps, Lg) in enumerate(zip(levels, group_sizes)):
+        wg = 1.0 if w_level is None else float(w_level[k])
         q = 0.5 + np.tanh(eps / 2.0) * (P - 0.5)
-        count = gen.binomial(Lg, q)
-        em1 = np.expm1(eps)
-        wins += wg * ((em1 + 2.0) * count - Lg) / em1
+        wins += wg * debias(gen.binomial(Lg, q), eps, Lg)
         totals += wg * Lg
     pc = PairCounts.from_arrays(m, i, j, wins, totals, items=tuple(range(m)))
     per_cmp = float(levels.max())
     g = Guarantee(epsilon=per_cmp, model="local", unit=UNIT_COMPARISON,
                   mechanism="debiased randomized response", epsilon_per_comparison=per_cmp,
                   epsilon_per_user=per_cmp * i.size)
-    return PairwiseRelease(pc, g, G, paper_lambda(eps_users))
+    return PairwiseRelease(pc, g, G, paper_lambda(levels, group_sizes))

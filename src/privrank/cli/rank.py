@@ -7,6 +7,7 @@ from ..pairwise.btl import fit_btl
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
+from .engines import add_engine_options, comparisons_release
 from .output import add_output_options, emit, render
 
 LOCAL_MECHANISMS = {
@@ -36,6 +37,7 @@ def register(sub) -> None:
                    help="ridge strength: a number, 'default' (G(eps)) or 'paper'")
     p.add_argument("--weights", choices=WEIGHTS, default="uniform",
                    help="weighting of debiased reports with different epsilons")
+    add_engine_options(p)
     add_output_options(p)
     p.set_defaults(func=run_rank)
 
@@ -82,8 +84,7 @@ def private_release(comps, args):
 
 
 def run_rank(args) -> int:
-    comps = read_comparisons(args.file)
-    fit = fit_btl(private_release(comps, args), lam=_lam(args.lam))
+    fit = fit_btl(comparisons_release(args, private_release), lam=_lam(args.lam))
     extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
     emit(render(fit.table(), fit.guarantee, args.format, extra if args.format == "json" else None), args)
     return 0
