@@ -317,21 +317,33 @@ def group_sums(key, size: int, *weights):
     return keys, [np.bincount(inv, w, keys.size) for w in weights]
 
 
-def user_level_counts(user, epsilon, counts=None):
+def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct epsilons in increasing order and each record's index into them.
+
+    ``epsilon`` is one value per record, or a scalar shared by all ``n`` records: then the index
+    is the scalar 0 (it broadcasts), and nothing is sorted.
+    """
+    if np.ndim(epsilon) == 0:
+        return np.array([float(epsilon)]), np.int64(0)
+    levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
+    return levels, level.astype(np.int64)
+
+
+def user_level_counts(user, level, levels, counts=None):
     """Records per (user, epsilon): ``(user, epsilon, n)`` sorted by user, then epsilon.
 
-    ``user`` are integer user codes and ``epsilon`` per-row epsilons; ``counts`` (optional) says
-    how many records each row stands for (default one).
+    ``user`` are integer user codes, ``level`` each row's index into the increasing ``levels``
+    (see :func:`epsilon_levels`); ``counts`` (optional) says how many records each row stands
+    for (default one).
     """
     user = np.asarray(user, dtype=np.int64)
-    levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
-    L = levels.size
+    L = len(levels)
     size = (int(user.max()) + 1) * L if user.size else 0
     keys, (n,) = group_sums(user * L + level, size, counts)
-    return keys // L, levels[keys % L], n
+    return keys // L, np.asarray(levels)[keys % L], n
 
 
-def max_user_epsilon(user, epsilon, counts=None) -> float:
+def max_user_epsilon(user, level, levels, counts=None) -> float:
     """Largest per-user sum of per-record epsilons (basic composition over each user's records).
 
     Arguments as for :func:`user_level_counts`. The sum is formed the same way whatever the
@@ -339,9 +351,31 @@ def max_user_epsilon(user, epsilon, counts=None) -> float:
     added in increasing epsilon. So records tallied in one piece or in shards give the same
     float.
     """
-    who, eps, n = user_level_counts(user, epsilon, counts)
+    who, eps, n = user_level_counts(user, level, levels, counts)
     starts = np.flatnonzero(np.diff(who, prepend=-1))
     return float(np.max(np.add.reduceat(eps * n, starts)))
+
+
+def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
+    """The code of each record, in ``[0, n_levels * m * m * 3)`` (the map step of every tally).
+
+    A record comparing items ``a`` and ``b`` (indices) at privacy level ``level`` with
+    ``values2`` (2 x its value for "a beats b", see :meth:`ComparisonTally.from_records`) has
+    code ``((level * m + lo) * m + hi) * 3 + v``, where ``lo < hi`` are its two items and ``v``
+    its doubled value for "lo beats hi".
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    v = np.asarray(values2, dtype=np.int8)
+    code = np.minimum(a, b)
+    code *= 3 * m
+    hi = np.maximum(a, b)
+    hi *= 3
+    code += hi
+    code += np.where(a > b, np.int8(2) - v, v)
+    if np.any(level):
+        code += np.asarray(level, dtype=np.int64) * (3 * m * m)
+    return code
 
 
 @dataclass(frozen=True, eq=False)
@@ -379,29 +413,28 @@ class ComparisonTally:
         """Tally records ``(a, b)`` (item indices) with ``values2`` = 2 x value for "a beats b".
 
         ``values2`` is 2 (a preferred), 0 (b preferred) or 1 (tie); for randomized reports
-        ``epsilon`` gives each record's epsilon and ``user`` (integer codes) its user.
+        ``epsilon`` gives each record's epsilon (or one for all) and ``user`` (integer codes)
+        its user.
         """
         if epsilon is None:
-            levels, level = None, np.zeros(np.size(a), dtype=np.int64)
-        else:
-            levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
-        tally = cls.from_codes(items, levels, *record_codes(len(items), a, b, values2, level, 1 if levels is None
-                                                            else levels.size))
-        if levels is not None and user is not None:
-            tally = replace(tally, epsilon_per_user=max_user_epsilon(user, epsilon))
+            return cls.from_codes(items, None, record_codes(len(items), a, b, values2))
+        levels, level = epsilon_levels(epsilon, np.size(a))
+        tally = cls.from_codes(items, levels, record_codes(len(items), a, b, values2, level))
+        if user is not None:
+            tally = replace(tally, epsilon_per_user=max_user_epsilon(user, level, levels))
         return tally
 
     @classmethod
-    def from_codes(cls, items, epsilons, codes, counts) -> "ComparisonTally":
-        """Build from sorted distinct record codes (see :func:`record_codes`) and their counts."""
+    def from_codes(cls, items, epsilons, codes, counts=None) -> "ComparisonTally":
+        """Build from record codes (:func:`record_codes`) and how many records each stands for
+        (default one); codes may repeat and come in any order."""
         m = len(items)
-        cell = codes // 3
-        counts = np.asarray(counts, dtype=np.int64)
-        starts = np.flatnonzero(np.diff(cell, prepend=-1))
-        n = np.add.reduceat(counts, starts)
-        wins2 = np.add.reduceat(counts * (codes % 3), starts)
-        cell = cell[starts]
-        return cls(tuple(items), epsilons, cell // (m * m), cell // m % m, cell % m, n, wins2)
+        codes = np.asarray(codes, dtype=np.int64)
+        value = codes % 3
+        levels = 1 if epsilons is None else len(epsilons)
+        cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts, value if counts is None else counts * value)
+        return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m,
+                   np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))
 
     @property
     def is_randomized(self) -> bool:
@@ -436,20 +469,3 @@ class ComparisonTally:
     def __repr__(self) -> str:  # never print counts
         kind = "randomized reports" if self.is_randomized else "comparisons"
         return f"ComparisonTally({kind}, {self.n_items} items, {self.i.size} entries)"
-
-
-def record_codes(m: int, a, b, values2, level, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct record codes and their counts (the map step of every tally).
-
-    A record comparing items ``a`` and ``b`` at privacy level ``level`` with ``values2`` (see
-    :meth:`ComparisonTally.from_records`) has code ``((level * m + lo) * m + hi) * 3 + v``, where
-    ``lo < hi`` are its items and ``v`` its doubled value for "lo beats hi".
-    """
-    a = np.asarray(a, dtype=np.int64)
-    b = np.asarray(b, dtype=np.int64)
-    v = np.asarray(values2, dtype=np.int64)
-    swap = a > b
-    code = ((np.asarray(level, dtype=np.int64) * m + np.minimum(a, b)) * m + np.maximum(a, b)) * 3
-    code += np.where(swap, 2 - v, v)
-    codes, (counts,) = group_sums(code, n_levels * m * m * 3, None)
-    return codes, counts

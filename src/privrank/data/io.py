@@ -196,9 +196,10 @@ class ComparisonBatch:
     def __len__(self) -> int:
         return int(self.outcome.size)
 
-    def labels(self) -> set:
-        """Item labels that occur in the batch."""
-        return set(_present(self.item_a)) | set(_present(self.item_b))
+    def labels(self, used_only: bool = True) -> set:
+        """Item labels that occur in the batch; with ``used_only=False`` possibly more: the whole
+        dictionary of a dictionary-encoded column (no pass over the records)."""
+        return set(_present(self.item_a, used_only)) | set(_present(self.item_b, used_only))
 
     def item_indices(self, items: tuple) -> tuple[np.ndarray, np.ndarray]:
         """Indices of each record's two items in ``items``; refuses unknown items and self-comparisons."""
@@ -218,10 +219,13 @@ def item_list(items) -> tuple:
     return labels
 
 
-def _present(labels) -> list:
-    """Distinct values of a label array (for a dictionary array: the entries actually used)."""
+def _present(labels, used_only: bool = True) -> list:
+    """Distinct values of a label array (for a dictionary array: the entries actually used, or
+    with ``used_only=False`` the whole dictionary)."""
     pa = _pyarrow()
     if pa.types.is_dictionary(labels.type):
+        if not used_only:
+            return labels.dictionary.to_pylist()
         used = np.bincount(labels.indices.to_numpy(zero_copy_only=False), minlength=len(labels.dictionary)) > 0
         return labels.dictionary.filter(pa.array(used)).to_pylist()
     import pyarrow.compute as pc
@@ -229,17 +233,24 @@ def _present(labels) -> list:
 
 
 def _indices(labels, known: tuple) -> np.ndarray:
-    """Index of every label of a pyarrow array in the tuple ``known``."""
+    """Index of every label of a pyarrow array in the tuple ``known`` (a dictionary array is
+    mapped through its dictionary)."""
     pa = _pyarrow()
     import pyarrow.compute as pc
-    value_type = labels.type.value_type if pa.types.is_dictionary(labels.type) else labels.type
+    dictionary = pa.types.is_dictionary(labels.type)
+    values = labels.dictionary if dictionary else labels
     try:
-        idx = pc.index_in(labels, value_set=pa.array(known, type=value_type))
+        idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
         raise InputError("the given item list does not match the type of the file's item labels") from None
-    if idx.null_count:
+    idx = pc.fill_null(idx, -1).to_numpy().astype(np.int64)
+    unknown = idx.size and idx.min() < 0
+    if dictionary:
+        idx = idx[labels.indices.to_numpy(zero_copy_only=False)]
+        unknown = unknown and idx.min() < 0  # an unknown dictionary entry matters only if used
+    if unknown:
         raise InputError("a comparison names an item that is not in the given item list")
-    return idx.to_numpy().astype(np.int64)
+    return idx
 
 
 class ComparisonFile:
@@ -316,7 +327,7 @@ class ComparisonFile:
             labels = [self.header[k] for k in (self.columns.item_a, self.columns.item_b)]
             dictionary = [n for n in labels if pa.types.is_string(schema.field(n).type)
                           or pa.types.is_large_string(schema.field(n).type)]
-            source = pq.ParquetFile(self.path, read_dictionary=dictionary)
+            source = pq.ParquetFile(self.path, read_dictionary=dictionary, pre_buffer=False)
             yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
             return
         if self.format == "arrow":
@@ -378,13 +389,19 @@ class ComparisonFile:
             return col
 
         def check_present(col, name):
-            empty = col.is_null()
-            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-                import pyarrow.compute as pc
-                empty = pc.or_kleene(empty, pc.equal(col, ""))
-            bad = np.flatnonzero(empty.to_numpy(zero_copy_only=False))
-            if bad.size:
+            if col.null_count:
+                bad = np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))
                 raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
+            dictionary = pa.types.is_dictionary(col.type)
+            values = col.dictionary if dictionary else col
+            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                import pyarrow.compute as pc
+                empty = pc.equal(values, "").to_numpy(zero_copy_only=False)
+                if dictionary and empty.any():
+                    empty = np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(empty))
+                bad = np.flatnonzero(empty)
+                if bad.size:
+                    raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
             return col
 
         item_a = check_present(column(c.item_a), "item")
@@ -414,6 +431,8 @@ class ComparisonFile:
     @staticmethod
     def _numbers(col, name, first_record) -> np.ndarray:
         pa = _pyarrow()
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            return col.to_numpy(zero_copy_only=False)
         try:
             return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -153,12 +153,22 @@ def _stream(module, file, options: Options, batch_size: int, progress):
     total = file.n_records() if progress else None
     running = None
     done = 0
-    for batch in file.batches(batch_size):
+    for batch in _read_ahead(file.batches(batch_size)):
         part = module.partial(batch, options)
         running = part if running is None else module.combine([running, part])
         done += len(batch)
         if progress:
             progress(done, total)
-    if running is None:
-        raise InputError(f"{file.path} has a header but no records")
     return module.finish(running, options)
+
+
+def _read_ahead(batches):
+    """The batches, each read in a background thread while the previous one is reduced."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    end = object()
+    with ThreadPoolExecutor(1) as reader:
+        upcoming = reader.submit(next, batches, end)
+        while (batch := upcoming.result()) is not end:
+            upcoming = reader.submit(next, batches, end)
+            yield batch

@@ -1,7 +1,7 @@
 """The ``dask`` engine: one partial statistic per partition, added by a tree reduction.
 
-``dask.dataframe`` reads the file (Parquet, or CSV with every field as text, as the other
-engines read it). A first computation counts the records of each partition, which gives every
+``dask.dataframe`` reads the file: Parquet with one partition per row group, CSV in blocks of
+``CSV_BLOCKSIZE`` with every field as text (as the other engines read it). A first computation counts the records of each partition, which gives every
 partition the file index of its first record (needed by the counter-based randomization and by
 error messages); the second reduces each partition to its partial statistic and adds the
 partials ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a
@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import InputError
 
 SPLIT_EVERY = 8
-CSV_BLOCKSIZE = "64MB"
+CSV_BLOCKSIZE = "16MB"
 CONNECT_TIMEOUT = "30s"
 
 
@@ -26,7 +26,7 @@ def run_dask(module, file, options, scheduler):
     except ImportError:
         raise InputError("the dask engine needs dask: pip install 'dask[distributed]'") from None
     if file.format == "parquet":
-        frame = dd.read_parquet(file.path, columns=file.names)
+        frame = dd.read_parquet(file.path, columns=file.names, split_row_groups=True)
     elif file.format == "csv":
         frame = dd.read_csv(file.path, usecols=file.names, dtype=str, keep_default_na=False,
                             encoding="utf-8-sig", blocksize=CSV_BLOCKSIZE)

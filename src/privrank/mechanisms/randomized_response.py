@@ -50,30 +50,32 @@ def record_key(rng=None) -> np.ndarray:
     return np.random.SeedSequence(rng).generate_state(2, dtype=np.uint64)
 
 
-def randomize_records(bits, epsilon, key, first_record: int = 0) -> np.ndarray:
-    """Randomized response on answers in {0, 1/2, 1} (1/2 = tie), record by record.
+def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarray:
+    """Randomized response on answers given as twice their value, record by record.
 
-    ``bits[k]`` is record ``first_record + k`` of its data set. Its report is 1 when the
-    record's uniform ``u`` (the Philox output at that record index under ``key``) is below the
+    ``values2[k]`` is 2 (the answer is 1: item_a preferred), 0 (item_b preferred) or 1 (a tie,
+    value 1/2) for record ``first_record + k`` of its data set. The record's report is 1 when
+    its uniform ``u`` (the Philox output at that record index under ``key``) is below the
     probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
     where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
     docstring). ``epsilon`` is a scalar or one value per answer. Returns reports in {0, 1}.
     """
-    y = np.asarray(bits, dtype=float)
-    eps = np.broadcast_to(check_epsilons(epsilon), y.shape) if np.ndim(epsilon) else \
-        np.full(y.shape, check_epsilon(epsilon))
-    tie = y == 0.5
-    if not np.all((y == 0) | (y == 1) | tie):
+    v = np.asarray(values2)
+    if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
     first = int(first_record)
     if first < 0:
         raise InputError("first_record must be >= 0")
+    if np.ndim(epsilon):
+        p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape))
+        report_one = np.where(v == 1, 0.5, np.where(v == 2, 1.0 - p, p))
+    else:
+        p = flip_probability(check_epsilon(epsilon))
+        report_one = np.array([p, 0.5, 1.0 - p])[v]
     # Philox yields four 64-bit outputs per counter value: output r sits at counter r // 4.
     block, skip = divmod(first, 4)
     gen = np.random.Generator(np.random.Philox(key=np.asarray(key, dtype=np.uint64), counter=[block, 0, 0, 0]))
-    u = gen.random(skip + y.size)[skip:].reshape(y.shape)
-    p = flip_probability(eps)
-    report_one = np.where(tie, 0.5, np.where(y == 1, 1.0 - p, p))
+    u = gen.random(skip + v.size)[skip:].reshape(v.shape)
     return (u < report_one).astype(np.int8)
 
 
@@ -84,7 +86,10 @@ def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:
     ``rng`` (:func:`record_key`). ``epsilon`` is a scalar or one value per answer. Returns
     reports in {0, 1}.
     """
-    return randomize_records(bits, epsilon, record_key(rng))
+    doubled = 2.0 * np.asarray(bits, dtype=float)
+    if not np.all((doubled == 0) | (doubled == 1) | (doubled == 2)):
+        raise InputError("answers must be 0, 1 or 1/2 (tie)")
+    return randomize_records(doubled.astype(np.int8), epsilon, record_key(rng))
 
 
 def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:

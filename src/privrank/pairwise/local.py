@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._rng import as_generator
-from ..data.comparisons import PairwiseComparisons, max_user_epsilon
+from ..data.comparisons import PairwiseComparisons, epsilon_levels, max_user_epsilon
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
@@ -114,7 +114,7 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     eps = record_epsilons(comps, epsilon, user_epsilon)
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
-    per_user = None if comps.user is None else max_user_epsilon(comps.user, eps)
+    per_user = None if comps.user is None else max_user_epsilon(comps.user, *epsilon_levels(eps, eps.size)[::-1])
     g = local_guarantee(eps.max(), per_user, "local Laplace", note="each answer plus Laplace(1/epsilon) noise")
     G = float(np.mean(1.0 + 8.0 / eps ** 2))
     return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps))
