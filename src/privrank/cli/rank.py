@@ -7,7 +7,7 @@ from ..pairwise.btl import fit_btl
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
-from .engines import add_engine_options, comparisons_release
+from .engine_options import add_engine_options, comparisons_release
 from .output import add_output_options, emit, render
 
 LOCAL_MECHANISMS = {

@@ -23,7 +23,7 @@ from ..pairwise.local import randomized_response
 
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
-USER_TABLE_SLACK = 1 << 20
+USER_TABLE_SLACK = 1 << 16
 open_file = ComparisonFile
 
 
