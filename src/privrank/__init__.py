@@ -4,8 +4,9 @@ Every private function returns an object carrying a :class:`Guarantee` that stat
 privacy parameters, the trust model and the protected unit. Estimators and solvers are
 post-processing of private releases.
 """
-from .data.comparisons import PairCounts, PairwiseComparisons
+from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from .data.io import read_comparisons
+from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
@@ -18,9 +19,10 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "DisconnectedError", "Guarantee", "InputError", "PairCounts",
-    "PairwiseComparisons", "PairwiseRelease", "adaptive_epsilon", "classic_randomized_response",
+    "BTLFit", "BudgetExceededError", "ComparisonTally", "DisconnectedError", "Guarantee", "InputError",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "adaptive_epsilon", "classic_randomized_response",
     "compose", "debias", "debiased_randomized_response", "fit_btl", "flip_probability",
     "kendall_distance", "l2_error", "linf_error", "local_laplace", "randomize_answer",
-    "randomized_response", "read_comparisons", "release_from_reports", "top_k_hamming",
+    "randomized_response", "read_comparisons", "release_from_reports", "sufficient_statistics",
+    "top_k_hamming",
 ]
