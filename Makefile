@@ -19,6 +19,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_btl.py
+	$(PY) benchmarks/bench_kemeny.py
 
 reproduce: $(STAMP)
 	$(VENV)/bin/privrank reproduce xu --quick --out results/xu

@@ -46,3 +46,49 @@ def test_bad_metric_input():
         kendall_distance([1.0, np.nan], [1.0, 2.0])
     with pytest.raises(InputError):
         l2_error([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_kendall_tau_between_orders():
+    from privrank.metrics import kendall_tau_distance
+
+    # Alabi et al. §1.2: positions (1,2,3,4) vs (2,3,1,4), i.e. orders [0,1,2,3] vs [2,0,1,3]
+    assert kendall_tau_distance([0, 1, 2, 3], [2, 0, 1, 3]) == 2
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.permutation(6), rng.permutation(6)
+        assert kendall_tau_distance(a, b) == kendall_tau_distance(b, a)
+        assert kendall_tau_distance(a, a) == 0
+        assert kendall_tau_distance(a, a[::-1]) == 15
+        assert kendall_tau_distance(a, b, normalized=True) == pytest.approx(kendall_tau_distance(a, b) / 15)
+        # same count as the score-based metric on positions
+        assert kendall_tau_distance(a, b, normalized=True) == pytest.approx(
+            kendall_distance(-np.argsort(a), -np.argsort(b)))
+
+
+def test_kemeny_cost_is_the_mean_kendall_distance_to_the_voters():
+    from privrank.data.rankings import Rankings
+    from privrank.metrics import kemeny_cost, kendall_tau_distance
+
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        orders = np.array([rng.permutation(5) for _ in range(9)])
+        sigma = rng.permutation(5)
+        W = Rankings.from_orders(orders).pairwise_matrix()
+        mean = np.mean([kendall_tau_distance(sigma, o) for o in orders])
+        assert kemeny_cost(sigma, W) == pytest.approx(mean)
+    with pytest.raises(InputError):
+        kemeny_cost([0, 1], np.ones((3, 2)))
+
+
+def test_relative_errors_and_position_mismatch():
+    from privrank.metrics import rank_position_mismatch
+    true = np.array([2.0, 0.0, -2.0])
+    est = np.array([3.0, 0.0, -1.0])  # centred: [7/3, -2/3, -5/3] against [2, 0, -2]
+    d = np.array([1 / 3, -2 / 3, 1 / 3])
+    assert l2_error(est, true, relative=True) == pytest.approx(np.linalg.norm(d) / np.sqrt(8))
+    assert linf_error(est, true, relative=True) == pytest.approx((2 / 3) / 2)
+    assert l2_error(est, true) == pytest.approx(np.linalg.norm(d) / np.sqrt(3))
+    with pytest.raises(InputError):
+        l2_error(est, np.ones(3), relative=True)
+    assert rank_position_mismatch(true, true) == 0
+    assert rank_position_mismatch([0.0, 2.0, -2.0], true) == pytest.approx(2 / 3)  # top two swapped

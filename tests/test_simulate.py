@@ -56,3 +56,62 @@ def test_bad_theta():
         btl_complete_design([0.0, np.nan], 10)
     with pytest.raises(InputError):
         sample_debiased_release([0.0, 1.0], 10, 0.0)
+
+
+def test_mallows_matches_its_exact_distribution():
+    import itertools
+
+    from privrank.metrics import kendall_tau_distance
+    from privrank.simulate import sample_mallows
+
+    center, phi, n = np.array([2, 0, 3, 1]), 0.6, 60_000
+    R = sample_mallows(center, phi=phi, n=n, rng=5)
+    perms = list(itertools.permutations(range(4)))
+    p = np.array([phi ** kendall_tau_distance(q, center) for q in perms])
+    p /= p.sum()
+    index = {q: k for k, q in enumerate(perms)}
+    counts = np.bincount([index[tuple(o)] for o in R.orders], minlength=24)
+    # chi-square goodness of fit over the 24 orders; threshold 1e-4 (fixed seed, no flakes)
+    assert scipy.stats.chisquare(counts, n * p).pvalue > 1e-4
+    assert np.all(sample_mallows(center, phi=0.0, n=3, rng=0).orders == center)
+    with pytest.raises(InputError):
+        sample_mallows([0, 0, 1], phi=0.5, n=3)
+    with pytest.raises(InputError):
+        sample_mallows(3, phi=1.5, n=3)
+
+
+# ------------------------------------------------------------------ Erdos-Renyi designs (Cai et al.)
+
+def test_erdos_renyi_pairs_count_and_shape():
+    from privrank.simulate import erdos_renyi_pairs
+    n, p = 200, 0.3
+    i, j = erdos_renyi_pairs(n, p, rng=0)
+    N = n * (n - 1) / 2
+    assert np.all(i < j) and np.unique(i * n + j).size == i.size
+    assert abs(i.size - p * N) < 4 * np.sqrt(N * p * (1 - p))  # Binomial(N, p): 4 standard deviations
+    with pytest.raises(InputError):
+        erdos_renyi_pairs(5, 0.0)
+
+
+@pytest.mark.parametrize("link", ["logistic", "probit"])
+def test_erdos_renyi_outcomes_follow_the_link(link):
+    from privrank.pairwise.links import LINKS
+    from privrank.simulate import erdos_renyi_comparisons
+    theta = np.array([0.6, 0.0, -0.4])
+    L = 20_000
+    comps = erdos_renyi_comparisons(theta, 1.0, L, link, rng=1)
+    assert comps.n_records == 3 * L
+    pc = comps.pair_counts()
+    P = LINKS[link].cdf(theta[pc.i] - theta[pc.j])
+    np.testing.assert_array_equal(pc.totals, L)
+    assert np.all(np.abs(pc.wins / L - P) < 4 * np.sqrt(P * (1 - P) / L))  # 4 standard errors per pair
+
+
+def test_separated_top_k_scores():
+    from privrank.simulate import separated_top_k_scores
+    theta, k = separated_top_k_scores(250, rng=2)
+    assert k == 62  # round half to even, as in the authors' R code
+    assert abs(theta.sum()) < 1e-12
+    top = theta[-k:]
+    assert np.ptp(top) < 1e-12 and top[0] - theta[:-k].max() >= np.log(1 / 0.7) - 1e-12
+    assert theta[:-k].min() > top[0] + np.log(0.2) - 1e-12

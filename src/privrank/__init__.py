@@ -4,14 +4,21 @@ Every private function returns an object carrying a :class:`Guarantee` that stat
 privacy parameters, the trust model and the protected unit. Estimators and solvers are
 post-processing of private releases.
 """
+from .aggregation.kemeny import exact_kemeny
+from .aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
+                                         ldp_kwiksort, ldp_matrix, private_kemeny)
 from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
-from .data.io import read_comparisons
+from .data.io import read_comparisons, read_rankings
+from .data.rankings import Rankings
 from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
-from .metrics import kendall_distance, l2_error, linf_error, top_k_hamming
-from .pairwise.btl import BTLFit, fit_btl
+from .metrics import (kemeny_cost, kendall_distance, kendall_tau_distance, l2_error, linf_error,
+                      rank_position_mismatch, top_k_hamming)
+from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
+from .pairwise.central import (CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle,
+                               rank_centrality)
 from .pairwise.local import (adaptive_epsilon, classic_randomized_response,
                                debiased_randomized_response, local_laplace, randomized_response)
 from .pairwise.release import PairwiseRelease, release_from_reports
@@ -19,10 +26,13 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "ComparisonTally", "DisconnectedError", "Guarantee", "InputError",
-    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "adaptive_epsilon", "classic_randomized_response",
-    "compose", "debias", "debiased_randomized_response", "fit_btl", "flip_probability",
-    "kendall_distance", "l2_error", "linf_error", "local_laplace", "randomize_answer",
-    "randomized_response", "read_comparisons", "release_from_reports", "sufficient_statistics",
-    "top_k_hamming",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally", "DisconnectedError", "Guarantee",
+    "InputError", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "Rankings", "ScoredRanking",
+    "adaptive_epsilon", "classic_randomized_response", "compose", "copeland", "debias",
+    "debiased_randomized_response", "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl",
+    "flip_probability", "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance",
+    "l2_error", "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland",
+    "penalised_mle", "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response",
+    "rank_centrality", "rank_position_mismatch", "read_comparisons", "read_rankings",
+    "release_from_reports", "sufficient_statistics", "top_k_hamming",
 ]

@@ -3,9 +3,10 @@
 A :class:`Guarantee` states exactly what a release protects: the privacy parameters
 (epsilon, delta), the trust model (``local`` or ``central``), the *unit* whose presence or
 value is protected (one comparison, all comparisons of one user, one ranking, ...), and the
-mechanism. For per-comparison local DP the guarantee also reports the per-user epsilon that
-basic composition implies over the comparisons each user actually made (the maximum over
-users), so a per-comparison epsilon is never mistaken for a per-person one.
+mechanism. For per-comparison DP the guarantee also reports the per-user epsilon implied over
+the comparisons each user actually made (the maximum over users; basic composition in the
+local model, group privacy in the central model), so a per-comparison epsilon is never
+mistaken for a per-person one.
 """
 from __future__ import annotations
 
@@ -37,10 +38,12 @@ class Guarantee:
     mechanism
         Name of the mechanism that produced the release.
     epsilon_per_comparison, epsilon_per_user
-        For local per-comparison mechanisms: the per-comparison epsilon (max over records) and
-        the per-user epsilon by basic composition (max over users of the sum of that user's
-        per-comparison epsilons). ``None`` where they do not apply; ``epsilon_per_user`` is
-        ``None`` when the data carry no user ids, so no per-user statement can be made.
+        For per-comparison mechanisms: the per-comparison epsilon (max over records) and the
+        per-user epsilon it implies (max over users): by basic composition of that user's
+        per-comparison epsilons in the local model, by group privacy over that user's
+        comparisons in the central model. ``None`` where they do not apply;
+        ``epsilon_per_user`` is ``None`` when the data carry no user ids, so no per-user
+        statement can be made.
     private
         False for non-private outputs, and for outputs that include non-private diagnostics.
     note
@@ -89,9 +92,10 @@ class Guarantee:
                 base += f" (the underlying {self.mechanism} release alone would be {self._dp_words()})"
             return base + (f". {self.note}" if self.note else ".")
         text = self._dp_words()
-        if self.epsilon_per_comparison is not None and self.unit == UNIT_COMPARISON:
+        if self.epsilon_per_comparison is not None and self.unit in (UNIT_COMPARISON, UNIT_EDGE):
             if self.epsilon_per_user is not None:
-                text += (f"; by basic composition over the comparisons each user made, "
+                how = "basic composition" if self.model == "local" else "group privacy"
+                text += (f"; by {how} over the comparisons each user made, "
                          f"{_fmt(self.epsilon_per_user)}-DP per user (worst user)")
             else:
                 text += "; no user ids were given, so no per-user guarantee can be stated"

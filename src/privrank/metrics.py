@@ -1,4 +1,4 @@
-"""Error metrics for rankings and scores (Xu, Sun, Cheng §2.5).
+"""Error metrics for rankings and scores (Xu, Sun, Cheng §2.5; Cai, Chakraborty, Wang §4).
 
 Score-based metrics take score vectors (larger = better) over the same items.
 """
@@ -50,17 +50,41 @@ def top_k_hamming(est, true, k: int) -> float:
     return len(top_b - top_a) / int(k)
 
 
-def l2_error(est, true) -> float:
-    """``||est - true||_2 / sqrt(m)`` (both centred to sum zero first)."""
+def _centred_error(est, true, ord, relative: bool) -> float:
     a, b = _pair(est, true)
-    d = (a - a.mean()) - (b - b.mean())
-    return float(np.linalg.norm(d) / np.sqrt(a.size))
+    b = b - b.mean()
+    err = np.linalg.norm((a - a.mean()) - b, ord)
+    if not relative:
+        return float(err / np.sqrt(a.size)) if ord == 2 else float(err)
+    scale = np.linalg.norm(b, ord)
+    if scale == 0:
+        raise InputError("a relative error needs true scores that are not all equal")
+    return float(err / scale)
 
 
-def linf_error(est, true) -> float:
-    """``||est - true||_inf`` (both centred to sum zero first)."""
-    a, b = _pair(est, true)
-    return float(np.max(np.abs((a - a.mean()) - (b - b.mean()))))
+def l2_error(est, true, *, relative: bool = False) -> float:
+    """``||est - true||_2 / sqrt(m)`` (both centred to sum zero first).
+
+    ``relative=True`` gives ``||est - true||_2 / ||true||_2`` instead (Cai, Chakraborty, Wang
+    §4.1 plot its logarithm).
+    """
+    return _centred_error(est, true, 2, relative)
+
+
+def linf_error(est, true, *, relative: bool = False) -> float:
+    """``||est - true||_inf`` (both centred to sum zero first); ``relative=True`` divides by ``||true||_inf``."""
+    return _centred_error(est, true, np.inf, relative)
+
+
+def rank_position_mismatch(est, ref) -> float:
+    """Fraction of rank positions at which the orders of ``est`` and ``ref`` hold different items.
+
+    The real-data "Hamming" metric of Cai, Chakraborty, Wang §4.2 (``d_Ham / n``); ties are
+    broken by item index in both.
+    """
+    a, b = _pair(est, ref)
+    idx = np.arange(a.size)
+    return float(np.mean(np.lexsort((idx, -a)) != np.lexsort((idx, -b))))
 
 
 # --- Spearman footrule (Hillebrand et al. §1.2) ---------------------------------------------
@@ -100,3 +124,36 @@ def footrule_cost(order, orders, weights=None) -> float:
     if w.shape != (rs.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise InputError("weights must be non-negative, finite, one per ranking, not all zero")
     return float(np.dot(w, d) / w.sum())
+
+
+# --- Kendall tau between orders and the Kemeny objective (Alabi et al. §2) -------------------
+
+def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float:
+    """Kendall tau distance between two orders (best first): the pairs they order differently.
+
+    Returns the count (an integer in ``0 .. m(m-1)/2``), or that count divided by
+    ``m(m-1)/2`` when ``normalized``.
+    """
+    a = _orders(order_a)
+    b = _orders(order_b, a.shape[1])
+    m = a.shape[1]
+    p = np.argsort(b[0])[a[0]]  # positions in b, listed in the order of a
+    count = int(np.sum(np.triu(p[:, None] > p[None, :], 1)))
+    if normalized:
+        return count / (m * (m - 1) / 2) if m > 1 else 0.0
+    return count
+
+
+def kemeny_cost(order, w) -> float:
+    """Kemeny cost ``K(order, w) = sum over pairs a before b of w[b, a]`` (Alabi et al. §2).
+
+    With ``w`` the pairwise-preference matrix of a profile
+    (:meth:`privrank.data.rankings.Rankings.pairwise_matrix`) this is the mean Kendall tau
+    distance from ``order`` to the profile's rankings (unnormalised pair count per voter).
+    Any real matrix is accepted (noisy matrices: the cost a solver minimises).
+    """
+    W = np.asarray(w, dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise InputError("w must be a square matrix of pairwise preferences")
+    o = _orders(order, W.shape[0])[0]
+    return float(np.tril(W[np.ix_(o, o)], -1).sum())

@@ -8,24 +8,24 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from privrank.aggregation import private_footrule as pf
 from privrank.aggregation.footrule import (footrule_cost_matrix, footrule_optimal_order,
                                            positions_of)
 from privrank.aggregation.private_footrule import (dp_footrule, dp_ptas, ldp_footrule,
-                                                   same_bucket_pairs, wfas_cost)
+                                                   same_bucket_pairs)
+from privrank.data.rankings import Rankings
 from privrank.errors import InputError
-from privrank.mechanisms import noise, tree
-from privrank.metrics import footrule_cost
+from privrank.mechanisms import noise, pairwise_matrix, tree
+from privrank.metrics import footrule_cost, kemeny_cost, kendall_tau_distance
 
 
 def brute_wfas(W):
     m = W.shape[0]
-    best = min(itertools.permutations(range(m)), key=lambda p: wfas_cost(W, np.array(p)))
+    best = min(itertools.permutations(range(m)), key=lambda p: kemeny_cost(np.array(p), W))
     return np.array(best)
 
 
 def kendall_count(a, b):
-    return pf._kendall_count(np.asarray(a), np.asarray(b))
+    return kendall_tau_distance(np.asarray(a), np.asarray(b))
 
 
 def hard_profile(rng, n, m):
@@ -119,12 +119,12 @@ def test_dp_footrule_output_audit_with_under_noised_control(monkeypatch):
 def test_ptas_variants_find_the_kemeny_optimum_with_a_large_budget(variant, delta):
     rng = np.random.default_rng(3)
     orders = hard_profile(rng, 400, 5)
-    W = pf._pairwise_fraction(orders, np.ones(len(orders)))
-    opt = wfas_cost(W, brute_wfas(W))
+    W = Rankings.from_orders(orders).pairwise_matrix()
+    opt = kemeny_cost(brute_wfas(W), W)
     res = dp_ptas(orders, epsilon=1e5, delta=delta, variant=variant, solver=brute_wfas,
                   buckets=2, rng=0)
     assert res.variant == variant
-    assert wfas_cost(W, res.order) == pytest.approx(opt, abs=1e-9)
+    assert kemeny_cost(res.order, W) == pytest.approx(opt, abs=1e-9)
     assert res.guarantee.epsilon == 1e5 and res.guarantee.delta == delta
     if variant == "lopsided":
         assert res.details["bounded"]
@@ -156,9 +156,9 @@ def test_clip_is_the_l1_projection_and_within_twice_the_error():
     rng = np.random.default_rng(5)
     for _ in range(50):
         m = 5
-        W = pf._from_upper(rng.random(m * (m - 1) // 2), m)
+        W = pairwise_matrix.matrix_from_upper(rng.random(m * (m - 1) // 2), m)
         noisy = W + rng.normal(0, 0.5, (m, m))
-        c = pf._clip_pairs(noisy)
+        c = pairwise_matrix.clip_pairs(noisy)
         off = ~np.eye(m, dtype=bool)
         assert np.all((c[off] >= 0) & (c[off] <= 1))
         np.testing.assert_allclose((c + c.T)[off], 1.0)
@@ -175,13 +175,13 @@ def test_clip_is_the_l1_projection_and_within_twice_the_error():
 class _Recorder:
     def __init__(self, monkeypatch):
         self.calls = []
-        orig = pf._Budget.draw
+        orig = pairwise_matrix.Budget.draw
 
         def draw(budget, scale, size, rng):
             self.calls.append((budget.noise, float(scale), size))
             return orig(budget, scale, size, rng)
 
-        monkeypatch.setattr(pf._Budget, "draw", draw)
+        monkeypatch.setattr(pairwise_matrix.Budget, "draw", draw)
 
 
 def _all_perms(m):

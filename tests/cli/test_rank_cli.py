@@ -5,46 +5,20 @@ import json
 
 import pytest
 
-from privrank.cli import main
 from privrank.data import datasets
 from privrank.data.datasets import DatasetNotFound
 
 
-@pytest.fixture
-def cems_file():
-    root = datasets.data_dir()
-    path = None if root is None else root / "cems_university" / "cems_comparisons.csv"
-    if path is None or not path.exists():
-        pytest.skip("CEMS data not available (../shared/data or PRIVRANK_DATA)")
-    return str(path)
-
-
-@pytest.fixture
-def pairs(tmp_path):
-    p = tmp_path / "pairs.csv"
-    rows = ["user,item_a,item_b,outcome"]
-    for u in range(60):
-        rows += [f"{u},A,B,1", f"{u},B,C,1", f"{u},A,C,{1 if u % 3 else 0}"]
-    p.write_text("\n".join(rows) + "\n")
-    return p
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_cems_without_privacy_london_first(capsys, cems_file):
-    code, out, _ = run(capsys, "rank", cems_file, "--mechanism", "none", "--format", "csv")
+def test_cems_without_privacy_london_first(cli, cems_file):
+    code, out, _ = cli("rank", cems_file, "--mechanism", "none", "--format", "csv")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == ["rank", "item", "score"]
     assert rows[0]["item"] == "London" and rows[-1]["item"] == "Stockholm"
 
 
-def test_cems_private_json(capsys, cems_file):
-    code, out, _ = run(capsys, "rank", cems_file, "--epsilon", "1", "--seed", "3", "--format", "json")
+def test_cems_private_json(cli, cems_file):
+    code, out, _ = cli("rank", cems_file, "--epsilon", "1", "--seed", "3", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert [r["rank"] for r in doc["ranking"]] == list(range(1, 7))
@@ -53,44 +27,44 @@ def test_cems_private_json(capsys, cems_file):
     assert g["epsilon_per_comparison"] == 1.0 and g["epsilon_per_user"] == 15.0
 
 
-def test_lambda_and_mechanisms(capsys, pairs):
-    code, out, _ = run(capsys, "rank", str(pairs), "--mechanism", "none", "--lambda", "0.005", "--format", "json")
+def test_lambda_and_mechanisms(cli, pairs):
+    code, out, _ = cli("rank", str(pairs), "--mechanism", "none", "--lambda", "0.005", "--format", "json")
     assert code == 0 and json.loads(out)["lambda"] == 0.005
     assert json.loads(out)["ranking"][0]["item"] == "A"
     for mech in ("rr", "laplace", "debiased-rr"):
-        code, out, _ = run(capsys, "rank", str(pairs), "--mechanism", mech, "--user-epsilon", "3", "--seed", "1",
+        code, out, _ = cli("rank", str(pairs), "--mechanism", mech, "--user-epsilon", "3", "--seed", "1",
                            "--format", "json")
         assert code == 0
         assert json.loads(out)["guarantee"]["epsilon_per_user"] == pytest.approx(3.0)
 
 
-def test_table_output_has_guarantee(capsys, pairs):
-    code, out, _ = run(capsys, "rank", str(pairs), "--epsilon", "2", "--seed", "0")
+def test_table_output_has_guarantee(cli, pairs):
+    code, out, _ = cli("rank", str(pairs), "--epsilon", "2", "--seed", "0")
     assert code == 0 and "guarantee: 2-DP, local model" in out and "per user" in out
 
 
-def test_randomize_then_rank_reports(capsys, pairs, tmp_path):
+def test_randomize_then_rank_reports(cli, pairs, tmp_path):
     out_path = tmp_path / "reports.csv"
-    assert run(capsys, "randomize", str(pairs), "--epsilon", "1", "--seed", "2", "--output", str(out_path))[0] == 0
+    assert cli("randomize", str(pairs), "--epsilon", "1", "--seed", "2", "--output", str(out_path))[0] == 0
     header = out_path.read_text().splitlines()[0]
     assert header == "user,item_a,item_b,outcome,epsilon"
-    code, out, _ = run(capsys, "rank", str(out_path), "--format", "json")
+    code, out, _ = cli("rank", str(out_path), "--format", "json")
     assert code == 0 and json.loads(out)["guarantee"]["epsilon_per_comparison"] == 1.0
     # giving an epsilon for reports is refused: they are not randomized again
-    code, _, err = run(capsys, "rank", str(out_path), "--epsilon", "1")
+    code, _, err = cli("rank", str(out_path), "--epsilon", "1")
     assert code == 2 and "randomized reports" in err
     # the output file is never overwritten silently
-    code, _, err = run(capsys, "randomize", str(pairs), "--epsilon", "1", "--output", str(out_path))
+    code, _, err = cli("randomize", str(pairs), "--epsilon", "1", "--output", str(out_path))
     assert code == 2 and "--force" in err
 
 
-def test_output_file_and_force(capsys, pairs, tmp_path):
+def test_output_file_and_force(cli, pairs, tmp_path):
     target = tmp_path / "rank.csv"
-    assert run(capsys, "rank", str(pairs), "--mechanism", "none", "--format", "csv", "-o", str(target))[0] == 0
+    assert cli("rank", str(pairs), "--mechanism", "none", "--format", "csv", "-o", str(target))[0] == 0
     first = target.read_text()
-    code, _, err = run(capsys, "rank", str(pairs), "--mechanism", "none", "-o", str(target))
+    code, _, err = cli("rank", str(pairs), "--mechanism", "none", "-o", str(target))
     assert code == 2 and "exists" in err and target.read_text() == first
-    assert run(capsys, "rank", str(pairs), "--mechanism", "none", "-o", str(target), "--force")[0] == 0
+    assert cli("rank", str(pairs), "--mechanism", "none", "-o", str(target), "--force")[0] == 0
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -101,20 +75,20 @@ def test_output_file_and_force(capsys, pairs, tmp_path):
     (["--mechanism", "none", "--epsilon", "1"], "not private"),
     (["--lambda", "abc", "--mechanism", "none"], "--lambda"),
 ])
-def test_usage_errors_exit_2(capsys, pairs, argv, match):
-    code, _, err = run(capsys, "rank", str(pairs), *argv)
+def test_usage_errors_exit_2(cli, pairs, argv, match):
+    code, _, err = cli("rank", str(pairs), *argv)
     assert code == 2 and match in err
 
 
-def test_bad_file_exit_2(capsys, tmp_path):
+def test_bad_file_exit_2(cli, tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("item_a,item_b,outcome\nA,B,7\n")
-    code, _, err = run(capsys, "rank", str(p), "--mechanism", "none")
+    code, _, err = cli("rank", str(p), "--mechanism", "none")
     assert code == 2 and "line 2" in err
 
 
-def test_demo_runs(capsys):
-    code, out, _ = run(capsys, "demo")
+def test_demo_runs(cli):
+    code, out, _ = cli("demo")
     assert code == 0
     assert "LLMFAO" in out and "NFL" in out and "per user" in out
     assert out.count("Kendall distance") == 12

@@ -82,88 +82,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._rng import as_generator
-from ..errors import InputError, check_delta, check_epsilon
-from ..guarantees import UNIT_RANKING, Guarantee
-from ..mechanisms.noise import gaussian, laplace
-from ..mechanisms.noise import gaussian_mu
+from ..data.rankings import Rankings
+from ..errors import InputError
+from ..guarantees import Guarantee
+from ..mechanisms.pairwise_matrix import Budget, clip_pairs, noisy_pairwise_matrix
 from ..mechanisms.tree import footrule_cost_release
+from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order, positions_of, profile_arrays
+from .kemeny import wfas_solver
 
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
-
-
-# --------------------------------------------------------------------------------------------
-# budget bookkeeping
-# --------------------------------------------------------------------------------------------
-
-class _Budget:
-    """A total budget split into fractions: Laplace epsilons add, Gaussian ``mu^2`` add."""
-
-    def __init__(self, epsilon, delta):
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.noise = "gaussian" if self.delta > 0 else "laplace"
-        self.mu = gaussian_mu(self.epsilon, self.delta) if self.noise == "gaussian" else None
-
-    def scale(self, fraction: float, l1: float, l2: float) -> float:
-        """Laplace scale or Gaussian sd of a stage with this budget fraction and sensitivities."""
-        if self.noise == "laplace":
-            return l1 / (self.epsilon * fraction)
-        return l2 / (self.mu * math.sqrt(fraction))
-
-    def draw(self, scale: float, size, rng) -> np.ndarray:
-        return laplace(scale, size, rng) if self.noise == "laplace" else gaussian(scale, size, rng)
-
-    def guarantee(self, mechanism: str) -> Guarantee:
-        kind = "Laplace" if self.noise == "laplace" else "analytic Gaussian"
-        return Guarantee(epsilon=self.epsilon, delta=self.delta, model="central", unit=UNIT_RANKING,
-                         mechanism=f"{mechanism} ({kind})")
-
-
-# --------------------------------------------------------------------------------------------
-# pairwise statistics (exact, from raw data; only ever released with noise)
-# --------------------------------------------------------------------------------------------
-
-def _pairwise_fraction(orders, w) -> np.ndarray:
-    """``W[u, v]`` = weighted fraction of rankings placing ``u`` before ``v`` (diagonal 0)."""
-    pos = positions_of(orders)
-    m = orders.shape[1]
-    W = np.zeros((m, m))
-    for v in range(m):  # loop over items, vectorised over rankings
-        W[:, v] = (pos < pos[:, [v]]).T.astype(float) @ w
-    return W / w.sum()
-
-
-def wfas_cost(W, order) -> float:
-    """``cost_W(order) = sum_{u before v} W[v, u]``: the Kemeny objective when ``W`` is ``w``."""
-    order = np.asarray(order)
-    P = np.asarray(W, dtype=float)[np.ix_(order, order)]
-    return float(np.tril(P, -1).sum())
-
-
-def _kendall_count(order_a, order_b) -> int:
-    pa, pb = np.argsort(order_a), np.argsort(order_b)
-    da = np.sign(pa[:, None] - pa[None, :])
-    db = np.sign(pb[:, None] - pb[None, :])
-    return int(np.sum(np.triu(da * db < 0, 1)))
-
-
-def _clip_pairs(W) -> np.ndarray:
-    """l1 projection onto ``{w in [0,1]^(m x m): w_uv + w_vu = 1}`` (paper App. B.4)."""
-    W = np.asarray(W, dtype=float)
-    a = np.clip((W + 1.0 - W.T) / 2.0, 0.0, 1.0)
-    out = np.triu(a, 1)
-    out = out + np.tril(1.0 - out.T, -1)
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-def _from_upper(upper: np.ndarray, m: int) -> np.ndarray:
-    iu = np.triu_indices(m, 1)
-    W = np.zeros((m, m))
-    W[iu] = upper
-    W[(iu[1], iu[0])] = 1.0 - upper
-    return W
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,11 +100,7 @@ def _from_upper(upper: np.ndarray, m: int) -> np.ndarray:
 
 def _solver(solver, rng):
     """Resolve ``solver`` to a callable ``W -> order`` (real weights allowed)."""
-    if callable(solver):
-        return solver
-    from . import kemeny
-
-    return kemeny.wfas_solver(solver, rng=rng)
+    return solver if callable(solver) else wfas_solver(solver, rng=rng)
 
 
 @dataclass(frozen=True)
@@ -201,15 +125,6 @@ class PTASRelease:
     variant: str
     guarantee: Guarantee
     details: dict = field(default_factory=dict)
-
-
-def _one_release(W, n, budget, fraction, rng, clip=False):
-    m = W.shape[0]
-    M = m * (m - 1) // 2
-    scale = budget.scale(fraction, M / n, math.sqrt(M) / n)
-    upper = W[np.triu_indices(m, 1)] + budget.draw(scale, M, rng)
-    Wt = _from_upper(upper, m)
-    return (_clip_pairs(Wt) if clip else Wt), scale
 
 
 def _lopsided_instance(W, n, budget, fraction, rng):
@@ -247,7 +162,7 @@ def same_bucket_pairs(m: int, B: int) -> int:
     return int(np.sum(k * (k - 1) // 2))
 
 
-def default_buckets(m: int, n: int, budget: _Budget) -> int:
+def default_buckets(m: int, n: int, budget: Budget) -> int:
     """The paper's bucket count (Lemmas F.5 / F.6), clamped to ``[1, m]``."""
     if budget.noise == "laplace":
         raw = m ** (3 / 7) / (n * budget.epsilon) ** (1 / 7)
@@ -296,7 +211,7 @@ def _bucket_instance(orders, w, budget, B, rng):
     t = np.zeros((m, m))
     t[iu] = q_noisy[:, upper_mask].sum(axis=1)                 # u in an earlier bucket
     t[(iu[1], iu[0])] = q_noisy[:, upper_mask.T].sum(axis=1)   # v in an earlier bucket
-    return _clip_pairs(s_noisy + t), float(scale_s), float(scale_t), S_B
+    return clip_pairs(s_noisy + t), float(scale_s), float(scale_t), S_B
 
 
 def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solver="exact",
@@ -330,7 +245,7 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
     orders, w = profile_arrays(profile, weights)
     if np.any(w != np.round(w)):
         raise InputError("private aggregation needs integer weights (ranking multiplicities)")
-    budget = _Budget(epsilon, delta)
+    budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     n = float(w.sum())
     m = orders.shape[1]
@@ -348,19 +263,19 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
                         else math.sqrt(2 * math.log(2 * m ** 3)))
         variant = "lopsided" if tail <= 0.04 else "buckets"
         details["auto_tail"] = tail
-    W = _pairwise_fraction(orders, w)
+    W = Rankings.from_orders(orders, weights=w).pairwise_matrix()
     if variant == "one-release":
-        Wt, scale = _one_release(W, n, budget, 1.0, gen)
+        Wt, scale = noisy_pairwise_matrix(W, n, budget, 1.0, gen)
         details["noise_scale"] = scale
         order = np.asarray(solve(Wt))
     elif variant == "lopsided":
         inst, bounded, s_th, s_r, n_lop = _lopsided_instance(W, n, budget, 1 / 3, gen)
         order1 = np.asarray(solve(inst)) if bounded else gen.permutation(m)
-        W2, scale2 = _one_release(W, n, budget, 1 / 3, gen, clip=True)
+        W2, scale2 = noisy_pairwise_matrix(W, n, budget, 1 / 3, gen, clip=True)
         order2 = np.asarray(solve(W2))
-        k12 = _kendall_count(order1, order2)
+        k12 = kendall_tau_distance(order1, order2)
         scale3 = budget.scale(1 / 3, 2.0 * k12 / n, 2.0 * k12 / n)
-        diff = wfas_cost(W, order1) - wfas_cost(W, order2)
+        diff = kemeny_cost(order1, W) - kemeny_cost(order2, W)
         noisy_diff = diff + (float(budget.draw(scale3, None, gen)) if k12 else 0.0)
         pick2 = noisy_diff > 0
         order = order2 if pick2 else order1

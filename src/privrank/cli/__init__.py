@@ -10,9 +10,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from . import demo, rank
+from . import aggregate, demo, rank
 
-COMMAND_MODULES = [rank, demo]
+COMMAND_MODULES = [rank, aggregate, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""``--engine`` and ``--scheduler`` of the ranking commands, and the progress bar of long reads.
+"""``--engine``, ``--scheduler`` and ``--batch-size`` of ``rank`` and ``top-k``, and the progress bar.
 
 ``local`` reads the whole file into memory and supports every mechanism and budget. ``stream``
 and ``dask`` compute the statistic batch by batch or partition by partition
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..data.io import ComparisonFile, read_comparisons
+from ..data.io import ComparisonFile
 from ..engines import DEFAULT_BATCH_SIZE, ENGINES, sufficient_statistics
 from ..errors import InputError
 from ..pairwise.release import non_private_release, release_from_reports
@@ -30,13 +30,11 @@ def add_engine_options(parser) -> None:
                         help=f"records per batch of --engine stream (default {DEFAULT_BATCH_SIZE})")
 
 
-def comparisons_release(args, in_memory_release):
-    """The release of ``args.file`` for ``--mechanism``: ``in_memory_release(comps, args)`` on the
-    local engine, the engine's tally otherwise (same release, float for float)."""
-    if args.scheduler is not None and args.engine != "dask":
+def engine_release(args, items=None):
+    """The release of ``args.file`` for ``--mechanism`` computed by ``--engine stream`` or ``dask``
+    (the same release, float for float, as the local engine's); ``items`` is the item list."""
+    if args.engine != "dask" and args.scheduler is not None:
         raise InputError("--scheduler is used only with --engine dask")
-    if args.engine == "local":
-        return in_memory_release(read_comparisons(args.file), args)
     if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None:
         raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
                          "--epsilon per comparison; use --engine local for this mechanism or budget")
@@ -50,8 +48,9 @@ def comparisons_release(args, in_memory_release):
                          "(or use --mechanism none for the non-private fit)")
     bar = ProgressBar(sys.stderr) if args.engine == "stream" and sys.stderr.isatty() else None
     try:
-        tally = sufficient_statistics(args.file, engine=args.engine, epsilon=args.epsilon, rng=args.seed,
-                                      batch_size=args.batch_size, scheduler=args.scheduler, progress=bar)
+        tally = sufficient_statistics(args.file, engine=args.engine, items=items, epsilon=args.epsilon,
+                                      rng=args.seed, batch_size=args.batch_size, scheduler=args.scheduler,
+                                      progress=bar)
     finally:
         if bar:
             bar.close()

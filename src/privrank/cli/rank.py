@@ -1,13 +1,22 @@
-"""``privrank rank`` and ``privrank randomize``: ranking from pairwise comparisons."""
+"""``privrank rank``, ``privrank top-k`` and ``privrank randomize``: ranking from pairwise comparisons.
+
+``rank`` prints the whole ranking, ``top-k`` its first ``k`` items; both take the same
+mechanisms (local: Xu, Sun, Cheng; central: Cai, Chakraborty, Wang; non-private baselines) and
+print the same columns and guarantee.
+"""
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..data.io import comparisons_to_csv, read_comparisons, write_text_atomic
 from ..errors import InputError
 from ..pairwise.btl import fit_btl
+from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
+from ..pairwise.links import LINKS
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
-from .engine_options import add_engine_options, comparisons_release
+from .engine_options import add_engine_options, engine_release
 from .output import add_output_options, emit, render
 
 LOCAL_MECHANISMS = {
@@ -15,31 +24,60 @@ LOCAL_MECHANISMS = {
     "rr": classic_randomized_response,
     "laplace": local_laplace,
 }
+CENTRAL_MECHANISMS = ("objective-perturbation", "noisy-copeland")
+BASELINES = ("penalised-mle", "copeland", "rank-centrality")
+MECHANISMS = sorted(LOCAL_MECHANISMS) + list(CENTRAL_MECHANISMS) + ["none"] + list(BASELINES)
+MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
 
 
 def add_budget_options(parser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--epsilon", type=float, help="privacy parameter per comparison")
     group.add_argument("--user-epsilon", type=float,
-                       help="privacy budget per user, split evenly over that user's comparisons")
+                       help="privacy budget per user (local mechanisms: split evenly over that user's "
+                            "comparisons; central mechanisms: with --max-answers)")
     parser.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
+
+
+def add_ranking_options(parser, default_mechanism: str) -> None:
+    parser.add_argument("file", help="CSV file of comparisons (an epsilon column marks randomized reports)")
+    parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
+                        help=f"privacy mechanism or non-private baseline (default {default_mechanism})")
+    add_budget_options(parser)
+    parser.add_argument("--lambda", dest="lam", default="default",
+                        help="local mechanisms and none: ridge strength, a number, 'default' (G(eps)) or 'paper'")
+    parser.add_argument("--weights", choices=WEIGHTS, default="uniform",
+                        help="local mechanisms: weighting of debiased reports with different epsilons")
+    parser.add_argument("--link", choices=sorted(LINKS),
+                        help="objective-perturbation and penalised-mle: link function (default logistic)")
+    parser.add_argument("--gamma",
+                        help="objective-perturbation and penalised-mle: ridge, a number or 'theory' (default)")
+    parser.add_argument("--max-answers", type=int,
+                        help="central mechanisms with --user-epsilon: public bound on answers per respondent "
+                             "(answers beyond it are dropped)")
+    parser.add_argument("--items", metavar="PATH",
+                        help="file with the item labels, one per line: the public item list "
+                             "(default: the labels that occur in the data)")
+    parser.add_argument("--non-private-diagnostics", action="store_true",
+                        help="objective-perturbation: print solver diagnostics computed from the raw data "
+                             "(the output is then marked NOT PRIVATE)")
+    add_engine_options(parser)
+    add_output_options(parser)
 
 
 def register(sub) -> None:
     p = sub.add_parser("rank", help="rank items from pairwise comparisons",
                        description="Rank items from a CSV of pairwise comparisons "
                                    "(user,item_a,item_b,outcome or winner,loser).")
-    p.add_argument("file", help="CSV file of comparisons (an epsilon column marks randomized reports)")
-    p.add_argument("--mechanism", default="debiased-rr", help="privacy mechanism (default debiased-rr)",
-                   choices=sorted(LOCAL_MECHANISMS) + ["none"])
-    add_budget_options(p)
-    p.add_argument("--lambda", dest="lam", default="default",
-                   help="ridge strength: a number, 'default' (G(eps)) or 'paper'")
-    p.add_argument("--weights", choices=WEIGHTS, default="uniform",
-                   help="weighting of debiased reports with different epsilons")
-    add_engine_options(p)
-    add_output_options(p)
-    p.set_defaults(func=run_rank)
+    add_ranking_options(p, "debiased-rr")
+    p.set_defaults(func=run_ranking, k=None)
+
+    t = sub.add_parser("top-k", help="the k best items from pairwise comparisons",
+                       description="The k best items from a CSV of pairwise comparisons; by default with "
+                                   "noisy Copeland counts (central DP, Cai, Chakraborty, Wang Algorithm 2).")
+    add_ranking_options(t, "noisy-copeland")
+    t.add_argument("--k", type=int, required=True, help="how many items to report")
+    t.set_defaults(func=run_ranking)
 
     r = sub.add_parser("randomize", help="play the respondents' side: randomized response on a file",
                        description="Randomize every answer of FILE with randomized response and write the "
@@ -60,8 +98,17 @@ def _lam(text):
         raise InputError("--lambda must be a number, 'default' or 'paper'") from None
 
 
+def _gamma(text):
+    if text is None or text == "theory":
+        return "theory"
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError("--gamma must be a number or 'theory'") from None
+
+
 def private_release(comps, args):
-    """The release for ``--mechanism`` (shared by ``rank`` and ``top-k``)."""
+    """The local release for ``--mechanism`` (a local mechanism or ``none``)."""
     if args.mechanism == "none":
         if args.epsilon is not None or args.user_epsilon is not None:
             raise InputError("--mechanism none is not private: drop --epsilon / --user-epsilon")
@@ -83,10 +130,73 @@ def private_release(comps, args):
     return mech(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed, **kwargs)
 
 
-def run_rank(args) -> int:
-    fit = fit_btl(comparisons_release(args, private_release), lam=_lam(args.lam))
-    extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
-    emit(render(fit.table(), fit.guarantee, args.format, extra if args.format == "json" else None), args)
+def _check_options(args) -> None:
+    """Refuse options that do not apply to ``--mechanism`` rather than ignore them."""
+    local = args.mechanism in LOCAL_MECHANISMS or args.mechanism == "none"
+    if not local and (args.lam != "default" or args.weights != "uniform"):
+        raise InputError("--lambda and --weights apply to the local mechanisms and none; "
+                         "objective-perturbation and penalised-mle take --gamma")
+    if args.mechanism not in MLE_MECHANISMS and (args.link is not None or args.gamma is not None):
+        raise InputError("--link and --gamma apply to objective-perturbation and penalised-mle")
+    if args.max_answers is not None and not (args.mechanism in CENTRAL_MECHANISMS and args.user_epsilon is not None):
+        raise InputError("--max-answers applies to central mechanisms with --user-epsilon")
+    if args.non_private_diagnostics and args.mechanism != "objective-perturbation":
+        raise InputError("--non-private-diagnostics applies to objective-perturbation")
+    if args.mechanism in BASELINES and (args.epsilon is not None or args.user_epsilon is not None):
+        raise InputError(f"--mechanism {args.mechanism} is not private: drop --epsilon / --user-epsilon")
+    if args.mechanism in CENTRAL_MECHANISMS and args.epsilon is None and args.user_epsilon is None:
+        raise InputError(f"--mechanism {args.mechanism} needs --epsilon (per comparison) or --user-epsilon "
+                         "with --max-answers (per respondent)")
+
+
+def _items(args):
+    if not args.items:
+        return None
+    path = Path(args.items)
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def fitted_ranking(args):
+    """The ranking for ``--mechanism`` and the extra fields its output may show (shared by rank and top-k).
+
+    Extras of private outputs are the public calibration only; solver diagnostics computed from
+    raw data appear for local fits (post-processing of a private release), for non-private
+    baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
+    """
+    _check_options(args)
+    if args.engine != "local" or args.scheduler is not None:
+        return _local_fit(engine_release(args, _items(args)), args)
+    comps = read_comparisons(args.file, items=_items(args))
+    link = args.link or "logistic"
+    if args.mechanism in CENTRAL_MECHANISMS:
+        budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers}
+        if args.mechanism == "objective-perturbation":
+            res = perturbed_mle(comps, **budget, link=link, gamma=_gamma(args.gamma),
+                                diagnostics=args.non_private_diagnostics, rng=args.seed)
+        else:
+            res = noisy_copeland(comps, **budget, rng=args.seed)
+        return res, {**res.params, **(res.diagnostics or {})}
+    if args.mechanism in BASELINES:
+        if args.mechanism == "penalised-mle":
+            res = penalised_mle(comps, link=link, gamma=_gamma(args.gamma))
+        elif args.mechanism == "copeland":
+            res = copeland(comps, rng=args.seed)
+        else:
+            res = rank_centrality(comps)
+        return res, {**res.params, **(res.diagnostics or {})}
+    return _local_fit(private_release(comps, args), args)
+
+
+def _local_fit(release, args):
+    fit = fit_btl(release, lam=_lam(args.lam))
+    return fit, {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
+
+
+def run_ranking(args) -> int:
+    res, extra = fitted_ranking(args)
+    emit(render(res.table(args.k), res.guarantee, args.format, extra if args.format == "json" else None), args)
     return 0
 
 

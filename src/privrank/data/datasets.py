@@ -8,8 +8,9 @@ Shipped inside the package (permissive licences, see ``datasets_shipped/README.m
 
 Read from a data directory (``$PRIVRANK_DATA``, else ``../shared/data`` next to the working
 directory or the source tree) because their licences do not allow shipping them:
-:func:`load_cems`, :func:`load_immigration`, :func:`load_movielens_top40`. A missing data set
-raises :class:`DatasetNotFound` saying where to put the files.
+:func:`load_cems`, :func:`load_immigration`, :func:`load_movielens_top40`, and the PrefLib
+rankings :func:`load_sushi` and :func:`load_netflix`. A missing data set raises
+:class:`DatasetNotFound` saying where to put the files.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import numpy as np
 
 from ..errors import InputError
 from .comparisons import PairwiseComparisons
-from .io import read_comparisons
+from .io import read_comparisons, read_rankings
+from .rankings import Rankings
 
 
 class DatasetNotFound(InputError):
@@ -123,3 +125,19 @@ def load_movielens_top40(n_movies: int = 40) -> PairwiseComparisons:
     labels = tuple(titles.get(int(x), str(int(x))) for x in sorted_top)
     return PairwiseComparisons.from_indices(labels, a, b, outcome, user=user,
                                             users=tuple(int(u) for u in users_all))
+
+
+def load_sushi() -> Rankings:
+    """Kamishima's sushi preferences: 5,000 complete rankings of 10 sushi (PrefLib 00014-00000001).
+
+    Research use only; never redistributed.
+    """
+    return read_rankings(_require("preflib_sushi/00014-00000001.soc", "PrefLib sushi"))
+
+
+def load_netflix(election: int = 1) -> Rankings:
+    """One of the 200 PrefLib Netflix elections (00004): 1-100 rank 3 movies, 101-200 rank 4."""
+    k = int(election)
+    if not 1 <= k <= 200:
+        raise InputError("the Netflix elections are numbered 1 to 200")
+    return read_rankings(_require(f"preflib_netflix/00004-{k:08d}.soc", "PrefLib Netflix"))

@@ -20,7 +20,6 @@ with overwhelming probability when the theorems (and the implementation) are rig
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 import math
 import time
@@ -31,8 +30,13 @@ import numpy as np
 from .._rng import as_generator
 from ..aggregation.footrule import (assignment_order, footrule_cost_matrix,
                                    footrule_optimal_order, positions_of)
+from ..aggregation.kemeny import exact_kemeny
+from ..aggregation.private_kemeny import dp_kwiksort, private_kemeny
+from ..data import datasets as ds
+from ..data.rankings import Rankings
 from ..mechanisms.tree import footrule_cost_release
-from ..metrics import footrule_cost
+from ..metrics import footrule_cost, kemeny_cost
+from ..simulate import sample_mallows
 
 NAME = "hillebrand"
 DELTA = 1e-6
@@ -62,29 +66,6 @@ def _fit_slope(x, y):
     s2 = resid @ resid / dof
     cov = s2 * np.linalg.inv(X.T @ X)
     return float(coef[1]), float(math.sqrt(cov[1, 1]))
-
-
-def _kemeny_cost(order, orders) -> float:
-    """Mean Kendall tau distance (pair count) from ``order`` to the rankings."""
-    p = np.argsort(order)
-    P = positions_of(orders)
-    iu = np.triu_indices(len(order), 1)
-    a = np.sign(p[iu[0]] - p[iu[1]])
-    b = np.sign(P[:, iu[0]] - P[:, iu[1]])
-    return float(np.mean(np.sum(a[None, :] * b < 0, axis=1)))
-
-
-def _pairwise_fraction(orders) -> np.ndarray:
-    P = positions_of(orders)
-    m = orders.shape[1]
-    return np.stack([(P < P[:, [v]]).mean(axis=0) for v in range(m)], axis=1)
-
-
-def _exact_kemeny(W) -> np.ndarray:
-    """Exact Kemeny by subset dynamic programming (m <= 12), used only as a reference."""
-    from ..aggregation import kemeny  # the library's exact solver when present
-
-    return np.asarray(kemeny.wfas_solver("exact")(W))
 
 
 # --------------------------------------------------------------------------------------------
@@ -140,38 +121,24 @@ def _slope(rows, noise, param, normalise=None):
 # --------------------------------------------------------------------------------------------
 
 def _baselines():
-    """Kemeny baselines of the library that exist: name -> fn(orders, epsilon, rng) -> order."""
-    out = {}
-    try:
-        from ..aggregation import private as agg_private
-    except ImportError:  # pragma: no cover - module not present
-        return out
-    if hasattr(agg_private, "dp_kwiksort"):
-        out["dp-kwiksort"] = lambda o, e, g: agg_private.dp_kwiksort(o, epsilon=e, rng=g).order
-    if hasattr(agg_private, "private_kemeny"):
-        out["noisy-matrix+exact"] = lambda o, e, g: agg_private.private_kemeny(
-            o, epsilon=e, solver="exact", rng=g).order
-    return out
+    """The Kemeny baselines of Alabi et al.: name -> fn(orders, epsilon, rng) -> order."""
+    return {"dp-kwiksort": lambda o, e, g: dp_kwiksort(o, epsilon=e, rng=g).order,
+            "noisy-matrix+exact": lambda o, e, g: private_kemeny(o, epsilon=e, solver="exact",
+                                                                 rng=g).order}
 
 
 def _datasets(rng, quick):
     """(name, orders) pairs: Mallows always, sushi / Netflix when the data are present."""
     out = []
+    for phi in (0.7,) if quick else (0.5, 0.8):
+        prof = sample_mallows(np.arange(8), phi=phi, n=1000, rng=rng)
+        out.append((f"mallows(m=8,phi={phi})", np.asarray(prof.orders)))
     try:
-        from ..simulate import sample_mallows
-        for phi in (0.7,) if quick else (0.5, 0.8):
-            prof = sample_mallows(np.arange(8), phi=phi, n=1000, rng=rng)
-            out.append((f"mallows(m=8,phi={phi})", np.asarray(getattr(prof, "orders", prof))))
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from ..data import datasets as ds
-        if hasattr(ds, "load_sushi"):
-            out.append(("sushi", np.asarray(ds.load_sushi().orders)))
-        if hasattr(ds, "load_netflix") and not quick:
-            out.append(("netflix", np.asarray(ds.load_netflix().orders)))
-    except Exception as exc:  # DatasetNotFound or a missing loader: skip, say so
-        out.append((f"skipped: {type(exc).__name__}", None))
+        out.append(("sushi", np.asarray(ds.load_sushi().expanded())))
+        if not quick:
+            out.append(("netflix", np.asarray(ds.load_netflix().expanded())))
+    except ds.DatasetNotFound as exc:  # a missing data set is skipped, and says so
+        out.append((f"skipped: {exc}", None))
     return out
 
 
@@ -187,18 +154,15 @@ def comparison_study(rng, quick: bool) -> list[dict]:
             rows.append(dict(dataset=name, method="", epsilon="", run="", kemeny_cost="",
                              footrule_cost="", kemeny_opt="", footrule_opt=""))
             continue
-        W = _pairwise_fraction(orders)
-        try:
-            k_opt = _kemeny_cost(_exact_kemeny(W), orders) if orders.shape[1] <= 12 else float("nan")
-        except ImportError:
-            k_opt = float("nan")
+        W = Rankings.from_orders(orders).pairwise_matrix()
+        k_opt = kemeny_cost(exact_kemeny(W), W)
         f_opt = footrule_cost(footrule_optimal_order(orders), orders)
         for eps in (0.1, 1.0):
             for meth, fn in methods.items():
                 for r in range(reps):
                     order = fn(orders, eps, rng)
                     rows.append(dict(dataset=name, method=meth, epsilon=eps, run=r,
-                                     kemeny_cost=_kemeny_cost(order, orders),
+                                     kemeny_cost=kemeny_cost(order, W),
                                      footrule_cost=footrule_cost(order, orders),
                                      kemeny_opt=k_opt, footrule_opt=f_opt))
     return rows

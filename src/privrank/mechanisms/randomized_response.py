@@ -25,6 +25,7 @@ for research and tests: anyone who knows the seed can undo the randomization.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon, check_epsilons
@@ -32,8 +33,7 @@ from ..errors import InputError, check_epsilon, check_epsilons
 
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
-    eps = np.asarray(epsilon, dtype=float)
-    p = 1.0 / (1.0 + np.exp(eps))
+    p = expit(-np.asarray(epsilon, dtype=float))
     return float(p) if p.ndim == 0 else p
 
 
@@ -124,8 +124,8 @@ def debias(reports01, epsilon, n=1) -> np.ndarray:
     """
     y = np.asarray(reports01, dtype=float)
     eps = np.asarray(epsilon, dtype=float)
-    em1 = np.expm1(eps)
-    return ((em1 + 2.0) * y - n) / em1
+    with np.errstate(over="ignore"):  # e^eps = inf for huge eps: the report is the answer
+        return y + (2.0 * y - n) / np.expm1(eps)
 
 
 def variance_inflation(epsilon) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Regularised Bradley-Terry-Luce M-estimator (post-processing only).
+"""Regularised Bradley-Terry-Luce M-estimator (post-processing only), and its Newton solver.
 
 Minimises the count-weighted penalised negative log-likelihood
 
@@ -18,6 +18,12 @@ gradients on the sparse Hessian. Both stop at a gradient 2-norm <= ``tol`` (defa
 the floating-point floor of 1e-14 times the total record weight when that is larger.
 Because the gradient components sum to ``2 lam sum(theta)``, the minimiser has sum zero
 (Lemma 3).
+
+The objective, its derivatives and the solver take a ``link`` (:mod:`privrank.pairwise.links`;
+default logistic, the BTL likelihood above) and an optional linear term ``linear @ theta``:
+with them the same solver minimises the objective-perturbed likelihood of Cai, Chakraborty and
+Wang (:mod:`privrank.pairwise.central`). With a link other than logistic, ``s_ij`` must lie in
+``[0, n_ij]`` for the loss to be convex.
 """
 from __future__ import annotations
 
@@ -31,12 +37,59 @@ import scipy.sparse.linalg
 
 from ..errors import DisconnectedError, InputError, check_positive
 from ..guarantees import Guarantee
+from .links import LOGISTIC, Link
 
 DENSE_MAX_ITEMS = 600
 
 
 @dataclass(frozen=True)
-class BTLFit:
+class ScoredRanking:
+    """Scores of items (larger is better) and the ranking they induce, with a guarantee.
+
+    Attributes
+    ----------
+    scores : ndarray
+        One score per item, in item order.
+    items : tuple
+        Item labels.
+    guarantee : Guarantee
+        What the scores protect.
+    tie_break : ndarray or None
+        Keyword only: a permutation of the items; among equal scores the item with the smaller
+        ``tie_break`` value ranks first. None breaks ties by item index.
+    """
+
+    scores: np.ndarray
+    items: tuple
+    guarantee: Guarantee
+    tie_break: np.ndarray | None = field(default=None, kw_only=True)
+
+    @property
+    def order(self) -> np.ndarray:
+        """Item indices from best to worst (ties broken by ``tie_break``)."""
+        key = np.arange(self.scores.size) if self.tie_break is None else self.tie_break
+        return np.lexsort((key, -self.scores))
+
+    @property
+    def ranking(self) -> list:
+        """Item labels from best to worst."""
+        return [self.items[k] for k in self.order]
+
+    def top_k(self, k: int) -> list:
+        """Labels of the k items with the largest scores."""
+        if not 1 <= int(k) <= len(self.items):
+            raise InputError(f"k must be between 1 and the number of items ({len(self.items)})")
+        return self.ranking[: int(k)]
+
+    def table(self, k: int | None = None) -> list[dict]:
+        """Ranking rows ``{rank, item, score}`` from best to worst (the first ``k`` if given)."""
+        order = self.order if k is None else self.order[: len(self.top_k(k))]
+        return [{"rank": r + 1, "item": self.items[i], "score": float(self.scores[i])}
+                for r, i in enumerate(order)]
+
+
+@dataclass(frozen=True)
+class BTLFit(ScoredRanking):
     """Result of a BTL fit.
 
     Attributes
@@ -53,9 +106,6 @@ class BTLFit:
         Convergence diagnostics of the solver.
     """
 
-    scores: np.ndarray
-    items: tuple
-    guarantee: Guarantee
     lam: float
     n_iter: int
     grad_norm: float
@@ -64,54 +114,26 @@ class BTLFit:
     solver: str
     info: dict = field(default_factory=dict)
 
-    @property
-    def order(self) -> np.ndarray:
-        """Item indices from best to worst (ties broken by item index)."""
-        return np.lexsort((np.arange(self.scores.size), -self.scores))
 
-    @property
-    def ranking(self) -> list:
-        """Item labels from best to worst."""
-        return [self.items[k] for k in self.order]
-
-    def top_k(self, k: int) -> list:
-        """Labels of the k items with the largest scores."""
-        if not 1 <= int(k) <= len(self.items):
-            raise InputError(f"k must be between 1 and the number of items ({len(self.items)})")
-        return self.ranking[: int(k)]
-
-    def table(self) -> list[dict]:
-        """Ranking rows ``{rank, item, score}`` from best to worst."""
-        return [{"rank": r + 1, "item": self.items[k], "score": float(self.scores[k])}
-                for r, k in enumerate(self.order)]
-
-
-def btl_objective(theta, pc, lam) -> float:
+def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
+    """Penalised negative log-likelihood, plus ``linear @ theta`` when given."""
     d = theta[pc.i] - theta[pc.j]
-    return float(np.sum(pc.totals * np.logaddexp(0.0, d) - pc.wins * d) + lam * theta @ theta)
+    f = float(np.sum(link.pair_loss(d, pc.wins, pc.totals)) + lam * theta @ theta)
+    return f if linear is None else f + float(linear @ theta)
 
 
-def btl_gradient(theta, pc, lam) -> np.ndarray:
+def btl_gradient(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> np.ndarray:
     m = theta.size
     d = theta[pc.i] - theta[pc.j]
-    r = pc.totals * _sigmoid(d) - pc.wins
-    return np.bincount(pc.i, r, m) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
+    r = link.pair_gradient(d, pc.wins, pc.totals)
+    g = np.bincount(pc.i, r, m) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
+    return g if linear is None else g + linear
 
 
-def _sigmoid(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _hessian_weights(theta, pc):
-    d = theta[pc.i] - theta[pc.j]
-    p = _sigmoid(d)
-    return pc.totals * p * (1.0 - p)
-
-
-def btl_hessian(theta, pc, lam) -> np.ndarray:
+def btl_hessian(theta, pc, lam, link: Link = LOGISTIC) -> np.ndarray:
     """Dense Hessian: weighted Laplacian of the comparison graph plus ``2 lam I``."""
     m = theta.size
-    w = _hessian_weights(theta, pc)
+    w = link.pair_curvature(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
     H = np.zeros((m, m))
     H[pc.i, pc.j] = -w
     H[pc.j, pc.i] = -w
@@ -119,19 +141,38 @@ def btl_hessian(theta, pc, lam) -> np.ndarray:
     return H
 
 
-def _sparse_hessian(theta, pc, lam):
-    m = theta.size
-    w = _hessian_weights(theta, pc)
-    diag = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
-    rows = np.concatenate([pc.i, pc.j, np.arange(m)])
-    cols = np.concatenate([pc.j, pc.i, np.arange(m)])
-    vals = np.concatenate([-w, -w, diag])
-    return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(m, m)), diag
+class _SparseHessian:
+    """The sparse Hessian's CSR structure, built once per solve; each Newton step refills its values.
+
+    The pattern (one entry per observed pair and its mirror, plus the diagonal) never changes,
+    so sorting it into CSR order is done once and each step only permutes new values into place.
+    """
+
+    def __init__(self, pc):
+        m = pc.n_items
+        rows = np.concatenate([pc.i, pc.j, np.arange(m)])
+        cols = np.concatenate([pc.j, pc.i, np.arange(m)])
+        tagged = scipy.sparse.csr_matrix((np.arange(1.0, rows.size + 1.0), (rows, cols)), shape=(m, m))
+        self._source = (tagged.data - 1.0).astype(np.int64)  # CSR slot k holds entry _source[k]
+        self.matrix = tagged
+
+    def update(self, theta, pc, lam, link: Link):
+        """Set the values at ``theta``; returns ``(matrix, diagonal)``."""
+        m = theta.size
+        w = link.pair_curvature(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
+        diag = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
+        self.matrix.data = np.concatenate([-w, -w, diag])[self._source]
+        return self.matrix, diag
 
 
-def newton_btl(pc, lam: float, *, tol: float = 1e-9, max_iter: int = 200, solver: str = "auto",
-               theta0=None):
-    """Minimise the penalised BTL objective. Returns ``(theta, n_iter, grad_norm, converged, solver)``."""
+def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float = 1e-9,
+               max_iter: int = 200, solver: str = "auto", theta0=None):
+    """Minimise the penalised objective of ``link`` (plus ``linear @ theta`` when given).
+
+    The one Newton solver of privrank: the BTL fits of :func:`fit_btl` and the objective-
+    perturbed MLE of :mod:`privrank.pairwise.central` both run it. Returns
+    ``(theta, n_iter, grad_norm, converged, solver)``.
+    """
     m = pc.n_items
     if solver == "auto":
         solver = "dense" if m <= DENSE_MAX_ITEMS else "sparse"
@@ -139,19 +180,21 @@ def newton_btl(pc, lam: float, *, tol: float = 1e-9, max_iter: int = 200, solver
         raise InputError("solver must be 'auto', 'dense' or 'sparse'")
     theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=float)
     # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
-    tol = max(tol, 1e-14 * float(np.sum(np.abs(pc.totals))))
-    f = btl_objective(theta, pc, lam)
-    g = btl_gradient(theta, pc, lam)
+    scale = float(np.sum(np.abs(pc.totals))) + (0.0 if linear is None else float(np.sum(np.abs(linear))))
+    tol = max(tol, 1e-14 * scale)
+    f = btl_objective(theta, pc, lam, link, linear)
+    g = btl_gradient(theta, pc, lam, link, linear)
     gnorm = float(np.linalg.norm(g))
+    sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
     it = 0
     while gnorm > tol and it < max_iter:
         it += 1
         if solver == "dense":
-            H = btl_hessian(theta, pc, lam)
+            H = btl_hessian(theta, pc, lam, link)
             step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
         else:
-            H, diag = _sparse_hessian(theta, pc, lam)
-            rtol = max(min(0.5, np.sqrt(gnorm)), 1e-12) if gnorm > 1e-4 else 1e-12
+            H, diag = sparse_hessian.update(theta, pc, lam, link)
+            rtol = max(min(0.1, gnorm), 1e-12)  # forcing term ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / diag)
             step, _ = scipy.sparse.linalg.cg(H, -g, rtol=rtol, atol=0.0, M=M, maxiter=10 * m)
         # Armijo backtracking; near the optimum objective differences drop below rounding, so a
@@ -161,12 +204,12 @@ def newton_btl(pc, lam: float, *, tol: float = 1e-9, max_iter: int = 200, solver
         t = 1.0
         while True:
             cand = theta + t * step
-            fc = btl_objective(cand, pc, lam)
+            fc = btl_objective(cand, pc, lam, link, linear)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
-                gc = btl_gradient(cand, pc, lam)
+                gc = btl_gradient(cand, pc, lam, link, linear)
                 break
             if t == 1.0 and fc <= f + flat:
-                gc = btl_gradient(cand, pc, lam)
+                gc = btl_gradient(cand, pc, lam, link, linear)
                 if np.linalg.norm(gc) < gnorm:
                     break
             t *= 0.5

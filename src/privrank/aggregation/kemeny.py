@@ -1,0 +1,412 @@
+"""Kemeny rank aggregation: exact solvers, KwikSort, local search, Borda and Copeland.
+
+Everything here reads only a matrix of pairwise weights ``W`` (``W[i, j]``: the weight of
+"``i`` before ``j``", for a profile the fraction of voters who prefer ``i`` to ``j``) or, for
+KwikSort, single entries of it through a query function. The Kemeny cost of an order is
+``K(order, W) = sum over pairs a before b of W[b, a]`` (:func:`privrank.metrics.kemeny_cost`);
+minimising it is weighted feedback arc set in tournaments (Alabi et al. §2). On a private
+matrix every function here is post-processing.
+
+Solvers
+-------
+``exact``
+    Dynamic programming over subsets for ``m <= DP_MAX_ITEMS`` (``f(S)`` = least cost of
+    ordering the set ``S``; ``f(S) = min_{v in S} f(S - v) + sum_{u in S} W[v, u]``, ``v``
+    placed last; ``O(2^m m)`` time, vectorised one subset size at a time), otherwise the
+    integer program over ordering variables ``x_ij`` (``i < j``, 1 when ``i`` comes first)
+    with the triangle constraints ``0 <= x_ij + x_jk - x_ik <= 1`` added lazily (first to the
+    linear relaxation, then to the integer program, each time the ones its solution
+    violates); a 0/1 solution that violates none is transitive and therefore optimal for
+    the full model. On the matrix of a real profile the majority tournament is often already
+    transitive and no program is solved at all. Any real weights (noisy, unclipped matrices
+    included) are allowed.
+``kwiksort``
+    KwikSort (Ailon, Charikar, Newman 2008): a uniformly random pivot splits its sub-problem
+    into the items preferred to it (``W[j, pivot] > 1/2``) and the rest, recursively; a
+    5-approximation in expectation under the probability constraints ``W[i, j] + W[j, i] = 1``
+    and 2 on the matrix of a profile. ``best_of=k`` keeps the cheapest of ``k`` runs.
+``local-search``
+    The cheaper of Borda and KwikSort (best of ``best_of``), polished by insertion moves: any
+    single item moved to any other position, the best move first, until no move lowers the
+    cost (adjacent swaps are the moves by one place). Never worse than its start, so it keeps
+    the start's approximation ratio.
+``auto``
+    ``exact`` when ``m <= AUTO_EXACT_MAX``, otherwise ``local-search`` (polynomial time on any
+    matrix, where the exact integer program on a very noisy matrix may take long).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import LinearConstraint, milp, minimize_scalar
+from scipy.sparse import csr_matrix
+from scipy.special import logsumexp
+
+from .._rng import as_generator
+from ..errors import InputError
+from ..metrics import kemeny_cost
+
+SOLVERS = ("auto", "exact", "kwiksort", "local-search")
+DP_MAX_ITEMS = 14
+AUTO_EXACT_MAX = 20
+
+
+def _matrix(W) -> np.ndarray:
+    A = np.asarray(W, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
+        raise InputError("the pairwise matrix must be square (items x items)")
+    if not np.all(np.isfinite(A)):
+        raise InputError("the pairwise matrix must be finite")
+    A = A.copy()
+    np.fill_diagonal(A, 0.0)
+    return A
+
+
+# --------------------------------------------------------------------------------------------
+# exact
+# --------------------------------------------------------------------------------------------
+
+def exact_dp(W) -> np.ndarray:
+    """Exact Kemeny order (best first) by dynamic programming over subsets (``m <= 22``)."""
+    A = _matrix(W)
+    m = A.shape[0]
+    if m > 22:
+        raise InputError("subset dynamic programming needs m <= 22; use the integer program")
+    full = 1 << m
+    subsets = np.arange(full, dtype=np.int64)
+    bits = ((subsets[:, None] >> np.arange(m)) & 1).astype(np.int8)
+    size = bits.sum(axis=1)
+    by_size = np.argsort(size, kind="stable")
+    bounds = np.searchsorted(size[by_size], np.arange(m + 2))
+    f = np.zeros(full)
+    last = np.zeros(full, dtype=np.int8)
+    onehot = (1 << np.arange(m)).astype(np.int64)
+    for k in range(1, m + 1):  # one subset size at a time, vectorised over the subsets
+        S = by_size[bounds[k]:bounds[k + 1]]
+        B = bits[S]
+        cand = B @ A.T + f[S[:, None] ^ onehot[None, :]]  # v last: f(S - v) + sum_u W[v, u]
+        cand[B == 0] = np.inf
+        best = np.argmin(cand, axis=1)
+        f[S] = cand[np.arange(S.size), best]
+        last[S] = best
+    order = np.empty(m, dtype=np.int64)
+    S = full - 1
+    for p in range(m - 1, -1, -1):
+        order[p] = last[S]
+        S ^= 1 << int(last[S])
+    return order
+
+
+def _violated_triangles(X: np.ndarray, limit: int):
+    """Triples ``i < j < k`` whose triangle constraint ``0 <= x_ij + x_jk - x_ik <= 1`` fails.
+
+    ``X[i, j]`` is ``x_ij`` for ``i < j`` (the upper triangle is read). On a 0/1 solution these
+    are exactly the 3-cycles of its tournament. The ``limit`` most violated are returned,
+    found one first item at a time (``O(m^3)`` work in ``m`` vectorised steps).
+    """
+    m = X.shape[0]
+    found, score = [], []
+    for i in range(m - 2):  # loop over the first item, vectorised over (j, k)
+        J, K = np.triu_indices(m - i - 1, 1)
+        J, K = J + i + 1, K + i + 1
+        s = X[i, J] + X[J, K] - X[i, K]
+        excess = np.maximum(s - 1.0, -s)
+        bad = excess > 1e-7
+        if bad.any():
+            found.append((np.full(int(bad.sum()), i), J[bad], K[bad]))
+            score.append(excess[bad])
+    if not found:
+        return (np.empty(0, dtype=np.int64),) * 3
+    tri = [np.concatenate(a) for a in zip(*found)]
+    keep = np.argsort(-np.concatenate(score), kind="stable")[:limit]
+    return tuple(t[keep] for t in tri)
+
+
+def exact_ilp(W, *, time_limit: float | None = None) -> np.ndarray:
+    """Exact Kemeny order by integer programming with lazily added triangle constraints.
+
+    Rounds: (1) the majority tournament (no constraint) -- optimal if transitive; (2) the
+    linear relaxation, adding the most violated triangle constraints until it satisfies all
+    of them; (3) the integer program with those constraints, adding the triangles its
+    solution violates until the solution is transitive. Solved with
+    :func:`scipy.optimize.milp` (HiGHS) at zero optimality gap. ``time_limit`` (seconds, all
+    rounds together) turns an unfinished solve into an :class:`InputError` instead of a
+    suboptimal answer.
+    """
+    A = _matrix(W)
+    m = A.shape[0]
+    iu, ju = np.triu_indices(m, 1)
+    index = np.zeros((m, m), dtype=np.int64)
+    index[iu, ju] = np.arange(iu.size)
+    c = A[ju, iu] - A[iu, ju]  # x_ij = 1 costs W[j, i]; x_ij = 0 costs W[i, j]
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    x = (c < 0).astype(float)  # optimum with no triangle constraint: the majority tournament
+    integer = False
+    found: list[tuple] = []
+    while True:
+        if np.all((x == 0) | (x == 1)):
+            before = np.zeros((m, m), dtype=bool)
+            before[iu, ju] = x == 1
+            before[ju, iu] = x == 0
+            wins = before.sum(axis=1)
+            if np.unique(wins).size == m:  # transitive, hence optimal: sort by wins
+                return np.argsort(-wins, kind="stable")
+        X = np.zeros((m, m))
+        X[iu, ju] = x
+        ti, tj, tk = _violated_triangles(X, limit=max(1000, 20 * m))
+        if ti.size == 0:  # the relaxation satisfies every triangle: solve in integers
+            integer = True
+        else:
+            found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
+        p_ij, p_jk, p_ik = (np.concatenate(a) for a in zip(*found))
+        rows = np.repeat(np.arange(p_ij.size), 3)
+        cols = np.stack([p_ij, p_jk, p_ik], axis=1).ravel()
+        M = csr_matrix((np.tile([1.0, 1.0, -1.0], p_ij.size), (rows, cols)), shape=(p_ij.size, iu.size))
+        options = {"mip_rel_gap": 0.0}
+        if deadline is not None:
+            options["time_limit"] = max(deadline - time.monotonic(), 1e-3)
+        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=(0, 1),
+                   constraints=LinearConstraint(M, 0.0, 1.0), options=options)
+        if res.status != 0 or res.x is None:
+            raise InputError("the exact Kemeny integer program did not finish "
+                             f"({res.message.strip()}); use solver 'local-search' for large, "
+                             "noisy instances")
+        x = np.clip(res.x, 0.0, 1.0)
+        if integer:
+            x = np.round(x)
+
+
+def exact_kemeny(W) -> np.ndarray:
+    """An exact Kemeny order of ``W`` (best first): subset DP for small ``m``, else the ILP."""
+    A = _matrix(W)
+    return exact_dp(A) if A.shape[0] <= DP_MAX_ITEMS else exact_ilp(A)
+
+
+# --------------------------------------------------------------------------------------------
+# KwikSort
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KwikSortRun:
+    """Result of :func:`kwiksort`.
+
+    Attributes
+    ----------
+    order
+        Items best first.
+    queries
+        Number of pairs compared (each unordered pair at most once).
+    unresolved
+        Groups of items left unsorted because ``max_queries`` ran out (each placed at its
+        position in ``order`` in a uniformly random internal order); empty for a full run.
+    """
+
+    order: np.ndarray
+    queries: int
+    unresolved: tuple = ()
+
+
+def kwiksort(m: int, prefers, rng=None, *, max_queries: int | None = None) -> KwikSortRun:
+    """KwikSort on ``m`` items asking ``prefers(a, b)`` which items go first.
+
+    Parameters
+    ----------
+    m
+        Number of items.
+    prefers
+        ``prefers(a, b) -> bool array``: True where item ``a[k]`` goes before item ``b[k]``
+        (for a matrix: ``W[a, b] > 1/2``). It is called once per recursion level with every
+        comparison of that level (the pivot of each sub-problem against its other members),
+        so a noisy oracle sees at most ``m - 1`` queries per call and ``O(log m)`` calls.
+    rng
+        Pivot randomness.
+    max_queries
+        Stop comparing before this many queries would be exceeded (Hay et al.'s budgeted
+        variant): sub-problems of the level that no longer fit, taken in a uniformly random
+        order, stay unsorted in a uniformly random order and are reported in ``unresolved``.
+
+    Returns
+    -------
+    KwikSortRun
+    """
+    gen = as_generator(rng)
+    m = int(m)
+    arr = np.arange(m)
+    start = np.zeros(m, dtype=bool)  # start[p]: position p begins a sub-problem
+    if m:
+        start[0] = True
+    queries = 0
+    while True:
+        seg = np.cumsum(start) - 1
+        first = np.flatnonzero(start)
+        sizes = np.diff(np.append(first, m))
+        active = np.flatnonzero(sizes > 1)
+        if active.size == 0:
+            return KwikSortRun(arr, queries)
+        need = sizes[active] - 1
+        stop = False
+        if max_queries is not None and queries + need.sum() > max_queries:
+            shuffled = gen.permutation(active.size)
+            fits = np.cumsum(need[shuffled]) <= max_queries - queries
+            active = np.sort(active[shuffled[fits]])
+            need = sizes[active] - 1
+            stop = True
+        pivot_pos = first[active] + np.floor(gen.random(active.size) * sizes[active]).astype(np.int64)
+        pivot_of = np.full(first.size, -1)
+        pivot_of[active] = pivot_pos
+        in_active = pivot_of[seg] >= 0
+        members = np.flatnonzero(in_active & (np.arange(m) != pivot_of[seg]))
+        side = np.ones(m, dtype=np.int8)
+        if members.size:
+            ahead = np.asarray(prefers(arr[members], arr[pivot_of[seg[members]]]), dtype=bool)
+            side[members] = np.where(ahead, 0, 2)
+        queries += int(members.size)
+        idx = np.lexsort((side, seg))
+        key_seg, key_side = seg[idx], side[idx]
+        arr = arr[idx]
+        new_start = np.ones(m, dtype=bool)
+        new_start[1:] = (key_seg[1:] != key_seg[:-1]) | ((key_side[1:] != key_side[:-1])
+                                                         & in_active[idx][1:])
+        start = new_start
+        if stop:
+            seg = np.cumsum(start) - 1
+            first = np.flatnonzero(start)
+            sizes = np.diff(np.append(first, m))
+            groups = []
+            for s in np.flatnonzero(sizes > 1):  # loop over unsorted groups
+                block = slice(first[s], first[s] + sizes[s])
+                arr[block] = gen.permutation(arr[block])
+                groups.append(arr[block].copy())
+            return KwikSortRun(arr, queries, tuple(groups))
+
+
+def kwiksort_matrix(W, rng=None, *, best_of: int = 1) -> np.ndarray:
+    """KwikSort on a matrix (``j`` before pivot ``i`` when ``W[j, i] > 1/2``), best of ``best_of`` runs."""
+    A = _matrix(W)
+    gen = as_generator(rng)
+    runs = [kwiksort(A.shape[0], lambda a, b: A[a, b] > 0.5, gen).order for _ in range(_best_of(best_of))]
+    return min(runs, key=lambda o: kemeny_cost(o, A))
+
+
+def _best_of(k) -> int:
+    k = int(k)
+    if k < 1:
+        raise InputError("best_of must be >= 1")
+    return k
+
+
+@lru_cache(maxsize=256)
+def kwiksort_query_cap(m: int, fail_probability: float | None = None) -> int:
+    """Number of comparisons ``q`` KwikSort exceeds with probability at most ``fail_probability``.
+
+    Chernoff bound on the comparison count ``C_m`` of QuickSort with a uniform pivot, whose
+    moment generating function satisfies ``M_m(l) = e^{l(m-1)} (1/m) sum_u M_{u-1}(l)
+    M_{m-u}(l)``: ``q = min_l ceil((ln M_m(l) - ln p)/l)``. It bounds KwikSort on *any*
+    tournament, transitive or not (Alabi et al. notes §6.3: a transitive tournament's score
+    sequence majorises every other's). Default ``p = m^-4`` (the paper's ``zeta/m^4`` with
+    ``zeta = 1``); capped at ``m(m-1)/2``, the most KwikSort can ever ask.
+    """
+    m = int(m)
+    D = m * (m - 1) // 2
+    if m <= 2:
+        return D
+    p = float(m) ** -4 if fail_probability is None else float(fail_probability)
+    if not 0 < p < 1:
+        raise InputError("fail_probability must lie in (0, 1)")
+
+    def bound(log_l):
+        lam = math.exp(log_l)
+        logM = np.zeros(m + 1)
+        for s in range(2, m + 1):  # O(m^2) recursion in log space
+            logM[s] = lam * (s - 1) - math.log(s) + logsumexp(logM[:s] + logM[s - 1::-1])
+        return (logM[m] - math.log(p)) / lam
+
+    res = minimize_scalar(bound, bounds=(math.log(1e-4), math.log(20.0)), method="bounded",
+                          options={"xatol": 1e-4})
+    return int(min(D, math.ceil(res.fun - 1e-9)))
+
+
+# --------------------------------------------------------------------------------------------
+# local search, Borda, Copeland
+# --------------------------------------------------------------------------------------------
+
+def local_search(W, order) -> np.ndarray:
+    """Polish ``order`` by insertion moves until no single move lowers ``K(order, W)``.
+
+    Moving the item at position ``a`` to position ``t < a`` changes the cost by
+    ``sum_{k=t}^{a-1} (W[o_k, o_a] - W[o_a, o_k])``, to ``t > a`` by
+    ``-sum_{k=a+1}^{t} (W[o_k, o_a] - W[o_a, o_k])``; all ``m^2`` moves are priced at once
+    from row-wise cumulative sums and the best is applied.
+    """
+    A = _matrix(W)
+    o = np.array(order, dtype=np.int64)
+    m = A.shape[0]
+    if o.shape != (m,) or np.any(np.sort(o) != np.arange(m)):
+        raise InputError("order must be a permutation of the items")
+    tol = 1e-12 * max(1.0, float(np.abs(A).max()))
+    cols = np.arange(m)
+    while m > 1:
+        P = A[o[None, :], o[:, None]] - A[o[:, None], o[None, :]]
+        S = np.zeros((m, m + 1))
+        np.cumsum(P, axis=1, out=S[:, 1:])
+        a = cols[:, None]
+        diag = S[cols, cols][:, None]
+        diag_next = S[cols, cols + 1][:, None]
+        delta = np.where(cols[None, :] < a, diag - S[:, :m],
+                         np.where(cols[None, :] > a, diag_next - S[:, 1:], np.inf))
+        best = int(np.argmin(delta))
+        src, dst = divmod(best, m)
+        if not delta[src, dst] < -tol:
+            break
+        item = o[src]
+        o = np.insert(np.delete(o, src), dst, item)
+    return o
+
+
+def borda(W) -> np.ndarray:
+    """Borda order: items by decreasing weighted wins ``sum_j W[i, j]`` (ties by index)."""
+    A = _matrix(W)
+    return np.argsort(-A.sum(axis=1), kind="stable")
+
+
+def copeland(W) -> np.ndarray:
+    """Copeland order: items by pairwise majorities won (``W[i, j] > W[j, i]``; a tie counts 1/2).
+
+    Ties in the Copeland score are broken by the Borda score, then by item index.
+    """
+    A = _matrix(W)
+    off = ~np.eye(A.shape[0], dtype=bool)
+    wins = ((A > A.T) & off).sum(axis=1) + 0.5 * ((A == A.T) & off).sum(axis=1)
+    return np.lexsort((np.arange(A.shape[0]), -A.sum(axis=1), -wins))
+
+
+# --------------------------------------------------------------------------------------------
+# solver table
+# --------------------------------------------------------------------------------------------
+
+def wfas_solver(solver: str = "auto", *, rng=None, best_of: int = 1):
+    """A solver ``W -> order`` (best first) by name (module docstring).
+
+    ``rng`` drives the randomised solvers; ``best_of`` the number of KwikSort runs.
+    """
+    if solver not in SOLVERS:
+        raise InputError(f"solver must be one of {', '.join(SOLVERS)}")
+    gen = as_generator(rng)
+    k = _best_of(best_of)
+
+    def polished(W):
+        A = _matrix(W)
+        starts = [borda(A), kwiksort_matrix(A, gen, best_of=k)]
+        return min((local_search(A, s) for s in starts), key=lambda o: kemeny_cost(o, A))
+
+    def auto(W):
+        A = _matrix(W)
+        return exact_kemeny(A) if A.shape[0] <= AUTO_EXACT_MAX else polished(A)
+
+    return {"auto": auto, "exact": exact_kemeny,
+            "kwiksort": lambda W: kwiksort_matrix(W, gen, best_of=k),
+            "local-search": polished}[solver]

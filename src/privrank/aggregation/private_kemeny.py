@@ -1,0 +1,379 @@
+"""Private Kemeny aggregation of complete rankings (Alabi, Ghazi, Kumar, Manurangsi, AAAI 2022).
+
+Neighbouring profiles have the same, public number of voters ``n`` and differ in one ranking
+(substitution). Every guarantee here protects one ranking. The constants are those of the
+implementer's notes (``alabi.md``), which correct the paper's printed scales; they are quoted
+in each docstring. All solvers run on private values only (:mod:`privrank.aggregation.kemeny`,
+post-processing).
+
+Central model
+    :func:`private_kemeny` -- noisy-matrix reduction (Theorem 1, Corollaries 3 and 4).
+    :func:`dp_kwiksort` -- KwikSort asking a capped noisy query oracle, with a private fallback
+    (Algorithm 1, Theorem 5, Corollaries 6 and 7).
+    :func:`exponential_kemeny` -- the exponential mechanism over all ``m!`` orders (baseline).
+    :func:`hay_quicksort` -- Hay et al.'s budgeted private quicksort (baseline).
+Local model
+    :func:`ldp_matrix` -- one-round Duchi et al. estimate of ``w``, then a solver (Theorem 8,
+    Corollary 9).
+    :func:`ldp_kwiksort` -- KwikSort asking the adaptive local oracle of Algorithm 2, with a
+    one-round fallback (Algorithm 3, rebuilt in the notes §2.7; Theorem 11, Corollary 12).
+
+Solvers are named as in :func:`privrank.aggregation.kemeny.wfas_solver`. With ``exact`` the
+reductions are ``(1, beta)``-approximations, better than the paper's ``1 + xi`` (its PTAS is not
+practical, notes §6.1); with ``kwiksort`` or ``local-search`` the guarantee on privacy is
+unchanged and the approximation ratio is the solver's.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import binom
+
+from .._rng import as_generator
+from ..data.rankings import Rankings
+from ..errors import InputError, check_epsilon
+from ..guarantees import UNIT_RANKING, Guarantee
+from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
+from ..mechanisms.pairwise_matrix import (Budget, clip_pairs, local_pairwise_matrix,
+                                          noisy_pairwise_matrix)
+from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
+from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
+
+EXPONENTIAL_MAX_ITEMS = 8
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """A private consensus order.
+
+    Attributes
+    ----------
+    order
+        Item indices, best first.
+    guarantee
+        What the whole computation protects.
+    details
+        Public parameters (noise scales, caps, budget split) and facts about the run that are
+        functions of private values only (queries asked, whether the fallback ran).
+    """
+
+    order: np.ndarray
+    guarantee: Guarantee
+    details: dict = field(default_factory=dict)
+
+
+def _as_rankings(profile) -> Rankings:
+    """``profile`` as :class:`Rankings` (an ``(n, m)`` array of orders is accepted)."""
+    return profile if isinstance(profile, Rankings) else Rankings.from_orders(profile)
+
+
+def _fraction(value, name) -> float:
+    v = float(value)
+    if not 0.0 < v < 1.0:
+        raise InputError(f"{name} must lie strictly between 0 and 1")
+    return v
+
+
+def _solver(solver, rng, best_of):
+    return solver if callable(solver) else wfas_solver(solver, rng=rng, best_of=best_of)
+
+
+def _kwiksort_asking(oracle, m, rng, details):
+    """KwikSort asking ``oracle``, or None when the oracle refuses (the run is discarded)."""
+    try:
+        return kwiksort(m, oracle.prefers, rng).order
+    except QueryCapExceeded:
+        return None
+    finally:
+        details["queries"] = oracle.queries
+
+
+def _clip_default(clip, solver, m) -> bool:
+    """Clip unless an exact solver runs (exact solvers accept any weights; notes §6.1)."""
+    if clip is not None:
+        return bool(clip)
+    return not (solver == "exact" or (solver == "auto" and m <= AUTO_EXACT_MAX))
+
+
+# --------------------------------------------------------------------------------------------
+# central model
+# --------------------------------------------------------------------------------------------
+
+def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
+                   best_of: int = 1, rng=None) -> AggregateResult:
+    """Noisy-matrix reduction: privately release ``w``, then solve (Alabi et al. Theorem 1).
+
+    The upper triangle of ``w`` gets Laplace noise of scale ``M/(eps n)`` (``delta = 0``,
+    epsilon-DP, Corollary 3; the paper prints the looser ``m^2/(eps n)``) or Gaussian noise of
+    sd ``sqrt(M)/(n mu(eps, delta))`` (``delta > 0``, (epsilon, delta)-DP, Corollary 4, exact
+    analytic calibration), ``M = m(m-1)/2``; the lower triangle is ``1 - w~``. The solver sees
+    only ``w~``. With an exact solver the expected cost is at most ``OPT + 2 E sum_{i<j} |w~ - w|``
+    (``<= OPT + 2 M E|noise|``).
+
+    Parameters
+    ----------
+    profile
+        :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders.
+    epsilon, delta
+        Total budget (central model, one ranking).
+    solver
+        Solver name or a callable ``W -> order``.
+    clip
+        Clip ``w~`` to ``[0, 1]`` before solving (restores the probability constraints that
+        KwikSort-type solvers need). Default: no clipping for exact solvers, whose additive
+        error is smaller on the unbiased matrix, clipping otherwise.
+    best_of
+        KwikSort runs inside the heuristic solvers.
+    rng
+        Noise and solver randomness.
+    """
+    R = _as_rankings(profile)
+    budget = Budget(epsilon, delta)
+    gen = as_generator(rng)
+    m = R.n_items
+    do_clip = _clip_default(clip, solver, m)
+    Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen, clip=do_clip)
+    order = np.asarray(_solver(solver, gen, best_of)(Wt), dtype=np.int64)
+    return AggregateResult(order, budget.guarantee("noisy pairwise matrix"),
+                           {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip})
+
+
+def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
+                fail_probability: float | None = None, fallback_fraction: float = 0.5,
+                fallback_solver="auto", rng=None) -> AggregateResult:
+    """DPKwikSort (Alabi et al. Algorithm 1, Theorem 5, Corollaries 6 and 7).
+
+    KwikSort asks a :class:`~privrank.mechanisms.query_oracle.NoisyPairOracle` for at most
+    ``q`` comparisons. If the run needs more, it is discarded (nothing of it is output) and
+    the fallback releases a fresh noisy matrix (:func:`private_kemeny`'s release, clipped)
+    and solves it.
+
+    Budget. Phase 1 gets ``1 - kappa`` of the budget and the fallback ``kappa``
+    (``fallback_fraction``; the paper's split is 1/2). Pure (``delta = 0``): Laplace scale
+    ``q/(eps (1 - kappa) n)`` per answer (the paper prints ``q/(eps n)`` for the half budget,
+    which spends ``1.5 eps`` in total) and ``M/(eps kappa n)`` for the fallback: epsilon-DP by
+    basic composition. Approximate (``delta > 0``): Gaussian answers of sd
+    ``sqrt(q)/(n mu sqrt(1 - kappa))`` and a Gaussian fallback of sd
+    ``sqrt(M)/(n mu sqrt(kappa))`` with ``mu = mu(eps, delta)``: the two stages compose to
+    ``mu``-Gaussian DP, hence (epsilon, delta)-DP (the paper gives the fallback a pure
+    ``eps/2`` instead; composing in Gaussian DP leaves more budget to the queries).
+    When ``q >= m(m-1)/2`` KwikSort can never exceed the cap, no fallback exists and phase 1
+    gets the whole budget (notes §6.3).
+
+    Parameters
+    ----------
+    queries
+        The cap ``q``. Default: :func:`~privrank.aggregation.kemeny.kwiksort_query_cap`, the
+        Chernoff bound with which the fallback runs with probability at most
+        ``fail_probability`` (default ``m^-4``); about ``3.1 m ln m`` for large ``m``.
+    fallback_solver
+        Solver of the fallback matrix.
+
+    Returns
+    -------
+    AggregateResult
+        ``details``: the cap, the noise scales, the budget split, the queries asked and
+        whether the fallback ran (both functions of noisy answers only).
+    """
+    R = _as_rankings(profile)
+    budget = Budget(epsilon, delta)
+    gen = as_generator(rng)
+    m, n = R.n_items, R.n_voters
+    D = m * (m - 1) // 2
+    q = kwiksort_query_cap(m, fail_probability) if queries is None else int(queries)
+    if q < 0:
+        raise InputError("queries must be >= 0")
+    kappa = 0.0 if q >= D else _fraction(fallback_fraction, "fallback_fraction")
+    details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "queries": 0,
+               "fallback": False}
+    guarantee = budget.guarantee("DPKwikSort", note=f"At most {q} noisy comparisons.")
+    if m == 1:
+        return AggregateResult(np.zeros(1, dtype=np.int64), guarantee, details)
+    if q >= 1:
+        oracle = NoisyPairOracle(R.preference, m=m, n=n, cap=q, budget=budget, fraction=1.0 - kappa,
+                                 rng=gen)
+        details["query_noise_scale"] = oracle.scale
+        order = _kwiksort_asking(oracle, m, gen, details)
+        if order is not None:
+            return AggregateResult(order, guarantee, details)
+    Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), n, budget, kappa, gen, clip=True)
+    details.update(fallback=True, fallback_noise_scale=scale)
+    order = np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64)
+    return AggregateResult(order, guarantee, details)
+
+
+def _exponential_utilities(R: Rankings):
+    """All ``m!`` orders, their utilities and the utility's sensitivity.
+
+    Utility ``-n K(order, w) = -sum_k K(order, pi_k)`` (minus the total Kendall tau distance to
+    the voters); one ranking moves it by at most ``M = m(m-1)/2``.
+    """
+    m = R.n_items
+    if m > EXPONENTIAL_MAX_ITEMS:
+        raise InputError(f"the exponential mechanism enumerates all m! orders; it needs "
+                         f"m <= {EXPONENTIAL_MAX_ITEMS} (use dp-kwiksort or noisy-matrix)")
+    perms = np.array(list(itertools.permutations(range(m))), dtype=np.int64)
+    N = R.pairwise_counts()
+    s, t = np.triu_indices(m, 1)  # positions s < t: the item at t placed after the one at s
+    return perms, -N[perms[:, t], perms[:, s]].sum(axis=1), max(1, m * (m - 1) // 2)
+
+
+def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarray]:
+    """All ``m!`` orders and their probabilities under :func:`exponential_kemeny`."""
+    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
+    return perms, exponential_probabilities(utility, sensitivity, epsilon)
+
+
+def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
+    """The exponential mechanism over all orders (McSherry and Talwar; Hay et al. 2017).
+
+    Releases order ``s`` with probability proportional to ``exp(-eps n K(s, w) / (2 M))``,
+    ``M = m(m-1)/2`` the sensitivity of ``n K``: epsilon-DP, and
+    ``E K <= OPT + (2M/(eps n)) (ln m! + 1)`` (Alabi et al. Table 2, last row). Exact sampling
+    enumerates the ``m!`` orders: ``m <= 8``.
+    """
+    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
+    k = exponential_mechanism(utility, sensitivity, epsilon, rng)
+    g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
+                  mechanism="exponential mechanism over all orders")
+    return AggregateResult(perms[k], g, {"orders": int(perms.shape[0])})
+
+
+def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
+                  rng=None) -> AggregateResult:
+    """Hay et al.'s budgeted private quicksort (the baseline Alabi et al. §1.2 improve on).
+
+    KwikSort with all of the budget on at most ``q`` noisy comparisons (Laplace scale
+    ``q/(eps n)``, or Gaussian sd ``sqrt(q)/(n mu(eps, delta))``); when the next recursion level
+    no longer fits, the sub-problems that do not fit stay unsorted, in a uniformly random order.
+    The result is a partial order: ``details["unresolved"]`` lists the groups left unsorted
+    (item indices). Epsilon-DP (or (epsilon, delta)-DP) for one ranking; its expected cost does
+    not tend to the optimum as ``n`` grows, because unresolved pairs stay random.
+
+    ``queries`` defaults to the expected comparison count of QuickSort,
+    ``2 (m + 1) H_m - 4 m``: the budget of a method planned for the average run (Hay et al. fix
+    a budget without a tail bound).
+    """
+    R = _as_rankings(profile)
+    budget = Budget(epsilon, delta)
+    gen = as_generator(rng)
+    m, n = R.n_items, R.n_voters
+    if queries is None:
+        harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
+        q = max(1, int(round(2 * (m + 1) * harmonic - 4 * m)))
+    else:
+        q = int(queries)
+        if q < 1:
+            raise InputError("queries must be >= 1")
+    guarantee = budget.guarantee("budgeted private quicksort (Hay et al.)",
+                                 note=f"At most {q} noisy comparisons.")
+    oracle = NoisyPairOracle(R.preference, m=m, n=n, cap=q, budget=budget, rng=gen)
+    run = kwiksort(m, oracle.prefers, gen, max_queries=q)
+    return AggregateResult(run.order, guarantee,
+                           {"noise": budget.noise, "query_cap": q, "query_noise_scale": oracle.scale,
+                            "queries": run.queries,
+                            "unresolved": [g.tolist() for g in run.unresolved]})
+
+
+# --------------------------------------------------------------------------------------------
+# local model
+# --------------------------------------------------------------------------------------------
+
+def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
+    return Guarantee(epsilon=epsilon, model="local", unit=UNIT_RANKING, mechanism=mechanism,
+                     note=note)
+
+
+def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
+               rng=None) -> AggregateResult:
+    """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
+
+    Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
+    (:func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_matrix`); the analyst averages
+    the reports into an unbiased ``w~`` and solves it. Each voter's whole ranking is
+    epsilon-local DP; the expected additive error is ``O(m^3/(eps sqrt n))``.
+    """
+    R = _as_rankings(profile)
+    eps = check_epsilon(epsilon)
+    gen = as_generator(rng)
+    do_clip = _clip_default(clip, solver, R.n_items)
+    Wt = local_pairwise_matrix(R.expanded(), eps, gen)
+    if do_clip:
+        Wt = clip_pairs(Wt)
+    order = np.asarray(_solver(solver, gen, best_of)(Wt), dtype=np.int64)
+    g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
+                         "Every voter sends one report.")
+    return AggregateResult(order, g, {"clipped": do_clip})
+
+
+def local_group_cap(m: int, queries: int, fail_probability: float | None = None) -> int:
+    """Per-group cap ``tau`` of LDPKwikSort (notes §6.4).
+
+    The smallest ``tau`` with ``m P[Bin(q, 1/m) > tau] <= p`` (default ``p = m^-4``): when
+    KwikSort asks at most ``q`` queries, each new pair's group is a fresh uniform draw, so a
+    group's load is ``Bin(q, 1/m)`` and no group passes ``tau`` except with probability ``p``.
+    Capped at ``m(m-1)/2``, the most queries any group can receive.
+    """
+    m, q = int(m), int(queries)
+    D = m * (m - 1) // 2
+    p = float(m) ** -4 if fail_probability is None else float(fail_probability)
+    if m <= 1:
+        return max(D, 1)
+    tail = m * binom.sf(np.arange(q + 1), q, 1.0 / m)
+    tau = int(np.argmax(tail <= p)) if np.any(tail <= p) else q
+    return max(1, min(tau, D))
+
+
+def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: float | None = None,
+                 fallback_fraction: float = 0.5, fallback_solver="auto", rng=None) -> AggregateResult:
+    """LDPKwikSort (Alabi et al. Algorithm 3 as rebuilt in the notes §2.7; Theorem 11).
+
+    KwikSort asks a :class:`~privrank.mechanisms.query_oracle.LocalPairOracle`: voters are
+    split at random into ``m`` groups, every pair is answered by its (random, public) group
+    with randomized response at ``eps_0 = eps (1 - kappa) / tau`` per voter, and no group
+    answers more than ``tau`` queries. If a comparison would take a group past ``tau`` the run
+    is discarded and every voter sends one Duchi et al. report of their ranking at
+    ``eps kappa`` (:func:`ldp_matrix`'s round), which is clipped and solved. Every voter thus
+    spends at most ``tau eps_0 + eps kappa = eps``: epsilon-local DP per ranking, by
+    construction. ``kappa`` is ``fallback_fraction`` (the paper's split is 1/2); when ``tau``
+    reaches ``m(m-1)/2`` no group can pass it, no fallback exists and ``kappa = 0``.
+
+    The voters' reports use the tight binary randomized response (the paper's randomizer on
+    {0, 1} inputs spends only about half of ``eps_0``; notes §2.5), debiased and averaged over
+    the group. Requires ``n >= m``.
+
+    Parameters
+    ----------
+    tau
+        Per-group cap; default :func:`local_group_cap` of
+        :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
+        default ``m^-4``), ``Theta(log m)``.
+    """
+    R = _as_rankings(profile)
+    eps = check_epsilon(epsilon)
+    gen = as_generator(rng)
+    m = R.n_items
+    D = m * (m - 1) // 2
+    if tau is None:
+        tau = local_group_cap(m, kwiksort_query_cap(m, fail_probability), fail_probability)
+    tau = int(tau)
+    if tau < 1:
+        raise InputError("tau must be >= 1")
+    kappa = 0.0 if tau >= D else _fraction(fallback_fraction, "fallback_fraction")
+    orders = R.expanded()
+    note = (f"Each voter answers at most {tau} comparisons at epsilon {eps * (1 - kappa) / tau:.4g} each"
+            + (f" and sends at most one fallback report at epsilon {eps * kappa:.4g}" if kappa else "") + ".")
+    g = _local_guarantee(eps, "LDPKwikSort (randomized response per comparison)", note)
+    details = {"tau": tau, "fallback_fraction": kappa, "fallback": False}
+    if m == 1:
+        return AggregateResult(np.zeros(1, dtype=np.int64), g, details)
+    oracle = LocalPairOracle(orders, epsilon=eps * (1 - kappa), tau=tau, rng=gen)
+    details["epsilon_per_answer"] = oracle.epsilon_per_answer
+    order = _kwiksort_asking(oracle, m, gen, details)
+    if order is not None:
+        return AggregateResult(order, g, details)
+    details["fallback"] = True
+    Wt = clip_pairs(local_pairwise_matrix(orders, eps * kappa, gen))
+    return AggregateResult(np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64), g, details)

@@ -1,0 +1,137 @@
+"""``privrank aggregate``: one consensus ranking from complete rankings.
+
+One command serves Kemeny aggregation (Alabi et al.; :mod:`privrank.aggregation.kemeny` and
+:mod:`privrank.aggregation.private_kemeny`) and footrule aggregation (Hillebrand et al.;
+:mod:`privrank.cli.footrule_methods`). ``METHODS`` maps a ``--method`` name to
+``(rankings, args) -> (order, guarantee, extra)``.
+
+Non-private methods report ``kemeny_cost``: the mean Kendall tau distance from the output to
+the input rankings (unnormalised pair count per voter). A private method reports nothing
+computed exactly from the rankings; ``--non-private-diagnostics`` adds ``kemeny_cost`` and
+marks the whole output as not private (in the guarantee and with a warning on stderr).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..aggregation.kemeny import SOLVERS, borda, copeland, exact_kemeny, kwiksort, kwiksort_matrix
+from ..aggregation.private_footrule import PTAS_VARIANTS
+from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
+                                          ldp_kwiksort, ldp_matrix, private_kemeny)
+from ..data.io import PARTIAL_POLICIES, read_rankings
+from ..errors import InputError
+from ..guarantees import Guarantee
+from ..metrics import kemeny_cost
+from . import footrule_methods
+from .output import add_output_options, emit, render
+
+SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
+PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix")
+
+
+def _non_private(name, order_fn):
+    def method(R, args):
+        if args.epsilon is not None:
+            raise InputError(f"--method {name} is not private: drop --epsilon (or use a private method)")
+        return order_fn(R, args), Guarantee.non_private(name), {}
+    return method
+
+
+def _kwiksort(R, args):
+    if args.best_of == 1:  # query access: w is never built
+        return kwiksort(R.n_items, lambda a, b: R.preference(a, b) > 0.5, args.seed).order
+    return kwiksort_matrix(R.pairwise_matrix(), args.seed, best_of=args.best_of)
+
+
+def _private(name, fn, **options):
+    def method(R, args):
+        if args.epsilon is None:
+            raise InputError(f"--method {name} needs --epsilon")
+        kwargs = {key: getattr(args, attr) for key, attr in options.items()}
+        if name in PURE_ONLY:
+            if args.delta:
+                raise InputError(f"--method {name} is pure epsilon-DP: drop --delta")
+        else:
+            kwargs["delta"] = args.delta
+        res = fn(R, epsilon=args.epsilon, rng=args.seed, **kwargs)
+        extra = dict(res.details)
+        if "unresolved" in extra:
+            extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
+        return res.order, res.guarantee, extra
+    return method
+
+
+METHODS = {
+    "exact": _non_private("exact Kemeny", lambda R, a: exact_kemeny(R.pairwise_matrix())),
+    "kwiksort": _non_private("KwikSort", _kwiksort),
+    "borda": _non_private("Borda", lambda R, a: borda(R.pairwise_matrix())),
+    "copeland": _non_private("Copeland", lambda R, a: copeland(R.pairwise_matrix())),
+    "noisy-matrix": _private("noisy-matrix", private_kemeny, solver="solver", best_of="best_of"),
+    "dp-kwiksort": _private("dp-kwiksort", dp_kwiksort, fallback_solver="solver"),
+    "exponential": _private("exponential", exponential_kemeny),
+    "hay-quicksort": _private("hay-quicksort", hay_quicksort),
+    "ldp-kwiksort": _private("ldp-kwiksort", ldp_kwiksort, fallback_solver="solver"),
+    "ldp-matrix": _private("ldp-matrix", ldp_matrix, solver="solver", best_of="best_of"),
+    **footrule_methods.METHODS,
+}
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "aggregate", help="consensus ranking of complete rankings (Kemeny, footrule; private or not)",
+        description="Aggregate complete rankings (PrefLib .soc/.soi/.toc or CSV, one ranking per "
+                    "row) into one ranking, exactly or with differential privacy protecting each "
+                    "ranking.")
+    p.add_argument("file", help="rankings file: PrefLib .soc/.soi/.toc, or CSV (rank1,rank2,... "
+                                "columns of item labels, or one rank column per item)")
+    p.add_argument("--method", choices=list(METHODS), default="exact",
+                   help="aggregation method (default exact Kemeny)")
+    p.add_argument("--epsilon", type=float, help="privacy parameter (private methods)")
+    p.add_argument("--delta", type=float, default=0.0,
+                   help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
+    p.add_argument("--solver", choices=SOLVERS,
+                   help="Kemeny solver of a noisy matrix (default auto: exact up to 20 items, "
+                        "else local search; dp-ptas: exact)")
+    p.add_argument("--best-of", type=int, default=1, metavar="K",
+                   help="KwikSort runs whose cheapest is kept (default 1)")
+    p.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
+                   help="ballots with ties or unranked items: refuse (default), drop them, or "
+                        "complete each at random")
+    p.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
+    p.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
+    p.add_argument("--kappa", type=float, help="binary-tree split of dp-footrule / ldp-footrule")
+    p.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
+    p.add_argument("--non-private-diagnostics", action="store_true",
+                   help="also report the exact Kemeny cost; marks the output as NOT private")
+    add_output_options(p)
+    p.set_defaults(func=run_aggregate)
+
+
+def run_aggregate(args) -> int:
+    if args.best_of < 1:
+        raise InputError("--best-of must be >= 1")
+    if args.solver is not None and args.method not in SOLVER_METHODS:
+        raise InputError(f"--solver applies to {', '.join(SOLVER_METHODS)} only")
+    for option, methods in (("variant", ("dp-ptas",)), ("buckets", ("dp-ptas",)),
+                            ("kappa", ("dp-footrule", "ldp-footrule"))):
+        if getattr(args, option) is not None and args.method not in methods:
+            raise InputError(f"--{option} applies to {', '.join(methods)} only")
+    partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
+    R = read_rankings(args.file, partial=args.partial, rng=partial_rng)
+    if args.solver is None and args.method != "dp-ptas":
+        args.solver = "auto"
+    order, guarantee, extra = METHODS[args.method](R, args)
+    extra = dict(extra)
+    if guarantee.private and args.non_private_diagnostics:
+        guarantee = guarantee.without_privacy(
+            "The output includes kemeny_cost, computed exactly from the raw rankings "
+            "(--non-private-diagnostics).")
+        print("privrank: warning: --non-private-diagnostics: this output is NOT private",
+              file=sys.stderr)
+    if not guarantee.private:
+        extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
+    rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
+    emit(render(rows, guarantee, args.format, extra), args)
+    return 0

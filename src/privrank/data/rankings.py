@@ -1,0 +1,191 @@
+"""Complete rankings of labelled items and their pairwise statistic.
+
+:class:`Rankings` holds ``n`` complete strict rankings of ``m`` items as an ``(k, m)`` array of
+*orders* (row ``r`` lists item indices best first) with an integer multiplicity per row
+(``weights``: a ballot cast by 3 voters is one row of weight 3; ``n`` is the sum of the weights).
+Items are indexed ``0 .. m-1`` and carry labels.
+
+The statistic every Kemeny algorithm reads is the pairwise-preference matrix
+``w[i, j] = (1/n) #{voters placing i before j}`` (Alabi et al. §2): ``w[i, j] + w[j, i] = 1``
+for ``i != j`` and ``w[i, i] = 0``. :meth:`Rankings.pairwise_matrix` builds all of it in
+``O(n m^2)``; :meth:`Rankings.preference` answers single entries on demand from the positions,
+so an algorithm that reads few entries (KwikSort reads ``O(m log m)``) never builds it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..errors import InputError
+
+# entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
+_QUERY_BLOCK = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class Rankings:
+    """Validated complete rankings with item labels and integer multiplicities.
+
+    Build with :meth:`from_orders` or :meth:`from_labels` rather than directly.
+
+    Attributes
+    ----------
+    items : tuple
+        Item labels; item ``k`` internally is ``items[k]``.
+    orders : ndarray of int64, shape (k, m)
+        Row ``r`` is a permutation of ``0 .. m-1``, best item first.
+    weights : ndarray of int64, shape (k,)
+        Number of voters who cast row ``r`` (>= 1).
+    """
+
+    items: tuple
+    orders: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def from_orders(cls, orders, *, items=None, weights=None) -> "Rankings":
+        """Build from an ``(k, m)`` array of orders (item indices, best first).
+
+        ``items`` gives the labels (default ``0 .. m-1``); ``weights`` the multiplicity of each
+        row (positive integers, default 1).
+        """
+        o = np.asarray(orders)
+        if o.ndim != 2 or o.shape[0] < 1 or o.shape[1] < 1:
+            raise InputError("rankings must be an (n, m) array of orders with n, m >= 1")
+        if o.size and not np.issubdtype(o.dtype, np.integer):
+            if not np.all(np.isfinite(o)) or np.any(o != np.round(o)):
+                raise InputError("orders must hold integer item indices 0 .. m-1")
+        o = o.astype(np.int64)
+        m = o.shape[1]
+        bad = np.flatnonzero(np.any(np.sort(o, axis=1) != np.arange(m), axis=1))
+        if bad.size:
+            raise InputError(f"ranking {int(bad[0])} is not a permutation of the {m} items: every "
+                             "ranking must list each item exactly once (complete, no ties)")
+        labels = tuple(range(m)) if items is None else tuple(items)
+        if len(labels) != m:
+            raise InputError(f"{len(labels)} item labels given for rankings of {m} items")
+        if len(set(labels)) != m:
+            raise InputError("the item list has a repeated label")
+        if weights is None:
+            w = np.ones(o.shape[0], dtype=np.int64)
+        else:
+            wf = np.asarray(weights, dtype=float)
+            if wf.shape != (o.shape[0],):
+                raise InputError("weights must give one multiplicity per ranking")
+            if not np.all(np.isfinite(wf)) or np.any(wf != np.round(wf)) or np.any(wf < 1):
+                raise InputError("weights are multiplicities: positive integers, one per ranking")
+            w = wf.astype(np.int64)
+        o.setflags(write=False)
+        w.setflags(write=False)
+        return cls(labels, o, w)
+
+    @classmethod
+    def from_labels(cls, rankings, *, items=None, weights=None) -> "Rankings":
+        """Build from rankings given as sequences of item labels, best first.
+
+        ``items`` fixes the item set and its order (default: the labels of the first ranking in
+        sorted order).
+        """
+        rows = [list(r) for r in rankings]
+        if not rows:
+            raise InputError("no rankings given: the data set is empty")
+        if items is None:
+            try:
+                labels = tuple(sorted(set(rows[0])))
+            except TypeError:
+                labels = tuple(sorted(set(rows[0]), key=str))
+        else:
+            labels = tuple(items)
+        index = {lab: k for k, lab in enumerate(labels)}
+        m = len(labels)
+        orders = np.empty((len(rows), m), dtype=np.int64)
+        for r, row in enumerate(rows):
+            if len(row) != m:
+                raise InputError(f"ranking {r} has {len(row)} entries, expected {m}: every "
+                                 "ranking must list each item exactly once")
+            try:
+                orders[r] = [index[x] for x in row]
+            except KeyError:
+                raise InputError(f"ranking {r} names an item outside the item set") from None
+        return cls.from_orders(orders, items=labels, weights=weights)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_items(self) -> int:
+        return int(self.orders.shape[1])
+
+    @property
+    def n_voters(self) -> int:
+        """Number of voters ``n`` (the sum of the multiplicities)."""
+        return int(self.weights.sum())
+
+    def __repr__(self) -> str:  # never print raw preferences
+        return f"Rankings({self.n_voters} rankings of {self.n_items} items, {self.orders.shape[0]} distinct rows)"
+
+    # ------------------------------------------------------------------ views
+    @cached_property
+    def positions(self) -> np.ndarray:
+        """``positions[r, i]``: 0-based position of item ``i`` in row ``r`` (0 = best)."""
+        pos = np.empty_like(self.orders)
+        np.put_along_axis(pos, self.orders, np.arange(self.n_items)[None, :], axis=1)
+        pos.setflags(write=False)
+        return pos
+
+    @cached_property
+    def _by_item(self) -> np.ndarray:
+        """Positions transposed, ``(m, k)``, in the narrowest integer type: row ``i`` holds item
+        ``i``'s position in every row of the profile (contiguous for per-item comparisons)."""
+        dtype = np.int16 if self.n_items < 2 ** 15 else np.int32
+        return np.ascontiguousarray(self.positions.T.astype(dtype))
+
+    @cached_property
+    def _weight_groups(self) -> list:
+        """``(multiplicity, row indices)`` per distinct multiplicity (usually very few)."""
+        values, inverse = np.unique(self.weights, return_inverse=True)
+        if values.size == 1:
+            return [(int(values[0]), slice(None))]
+        return [(int(v), np.flatnonzero(inverse == k)) for k, v in enumerate(values)]
+
+    def _weighted_count(self, before: np.ndarray) -> np.ndarray:
+        """``sum_r weights[r] before[:, r]`` for a boolean ``(q, k)`` array, in exact integers."""
+        total = np.zeros(before.shape[0], dtype=np.int64)
+        for value, rows in self._weight_groups:  # loop over distinct multiplicities
+            total += value * np.count_nonzero(before[:, rows], axis=1)
+        return total
+
+    def expanded(self) -> np.ndarray:
+        """One order per voter: rows repeated by their multiplicity, shape ``(n, m)``."""
+        return np.repeat(self.orders, self.weights, axis=0)
+
+    def labels_of(self, order) -> list:
+        """Item labels of an order of item indices."""
+        return [self.items[int(k)] for k in order]
+
+    # ------------------------------------------------------------------ pairwise statistic
+    def pairwise_counts(self) -> np.ndarray:
+        """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), as floats."""
+        P = self._by_item
+        m = self.n_items
+        N = np.empty((m, m))
+        for j in range(m):  # one column per item, vectorised over items and rankings
+            N[:, j] = self._weighted_count(P < P[j])
+        return N
+
+    def pairwise_matrix(self) -> np.ndarray:
+        """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
+        return self.pairwise_counts() / self.n_voters
+
+    def preference(self, a, b) -> np.ndarray:
+        """``w[a[k], b[k]]`` for index arrays ``a``, ``b``, computed from the positions on demand."""
+        a = np.asarray(a, dtype=np.int64).ravel()
+        b = np.asarray(b, dtype=np.int64).ravel()
+        if a.shape != b.shape:
+            raise InputError("a and b must have the same length")
+        P = self._by_item
+        out = np.empty(a.size)
+        step = max(1, _QUERY_BLOCK // max(1, P.shape[1]))
+        for s in range(0, a.size, step):  # blocks of queries, each vectorised
+            out[s:s + step] = self._weighted_count(P[a[s:s + step]] < P[b[s:s + step]])
+        return out / self.n_voters

@@ -1,0 +1,32 @@
+"""The exponential mechanism over a finite set of candidates (McSherry and Talwar 2007).
+
+Candidate ``k`` with utility ``u_k`` is released with probability proportional to
+``exp(eps u_k / (2 Delta))``, where ``Delta`` bounds how much any utility changes between
+neighbouring data sets. For any output the probability ratio between neighbours is at most
+``e^eps``: epsilon-DP. Exact sampling needs every utility, so it is for small candidate sets
+(e.g. all ``m!`` orders of ``m <= 8`` items).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._rng import as_generator
+from ..errors import InputError, check_epsilon, check_positive
+
+
+def exponential_probabilities(utility, sensitivity: float, epsilon) -> np.ndarray:
+    """Output distribution ``p_k proportional to exp(eps u_k / (2 Delta))`` (computed stably)."""
+    eps = check_epsilon(epsilon)
+    delta_u = check_positive(sensitivity, name="sensitivity")
+    u = np.asarray(utility, dtype=float)
+    if u.ndim != 1 or u.size < 1 or not np.all(np.isfinite(u)):
+        raise InputError("utilities must be a non-empty finite vector")
+    logits = eps * u / (2.0 * delta_u)
+    p = np.exp(logits - logits.max())
+    return p / p.sum()
+
+
+def exponential_mechanism(utility, sensitivity: float, epsilon, rng=None) -> int:
+    """Index of the candidate released by the exponential mechanism (epsilon-DP)."""
+    p = exponential_probabilities(utility, sensitivity, epsilon)
+    return int(as_generator(rng).choice(p.size, p=p))

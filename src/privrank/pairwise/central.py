@@ -1,0 +1,421 @@
+"""Central-DP ranking from pairwise comparisons (Cai, Chakraborty, Wang), with baselines.
+
+A trusted curator holds the raw comparisons and releases one ranking. Two private algorithms:
+
+* :func:`perturbed_mle` -- Algorithm 1, eq. (2.2): the penalised maximum-likelihood estimate
+  of a paired-comparison model with a random linear term ``w @ theta`` added to the objective
+  (objective perturbation); the ranking sorts the estimated scores.
+* :func:`noisy_copeland` -- Algorithm 2: every item's number of wins plus Laplace noise; the
+  top-k set and the full ranking sort the noisy counts. No parametric model.
+
+Non-private baselines with the same inputs and result type: :func:`penalised_mle` (Algorithm
+1 without noise, the ridge MLE of Chen, Fan, Ma and Wang 2019), :func:`copeland` (win counts,
+Shah and Wainwright 2017) and :func:`rank_centrality` (the spectral estimator of Negahban, Oh
+and Shah 2017).
+
+Privacy units
+-------------
+Per comparison (``epsilon=``; unit :data:`~privrank.guarantees.UNIT_EDGE`)
+    Edge adjacency of Cai et al. §1.4: neighbouring data sets differ in the outcome of one
+    comparison, or in one comparison moved to another pair of items with everything else equal.
+    The item list and the number of comparisons are the same in neighbouring data sets and are
+    treated as public. Ties count half a win for each item. A respondent who answered ``k``
+    comparisons is protected at ``k * epsilon`` by group privacy; the guarantee reports this
+    for the busiest respondent when the data carry respondent ids.
+Per respondent (``user_epsilon=``, ``max_answers=m``; unit :data:`~privrank.guarantees.UNIT_USER`)
+    Neighbouring data sets differ in the whole set of answers of one respondent, replaced by
+    any other set of at most ``m`` answers. ``m`` is a public bound: answers of a respondent
+    beyond their first ``m`` (in file order) are dropped before anything is computed. The
+    calibration is the edge-level one scaled by ``m`` (noise scale, ridge and count noise);
+    Cai et al. notes §7.21 verify that this is sufficient for replacing one respondent.
+
+Calibration (Proposition 2.1 and §3.1, with the notes' corrections)
+    Algorithm 1: ``w_i`` i.i.d. Laplace with scale ``lambda = 8 kappa_1 m / epsilon`` and ridge
+    ``gamma >= 4 kappa_2 m / epsilon`` (``m = 1`` per comparison), with ``kappa_1, kappa_2`` of
+    the link (:mod:`privrank.pairwise.links`); ``kappa_2`` is the upper curvature bound
+    ``sup (-log F)''``, which is all the proof uses (1/4 for the logistic link, not the 56.6
+    that (A2) read literally would demand). Algorithm 2: win counts have l1 sensitivity 2 per
+    comparison, so Laplace scale ``2 m / epsilon``. The real-data calibration of the authors'
+    code (ridge ``2 sqrt(n p log n / L)``, counts with scale ``1/epsilon``) is not epsilon-DP
+    at ``epsilon <= 1`` (notes §7.6-7.7) and is not offered.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+
+from .._rng import as_generator
+from ..data.comparisons import PairCounts, PairwiseComparisons
+from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
+from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
+from ..mechanisms.noise import laplace
+from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
+from .links import Link, as_link
+
+THEORY_RIDGE_CONSTANT = 2.0
+
+
+@dataclass(frozen=True)
+class CentralRanking(ScoredRanking):
+    """Scores and ranking from a central-DP algorithm or one of its baselines.
+
+    Attributes
+    ----------
+    scores, items, guarantee, tie_break
+        See :class:`~privrank.pairwise.btl.ScoredRanking`. Scores are estimated log-strengths
+        (MLE, Rank Centrality) or (noisy) win counts (Copeland).
+    method : str
+    params : dict
+        The public calibration: epsilon, noise scale, ridge, link constants. Nothing in it is
+        computed from the comparisons beyond what the guarantee treats as public.
+    diagnostics : dict or None
+        Solver diagnostics computed exactly from the raw data; only present when requested,
+        and then the guarantee says the result is not private.
+    """
+
+    method: str
+    params: dict
+    diagnostics: dict | None = None
+
+
+# ---------------------------------------------------------------------------------- calibration
+
+def objective_perturbation_calibration(epsilon: float, link="logistic", answers: int = 1) -> tuple[float, float]:
+    """Noise scale and smallest ridge for eps-DP objective perturbation (Cai et al. Prop. 2.1).
+
+    Returns ``(lambda, gamma_min) = (8 kappa_1 answers / eps, 4 kappa_2 answers / eps)``:
+    with ``w_i`` i.i.d. Laplace(``lambda``) and any ``gamma >= gamma_min`` the minimiser of
+    eq. (2.2) is eps-DP for one comparison (``answers = 1``) or for one respondent's set of at
+    most ``answers`` comparisons. The log density ratio of neighbouring data sets is at most
+    ``4 kappa_1 answers / lambda + log(1 + 2 kappa_2 answers / gamma) <= eps/2 + eps/2``.
+    """
+    eps = check_epsilon(epsilon)
+    link = as_link(link)
+    return 8.0 * link.kappa_1 * answers / eps, 4.0 * link.kappa_2 * answers / eps
+
+
+def copeland_noise_scale(epsilon: float, answers: int = 1) -> float:
+    """Laplace scale ``2 answers / eps`` for win counts (l1 sensitivity 2 per comparison, §3.1)."""
+    return 2.0 * answers / check_epsilon(epsilon)
+
+
+def theory_ridge(n_items: int, n_comparisons: float) -> float:
+    """The utility ridge of Theorem 2.2, ``2 sqrt(d log n)`` with ``d = 2 n_comparisons / n``.
+
+    ``d`` is the mean number of comparisons per item; with one comparison per pair of an
+    Erdos-Renyi(p) design it is ``p (n - 1)``, close to the paper's ``n p``. The constant 2 is
+    the authors' code's (the paper leaves it open). Counting every comparison (not every pair)
+    keeps the ridge of the same order as the Fisher information when pairs are compared many
+    times.
+    """
+    d = 2.0 * float(n_comparisons) / n_items
+    return THEORY_RIDGE_CONSTANT * math.sqrt(d * math.log(n_items))
+
+
+# ---------------------------------------------------------------------------------- inputs
+
+def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
+    """Counts of raw comparisons; for a private mechanism, counts of single unweighted comparisons."""
+    if pc.n_pairs == 0:
+        raise InputError("no comparisons between distinct items")
+    if np.any(pc.wins < 0) or np.any(pc.wins > pc.totals):
+        raise InputError("wins must lie between 0 and the number of comparisons of each pair")
+    if private and not (np.all(pc.totals == np.round(pc.totals)) and np.all(2 * pc.wins == np.round(2 * pc.wins))):
+        raise InputError("central mechanisms need counts of single comparisons: whole totals and wins "
+                         "in halves (a tie is half a win each); weighted or debiased counts are not "
+                         "covered by the guarantee")
+    return pc
+
+
+def _raw(data) -> PairwiseComparisons | PairCounts:
+    if isinstance(data, PairwiseComparisons):
+        if data.is_randomized:
+            raise InputError("these are randomized reports; central mechanisms take the raw comparisons "
+                             "held by a trusted curator")
+        return data
+    if isinstance(data, PairCounts):
+        return data
+    raise InputError("expected PairwiseComparisons or PairCounts")
+
+
+def _as_counts(data) -> PairCounts:
+    data = _raw(data)
+    return data if isinstance(data, PairCounts) else data.pair_counts()
+
+
+def _first_answers(comps: PairwiseComparisons, m: int) -> tuple[PairwiseComparisons, int]:
+    """Each respondent's first ``m`` records (file order), and how many records were dropped."""
+    if comps.user is None:
+        raise InputError("a per-respondent guarantee needs respondent ids in the data")
+    order = np.argsort(comps.user, kind="stable")
+    u = comps.user[order]
+    first = np.searchsorted(u, u, side="left")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - first
+    keep = rank < m
+    if keep.all():
+        return comps, 0
+    kept = PairwiseComparisons.from_indices(comps.items, comps.item_a[keep], comps.item_b[keep],
+                                            comps.outcome[keep], user=comps.user[keep], users=comps.users)
+    return kept, int((~keep).sum())
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """Resolved privacy budget: epsilon, the answers per unit ``m`` and the guarantee's unit."""
+
+    epsilon: float
+    answers: int
+    unit: str
+    per_user_epsilon: float | None
+    note: str
+
+    @property
+    def max_answers(self) -> int | None:
+        return self.answers if self.unit == UNIT_USER else None
+
+
+def _budget(data, epsilon, user_epsilon, max_answers):
+    """Counts, budget and number of dropped answers for ``epsilon`` or ``user_epsilon``."""
+    if (epsilon is None) == (user_epsilon is None):
+        raise InputError("give exactly one of epsilon (per comparison) or user_epsilon "
+                         "(per respondent, with max_answers)")
+    data = _raw(data)
+    if epsilon is not None:
+        if max_answers is not None:
+            raise InputError("max_answers belongs to a per-respondent budget (user_epsilon)")
+        eps = check_epsilon(epsilon)
+        per_user = None
+        if isinstance(data, PairwiseComparisons) and data.user is not None:
+            per_user = eps * float(data.records_per_user().max())
+        counts = _as_counts(data)
+        note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
+                "moved to another pair; the item list and the number of comparisons are public.")
+        return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note), 0
+    eps = check_epsilon(user_epsilon, name="user_epsilon")
+    if max_answers is None:
+        raise InputError("a per-respondent budget needs max_answers: a public bound on the number of "
+                         "answers per respondent (answers beyond it are dropped)")
+    if isinstance(data, PairCounts):
+        raise InputError("a per-respondent budget needs the comparisons with respondent ids, not counts")
+    m = int(check_positive(max_answers, name="max_answers"))
+    if m != max_answers:
+        raise InputError("max_answers must be a whole number")
+    kept, dropped = _first_answers(data, m)
+    note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
+            f"first {m} answers are used); the item list and the list of respondents are public.")
+    return _check_counts(kept.pair_counts(), private=True), _Budget(eps, m, UNIT_USER, None, note), dropped
+
+
+def _items(pc: PairCounts) -> tuple:
+    return pc.items if pc.items else tuple(range(pc.n_items))
+
+
+def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, n_users: int | None) -> float:
+    """Resolve the ridge: a number, or "theory" (Thm 2.2's rule floored at the privacy minimum)."""
+    floor = 0.0 if budget is None else objective_perturbation_calibration(budget.epsilon, link, budget.answers)[1]
+    if isinstance(gamma, str):
+        if gamma != "theory":
+            raise InputError("gamma must be a positive number or 'theory'")
+        public_total = float(budget.answers * n_users) if budget is not None and budget.unit == UNIT_USER \
+            else float(pc.totals.sum())
+        return max(theory_ridge(pc.n_items, public_total), floor)
+    g = check_positive(gamma, name="gamma")
+    if g < floor:
+        raise InputError(f"gamma = {g:g} is below {floor:.4g} = 4 kappa_2 m / epsilon, the smallest ridge "
+                         "for which objective perturbation is private (Cai et al. Prop. 2.1); "
+                         "use a larger gamma or 'theory'")
+    return g
+
+
+# ---------------------------------------------------------------------------------- Algorithm 1
+
+def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostics: bool):
+    """Newton's solution of eq. (2.2), and its diagnostics (computed from the raw data) if asked."""
+    theta, it, gnorm, ok, solver = newton_btl(pc, gamma / 2.0, link=link, linear=w)
+    diag = None
+    if diagnostics:
+        diag = {"n_iter": it, "gradient_norm": gnorm, "converged": ok, "solver": solver,
+                "n_components": pc.n_components()}
+    return (theta - theta.mean() if centre else theta), diag
+
+
+def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, link="logistic",
+                  gamma="theory", centre: bool = True, diagnostics: bool = False, rng=None) -> CentralRanking:
+    """Objective-perturbed penalised MLE (Cai, Chakraborty, Wang, Algorithm 1, eq. 2.2).
+
+    Minimises ``L(theta) + gamma/2 ||theta||^2 + w @ theta`` where ``L`` is the negative
+    log-likelihood (2.1) of the link over all comparisons (a pair compared several times
+    contributes each comparison; a tie is half a win each) and ``w`` has i.i.d. Laplace entries
+    of scale ``lambda``. ``w`` is drawn once per call and held fixed while Newton's method
+    (:func:`privrank.pairwise.btl.newton_btl`, started at 0, to gradient norm 1e-9) solves the
+    strongly convex problem.
+
+    Guarantee: central, pure epsilon-DP (delta = 0) for one comparison under edge adjacency
+    (``epsilon=``), or for one respondent's answers (``user_epsilon=``, ``max_answers=``); see
+    the module docstring. ``lambda`` and the smallest admissible ``gamma`` come from
+    :func:`objective_perturbation_calibration`. The guarantee covers the exact minimiser; the
+    solver reaches it to floating-point accuracy.
+
+    Parameters
+    ----------
+    data : PairwiseComparisons or PairCounts
+        Raw comparisons (counts only for the per-comparison budget).
+    epsilon, user_epsilon : float
+        Exactly one: the budget per comparison or per respondent.
+    max_answers : int
+        With ``user_epsilon``: public bound on answers per respondent (extra answers dropped).
+    link : {"logistic", "probit"} or Link
+        ``"logistic"`` is BTL; ``"probit"`` is Thurstone with a bounded score (see
+        :class:`~privrank.pairwise.links.ProbitLink`), which needs about 4.2 times more noise.
+    gamma : float or "theory"
+        Ridge. ``"theory"`` is ``max(2 sqrt(d log n), 4 kappa_2 m / eps)`` with ``d`` the mean
+        number of comparisons per item (:func:`theory_ridge`; per respondent, ``d`` uses
+        ``m`` times the number of respondents, which the guarantee treats as public). A number
+        below the privacy minimum raises.
+    centre : bool
+        Return ``theta - mean(theta)`` (post-processing; the paper's estimator is not centred).
+    diagnostics : bool
+        Attach solver diagnostics (computed exactly from the raw data) and mark the result
+        not private.
+    rng : None, int or Generator
+        Source of the noise; seeded runs are for research and tests, not for real releases.
+    """
+    link = as_link(link)
+    pc, budget, dropped = _budget(data, epsilon, user_epsilon, max_answers)
+    n_users = data.n_users if isinstance(data, PairwiseComparisons) else None
+    g = _gamma(gamma, pc, budget, link, n_users)
+    scale, _ = objective_perturbation_calibration(budget.epsilon, link, budget.answers)
+    w = laplace(scale, pc.n_items, as_generator(rng))
+    theta, diag = _solve(pc, link, g, w, centre, diagnostics)
+    guarantee = Guarantee(
+        epsilon=budget.epsilon, model="central", unit=budget.unit,
+        mechanism=f"objective-perturbed MLE ({link.name} link)",
+        epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
+        epsilon_per_user=budget.per_user_epsilon, note=budget.note)
+    params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
+              "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
+              "max_answers": budget.max_answers}
+    if diagnostics:
+        diag["answers_dropped"] = dropped
+        guarantee = guarantee.without_privacy("The result carries solver diagnostics computed exactly "
+                                              "from the raw comparisons.")
+    return CentralRanking(theta, _items(pc), guarantee, method="perturbed MLE", params=params, diagnostics=diag)
+
+
+def penalised_mle(data, *, link="logistic", gamma="theory", centre: bool = True) -> CentralRanking:
+    """The ridge MLE of Algorithm 1 without noise (``lambda = 0``): not private.
+
+    ``argmin L(theta) + gamma/2 ||theta||^2``, the estimator of Chen, Fan, Ma and Wang (2019) that
+    Cai et al. perturb; ``gamma="theory"`` is ``2 sqrt(d log n)`` (:func:`theory_ridge`). With the
+    same ``gamma`` it is the limit of :func:`perturbed_mle` as epsilon grows. Carries solver
+    diagnostics.
+    """
+    link = as_link(link)
+    pc = _check_counts(_as_counts(data))
+    g = _gamma(gamma, pc, None, link, None)
+    theta, diag = _solve(pc, link, g, None, centre, True)
+    return CentralRanking(theta, _items(pc), Guarantee.non_private(f"penalised MLE ({link.name} link)"),
+                          method="penalised MLE", params={"gamma": g, "link": link.name, "centred": centre},
+                          diagnostics=diag)
+
+
+def perturbed_mle_log_density(theta, counts: PairCounts, *, noise_scale: float, gamma: float,
+                              link="logistic") -> float:
+    """Log density of the (uncentred) perturbed MLE at ``theta`` given the data's counts.
+
+    The solution of eq. (2.2) is ``theta`` exactly when ``w = -grad R(theta)``, with
+    ``R = L + gamma/2 ||theta||^2``; ``theta -> -grad R(theta)`` is a bijection of R^n because
+    ``R`` is gamma-strongly convex, so by change of variables
+
+        log p(theta | D) = sum_i log Laplace(-dR/dtheta_i; noise_scale) + log det Hess R(theta).
+
+    The difference of two such values for neighbouring data sets is the exact privacy loss at
+    ``theta`` (Cai et al. notes §8.2), which the privacy tests bound by epsilon.
+    """
+    link = as_link(link)
+    t = np.asarray(theta, dtype=float)
+    grad = btl_gradient(t, counts, gamma / 2.0, link)
+    _, logdet = np.linalg.slogdet(btl_hessian(t, counts, gamma / 2.0, link))
+    return float(-np.abs(grad).sum() / noise_scale - t.size * math.log(2.0 * noise_scale) + logdet)
+
+
+# ---------------------------------------------------------------------------------- Algorithm 2
+
+def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, rng=None) -> CentralRanking:
+    """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
+
+    Every item's number of wins ``N_i`` (a tie is half a win each) plus i.i.d. Laplace noise of
+    scale ``2 m / epsilon`` (:func:`copeland_noise_scale`); the ranking sorts the noisy counts
+    and ``.top_k(k)`` is the estimated top-k set of Algorithm 2. The noisy counts are the
+    release; every ranking and top-k set is post-processing.
+
+    Guarantee: central, pure epsilon-DP for one comparison under edge adjacency (the count
+    vector moves by at most 2 in l1 norm when one outcome flips or one comparison moves), or
+    for one respondent's answers with ``user_epsilon`` and ``max_answers = m`` (at most ``2m``).
+    The noise is continuous (floating point), so ties have probability zero.
+    """
+    pc, budget, _ = _budget(data, epsilon, user_epsilon, max_answers)
+    scale = copeland_noise_scale(budget.epsilon, budget.answers)
+    noisy = pc.borda() + laplace(scale, pc.n_items, as_generator(rng))
+    guarantee = Guarantee(
+        epsilon=budget.epsilon, model="central", unit=budget.unit, mechanism="noisy Copeland counts",
+        epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
+        epsilon_per_user=budget.per_user_epsilon, note=budget.note)
+    params = {"epsilon": budget.epsilon, "noise_scale": scale, "max_answers": budget.max_answers}
+    return CentralRanking(noisy, _items(pc), guarantee, method="noisy Copeland", params=params)
+
+
+def copeland(data, *, rng=None) -> CentralRanking:
+    """Copeland win counts without noise (Shah and Wainwright 2017): not private.
+
+    Items are ranked by their number of wins (a tie is half a win each); equal counts are
+    ordered uniformly at random from ``rng`` (Cai et al. notes §7.12: a fixed order would favour
+    low item indices).
+    """
+    pc = _check_counts(_as_counts(data))
+    return CentralRanking(pc.borda(), _items(pc), Guarantee.non_private("Copeland counts"),
+                          tie_break=as_generator(rng).permutation(pc.n_items), method="Copeland", params={})
+
+
+# ---------------------------------------------------------------------------------- spectral
+
+def rank_centrality(data, *, pseudo_count: float = 1.0) -> CentralRanking:
+    """Rank Centrality (Negahban, Oh and Shah 2017): the stationary distribution of a random walk.
+
+    From item ``i`` the walk moves to each compared item ``j`` with probability
+    ``a_ji / d_max``, where ``a_ji = (wins of j over i + c) / (comparisons of i and j + 2c)`` with
+    pseudo-count ``c`` (which keeps the walk irreducible when an item never loses) and
+    ``d_max`` the largest number of distinct opponents; it stays put otherwise. Under BTL the
+    stationary distribution ``pi`` is proportional to ``exp(theta)`` when the ``a_ji`` equal
+    the true probabilities, so the scores are ``log pi``, centred. Not private. The comparison
+    graph must be connected.
+    """
+    c = check_positive(pseudo_count, name="pseudo_count", allow_zero=True)
+    pc = _check_counts(_as_counts(data))
+    m = pc.n_items
+    if pc.n_components() > 1:
+        raise DisconnectedError("the comparison graph is not connected: Rank Centrality needs every item "
+                                "linked to every other through comparisons")
+    d_max = float(np.max(np.bincount(pc.i, minlength=m) + np.bincount(pc.j, minlength=m)))
+    to_j = (pc.totals - pc.wins + c) / (pc.totals + 2 * c) / d_max  # i -> j: j beat i
+    to_i = (pc.wins + c) / (pc.totals + 2 * c) / d_max  # j -> i
+    out = np.bincount(pc.i, to_j, m) + np.bincount(pc.j, to_i, m)
+    P = scipy.sparse.csr_matrix((np.concatenate([to_j, to_i, 1.0 - out]),
+                                 (np.concatenate([pc.i, pc.j, np.arange(m)]),
+                                  np.concatenate([pc.j, pc.i, np.arange(m)]))), shape=(m, m))
+    # pi (I - P) = 0 with pi_{m-1} = 1: the first m-1 columns of (I - P) give m-1 equations.
+    A = (scipy.sparse.identity(m, format="csr") - P).T.tocsc()
+    pi = np.ones(m)
+    with np.errstate(all="ignore"):
+        pi[:-1] = scipy.sparse.linalg.spsolve(A[:-1, :-1], -A[:-1, -1].toarray().ravel())
+    if not (np.all(np.isfinite(pi)) and np.all(pi > 0)):
+        raise InputError("the Rank Centrality walk has no positive stationary distribution (an item never "
+                         "loses); use pseudo_count > 0")
+    scores = np.log(pi)
+    return CentralRanking(scores - scores.mean(), _items(pc), Guarantee.non_private("Rank Centrality"),
+                          method="Rank Centrality", params={"pseudo_count": c})

@@ -1,0 +1,194 @@
+"""Exact and heuristic Kemeny solvers, KwikSort and its query cap."""
+import glob
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from privrank.aggregation import kemeny as K
+from privrank.data import datasets
+from privrank.data.io import read_rankings
+from privrank.data.rankings import Rankings
+from privrank.errors import InputError
+from privrank.metrics import kemeny_cost
+from privrank.simulate import sample_mallows
+
+TABLE1 = [list("MSNCA"), list("AMNCS"), list("NCSMA"), list("MSCNA")]
+
+
+def brute_force(W):
+    """Least Kemeny cost over all m! orders, and the set of orders attaining it."""
+    m = W.shape[0]
+    perms = np.array(list(itertools.permutations(range(m))))
+    s, t = np.triu_indices(m, 1)
+    costs = W[perms[:, t], perms[:, s]].sum(axis=1)
+    assert kemeny_cost(perms[-1], W) == pytest.approx(costs[-1])
+    best = costs.min()
+    return best, {tuple(p) for p in perms[costs <= best + 1e-12]}
+
+
+def random_matrices(rng, m, count):
+    """Probability-constraint matrices and arbitrary real (noisy, unclipped) ones."""
+    for k in range(count):
+        if k % 2:
+            yield rng.normal(0.5, 0.6, (m, m))
+        else:
+            upper = rng.random(m * (m - 1) // 2)
+            W = np.zeros((m, m))
+            W[np.triu_indices(m, 1)] = upper
+            yield W + np.tril(1 - W.T, -1)
+
+
+def test_table1_optimum_and_optimal_set():
+    R = Rankings.from_labels(TABLE1, items=list("MSNCA"))
+    W = R.pairwise_matrix()
+    best, optimal = brute_force(W)
+    assert best == pytest.approx(3.0)
+    assert {"".join(R.items[i] for i in p) for p in optimal} == {"MNCSA", "MNSCA", "MSNCA"}
+    for solve in (K.exact_dp, K.exact_ilp, K.exact_kemeny):
+        assert tuple(solve(W)) in optimal
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 7])
+def test_exact_solvers_equal_brute_force(rng, m):
+    for W in random_matrices(rng, m, 12):
+        best, _ = brute_force(W)
+        assert kemeny_cost(K.exact_dp(W), W) == pytest.approx(best, abs=1e-9)
+        assert kemeny_cost(K.exact_ilp(W), W) == pytest.approx(best, abs=1e-9)
+
+
+def test_ilp_equals_dp_on_hard_near_tie_matrices(rng):
+    for m in (10, 13):
+        for W in random_matrices(rng, m, 3):
+            W = 0.5 + 0.05 * (W - 0.5)  # tiny margins: many cycles for the lazy constraints
+            assert kemeny_cost(K.exact_ilp(W), W) == pytest.approx(kemeny_cost(K.exact_dp(W), W), abs=1e-9)
+
+
+def test_kwiksort_asks_each_pair_at_most_once_and_pivots_meet_their_subproblem(rng):
+    m = 30
+    W = next(random_matrices(rng, m, 1))
+    asked = []
+
+    def prefers(a, b):
+        asked.extend(zip(a.tolist(), b.tolist()))
+        return W[a, b] > 0.5
+
+    run = K.kwiksort(m, prefers, rng)
+    assert sorted(run.order) == list(range(m)) and run.queries == len(asked)
+    pairs = [frozenset(p) for p in asked]
+    assert len(pairs) == len(set(pairs))
+    # every pair a KwikSort output puts in the order opposite to the answer was never asked
+    pos = np.argsort(run.order)
+    for a, b in asked:
+        assert (pos[a] < pos[b]) == (W[a, b] > 0.5)
+
+
+def test_kwiksort_sorts_a_transitive_matrix_and_obeys_a_query_budget(rng):
+    m = 40
+    truth = rng.permutation(m)
+    rank = np.argsort(truth)
+    prefers = lambda a, b: rank[a] < rank[b]
+    assert np.array_equal(K.kwiksort(m, prefers, rng).order, truth)
+    for budget in (0, 10, 60, 150):
+        run = K.kwiksort(m, prefers, rng, max_queries=budget)
+        assert run.queries <= budget and sorted(run.order) == list(range(m))
+        pos = np.argsort(run.order)
+        grouped = {i for g in run.unresolved for i in g}
+        for g in run.unresolved:  # each unresolved group sits in one contiguous block
+            assert np.ptp(pos[g]) == len(g) - 1
+        # items outside unresolved groups are in their true relative order
+        rest = [i for i in run.order if i not in grouped]
+        assert np.all(np.diff(rank[rest]) > 0)
+    assert len(K.kwiksort(m, prefers, rng, max_queries=0).unresolved) == 1
+
+
+def test_query_cap_matches_the_notes_and_bounds_the_tail():
+    # alabi.md §6.3 table (zeta = 1, p = m^-4)
+    assert [K.kwiksort_query_cap(m) for m in (20, 50, 60, 100, 200)] == [150, 554, 706, 1361, 3205]
+    assert K.kwiksort_query_cap(5) == 10  # the bound exceeds C(5, 2): capped
+    # a loose cap with p = 0.2: the empirical exceedance on random tournaments stays below it
+    rng = np.random.default_rng(9)
+    m = 20
+    q = K.kwiksort_query_cap(m, 0.2)
+    runs = [K.kwiksort(m, lambda a, b, T=rng.random((m, m)): T[a, b] > T[b, a], rng).queries
+            for _ in range(300)]
+    over = np.mean(np.array(runs) > q)
+    assert over <= 0.2  # Chernoff bound; observed rate is far below it
+    assert max(runs) <= K.kwiksort_query_cap(m)
+
+
+def test_local_search_never_increases_cost_and_ends_at_a_local_optimum(rng):
+    for W in random_matrices(rng, 8, 10):
+        start = rng.permutation(8)
+        out = K.local_search(W, start)
+        c = kemeny_cost(out, W)
+        assert c <= kemeny_cost(start, W) + 1e-12
+        for src in range(8):  # no single insertion move improves
+            for dst in range(8):
+                moved = np.insert(np.delete(out, src), dst, out[src])
+                assert kemeny_cost(moved, W) >= c - 1e-9
+    with pytest.raises(InputError):
+        K.local_search(np.eye(3), [0, 1, 1])
+
+
+def test_borda_and_copeland():
+    R = Rankings.from_labels(TABLE1, items=list("MSNCA"))
+    W = R.pairwise_matrix()
+    assert "".join(R.items[i] for i in K.borda(W)) == "MNSCA"  # wins 3, 2, 2.25, 1.75, 1
+    # Copeland: M 4, N 2.5, S 2, C 1.5, A 0
+    assert "".join(R.items[i] for i in K.copeland(W)) == "MNSCA"
+    cyc = np.array([[0, .6, .4], [.4, 0, .6], [.6, .4, 0]])
+    assert list(K.copeland(cyc)) == [0, 1, 2]  # all tie in both scores: by index
+
+
+@pytest.mark.parametrize("name", K.SOLVERS)
+def test_solver_table(name, rng):
+    W = next(random_matrices(rng, 9, 1))
+    order = K.wfas_solver(name, rng=0, best_of=3)(W)
+    assert sorted(order) == list(range(9))
+    if name in ("auto", "exact"):  # exact_dp equals brute force (test above)
+        assert kemeny_cost(order, W) == pytest.approx(kemeny_cost(K.exact_dp(W), W))
+    with pytest.raises(InputError):
+        K.wfas_solver("nope")
+
+
+def _files(folder, pattern):
+    root = datasets.data_dir()
+    found = [] if root is None else sorted(glob.glob(str(root / folder / pattern)))
+    if not found:
+        pytest.skip(f"{folder} not available (../shared/data or PRIVRANK_DATA)")
+    return found
+
+
+def test_exact_on_every_preflib_small_complete_and_netflix_file():
+    files = _files("preflib_small_complete", "*.soc") + _files("preflib_netflix", "*.soc")
+    assert len(files) == 207
+    for f in files:
+        W = read_rankings(f).pairwise_matrix()
+        order = K.exact_kemeny(W)
+        if W.shape[0] <= 4:
+            assert kemeny_cost(order, W) == pytest.approx(brute_force(W)[0], abs=1e-12)
+        else:  # T-shirt (m = 11) and breakfast (m = 15): the two exact methods agree
+            assert kemeny_cost(order, W) == pytest.approx(kemeny_cost(K.exact_ilp(W), W), abs=1e-12)
+            assert kemeny_cost(order, W) == pytest.approx(kemeny_cost(K.exact_dp(W), W), abs=1e-12)
+
+
+def test_exact_mallows_m100_within_a_minute():
+    R = sample_mallows(100, phi=0.8, n=1000, rng=3)
+    t0 = time.perf_counter()
+    W = R.pairwise_matrix()
+    order = K.exact_ilp(W)
+    assert time.perf_counter() - t0 < 60
+    # optimality certificate: the order agrees with every pairwise majority, so its cost
+    # attains the lower bound sum_{i<j} min(w_ij, w_ji)
+    iu = np.triu_indices(100, 1)
+    assert np.all(W[np.ix_(order, order)][iu] >= 0.5)
+    assert kemeny_cost(order, W) == pytest.approx(np.minimum(W, W.T)[iu].sum())
+
+
+def test_ilp_time_limit_refuses_instead_of_answering_suboptimally():
+    rng = np.random.default_rng(2)
+    W = 0.5 + 0.05 * (next(random_matrices(rng, 70, 1)) - 0.5)
+    with pytest.raises(InputError, match="did not finish"):
+        K.exact_ilp(W, time_limit=0.3)

@@ -1,0 +1,145 @@
+"""End-to-end tests of ``privrank aggregate``."""
+import glob
+import itertools
+import json
+import time
+
+import numpy as np
+import pytest
+
+from privrank.aggregation.kemeny import exact_dp
+from privrank.cli import main
+from privrank.cli.aggregate import METHODS
+from privrank.data import datasets
+from privrank.data.io import read_rankings
+from privrank.metrics import kemeny_cost
+from privrank.simulate import sample_mallows
+
+PRIVATE = ["noisy-matrix", "dp-kwiksort", "exponential", "hay-quicksort", "ldp-kwiksort",
+           "ldp-matrix", "dp-footrule", "ldp-footrule", "dp-ptas"]
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def ballots(tmp_path):
+    rng = np.random.default_rng(0)
+    p = tmp_path / "ballots.csv"
+    rows = ["voter,rank1,rank2,rank3,rank4,rank5"]
+    for v in range(40):
+        rows.append(f"{v}," + ",".join("ABCDE"[i] for i in rng.permutation(5)))
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+def brute_force_cost(W):
+    return min(kemeny_cost(np.array(p), W) for p in itertools.permutations(range(W.shape[0])))
+
+
+def test_method_table_serves_both_papers():
+    assert set(PRIVATE) | {"exact", "kwiksort", "borda", "copeland", "footrule"} == set(METHODS)
+
+
+@pytest.mark.parametrize("method", ["exact", "kwiksort", "borda", "copeland", "footrule"])
+def test_non_private_methods_report_kemeny_cost(capsys, ballots, method):
+    code, out, _ = run(capsys, "aggregate", ballots, "--method", method, "--seed", 1, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [r["rank"] for r in doc["ranking"]] == [1, 2, 3, 4, 5]
+    assert sorted(r["item"] for r in doc["ranking"]) == list("ABCDE")
+    assert doc["guarantee"]["private"] is False
+    W = read_rankings(ballots).pairwise_matrix()
+    index = {c: k for k, c in enumerate("ABCDE")}
+    order = [index[r["item"]] for r in doc["ranking"]]
+    assert doc["kemeny_cost"] == pytest.approx(kemeny_cost(order, W))
+    if method == "exact":
+        assert doc["kemeny_cost"] == pytest.approx(brute_force_cost(W))
+
+
+@pytest.mark.parametrize("method", PRIVATE)
+def test_private_methods_print_no_exact_statistic(capsys, ballots, method):
+    code, out, err = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 1,
+                         "--seed", 2, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    g = doc["guarantee"]
+    assert g["private"] is True and g["unit"] == "one ranking" and g["epsilon"] == 1
+    assert g["model"] == ("local" if method.startswith("ldp") else "central")
+    assert "kemeny_cost" not in doc and "footrule_cost" not in doc
+    code, out, err = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 1,
+                         "--seed", 2, "--format", "json", "--non-private-diagnostics")
+    doc = json.loads(out)
+    assert doc["guarantee"]["private"] is False and "kemeny_cost" in doc
+    assert "NOT private" in err and "NOT PRIVATE" in doc["guarantee"]["description"]
+
+
+def test_table_output_and_unresolved_labels(capsys, ballots):
+    code, out, _ = run(capsys, "aggregate", ballots, "--method", "hay-quicksort", "--epsilon", 1,
+                       "--seed", 4)
+    assert code == 0 and out.startswith("rank  item") and "guarantee: 1-DP, central model" in out
+    code, out, _ = run(capsys, "aggregate", ballots, "--method", "dp-kwiksort", "--epsilon", 1,
+                       "--delta", 1e-6, "--seed", 4, "--format", "csv")
+    assert out.splitlines()[0] == "rank,item" and len(out.splitlines()) == 6
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--method", "dp-kwiksort"], "needs --epsilon"),
+    (["--method", "exact", "--epsilon", "1"], "not private"),
+    (["--method", "ldp-kwiksort", "--epsilon", "1", "--delta", "1e-6"], "pure"),
+    (["--method", "exponential", "--epsilon", "1", "--delta", "1e-6"], "pure"),
+    (["--method", "exact", "--solver", "kwiksort"], "--solver applies"),
+    (["--method", "dp-kwiksort", "--epsilon", "1", "--kappa", "0.5"], "--kappa applies"),
+    (["--method", "kwiksort", "--best-of", "0"], "best-of"),
+    (["--method", "noisy-matrix", "--epsilon", "-1"], "epsilon"),
+])
+def test_errors(capsys, ballots, argv, match):
+    code, _, err = run(capsys, "aggregate", ballots, *argv)
+    assert code == 2 and match in err
+
+
+def test_partial_ballots(capsys, tmp_path):
+    p = tmp_path / "p.soi"
+    p.write_text("# NUMBER ALTERNATIVES: 3\n# ALTERNATIVE NAME 1: x\n# ALTERNATIVE NAME 2: y\n"
+                 "# ALTERNATIVE NAME 3: z\n5: 1,2,3\n3: 2\n")
+    code, _, err = run(capsys, "aggregate", p)
+    assert code == 2 and "--partial" in err
+    code, out, _ = run(capsys, "aggregate", p, "--partial", "drop", "--format", "json")
+    assert [r["item"] for r in json.loads(out)["ranking"]] == ["x", "y", "z"]
+    code, out, _ = run(capsys, "aggregate", p, "--partial", "randomize", "--seed", 0, "--format", "json")
+    assert code == 0 and json.loads(out)["ranking"][0]["item"] in ("x", "y")
+
+
+def _files(folder):
+    root = datasets.data_dir()
+    found = [] if root is None else sorted(glob.glob(str(root / folder / "*.soc")))
+    if not found:
+        pytest.skip(f"{folder} not available (../shared/data or PRIVRANK_DATA)")
+    return found
+
+
+def test_exact_on_every_small_complete_and_netflix_soc_file(capsys):
+    """The command returns an exact Kemeny ranking on every .soc file of both folders."""
+    for f in _files("preflib_small_complete") + _files("preflib_netflix"):
+        code, out, _ = run(capsys, "aggregate", f, "--format", "json")
+        assert code == 0
+        W = read_rankings(f).pairwise_matrix()
+        best = brute_force_cost(W) if W.shape[0] <= 6 else kemeny_cost(exact_dp(W), W)
+        assert json.loads(out)["kemeny_cost"] == pytest.approx(best, abs=1e-12)
+
+
+def test_exact_mallows_m100_from_a_file_within_60_seconds(capsys, tmp_path):
+    R = sample_mallows(100, phi=0.8, n=1000, rng=7)
+    p = tmp_path / "mallows.csv"
+    header = ",".join(f"rank{k + 1}" for k in range(100))
+    p.write_text(header + "\n" + "\n".join(",".join(f"i{x:03d}" for x in o) for o in R.orders) + "\n")
+    t0 = time.perf_counter()
+    code, out, _ = run(capsys, "aggregate", p, "--format", "json")
+    assert code == 0 and time.perf_counter() - t0 < 60
+    W = read_rankings(p).pairwise_matrix()
+    iu = np.triu_indices(100, 1)
+    # the cost attains the lower bound sum_{i<j} min(w_ij, w_ji): optimal
+    assert json.loads(out)["kemeny_cost"] == pytest.approx(np.minimum(W, W.T)[iu].sum())
