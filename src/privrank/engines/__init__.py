@@ -9,10 +9,11 @@ results:
     The whole data set in memory (numpy): :func:`~privrank.data.io.read_comparisons`, then the
     same code as every in-memory release. The only engine for in-memory data.
 ``stream``
-    The file read in batches of at most ``batch_size`` records (pyarrow), each batch reduced to a
-    partial statistic and added to a running total: memory is bounded by the batch and the
-    statistic (m x m per privacy level, plus one counter per user), whatever the file size.
-    The default for files.
+    The file read in batches of at most ``batch_size`` records (pyarrow; the next batch is read in
+    a background thread while the current one is reduced), each batch reduced to a partial
+    statistic and added to a running total: memory is bounded by two batches and the statistic
+    (m x m per privacy level, plus one counter per user), whatever the file size. The default
+    for files.
 ``dask``
     ``dask.dataframe`` reads the file in partitions; each partition is reduced to a partial
     statistic by a Dask task and the partials are added by a tree reduction. Runs on any Dask
@@ -28,11 +29,15 @@ Randomization is per record: record ``r`` of the file is randomized with the ``r
 a counter-based generator (Philox) under a key derived once from ``rng``
 (:func:`privrank.mechanisms.randomized_response.randomize_records`), so a seeded release is the
 same whatever the engine, the batch size or the partitioning. Seeded runs are for research and
-tests; a real release leaves ``rng=None``.
+tests; a real release leaves ``rng=None``. The key is drawn once and sent with every task: like
+the raw records, it must stay where the records are (whoever holds it and the reports learns which
+reports are truthful); privrank never writes it anywhere.
 
 Adding a kind. A kind is a module of this package registered in ``KINDS`` that provides
 
-* ``CONTAINER``: the in-memory data type, and ``in_memory(data, options, rng)`` for it;
+* ``CONTAINER``, the in-memory data type; ``read(path, options)``, a whole file as one; and
+  ``in_memory(data, options, rng)``, its statistic (the local engine);
+* ``item_list(items)``: the caller's item list, checked;
 * ``open_file(path)``: an object with ``batches(batch_size)``, ``validate(table, first_record)``,
   ``n_records()``, ``format``, ``path`` and ``names`` (the columns to read), like
   :class:`~privrank.data.io.ComparisonFile`;
@@ -40,10 +45,9 @@ Adding a kind. A kind is a module of this package registered in ``KINDS`` that p
 * ``partial(batch, options)``, ``combine(partials)`` and ``finish(partial, options)``: the map,
   an exact and associative sum, and the final statistic.
 
-``kind="rankings"`` (the pairwise matrix w and the footrule position counts) is one such module:
-both matrices are sums over rankings of per-ranking contributions, so ``partial`` is a
-``bincount`` over one batch of rankings and ``combine`` an integer addition; the engines need
-no change.
+Rankings fit the same mould: the pairwise matrix w and the footrule position counts are sums
+over rankings of per-ranking contributions, so their ``partial`` is a ``bincount`` over a batch
+of rankings and their ``combine`` an integer addition, and the engines are unchanged.
 """
 from __future__ import annotations
 

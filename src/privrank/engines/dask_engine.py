@@ -1,7 +1,8 @@
 """The ``dask`` engine: one partial statistic per partition, added by a tree reduction.
 
 ``dask.dataframe`` reads the file: Parquet with one partition per row group, CSV in blocks of
-``CSV_BLOCKSIZE`` with every field as text (as the other engines read it). A first computation counts the records of each partition, which gives every
+``CSV_BLOCKSIZE`` with every field as text (as the other engines read it; Dask splits CSV at line
+breaks, so quoted fields must not contain any). A first computation counts the records of each partition, which gives every
 partition the file index of its first record (needed by the counter-based randomization and by
 error messages); the second reduces each partition to its partial statistic and adds the
 partials ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a
