@@ -184,3 +184,21 @@ def test_in_memory_source_is_the_local_engine(raw_files):
     assert_same_tally(sufficient_statistics(comps, epsilon=1.0, rng=9),
                       sufficient_statistics(raw_files["csv"], engine="stream", epsilon=1.0, rng=9))
     assert isinstance(sufficient_statistics(comps), ComparisonTally)
+
+
+def test_grouped_user_tables_pickle_at_their_size(monkeypatch):
+    # Dask sends partials between processes. Grouping large per-user tables yields columns that
+    # are slices of larger buffers, which pickle whole: a final partial of 46 MB once pickled to
+    # 768 MB. The grouped table must pickle at about its own size.
+    import pickle
+
+    from privrank.engines import comparisons
+
+    pa = pytest.importorskip("pyarrow")
+    n = 200_000
+    tables = [pa.table({"user": np.arange(start, start + n), "epsilon": np.ones(n),
+                        "records": np.ones(n, dtype=np.int64)}) for start in (0, n // 2, n)]
+    monkeypatch.setattr(comparisons, "USER_TABLE_SLACK", 0)
+    (users,) = comparisons._user_tables(tables)  # more rows waiting than grouped: they are grouped
+    assert users.num_rows == 2 * n and users["records"].to_numpy().sum() == 3 * n
+    assert len(pickle.dumps(users)) < 1.5 * users.nbytes

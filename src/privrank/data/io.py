@@ -60,6 +60,7 @@ OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 CSV_BLOCK_BYTES = 16 << 20
+DEFAULT_BATCH_SIZE = 1 << 20
 
 
 def _pick(header: list[str], names) -> str | None:
@@ -388,7 +389,7 @@ class ComparisonFile:
                                  f"expected {row.expected_columns}") from None
             raise InputError(f"{self.path} could not be parsed as CSV") from None
 
-    def batches(self, batch_size: int = 1 << 20):
+    def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated :class:`ComparisonBatch` objects covering the file in order."""
         first = 0
         for raw in self.raw_batches(batch_size):

@@ -56,13 +56,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.io import DEFAULT_BATCH_SIZE
 from ..errors import InputError, check_epsilon
 from ..mechanisms.randomized_response import record_key
 from . import comparisons
 
 ENGINES = ("local", "stream", "dask")
 KINDS = {"comparisons": comparisons}
-DEFAULT_BATCH_SIZE = 1 << 20
 
 
 @dataclass(frozen=True)

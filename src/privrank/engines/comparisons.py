@@ -166,7 +166,10 @@ def _user_tables(tables: list) -> tuple:
         return tuple(tables)
     grouped = pa.concat_tables(tables, promote_options="permissive").group_by(["user", "epsilon"]) \
         .aggregate([("records", "sum")])
-    return (pa.table({"user": grouped["user"], "epsilon": grouped["epsilon"], "records": grouped["records_sum"]}),)
+    # one contiguous copy: the grouped columns are slices of larger buffers, which pickling (Dask
+    # sends partials between processes) would copy whole
+    return (pa.table({"user": grouped["user"], "epsilon": grouped["epsilon"],
+                      "records": grouped["records_sum"]}).combine_chunks(),)
 
 
 def finish(part: Partial | None, options) -> ComparisonTally:
