@@ -5,3 +5,11 @@ import pytest
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def private_ledger(tmp_path, monkeypatch):
+    """Every test records its CLI releases in its own ledger, never in the user's."""
+    path = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("PRIVRANK_LEDGER", str(path))
+    return path

@@ -48,6 +48,15 @@ def test_bad_metric_input():
         l2_error([1.0, 2.0], [1.0, 2.0, 3.0])
 
 
+def test_kendall_tie_penalty_compares_weak_orders():
+    # one pair tied in the first vector only: counts tie_penalty of 3 pairs
+    assert kendall_distance([1.0, 1.0, 0.0], [2.0, 1.0, 0.0]) == 0
+    assert kendall_distance([1.0, 1.0, 0.0], [2.0, 1.0, 0.0], tie_penalty=0.5) == pytest.approx(0.5 / 3)
+    assert kendall_distance([1.0, 1.0, 0.0], [3.0, 3.0, 1.0], tie_penalty=0.5) == 0  # same weak order
+    with pytest.raises(InputError):
+        kendall_distance([1.0, 0.0], [1.0, 0.0], tie_penalty=2)
+
+
 def test_kendall_tau_between_orders():
     from privrank.metrics import kendall_tau_distance
 

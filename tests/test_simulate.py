@@ -5,7 +5,8 @@ import scipy.stats
 
 import privrank as pr
 from privrank.errors import InputError
-from privrank.simulate import btl_complete_design, sample_debiased_release
+from privrank.simulate import (btl_complete_design, release_complete_answers, sample_debiased_release,
+                               sample_local_releases)
 
 
 def test_complete_design_shape():
@@ -56,6 +57,94 @@ def test_bad_theta():
         btl_complete_design([0.0, np.nan], 10)
     with pytest.raises(InputError):
         sample_debiased_release([0.0, 1.0], 10, 0.0)
+
+
+def _per_rep_laplace_sums(theta, L, reps, eps, rng):
+    """Per-user path: Laplace baseline on each of ``reps`` data sets of L users (sums per pair)."""
+    return np.array([pr.local_laplace(btl_complete_design(theta, L, rng=rng), eps, rng=rng).counts.wins
+                     for _ in range(reps)])
+
+
+def test_laplace_fast_path_matches_per_user_path_and_catches_too_little_noise():
+    theta = np.array([0.8, 0.0, -0.8])
+    L, reps, eps = 20, 2000, 1.0
+    rng = np.random.default_rng(5)
+    slow = _per_rep_laplace_sums(theta, L, reps, eps, rng)
+    fast = np.array([sample_local_releases(theta, L, eps, ("laplace",), rng)["laplace"].counts.wins
+                     for _ in range(reps)])
+    # deliberately broken: half the noise scale, i.e. the guarantee of eps = 2 sold as eps = 1
+    broken = np.array([sample_local_releases(theta, L, 2 * eps, ("laplace",), rng)["laplace"].counts.wins
+                       for _ in range(reps)])
+    for k in range(3):
+        assert scipy.stats.ks_2samp(slow[:, k], fast[:, k]).pvalue > 1e-4, k
+        # sd of a sum sqrt(L (P(1-P) + 2/eps^2)) ~ 6.6, broken ~ 3.7: the CDFs differ by up to ~0.14,
+        # while the KS statistic for p = 1e-6 with 2000 + 2000 draws is 2.69 sqrt(2/2000) = 0.085
+        assert scipy.stats.ks_2samp(slow[:, k], broken[:, k]).pvalue < 1e-6, k
+
+
+def test_classic_and_debiased_share_reports():
+    theta = np.array([1.0, 0.2, -0.3, -0.9])
+    L, eps = 50, 1.5
+    rel = sample_local_releases(theta, L, eps, ("debiased", "classic", "none"), rng=6)
+    a = np.expm1(eps)
+    np.testing.assert_allclose(rel["classic"].counts.wins, (rel["debiased"].counts.wins * a + L) / (a + 2))
+    assert rel["classic"].guarantee.mechanism == "classic randomized response"
+    assert rel["classic"].guarantee.epsilon_per_user == pytest.approx(eps * 6)
+    assert not rel["none"].guarantee.private
+    assert np.all(rel["none"].counts.wins == np.round(rel["none"].counts.wins))
+    with pytest.raises(InputError):
+        sample_local_releases(theta, L, eps, ("gaussian",))
+
+
+def test_randomize_counts_and_laplace_sum_check_their_input():
+    from privrank.mechanisms.noise import laplace_sum
+    from privrank.mechanisms.randomized_response import randomize_counts
+
+    with pytest.raises(InputError):
+        randomize_counts(5, 3, 1.0)
+    with pytest.raises(InputError):
+        laplace_sum(1.0, -1)
+    assert np.all(randomize_counts(np.array([0, 3]), 3, 50.0, rng=0) == [0, 3])  # eps = 50: no flips
+
+
+def test_release_of_real_answers_matches_randomizing_each_answer_and_catches_ties_ignored():
+    rng = np.random.default_rng(7)
+    L, eps, reps = 20, 1.0, 1000
+    answers = rng.choice([-1, 0, 1], size=(L, 3), p=[0.3, 0.4, 0.3])  # 3 items; 40% ties
+    i, j = np.triu_indices(3, 1)
+    comps = pr.PairwiseComparisons.from_indices((0, 1, 2), np.tile(i, L), np.tile(j, L), answers.ravel(),
+                                                user=np.repeat(np.arange(L), 3))
+    exact = release_complete_answers(answers, mechanisms=("none",))["none"].counts
+    np.testing.assert_allclose(exact.wins, comps.pair_counts().wins)  # ties are half a win
+    a = np.expm1(eps)
+
+    def reports(rel):  # back from debiased sums to the number of "i wins" reports
+        return np.round((rel.counts.wins * a + L) / (a + 2)).astype(int)
+
+    slow = np.array([reports(pr.debiased_randomized_response(comps, eps, rng=rng)) for _ in range(reps)])
+    fast = np.array([reports(release_complete_answers(answers, eps, rng=rng)["debiased"]) for _ in range(reps)])
+    # deliberately broken: ties reported as "no" instead of a fair coin
+    no_ties = np.where(answers == 0, -1, answers)
+    broken = np.array([reports(release_complete_answers(no_ties, eps, rng=rng)["debiased"]) for _ in range(reps)])
+    for k in range(3):
+        for other, check in ((fast, lambda p: p > 1e-4), (broken, lambda p: p < 1e-6)):
+            obs = np.array([np.bincount(slow[:, k], minlength=L + 1), np.bincount(other[:, k], minlength=L + 1)])
+            p = scipy.stats.chi2_contingency(obs[:, obs.sum(0) > 0])[1]
+            # with ~8 ties per pair the broken mean is lower by 4 (1 - 2/(1+e)) = 1.9 reports, about
+            # one sd (sqrt(L/4) ~ 2.2): over 1000 + 1000 draws the chi-square p-value is astronomically small
+            assert check(p), (k, p)
+
+
+def test_release_of_real_answers_checks_input():
+    with pytest.raises(InputError):
+        release_complete_answers(np.zeros((4, 2)), 1.0)  # 2 is not m(m-1)/2
+    with pytest.raises(InputError):
+        release_complete_answers(np.full((4, 3), 2), 1.0)
+    with pytest.raises(InputError):
+        release_complete_answers(np.zeros((4, 3)))  # a private mechanism needs epsilon
+    rel = release_complete_answers(np.ones((5, 6), dtype=int), 0.5, ("debiased", "classic"), rng=1)
+    assert rel["debiased"].guarantee.epsilon_per_user == pytest.approx(0.5 * 6)
+    assert "fair coin" not in rel["classic"].guarantee.note  # no ties in these answers
 
 
 def test_mallows_matches_its_exact_distribution():

@@ -13,6 +13,8 @@ from .data.rankings import Rankings
 from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import Guarantee, compose
+from .inference import ConfidenceIntervals, confidence_intervals
+from .ledger import Ledger
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import (kemeny_cost, kendall_distance, kendall_tau_distance, l2_error, linf_error,
                       rank_position_mismatch, top_k_hamming)
@@ -26,13 +28,14 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally", "DisconnectedError", "Guarantee",
-    "InputError", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "Rankings", "ScoredRanking",
-    "adaptive_epsilon", "classic_randomized_response", "compose", "copeland", "debias",
-    "debiased_randomized_response", "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl",
-    "flip_probability", "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance",
-    "l2_error", "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland",
-    "penalised_mle", "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response",
-    "rank_centrality", "rank_position_mismatch", "read_comparisons", "read_rankings",
-    "release_from_reports", "sufficient_statistics", "top_k_hamming",
+    "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally", "ConfidenceIntervals",
+    "DisconnectedError", "Guarantee", "InputError", "Ledger", "PairCounts", "PairwiseComparisons",
+    "PairwiseRelease", "Rankings", "ScoredRanking", "adaptive_epsilon", "classic_randomized_response",
+    "compose", "confidence_intervals", "copeland", "debias", "debiased_randomized_response",
+    "dp_kwiksort", "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "hay_quicksort",
+    "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_kwiksort",
+    "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland", "penalised_mle", "perturbed_mle",
+    "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
+    "rank_position_mismatch", "read_comparisons", "read_rankings", "release_from_reports",
+    "sufficient_statistics", "top_k_hamming",
 ]

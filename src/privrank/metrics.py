@@ -21,19 +21,25 @@ def _pair(est, true):
     return a, b
 
 
-def kendall_distance(est, true, *, tol: float = 1e-8) -> float:
+def kendall_distance(est, true, *, tol: float = 1e-8, tie_penalty: float = 0.0) -> float:
     """Normalised Kendall tau distance: the fraction of item pairs ordered oppositely.
 
-    Score differences within ``tol`` count as ties (sign 0) and are never discordant, so weak
-    orders that agree up to round-off have distance 0.
+    Score differences within ``tol`` count as ties (sign 0). A pair tied in exactly one of the
+    two vectors counts ``tie_penalty`` (the ``K^(p)`` of Fagin, Kumar, Mahdian, Sivakumar and
+    Vee 2004, ``p`` in [0, 1]). With the default 0 such pairs are never discordant, so weak
+    orders that agree up to round-off have distance 0; with ``tie_penalty > 0`` the distance is
+    0 exactly when the two weak orders are identical.
     """
     a, b = _pair(est, true)
+    if not 0.0 <= float(tie_penalty) <= 1.0:
+        raise InputError("tie_penalty must lie in [0, 1]")
     da = a[:, None] - a[None, :]
     db = b[:, None] - b[None, :]
     sa = np.where(np.abs(da) <= tol, 0, np.sign(da))
     sb = np.where(np.abs(db) <= tol, 0, np.sign(db))
     m = a.size
-    return float(np.sum(np.triu(sa * sb < 0, 1)) / (m * (m - 1) / 2))
+    score = np.triu(sa * sb < 0, 1).sum() + float(tie_penalty) * np.triu((sa == 0) != (sb == 0), 1).sum()
+    return float(score / (m * (m - 1) / 2))
 
 
 def top_k_hamming(est, true, k: int) -> float:

@@ -120,3 +120,17 @@ def test_per_user_epsilon_is_the_same_float_whatever_the_grouping():
     whole = max_user_epsilon(user, level, levels)
     halves = max_user_epsilon(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), levels, np.array([4, 6]))
     assert whole == halves == 10 * 0.1
+
+
+def test_select_users_keeps_their_records_and_renumbers():
+    c = PairwiseComparisons.from_labels(["a", "b", "a", "c"], ["b", "c", "c", "a"], [1, -1, 0, 1],
+                                        user=["u", "v", "w", "v"])  # users sorted: u=0, v=1, w=2
+    sub = c.select_users([2, 1])
+    assert sub.users == ("w", "v") and sub.items == c.items
+    assert sub.n_records == 3 and list(sub.user) == [1, 0, 1]
+    assert list(sub.outcome) == [-1, 0, 1]
+    for bad in ([], [0, 0], [3]):
+        with pytest.raises(InputError):
+            c.select_users(bad)
+    with pytest.raises(InputError):
+        PairwiseComparisons.from_labels(["a"], ["b"], [1]).select_users([0])

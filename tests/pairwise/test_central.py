@@ -123,7 +123,9 @@ def test_guarantees_and_public_outputs():
     assert res.guarantee.unit == UNIT_USER and res.params["max_answers"] == 3
     assert res.params["noise_scale"] == 8 * 3 / 2.0
     assert set(res.params) == {"epsilon", "noise_scale", "gamma", "link", "kappa_1", "kappa_2", "centred",
-                               "max_answers"}
+                               "max_answers", "n_respondents"}
+    assert res.params["n_respondents"] == 2  # public under respondent adjacency
+    assert perturbed_mle(comps, 2.0, rng=0).params["n_comparisons"] == 5  # public under edge adjacency
     diag = perturbed_mle(comps, 2.0, diagnostics=True, rng=0)
     assert not diag.guarantee.private and "NOT PRIVATE" in diag.guarantee.describe()
     assert diag.diagnostics["converged"]

@@ -2,17 +2,19 @@
 
 Each subcommand lives in its own module of this package and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit code).
-Input errors print ``privrank: error: <message>`` and exit with code 2.
+Input errors print ``privrank: error: <message>`` and exit with code 2; warnings print
+``privrank: warning: <message>``.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from ..errors import InputError
-from . import aggregate, demo, rank
+from . import aggregate, demo, ledger, plan, rank, reproduce
 
-COMMAND_MODULES = [rank, aggregate, demo]
+COMMAND_MODULES = [rank, aggregate, plan, ledger, demo, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,11 +28,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"privrank: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except InputError as exc:
         print(f"privrank: error: {exc}", file=sys.stderr)
         return 2

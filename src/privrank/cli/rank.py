@@ -16,7 +16,10 @@ from ..pairwise.links import LINKS
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
+from ..inference import plot_intervals
 from .engine_options import add_engine_options, engine_release
+from .intervals import add_interval_options, interval_rows
+from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
 
 LOCAL_MECHANISMS = {
@@ -61,8 +64,10 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("--non-private-diagnostics", action="store_true",
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")
+    add_interval_options(parser)
     add_engine_options(parser)
     add_output_options(parser)
+    add_ledger_option(parser)
 
 
 def register(sub) -> None:
@@ -158,7 +163,14 @@ def _items(args):
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def fitted_ranking(args):
+def _read(args):
+    """The comparisons in memory; None when ``--engine`` computes the statistic from the file."""
+    if args.engine != "local" or args.scheduler is not None:
+        return None
+    return read_comparisons(args.file, items=_items(args))
+
+
+def fitted_ranking(args, comps=None):
     """The ranking for ``--mechanism`` and the extra fields its output may show (shared by rank and top-k).
 
     Extras of private outputs are the public calibration only; solver diagnostics computed from
@@ -166,9 +178,9 @@ def fitted_ranking(args):
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
     _check_options(args)
-    if args.engine != "local" or args.scheduler is not None:
+    comps = _read(args) if comps is None else comps
+    if comps is None:
         return _local_fit(engine_release(args, _items(args)), args)
-    comps = read_comparisons(args.file, items=_items(args))
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers}
@@ -195,8 +207,17 @@ def _local_fit(release, args):
 
 
 def run_ranking(args) -> int:
-    res, extra = fitted_ranking(args)
-    emit(render(res.table(args.k), res.guarantee, args.format, extra if args.format == "json" else None), args)
+    comps = _read(args)
+    res, extra = fitted_ranking(args, comps)
+    rows, ci = interval_rows(res, res.table(args.k), args)
+    notes = extra if args.format == "json" else {}
+    if ci is not None:
+        notes["intervals"] = ci.describe()
+    text = render(rows, res.guarantee, args.format, notes)
+    record_release(args, args.file if comps is None else comps, res.guarantee)
+    if args.plot:
+        plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe().split(";")[0])
+    emit(text, args)
     return 0
 
 

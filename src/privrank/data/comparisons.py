@@ -188,6 +188,21 @@ class PairwiseComparisons:
             raise InputError("the data have no user ids")
         return np.bincount(self.user, minlength=len(self.users))
 
+    def select_users(self, users) -> "PairwiseComparisons":
+        """The records of the users at internal indices ``users`` (distinct), renumbered in that order."""
+        if self.user is None:
+            raise InputError("the data have no user ids")
+        idx = np.asarray(users, dtype=np.int64).ravel()
+        n = len(self.users)
+        if idx.size == 0 or idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size:
+            raise InputError(f"users must be distinct indices between 0 and {n - 1}")
+        new = np.full(n, -1, dtype=np.int64)
+        new[idx] = np.arange(idx.size)
+        keep = new[self.user] >= 0
+        eps = None if self.epsilon is None else self.epsilon[keep]
+        return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
+                                   new[self.user[keep]], tuple(self.users[k] for k in idx), eps)
+
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
         return (self.outcome.astype(float) + 1.0) / 2.0
@@ -454,16 +469,19 @@ class ComparisonTally:
         size = 1 if self.epsilons is None else self.epsilons.size
         return np.bincount(self.level, self.n, size).astype(np.int64)
 
-    def pair_counts(self, wins=None, totals=None) -> PairCounts:
-        """Per-pair sums over levels of entry values (default: the record values, ``wins2 / 2``).
-
-        ``wins`` and ``totals`` give one value per entry; each pair's levels are added in
-        increasing level, so the result is a function of the tally alone.
-        """
+    def pair_sums(self, *values) -> tuple[np.ndarray, list]:
+        """Pair keys ``i * m + j`` (increasing) and, per pair, the sum over levels of each array of
+        entry values; each pair's levels are added in increasing level, so the sums are a
+        function of the tally alone."""
         m = self.n_items
-        wins = self.wins2 / 2.0 if wins is None else wins
-        totals = self.n.astype(float) if totals is None else totals
-        keys, (win, tot) = group_sums(self.i * m + self.j, m * m, wins, totals)
+        return group_sums(self.i * m + self.j, m * m, *values)
+
+    def pair_counts(self, wins=None, totals=None) -> PairCounts:
+        """Per-pair sums of entry values (default: the record values ``wins2 / 2`` and the
+        record counts), as :class:`PairCounts` (see :meth:`pair_sums`)."""
+        m = self.n_items
+        keys, (win, tot) = self.pair_sums(self.wins2 / 2.0 if wins is None else wins,
+                                          self.n.astype(float) if totals is None else totals)
         return PairCounts(m, keys // m, keys % m, win, tot, self.items)
 
     def __repr__(self) -> str:  # never print counts

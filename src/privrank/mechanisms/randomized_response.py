@@ -92,6 +92,28 @@ def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:
     return randomize_records(doubled.astype(np.int8), epsilon, record_key(rng))
 
 
+def randomize_counts(wins, n, epsilon, rng=None, *, ties=0) -> np.ndarray:
+    """Number of reports "yes" when ``n`` answers, ``wins`` of them "yes", are randomized.
+
+    ``ties`` of the other answers are ties, answered as a fair coin first (as in
+    :func:`randomize_bits`). Each answer is then kept with probability ``e^eps/(1+e^eps)`` and
+    flipped otherwise, independently, so with ``y = wins + Binomial(ties, 1/2)`` the count is
+    ``Binomial(y, 1 - p) + Binomial(n - y, p)``, ``p`` the flip probability: exactly the
+    distribution of summing :func:`randomize_bits` over those answers, in three draws however
+    many answers there are. Arguments broadcast; ``epsilon`` is the same for the ``n`` answers
+    behind one count. Used to simulate many respondents at once.
+    """
+    gen = as_generator(rng)
+    w = np.asarray(wins, dtype=np.int64)
+    t = np.asarray(ties, dtype=np.int64)
+    total = np.asarray(n, dtype=np.int64)
+    if np.any(w < 0) or np.any(t < 0) or np.any(w + t > total):
+        raise InputError("wins and ties must be >= 0 and add up to at most n")
+    p = flip_probability(check_epsilons(epsilon))
+    yes = w + gen.binomial(t, 0.5)
+    return gen.binomial(yes, 1.0 - p) + gen.binomial(total - yes, p)
+
+
 def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     """Respondent-side randomized response for one answer.
 
@@ -132,3 +154,20 @@ def variance_inflation(epsilon) -> np.ndarray:
     """``coth(eps/2)^2``: the worst-case variance of a debiased report divided by 1/4."""
     eps = np.asarray(epsilon, dtype=float)
     return 1.0 / np.tanh(eps / 2.0) ** 2
+
+
+def added_variance(epsilon) -> np.ndarray:
+    """Variance debiasing adds to one answer: ``(coth^2(eps/2) - 1)/4 = 1 / (4 sinh^2(eps/2))``.
+
+    Lemma 2 of Xu, Sun, Cheng gives ``Var z = coth^2(eps/2)/4 - (P - 1/2)^2``; subtracting the
+    answer's own variance ``P(1 - P)`` leaves a term that does not depend on ``P``.
+    """
+    return 0.25 * (variance_inflation(epsilon) - 1.0)
+
+
+def report_probability(p, epsilon) -> np.ndarray:
+    """Probability that a randomized report says "first item wins" when the truth does w.p. ``p``.
+
+    ``1/2 + tanh(eps/2) (p - 1/2)`` (Xu, Sun, Cheng Lemma 1).
+    """
+    return 0.5 + np.tanh(np.asarray(epsilon, dtype=float) / 2.0) * (np.asarray(p, dtype=float) - 0.5)

@@ -28,13 +28,14 @@ Wang (:mod:`privrank.pairwise.central`). With a link other than logistic, ``s_ij
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from ..data.comparisons import PairCounts
 from ..errors import DisconnectedError, InputError, check_positive
 from ..guarantees import Guarantee
 from .links import LOGISTIC, Link
@@ -104,6 +105,9 @@ class BTLFit(ScoredRanking):
         Ridge strength used (count-weighted form).
     n_iter, grad_norm, converged, objective
         Convergence diagnostics of the solver.
+    release : PairwiseRelease or None
+        The release the scores were fitted to (set by :func:`fit_btl`); confidence intervals
+        (:func:`privrank.confidence_intervals`) need it.
     """
 
     lam: float
@@ -113,6 +117,7 @@ class BTLFit(ScoredRanking):
     objective: float
     solver: str
     info: dict = field(default_factory=dict)
+    release: object = field(default=None, repr=False, compare=False)
 
 
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
@@ -130,15 +135,19 @@ def btl_gradient(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> np.ndarr
     return g if linear is None else g + linear
 
 
+def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0) -> np.ndarray:
+    """Dense ``sum_k w_k (e_i[k] - e_j[k])(e_i[k] - e_j[k])^T + ridge I`` over distinct pairs."""
+    H = np.zeros((m, m))
+    H[i, j] = -w
+    H[j, i] = -w
+    H[np.diag_indices(m)] = np.bincount(i, w, m) + np.bincount(j, w, m) + ridge
+    return H
+
+
 def btl_hessian(theta, pc, lam, link: Link = LOGISTIC) -> np.ndarray:
     """Dense Hessian: weighted Laplacian of the comparison graph plus ``2 lam I``."""
-    m = theta.size
     w = link.pair_curvature(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
-    H = np.zeros((m, m))
-    H[pc.i, pc.j] = -w
-    H[pc.j, pc.i] = -w
-    H[np.diag_indices(m)] = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
-    return H
+    return weighted_laplacian(pc.i, pc.j, w, theta.size, 2.0 * lam)
 
 
 class _SparseHessian:
@@ -220,6 +229,31 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     return theta, it, gnorm, gnorm <= tol, solver
 
 
+def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link = LOGISTIC, linear=None,
+                    max_iter: int = 100):
+    """Solve many penalised problems on one comparison design at once.
+
+    Row ``b`` of ``wins`` (and of ``linear``, when given) defines problem ``b`` on the pairs
+    ``(i, j)`` with ``totals`` records each. The problems are stacked into one block-diagonal
+    problem over ``B * n_items`` scores and solved by :func:`newton_btl`, so the work is
+    vectorised over problems. Returns ``(theta, ok)``: the ``B x n_items`` solutions and, per
+    problem, whether it converged to finite scores.
+    """
+    wins = np.atleast_2d(np.asarray(wins, dtype=float))
+    B = wins.shape[0]
+    offset = (np.arange(B) * n_items)[:, None]
+    tot = np.broadcast_to(np.asarray(totals, dtype=float), wins.shape)
+    pc = PairCounts(B * n_items, (i + offset).ravel(), (j + offset).ravel(), wins.ravel(), tot.ravel())
+    lin = None if linear is None else np.asarray(linear, dtype=float).ravel()
+    theta, *_ = newton_btl(pc, lam, link=link, linear=lin, max_iter=max_iter)
+    grad = btl_gradient(theta, pc, lam, link, lin).reshape(B, n_items)
+    theta = theta.reshape(B, n_items)
+    scale = 1.0 + tot.sum(axis=1) + (0.0 if lin is None else np.abs(linear).sum(axis=1))
+    ok = np.all(np.isfinite(theta), axis=1) & (np.max(np.abs(theta), axis=1) <= 50.0) \
+        & (np.linalg.norm(grad, axis=1) <= 1e-7 * scale)
+    return theta, ok
+
+
 def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, max_iter: int = 200,
                     solver: str = "auto", info: dict | None = None) -> BTLFit:
     """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring)."""
@@ -293,5 +327,6 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
             lam = rel.paper_lam
         else:
             raise InputError("lam must be a positive number, 'default' or 'paper'")
-    return fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver,
-                           info={"variance_factor": rel.variance_factor})
+    fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver,
+                          info={"variance_factor": rel.variance_factor})
+    return replace(fit, release=rel)

@@ -70,8 +70,9 @@ class CentralRanking(ScoredRanking):
         (MLE, Rank Centrality) or (noisy) win counts (Copeland).
     method : str
     params : dict
-        The public calibration: epsilon, noise scale, ridge, link constants. Nothing in it is
-        computed from the comparisons beyond what the guarantee treats as public.
+        The public calibration: epsilon, noise scale, ridge, link constants, and the public size
+        of the design (``n_comparisons`` per comparison, ``n_respondents`` per respondent). Nothing
+        in it is computed from the comparisons beyond what the guarantee treats as public.
     diagnostics : dict or None
         Solver diagnostics computed exactly from the raw data; only present when requested,
         and then the guarantee says the result is not private.
@@ -177,6 +178,12 @@ class _Budget:
     @property
     def max_answers(self) -> int | None:
         return self.answers if self.unit == UNIT_USER else None
+
+    def public_size(self, pc: PairCounts, n_users: int | None) -> dict:
+        """The design size the guarantee treats as public: comparisons, or respondents."""
+        if self.unit == UNIT_USER:
+            return {"n_respondents": n_users}
+        return {"n_comparisons": float(pc.totals.sum())}
 
 
 def _budget(data, epsilon, user_epsilon, max_answers):
@@ -299,7 +306,7 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, li
         epsilon_per_user=budget.per_user_epsilon, note=budget.note)
     params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
               "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
-              "max_answers": budget.max_answers}
+              "max_answers": budget.max_answers, **budget.public_size(pc, n_users)}
     if diagnostics:
         diag["answers_dropped"] = dropped
         guarantee = guarantee.without_privacy("The result carries solver diagnostics computed exactly "
@@ -320,7 +327,8 @@ def penalised_mle(data, *, link="logistic", gamma="theory", centre: bool = True)
     g = _gamma(gamma, pc, None, link, None)
     theta, diag = _solve(pc, link, g, None, centre, True)
     return CentralRanking(theta, _items(pc), Guarantee.non_private(f"penalised MLE ({link.name} link)"),
-                          method="penalised MLE", params={"gamma": g, "link": link.name, "centred": centre},
+                          method="penalised MLE", params={"gamma": g, "link": link.name, "centred": centre,
+                                                          "n_comparisons": float(pc.totals.sum())},
                           diagnostics=diag)
 
 
@@ -360,13 +368,15 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
     The noise is continuous (floating point), so ties have probability zero.
     """
     pc, budget, _ = _budget(data, epsilon, user_epsilon, max_answers)
+    n_users = data.n_users if isinstance(data, PairwiseComparisons) else None
     scale = copeland_noise_scale(budget.epsilon, budget.answers)
     noisy = pc.borda() + laplace(scale, pc.n_items, as_generator(rng))
     guarantee = Guarantee(
         epsilon=budget.epsilon, model="central", unit=budget.unit, mechanism="noisy Copeland counts",
         epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
         epsilon_per_user=budget.per_user_epsilon, note=budget.note)
-    params = {"epsilon": budget.epsilon, "noise_scale": scale, "max_answers": budget.max_answers}
+    params = {"epsilon": budget.epsilon, "noise_scale": scale, "max_answers": budget.max_answers,
+              **budget.public_size(pc, n_users)}
     return CentralRanking(noisy, _items(pc), guarantee, method="noisy Copeland", params=params)
 
 
@@ -379,7 +389,8 @@ def copeland(data, *, rng=None) -> CentralRanking:
     """
     pc = _check_counts(_as_counts(data))
     return CentralRanking(pc.borda(), _items(pc), Guarantee.non_private("Copeland counts"),
-                          tie_break=as_generator(rng).permutation(pc.n_items), method="Copeland", params={})
+                          tie_break=as_generator(rng).permutation(pc.n_items), method="Copeland",
+                          params={"n_comparisons": float(pc.totals.sum())})
 
 
 # ---------------------------------------------------------------------------------- spectral

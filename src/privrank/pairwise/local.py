@@ -93,7 +93,8 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
-    towards 0 (Lemma 1). Same guarantee as debiased randomized response.
+    towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
+    noise variance, so confidence intervals for the BTL scores refuse it.
     """
     reports = comps if comps.is_randomized else randomized_response(comps, epsilon, user_epsilon=user_epsilon,
                                                                      rng=rng)
@@ -115,9 +116,17 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
     per_user = None if comps.user is None else max_user_epsilon(comps.user, *epsilon_levels(eps, eps.size)[::-1])
-    g = local_guarantee(eps.max(), per_user, "local Laplace", note="each answer plus Laplace(1/epsilon) noise")
-    G = float(np.mean(1.0 + 8.0 / eps ** 2))
-    return PairwiseRelease(comps.pair_counts(values), g, G, paper_lambda(eps))
+    g = local_guarantee(eps.max(), per_user, "local Laplace", note=LAPLACE_NOTE)
+    return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps),
+                           noise_variance=comps.pair_counts(weights=2.0 / eps ** 2).totals)
+
+
+LAPLACE_NOTE = "each answer plus Laplace(1/epsilon) noise"
+
+
+def laplace_variance_factor(eps_records) -> float:
+    """``G`` of the Laplace baseline: worst-case record variance ``1/4 + 2/eps^2`` over 1/4, averaged."""
+    return float(np.mean(1.0 + 8.0 / np.asarray(eps_records, dtype=float) ** 2))
 
 
 ADAPTIVE_SCHEMES = ("log_over", "critical", "log_under")

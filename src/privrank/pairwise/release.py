@@ -15,9 +15,10 @@ import numpy as np
 from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from ..errors import InputError
 from ..guarantees import UNIT_COMPARISON, Guarantee
-from ..mechanisms.randomized_response import debias, variance_inflation
+from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
+TIE_NOTE = "Ties are answered as a fair coin before randomization"
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,23 @@ class PairwiseRelease:
     paper_lam : float or None
         The literal ridge of Xu, Sun, Cheng's experiments, ``(e^eps+1)^2/(e^eps-1)`` averaged
         over records (count-weighted form); None where it does not apply.
+    weight_sq : ndarray or None
+        Per pair, the sum of the squared record weights (None: unit weights, equal to
+        ``counts.totals``).
+    noise_variance : ndarray or None
+        Per pair, the sum over records of ``weight^2`` times the variance the mechanism added to
+        the record value: ``1 / (4 sinh^2(eps/2))`` for debiased randomized response (Lemma 2
+        minus the answer's own variance ``P(1 - P)``), ``2 / eps^2`` for local Laplace, 0 without
+        privacy. None for releases that are biased for the BTL scores (classic randomized
+        response): confidence intervals refuse them.
     """
 
     counts: PairCounts
     guarantee: Guarantee
     variance_factor: float
     paper_lam: float | None = None
+    weight_sq: np.ndarray | None = None
+    noise_variance: np.ndarray | None = None
 
     @property
     def items(self) -> tuple:
@@ -99,7 +111,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
         See :func:`record_weights`.
     debiased : bool
         True: the unbiased values of Xu, Sun, Cheng eq. (1). False: the reports as they are
-        (classic randomized response, the paper's biased baseline of §2.2).
+        (classic randomized response, the paper's biased baseline of §2.2, which carries no
+        noise variance: confidence intervals refuse it).
 
     The release is computed from the exact integer tally, per epsilon level, so it is the same
     float for float however the tally was computed.
@@ -112,14 +125,18 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
                          "not randomized reports")
     eps, per_level = tally.epsilons, tally.level_records()
     w, G = record_weights(eps, weights, per_level)
+    eps_entry = eps[tally.level]
     reported = tally.wins2 / 2.0
-    values = debias(reported, eps[tally.level], tally.n) if debiased else reported
+    values = debias(reported, eps_entry, tally.n) if debiased else reported
     weight = 1.0 if w is None else w[tally.level]
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
-    g = local_guarantee(eps.max(), tally.epsilon_per_user, mechanism,
-                        note="Ties are answered as a fair coin before randomization")
+    g = local_guarantee(eps.max(), tally.epsilon_per_user, mechanism, note=TIE_NOTE)
     counts = tally.pair_counts(weight * values, weight * tally.n)
-    return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level))
+    if not debiased:
+        return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level))
+    squares = weight ** 2 * tally.n  # per entry, the sum of its records' squared weights
+    _, (weight_sq, noise) = tally.pair_sums(squares, squares * added_variance(eps_entry))
+    return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level), None if w is None else weight_sq, noise)
 
 
 def non_private_release(comps) -> PairwiseRelease:
@@ -130,7 +147,9 @@ def non_private_release(comps) -> PairwiseRelease:
     tally = comps.tally() if isinstance(comps, PairwiseComparisons) else comps
     if tally.is_randomized:
         raise InputError("these are randomized reports; debias them with release_from_reports")
-    return PairwiseRelease(tally.pair_counts(), Guarantee.non_private("none"), 1.0, None)
+    counts = tally.pair_counts()
+    return PairwiseRelease(counts, Guarantee.non_private("none"), 1.0, None,
+                           noise_variance=np.zeros(counts.n_pairs))
 
 
 def as_release(data, *, weights: str = "uniform") -> PairwiseRelease:

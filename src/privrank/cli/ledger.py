@@ -1,0 +1,108 @@
+"""``privrank ledger show|set-budget|export``, and the hook every release command calls.
+
+A release command calls :func:`record_release` once, after computing its output and before
+writing it: the release is charged to the persistent ledger (:mod:`privrank.ledger`), or refused
+when it would exceed the data set's budget, in which case nothing is written.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+from ..data.io import read_comparisons
+from ..errors import InputError
+from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
+from .output import _fmt_cell, _json_safe, emit
+
+
+def add_ledger_option(parser) -> None:
+    parser.add_argument("--ledger", metavar="PATH",
+                        help=f"privacy ledger file (default ${ENV_PATH}, else ~/.local/share/privrank/ledger.sqlite)")
+
+
+def record_release(args, data, guarantee) -> None:
+    """Charge the release of ``data`` with ``guarantee`` to the ledger, or refuse it (BudgetExceededError).
+
+    Call it after the output is computed and before any of it is written: a crash in between
+    leaves a charge without output, never output without a charge.
+    """
+    outputs = [p for p in (getattr(args, "output", None), getattr(args, "plot", None)) if p]
+    for path in outputs:
+        if Path(path).exists() and not args.force:
+            raise InputError(f"{path} exists; pass --force to overwrite it (nothing was released)")
+    with Ledger(args.ledger) as ledger:
+        ledger.record(fingerprint(data), guarantee, dataset=str(args.file), output=", ".join(outputs) or "<stdout>",
+                      command=args.command)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ledger", help="the privacy ledger: budgets and what releases spent",
+                       description="Show, budget and export the persistent privacy ledger. Every release of "
+                                   "`privrank rank` and `top-k` is recorded before its output is written.")
+    ledger_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = ledger_sub.add_parser("show", help="budgets, spending and releases")
+    show.add_argument("file", nargs="?", help="only this data set (a comparisons CSV)")
+    show.add_argument("--format", choices=("table", "json"), default="table")
+    budget = ledger_sub.add_parser("set-budget", help="promise a total budget for a data set")
+    budget.add_argument("file", help="the data set (a comparisons CSV)")
+    budget.add_argument("--epsilon", type=float, required=True, help="total epsilon for the data set")
+    budget.add_argument("--delta", type=float, default=0.0, help="total delta (default 0)")
+    budget.add_argument("--unit", choices=sorted(BUDGET_UNITS), default="user",
+                        help="what the budget protects: one user's answers (default) or one comparison")
+    export = ledger_sub.add_parser("export", help="every recorded release as CSV or JSON")
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
+    export.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+    for q in (show, budget, export):
+        add_ledger_option(q)
+        q.set_defaults(func=run_ledger)
+
+
+def run_ledger(args) -> int:
+    with Ledger(args.ledger) as ledger:
+        if args.action == "set-budget":
+            ledger.set_budget(fingerprint(read_comparisons(args.file)), args.unit, args.epsilon, args.delta,
+                              dataset=args.file)
+            budget = [b for b in ledger.budgets() if b["dataset"] == args.file][-1]
+            print(_budget_line(budget))
+            return 0
+        if args.action == "export":
+            emit(_export(ledger.releases(), args.format), args)
+            return 0
+        fp = fingerprint(read_comparisons(args.file)) if args.file else None
+        budgets, releases = ledger.budgets(fp), ledger.releases(fp)
+    if args.format == "json":
+        print(json.dumps(_json_safe({"ledger": str(ledger.path), "budgets": budgets, "releases": releases}), indent=2))
+        return 0
+    print(f"ledger: {ledger.path}")
+    print("budgets:" if budgets else "budgets: none set")
+    for b in budgets:
+        print("  " + _budget_line(b))
+    print(f"releases: {len(releases)}")
+    for r in releases:
+        eps = "NOT PRIVATE" if not r["private"] else f"epsilon {_fmt_cell(r['epsilon'])}" + (
+            f" (per user {_fmt_cell(r['epsilon_per_user'])})" if r["epsilon_per_user"] is not None else "")
+        print(f"  #{r['id']} {r['time'][:19]}Z {r['dataset']} [{r['fingerprint'][:12]}] {r['mechanism']}, "
+              f"{r['model']}, {eps}, protecting {r['unit']} -> {r['output']}")
+    return 0
+
+
+def _budget_line(b) -> str:
+    unit = next(k for k, v in BUDGET_UNITS.items() if v == b["unit"])
+    spent = "inf" if math.isinf(b["spent_epsilon"]) else f"{b['spent_epsilon']:.4g}"
+    return (f"{b['dataset']} [{b['fingerprint'][:12]}] per {unit}: epsilon {b['epsilon']:g} total, "
+            f"{spent} spent, {b['remaining_epsilon']:.4g} left" + (f"; delta {b['delta']:g}" if b["delta"] else ""))
+
+
+def _export(releases, fmt) -> str:
+    if fmt == "json":
+        return json.dumps(_json_safe(releases), indent=2) + "\n"
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(RELEASE_COLUMNS)
+    for r in releases:
+        writer.writerow(["" if r[c] is None else r[c] for c in RELEASE_COLUMNS])
+    return buf.getvalue()

@@ -1,0 +1,80 @@
+"""``privrank plan``: the error to expect at an epsilon, or the smallest epsilon that meets a target."""
+from __future__ import annotations
+
+import json
+
+from ..errors import InputError
+from ..plan import EPSILON_GRID, MECHANISMS, Design, plot_curve, predict, smallest_epsilon
+from .output import _json_safe
+
+TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("plan", help="choose epsilon before collecting data: predicted ranking error",
+                       description="Predict the ranking error of a planned study at --epsilon, or find the smallest "
+                                   "epsilon that meets --target, by simulating the private pipeline.")
+    p.add_argument("--items", type=int, required=True, metavar="M", help="number of items")
+    p.add_argument("--users", type=int, required=True, metavar="L", help="number of users")
+    p.add_argument("--comparisons-per-user", type=int, metavar="K",
+                   help="comparisons each user answers (default: every pair once)")
+    p.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
+    p.add_argument("--mechanism", choices=sorted({m for ms in MECHANISMS.values() for m in ms}),
+                   help="local: debiased-rr; central: objective-perturbation (default) or noisy-copeland")
+    goal = p.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--epsilon", type=float, help="predict the error at this epsilon per comparison")
+    goal.add_argument("--target", metavar="METRIC=VALUE",
+                      help="find the smallest epsilon with kendall=..., topk=... or linf=... at most VALUE")
+    p.add_argument("--k", type=int, help="size of the top-k set (default items/4)")
+    p.add_argument("--spread", type=float, default=4.0,
+                   help="range of the assumed true scores (evenly spaced; default 4, i.e. [-2, 2])")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--plot", metavar="PATH", help="plot the predicted errors against epsilon (needs matplotlib)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    p.set_defaults(func=run_plan)
+
+
+def _target(text: str) -> tuple[str, float]:
+    metric, _, value = text.partition("=")
+    if metric not in TARGET_METRICS:
+        raise InputError("--target must be kendall=VALUE, topk=VALUE or linf=VALUE")
+    try:
+        return TARGET_METRICS[metric], float(value)
+    except ValueError:
+        raise InputError("--target needs a number after '=' (e.g. kendall=0.05)") from None
+
+
+def run_plan(args) -> int:
+    if args.mechanism and args.mechanism not in MECHANISMS[args.model]:
+        raise InputError(f"--mechanism {args.mechanism} belongs to the "
+                         f"{'central' if args.model == 'local' else 'local'} model: add --model")
+    design = Design(args.items, args.users, args.comparisons_per_user, args.model, args.mechanism, args.k, args.spread)
+    target = None
+    if args.target:
+        target = _target(args.target)
+        best, curve = smallest_epsilon(design, *target, rng=args.seed)
+    else:
+        best = predict(design, args.epsilon, rng=args.seed)
+        curve = [predict(design, e, rng=args.seed) for e in EPSILON_GRID] if args.plot else None
+    if args.plot:
+        plot_curve(curve, args.plot, chosen=best, force=args.force)
+    doc = best.to_dict()
+    doc["target"] = None if target is None else {"metric": target[0], "value": target[1]}
+    if args.format == "json":
+        print(json.dumps(_json_safe(doc), indent=2))
+        return 0
+    print(f"plan: {design.model} model, {design.method}; {design.items} items, {design.users} users, "
+          f"{design.per_user} comparisons per user")
+    print(f"assumptions: {doc['assumptions']}")
+    if target:
+        print(f"smallest epsilon with {target[0]} <= {target[1]:g}: {best.epsilon:.3g} per comparison")
+    else:
+        print(f"epsilon: {best.epsilon:g} per comparison")
+    print(f"guarantee: {doc['guarantee']}")
+    print(f"predicted (mean over {best.replications} simulated studies +- Monte-Carlo standard error):")
+    for metric, value in best.predicted.items():
+        shown = "n/a (counts do not estimate scores)" if value is None else \
+            f"{value:.3g} +- {best.standard_error[metric]:.2g}"
+        print(f"  {metric:<13} {shown}")
+    return 0

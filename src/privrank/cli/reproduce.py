@@ -1,0 +1,56 @@
+"""``privrank reproduce STUDY``: re-run a paper's experiments and check its claims."""
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from ..experiments.runner import load_study, run
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "reproduce", help="re-run a paper's experiments, draw its figures and check its claims",
+        description="Run every experiment of a study (a module of privrank.experiments, e.g. xu) over its "
+                    "grid of settings and replications, in parallel and resumably, and write results.csv, "
+                    "one PNG per figure, claims.csv and summary.md to OUT. Exit code 1 when a required "
+                    "claim does not hold.")
+    p.add_argument("study", metavar="STUDY", help="the study to run, e.g. xu")
+    p.add_argument("--quick", action="store_true", help="smaller grid, still enough replications for every claim")
+    p.add_argument("--out", metavar="DIR", help="output directory (default results/STUDY)")
+    p.add_argument("--reps", type=int, metavar="R", help="replications per cell (default: the study's)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the whole run (default 0)")
+    p.add_argument("--jobs", type=int, default=2, metavar="J", help="worker processes (default 2)")
+    p.add_argument("--fresh", action="store_true", help="recompute the cells already stored in DIR")
+    p.set_defaults(func=run_reproduce)
+
+
+def run_reproduce(args) -> int:
+    study = load_study(args.study, quick=args.quick, reps=args.reps)
+    out = Path(args.out or Path("results") / study.name)
+    command = "privrank reproduce " + " ".join(shlex.quote(a) for a in [
+        args.study, *(["--quick"] if args.quick else []), *(["--reps", str(args.reps)] if args.reps else []),
+        "--seed", str(args.seed)])
+    report = run(study, out, seed=args.seed, jobs=args.jobs, fresh=args.fresh, command=command)
+    claims, obs = report["claims"], report["observations"]
+    tested = [c for c in claims if c["holds"] != "skipped"]
+    failed = [c for c in tested if c["holds"] is not True]
+    drawn = sum(v is True for v in report["figures"].values())
+    print(f"{study.title}: {report['computed']} cells computed, {report['resumed']} resumed, "
+          f"{report['seconds']:.0f} s")
+    print(f"  claims: {len(tested) - len(failed)} of {len(tested)} hold -> {out / 'claims.csv'}")
+    for c in failed:
+        print(f"    does not hold: {c['id']}: {c['observed']}")
+    if obs:
+        agree = sum(o["holds"] is True for o in obs)
+        print(f"  observations: the paper's statement agrees with the data in {agree} of {len(obs)} "
+              f"-> {out / 'observations.csv'}")
+    print(f"  figures: {drawn} of {len(report['figures'])} drawn")
+    for fig, status in report["figures"].items():
+        if status is not True:
+            print(f"    {fig} not drawn: {status}")
+    for name, reason in report["skipped"].items():
+        print(f"  skipped {name}: {reason}")
+    print(f"  summary: {out / 'summary.md'}; all results: {out / 'results.csv'}")
+    sys.stdout.flush()
+    return 1 if failed else 0

@@ -1,0 +1,301 @@
+"""Persistent privacy ledger: what every release spent on each data set, across restarts and crashes.
+
+One SQLite file (WAL journal, ``synchronous=FULL``) holds two tables:
+
+* ``budgets``: a total ``(epsilon, delta)`` promised for a data set, per protected unit
+  (``comparison``, ``user`` or ``ranking``);
+* ``releases``: one row per release: data set fingerprint, time, mechanism, model, unit, epsilon,
+  delta, per-user epsilon, whether it is private, and where the output went.
+
+Never under-counting. :meth:`Ledger.record` checks the budgets and inserts the release in one
+``BEGIN IMMEDIATE`` transaction, so two processes cannot both pass the check; release commands
+record *before* they write any output. A crash after the commit and before the output leaves a
+charge for nothing (the ledger over-counts, the safe side); a crash before the commit leaves no
+charge and no output.
+
+The data set is identified by :func:`fingerprint`, computed from its records as a multiset
+(independent of row order, file format and unused items), in memory or streamed from the file. A modified data set is a different
+data set to the ledger: keep one canonical file per data set. The ledger describes the raw data
+(fingerprints, file names): it is the curator's internal record, not something to publish.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .data.comparisons import PairwiseComparisons
+from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
+from .guarantees import UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, Guarantee
+
+ENV_PATH = "PRIVRANK_LEDGER"
+BUDGET_UNITS = {"comparison": UNIT_COMPARISON, "user": UNIT_USER, "ranking": UNIT_RANKING}
+RELEASE_COLUMNS = ("id", "fingerprint", "dataset", "time", "mechanism", "model", "unit", "epsilon", "delta",
+                   "epsilon_per_user", "private", "output", "command")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS budgets (
+    fingerprint TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    dataset TEXT NOT NULL, time TEXT NOT NULL, PRIMARY KEY (fingerprint, unit));
+CREATE TABLE IF NOT EXISTS releases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL, dataset TEXT NOT NULL, time TEXT NOT NULL,
+    mechanism TEXT NOT NULL, model TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    epsilon_per_user REAL, private INTEGER NOT NULL, output TEXT NOT NULL, command TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS releases_by_data ON releases (fingerprint);
+"""
+
+
+def default_path() -> Path:
+    """``$PRIVRANK_LEDGER``, else ``$XDG_DATA_HOME/privrank/ledger.sqlite`` (``~/.local/share`` by default)."""
+    env = os.environ.get(ENV_PATH)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "privrank" / "ledger.sqlite"
+
+
+def fingerprint(data) -> str:
+    """SHA-256 identifying a data set of comparisons by its records, whatever their order or file.
+
+    Each record is (user label, the pair's two item labels, the outcome seen from one of them,
+    epsilon), taken as text, so row order, the orientation of a pair, the file format and items
+    that never occur do not change the fingerprint, and one changed answer does. The records
+    are combined as a multiset: the sum over records (mod 2^64) of a 64-bit digest of each
+    record, and their number. A sum can be formed batch by batch, so a path is fingerprinted by
+    streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
+    pyarrow, a CSV file is read whole), with the same result as for the data in memory.
+    """
+    if isinstance(data, (str, Path)):
+        from .data.io import ComparisonFile, read_comparisons
+
+        try:
+            batches = ComparisonFile(data).batches()
+            total = _digest_batches(batches)
+        except InputError as exc:
+            if "need pyarrow" not in str(exc):
+                raise
+            return fingerprint(read_comparisons(data))
+        return _fingerprint_text(*total)
+    if not isinstance(data, PairwiseComparisons):
+        raise InputError("fingerprint needs PairwiseComparisons or a file path")
+    items = _text_digests([str(x) for x in data.items])
+    users = np.zeros(data.n_records, dtype=np.uint64) if data.user is None else \
+        _text_digests([str(u) for u in data.users])[data.user]
+    eps = None if data.epsilon is None else data.epsilon
+    return _fingerprint_text(*_records_digest(users, items[data.item_a], items[data.item_b], data.outcome, eps))
+
+
+def _digest_batches(batches) -> tuple[int, int]:
+    """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def digests(labels):  # per record, through the distinct labels of the batch
+        encoded = labels if pa.types.is_dictionary(labels.type) else pc.dictionary_encode(labels)
+        texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
+            encoded.dictionary.cast(pa.string())
+        return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+    total, count = 0, 0
+    for batch in batches:
+        users = np.zeros(len(batch), dtype=np.uint64) if batch.user is None else digests(batch.user)
+        part, n = _records_digest(users, digests(batch.item_a), digests(batch.item_b), batch.outcome, batch.epsilon)
+        total, count = (total + part) % 2 ** 64, count + n
+    return total, count
+
+
+_K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                             0xBF58476D1CE4E5B9, 0x94D049BB133111EB)]
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, element-wise on uint64 (arithmetic mod 2^64)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _K[4]
+    x ^= x >> np.uint64(27)
+    x *= _K[5]
+    return x ^ (x >> np.uint64(31))
+
+
+def _text_digests(texts) -> np.ndarray:
+    """A 64-bit digest of each string (blake2b of its UTF-8 bytes)."""
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+                     for t in texts], dtype=np.uint64)
+
+
+def _records_digest(user, a, b, outcome, epsilon) -> tuple[int, int]:
+    """Sum (mod 2^64) of the records' digests and their number; ``user``, ``a``, ``b`` are label
+    digests per record, the pair ordered by digest so that its orientation does not matter."""
+    swap = a > b
+    with np.errstate(over="ignore"):
+        x = user ^ (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
+        x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
+        if epsilon is not None:
+            x ^= np.asarray(epsilon, dtype=np.float64).view(np.uint64) * _K[3]
+        return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
+
+
+def _fingerprint_text(total: int, count: int) -> str:
+    return hashlib.sha256(f"privrank comparisons {count} {total}".encode()).hexdigest()
+
+
+def spent(releases, unit: str) -> tuple[float, float]:
+    """The ``(epsilon, delta)`` that ``releases`` spent on a budget protecting ``unit``: basic composition.
+
+    Each release is charged in the budget's unit. Its own epsilon when it protects that unit (one
+    comparison of the comparison graph counts as one comparison); its per-user epsilon when the
+    budget protects users and the release protects single comparisons; its epsilon when the
+    budget protects comparisons and the release protects users (a user's data include each of
+    their comparisons). A release that is not private, or whose unit cannot be converted, is
+    charged infinity. Charges add up, epsilons and deltas separately.
+    """
+    eps = delta = 0.0
+    for r in releases:
+        r_unit = UNIT_COMPARISON if r["unit"] == UNIT_EDGE else r["unit"]
+        if not r["private"]:
+            charge = math.inf
+        elif r_unit == unit or (unit == UNIT_COMPARISON and r_unit == UNIT_USER):
+            charge = r["epsilon"]
+        elif unit == UNIT_USER and r_unit == UNIT_COMPARISON and r["epsilon_per_user"] is not None \
+                and r["delta"] == 0:
+            charge = r["epsilon_per_user"]
+        else:
+            charge = math.inf
+        eps += charge
+        delta += r["delta"]
+    return eps, delta
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _release_row(guarantee: Guarantee) -> dict:
+    return {"mechanism": guarantee.mechanism, "model": guarantee.model, "unit": guarantee.unit,
+            "epsilon": guarantee.epsilon, "delta": guarantee.delta, "epsilon_per_user": guarantee.epsilon_per_user,
+            "private": bool(guarantee.private)}
+
+
+class Ledger:
+    """A privacy ledger in one SQLite file (created on first use); usable as a context manager.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The ledger file (default :func:`default_path`). Its directory is created if missing.
+    """
+
+    def __init__(self, path=None):
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.path} is not a privrank ledger ({exc})") from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def set_budget(self, fingerprint: str, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "") -> None:
+        """Promise a total ``(epsilon, delta)`` per ``unit`` (``comparison``, ``user`` or ``ranking``) for a data set.
+
+        Replaces an earlier budget of the same data set and unit; releases already recorded
+        still count against it.
+        """
+        if unit not in BUDGET_UNITS:
+            raise InputError(f"unit must be one of {', '.join(BUDGET_UNITS)}")
+        eps = check_epsilon(epsilon)
+        dlt = check_delta(delta)
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
+                             (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
+
+    def record(self, fingerprint: str, guarantee: Guarantee, *, dataset: str = "", output: str = "",
+               command: str = "") -> int:
+        """Charge a release to its data set, or refuse it; returns the release's id.
+
+        In one transaction: every budget of the data set is checked with the release added
+        (:func:`spent`), and the release is inserted only if all of them still hold.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the release would exceed a budget; nothing is recorded.
+        """
+        row = _release_row(guarantee)
+        with self._transaction():
+            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
+                before = spent(self._releases(fingerprint), budget["unit"])
+                after = spent(self._releases(fingerprint) + [row], budget["unit"])
+                if after[0] > budget["epsilon"] * (1 + 1e-12) or after[1] > budget["delta"] + 1e-15:
+                    raise BudgetExceededError(_refusal(budget, before, after, guarantee))
+            cur = self._db.execute(
+                "INSERT INTO releases (fingerprint, dataset, time, mechanism, model, unit, epsilon, delta, "
+                "epsilon_per_user, private, output, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (fingerprint, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
+                 row["delta"], row["epsilon_per_user"], int(row["private"]), output, command))
+            return int(cur.lastrowid)
+
+    def releases(self, fingerprint: str | None = None) -> list[dict]:
+        """Recorded releases (all, or of one data set), oldest first."""
+        return self._releases(fingerprint)
+
+    def budgets(self, fingerprint: str | None = None) -> list[dict]:
+        """Budgets with what has been spent on them and what remains."""
+        where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
+        out = []
+        for b in self._db.execute(f"SELECT * FROM budgets {where} ORDER BY time", params).fetchall():
+            eps, delta = spent(self._releases(b["fingerprint"]), b["unit"])
+            out.append({**dict(b), "spent_epsilon": eps, "spent_delta": delta,
+                        "remaining_epsilon": max(b["epsilon"] - eps, 0.0),
+                        "remaining_delta": max(b["delta"] - delta, 0.0)})
+        return out
+
+    def _releases(self, fingerprint):
+        where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
+        rows = self._db.execute(f"SELECT * FROM releases {where} ORDER BY id", params).fetchall()
+        return [{**dict(r), "private": bool(r["private"])} for r in rows]
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): takes the write lock up front."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def __enter__(self):
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, *exc):
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _refusal(budget, before, after, guarantee: Guarantee) -> str:
+    unit = next(k for k, v in BUDGET_UNITS.items() if v == budget["unit"])
+    if not guarantee.private:
+        return (f"refused: this output is not private, and the data set has a privacy budget per {unit} "
+                f"(epsilon = {budget['epsilon']:g}); use a private mechanism")
+    charge = after[0] - before[0]
+    if math.isinf(charge):
+        return (f"refused: this release ({guarantee.unit}) states no guarantee per {unit}, and the data set has a "
+                f"budget per {unit}; give a budget per {unit} instead (e.g. --user-epsilon)")
+    left = max(budget["epsilon"] - before[0], 0.0)
+    return (f"refused: this release costs epsilon = {charge:.4g} per {unit}, but only {left:.4g} of the data set's "
+            f"budget of {budget['epsilon']:g} per {unit} remains ({before[0]:.4g} spent); lower epsilon or stop "
+            "releasing from this data set")

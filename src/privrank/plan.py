@@ -1,0 +1,250 @@
+"""The privacy planner: the ranking error to expect at an epsilon, or the smallest epsilon for a target.
+
+Before any data are collected, :func:`predict` simulates the whole pipeline for a design of
+``m`` items and ``L`` users, each answering ``K`` comparisons (default: every pair once, the
+complete design of Xu, Sun, Cheng), and reports the expected Kendall tau distance, top-k
+Hamming error and ``l_inf`` score error; :func:`smallest_epsilon` finds the smallest epsilon
+whose predicted error meets a target.
+
+Assumptions, stated with every answer
+    True BTL scores evenly spaced over ``[-spread/2, spread/2]`` (default 4, the range of the
+    U(-2, 2) scores of Xu et al.'s simulations). With ``K`` equal to all ``P = m (m-1) / 2`` pairs
+    every pair is compared ``L`` times (Xu et al.'s design); otherwise each of the ``N = L K``
+    comparisons is of a pair drawn uniformly at random, so pair counts are multinomial (for
+    ``N << P`` this is the Erdos-Renyi design of Cai et al. with ``p = N / P`` and one comparison
+    per observed pair).
+
+Mechanisms
+    ``local`` (Xu, Sun, Cheng): debiased randomized response per comparison and the BTL fit with
+    the default ridge ``G = coth^2(eps/2)``; the per-user guarantee is ``K eps`` by basic
+    composition. ``central`` (Cai, Chakraborty, Wang), per comparison under edge adjacency:
+    the objective-perturbed MLE with the theory ridge, or noisy Copeland counts (no ``l_inf``:
+    counts do not estimate scores); the per-user guarantee is ``K eps`` by group privacy.
+
+How it predicts
+    Each replication draws the privatised sufficient statistic directly (local:
+    :func:`privrank.simulate.sample_debiased_release`; central: binomial wins per pair plus the
+    mechanism's Laplace noise), which has exactly the distribution of running the mechanism on
+    every user's answers, and all replications are fitted in one vectorised solve. The search
+    simulates a geometric grid of epsilons, then bisects the bracketing interval in the
+    theory's noise coordinate: the local estimator's error scales with
+    ``sqrt(v + 1 / (4 sinh^2(eps/2)))`` (Xu et al. Lemma 2 and Theorem 2, ``v`` the answers' own
+    variance) and the central privacy term with ``1/eps`` (Cai et al. Theorem 2.2). Answers are
+    seeded: the same question gives the same answer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._rng import as_generator
+from .errors import InputError, check_epsilon
+from .mechanisms.noise import laplace
+from .mechanisms.randomized_response import added_variance, variance_inflation
+from .inference import pyplot_for
+from .metrics import kendall_distance, linf_error, top_k_hamming
+from .pairwise.btl import newton_btl_many
+from .pairwise.central import copeland_noise_scale, objective_perturbation_calibration, theory_ridge
+from .pairwise.links import LOGISTIC
+from .simulate import sample_debiased_release
+
+MECHANISMS = {"local": ("debiased-rr",), "central": ("objective-perturbation", "noisy-copeland")}
+METRICS = ("kendall", "topk_hamming", "linf")
+EPSILON_GRID = tuple(float(x) for x in np.geomspace(0.02, 50.0, 14))
+BISECTIONS = 5
+
+
+@dataclass(frozen=True)
+class Design:
+    """A planned study: items, users, comparisons per user, model, mechanism, top-k size, score spread."""
+
+    items: int
+    users: int
+    comparisons_per_user: int | None = None
+    model: str = "local"
+    mechanism: str | None = None
+    k: int | None = None
+    spread: float = 4.0
+
+    def __post_init__(self):
+        if int(self.items) < 2 or int(self.users) < 1:
+            raise InputError("a design needs at least 2 items and 1 user")
+        if self.model not in MECHANISMS:
+            raise InputError("model must be 'local' or 'central'")
+        if self.mechanism is not None and self.mechanism not in MECHANISMS[self.model]:
+            raise InputError(f"the {self.model} model plans {', '.join(MECHANISMS[self.model])}")
+        if self.comparisons_per_user is not None and not 1 <= self.comparisons_per_user <= self.pairs:
+            raise InputError(f"comparisons per user must lie between 1 and the {self.pairs} pairs")
+        if self.k is not None and not 1 <= self.k < self.items:
+            raise InputError("k must lie between 1 and the number of items - 1")
+        if not (math.isfinite(self.spread) and self.spread > 0):
+            raise InputError("spread must be finite and > 0")
+
+    @property
+    def pairs(self) -> int:
+        return self.items * (self.items - 1) // 2
+
+    @property
+    def per_user(self) -> int:
+        return self.pairs if self.comparisons_per_user is None else int(self.comparisons_per_user)
+
+    @property
+    def method(self) -> str:
+        return self.mechanism or MECHANISMS[self.model][0]
+
+    @property
+    def top(self) -> int:
+        return self.k if self.k is not None else max(1, int(round(self.items / 4)))
+
+    @property
+    def scores(self) -> np.ndarray:
+        return np.linspace(-self.spread / 2, self.spread / 2, self.items)
+
+    def pair_counts(self, R: int, gen) -> np.ndarray:
+        """``R x P`` comparisons per pair (pairs in ``np.triu_indices`` order), one row per replication."""
+        if self.per_user == self.pairs:
+            return np.full((R, self.pairs), float(self.users))
+        return gen.multinomial(self.users * self.per_user, np.full(self.pairs, 1.0 / self.pairs), R).astype(float)
+
+    def assumptions(self) -> str:
+        design = f"every pair compared {self.users} times" if self.per_user == self.pairs else \
+            f"{self.users * self.per_user} comparisons of uniformly random pairs"
+        return (f"true scores evenly spaced over [{-self.spread / 2:g}, {self.spread / 2:g}]; {design}; "
+                f"top-k with k = {self.top}")
+
+    def guarantee(self, epsilon: float) -> str:
+        how = "basic composition" if self.model == "local" else "group privacy"
+        return (f"{epsilon:.4g}-DP per comparison ({self.model} model); by {how}, each user's {self.per_user} "
+                f"comparisons together are {self.per_user * epsilon:.4g}-DP")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted mean errors at one epsilon, with their Monte-Carlo standard errors."""
+
+    design: Design
+    epsilon: float
+    predicted: dict
+    standard_error: dict
+    replications: int
+
+    @property
+    def epsilon_per_user(self) -> float:
+        return self.epsilon * self.design.per_user
+
+    def to_dict(self) -> dict:
+        d = self.design
+        return {"model": d.model, "mechanism": d.method, "items": d.items, "users": d.users,
+                "comparisons_per_user": d.per_user, "k": d.top, "epsilon": self.epsilon,
+                "epsilon_per_user": self.epsilon_per_user, "predicted": self.predicted,
+                "standard_error": self.standard_error, "replications": self.replications,
+                "guarantee": d.guarantee(self.epsilon), "assumptions": d.assumptions()}
+
+
+def replications(design: Design) -> int:
+    """Replications per prediction: 200 for 10 items, fewer for more (the metrics average over items)."""
+    return int(min(200, max(20, 2000 // design.items)))
+
+
+def predict(design: Design, epsilon: float, *, reps: int | None = None, rng=0) -> Prediction:
+    """Mean Kendall distance, top-k Hamming error and ``l_inf`` error at ``epsilon`` (see the module docstring)."""
+    eps = check_epsilon(epsilon)
+    R = replications(design) if reps is None else int(reps)
+    gen = as_generator(rng)
+    theta = design.scores
+    est = _simulate(design, eps, R, gen)
+    values = {"kendall": [kendall_distance(e, theta) for e in est],
+              "topk_hamming": [top_k_hamming(e, theta, design.top) for e in est],
+              "linf": None if design.method == "noisy-copeland" else [linf_error(e, theta) for e in est]}
+    mean = {k: None if v is None else float(np.mean(v)) for k, v in values.items()}
+    se = {k: None if v is None else float(np.std(v, ddof=1) / math.sqrt(len(v))) for k, v in values.items()}
+    return Prediction(design, eps, mean, se, R)
+
+
+def smallest_epsilon(design: Design, metric: str, target: float, *, reps: int | None = None, rng=0):
+    """The smallest epsilon whose predicted ``metric`` is at most ``target``, and the curve searched.
+
+    Returns ``(prediction at that epsilon, predictions on the grid)``. Raises InputError when even
+    the largest epsilon of the grid (50) misses the target: then more users or comparisons are
+    needed, not more epsilon.
+    """
+    if metric not in METRICS:
+        raise InputError(f"target metric must be one of {', '.join(METRICS)}")
+    if metric == "linf" and design.method == "noisy-copeland":
+        raise InputError("noisy Copeland counts do not estimate scores: target kendall or topk_hamming")
+    if not (math.isfinite(target) and target > 0):
+        raise InputError("the target must be a positive number")
+    curve = [predict(design, e, reps=reps, rng=rng) for e in EPSILON_GRID]
+    meets = [p.predicted[metric] <= target for p in curve]
+    if not any(meets):
+        raise InputError(f"no epsilon up to {EPSILON_GRID[-1]:g} meets {metric} <= {target:g}: the predicted error "
+                         f"at epsilon {EPSILON_GRID[-1]:g} is {curve[-1].predicted[metric]:.3g}; more users or "
+                         "comparisons per user are needed")
+    first = meets.index(True)
+    if first == 0:
+        return curve[0], curve
+    lo, hi = curve[first - 1], curve[first]
+    for _ in range(BISECTIONS):
+        mid = predict(design, _midpoint(design, lo.epsilon, hi.epsilon), reps=reps, rng=rng)
+        lo, hi = (lo, mid) if mid.predicted[metric] <= target else (mid, hi)
+    return hi, curve
+
+
+def _midpoint(design: Design, lo: float, hi: float) -> float:
+    """The epsilon halfway between ``lo`` and ``hi`` in the theory's noise coordinate."""
+    if design.model == "central":
+        return 2.0 / (1.0 / lo + 1.0 / hi)
+    theta = design.scores
+    i, j = np.triu_indices(design.items, 1)
+    P = LOGISTIC.cdf(theta[i] - theta[j])
+    v = float(np.mean(P * (1 - P)))
+    target = 0.5 * (math.sqrt(v + float(added_variance(lo))) + math.sqrt(v + float(added_variance(hi))))
+    x = target ** 2 - v  # 1 / (4 sinh^2(eps/2)) = x
+    return 2.0 * math.asinh(1.0 / (2.0 * math.sqrt(x)))
+
+
+def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
+    """``R x m`` estimates from the sufficient-statistic sampler and one vectorised solve."""
+    m = design.items
+    theta = design.scores
+    i, j = np.triu_indices(m, 1)
+    totals = design.pair_counts(R, gen)
+    if design.model == "local":
+        wins = np.zeros_like(totals)
+        for n in np.unique(totals[totals > 0]):  # one sampler call per distinct count: pairs compared n times
+            r, k = np.nonzero(totals == n)
+            rel = sample_debiased_release(theta, int(n), eps, gen, pairs=(i[k], j[k]))
+            wins[r, k] = rel.counts.wins
+        est, _ = newton_btl_many(i, j, m, totals, wins, float(variance_inflation(eps)))
+        return est - est.mean(axis=1, keepdims=True)
+    wins = gen.binomial(totals.astype(np.int64), LOGISTIC.cdf(theta[i] - theta[j])).astype(float)
+    if design.method == "noisy-copeland":
+        counts = np.stack([np.bincount(i, w, m) + np.bincount(j, t - w, m) for w, t in zip(wins, totals)])
+        return counts + laplace(copeland_noise_scale(eps), (R, m), gen)
+    scale, gamma_min = objective_perturbation_calibration(eps)
+    gamma = max(theory_ridge(m, design.users * design.per_user), gamma_min)
+    est, _ = newton_btl_many(i, j, m, totals, wins, gamma / 2.0, linear=laplace(scale, (R, m), gen))
+    return est - est.mean(axis=1, keepdims=True)
+
+
+def plot_curve(curve, path, *, chosen: Prediction | None = None, force: bool = False) -> None:
+    """Predicted errors against epsilon (log scale), marking the chosen epsilon; needs matplotlib."""
+    plt = pyplot_for(path, force)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    eps = [c.epsilon for c in curve]
+    for metric in METRICS:
+        if curve[0].predicted[metric] is not None:
+            ax.plot(eps, [c.predicted[metric] for c in curve], marker="o", ms=3, label=metric)
+    if chosen is not None:
+        ax.axvline(chosen.epsilon, color="k", ls=":", label=f"epsilon = {chosen.epsilon:.3g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon per comparison")
+    ax.set_ylabel("predicted error")
+    d = curve[0].design
+    ax.set_title(f"{d.model} ({d.method}): {d.items} items, {d.users} users", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,116 @@
+"""``privrank ledger`` and the ledger hook of ``rank``/``top-k``, including crash safety.
+
+Crash tests run the real command in a subprocess and SIGKILL it at a chosen point (the patch lives
+in the test's script, not in privrank). The invariant: every output file that exists has a ledger
+entry naming it. A command that writes before it records (the broken variant) must fail the same
+check.
+"""
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from privrank.guarantees import Guarantee
+from privrank.ledger import Ledger
+
+KILL_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    import privrank.cli.output as output
+    import privrank.cli.rank as rank_cli
+    import privrank.ledger as ledger
+    point, argv = sys.argv[1], sys.argv[2:]
+    die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+    write = output.write_text_atomic
+    if point == "after-record":
+        record = ledger.Ledger.record
+        ledger.Ledger.record = lambda self, *a, **k: (record(self, *a, **k), die())
+    elif point == "inside-transaction":
+        ledger._now = die
+    elif point == "after-output":
+        output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
+    elif point == "broken-order":
+        rank_cli.record_release = lambda *a, **k: None
+        output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
+    from privrank.cli import main
+    sys.exit(main(argv))
+""")
+
+
+def run_killed(point, argv, ledger_path):
+    env = {**os.environ, "PRIVRANK_LEDGER": str(ledger_path)}
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, point, *map(str, argv)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode
+
+
+def under_counted(ledger_path, outputs):
+    """Output files that exist without a ledger entry naming them."""
+    with Ledger(ledger_path) as ledger:
+        recorded = {r["output"] for r in ledger.releases()}
+    return [str(p) for p in outputs if p.exists() and str(p) not in recorded]
+
+
+def test_crash_between_recording_and_output_never_under_counts(pairs, tmp_path):
+    ledger_path = tmp_path / "crash.sqlite"
+    outputs = {p: tmp_path / f"{p}.csv" for p in ("after-record", "inside-transaction", "after-output",
+                                                  "broken-order")}
+    for point in ("after-record", "inside-transaction", "after-output"):
+        argv = ["rank", pairs, "--epsilon", "1", "--seed", "1", "-o", outputs[point]]
+        assert run_killed(point, argv, ledger_path) == -signal.SIGKILL
+    assert not outputs["after-record"].exists()  # killed after the charge: over-counts, the safe side
+    assert not outputs["inside-transaction"].exists()  # killed before the commit: neither charge nor output
+    assert outputs["after-output"].exists()
+    with Ledger(ledger_path) as ledger:
+        assert sorted(r["output"] for r in ledger.releases()) == sorted(
+            str(outputs[p]) for p in ("after-record", "after-output"))
+    assert under_counted(ledger_path, outputs.values()) == []
+    # the broken variant writes before it records: the same check catches it
+    argv = ["rank", pairs, "--epsilon", "1", "--seed", "1", "-o", outputs["broken-order"]]
+    assert run_killed("broken-order", argv, ledger_path) == -signal.SIGKILL
+    assert under_counted(ledger_path, outputs.values()) == [str(outputs["broken-order"])]
+    with Ledger(ledger_path) as ledger:  # the killed transaction left the file usable
+        ledger.record("f" * 64, Guarantee.non_private())
+        assert len(ledger.releases()) == 3
+
+
+def test_budget_refusal_writes_nothing(cli, pairs, tmp_path, private_ledger):
+    assert cli("ledger", "set-budget", pairs, "--epsilon", "5", "--unit", "user")[0] == 0
+    target = tmp_path / "r.csv"
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--seed", "0", "-o", target)  # 3 answers per user: 3
+    assert code == 0 and target.exists()
+    out2 = tmp_path / "r2.csv"
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--seed", "0", "-o", out2)
+    assert code == 2 and "refused" in err and "only 2 of the data set's budget of 5 per user" in err
+    assert not out2.exists()
+    code, _, err = cli("rank", pairs, "--mechanism", "none")
+    assert code == 2 and "not private" in err
+    assert cli("top-k", pairs, "--k", "1", "--user-epsilon", "2", "--max-answers", "3", "--seed", "0")[0] == 0
+    code, out, _ = cli("ledger", "show", pairs, "--format", "json")
+    doc = json.loads(out)
+    assert [b["spent_epsilon"] for b in doc["budgets"]] == [5.0] and len(doc["releases"]) == 2
+    code, out, _ = cli("ledger", "show")
+    assert code == 0 and "per user: epsilon 5 total, 5 spent, 0 left" in out and "releases: 2" in out
+    code, out, _ = cli("ledger", "export")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["command"] for r in rows] == ["rank", "top-k"] and rows[0]["output"] == str(target)
+    assert json.loads(cli("ledger", "export", "--format", "json")[1])[1]["unit"] == "all comparisons of one user"
+
+
+def test_existing_output_is_refused_before_charging(cli, pairs, tmp_path, private_ledger):
+    out = tmp_path / "r.csv"
+    out.write_text("keep me\n")
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "-o", out)
+    assert code == 2 and "nothing was released" in err and out.read_text() == "keep me\n"
+    with Ledger(private_ledger) as ledger:
+        assert ledger.releases() == []
+
+
+def test_ledger_option_overrides_environment(cli, pairs, tmp_path):
+    path = tmp_path / "other.sqlite"
+    assert cli("rank", pairs, "--epsilon", "1", "--ledger", path)[0] == 0
+    with Ledger(path) as ledger:
+        assert len(ledger.releases()) == 1

@@ -1,0 +1,67 @@
+"""docs/guide.md runs as written: every command and Python example prints what the guide shows.
+
+Console blocks hold ``$ privrank ...`` lines, each followed by its output (standard output, then
+standard error); ``$DATA`` is the data directory. Each ``python`` block is followed by a ``text``
+block with what it prints. Ledger timestamps and the ledger's own path differ between runs and are
+masked. Commands run in a fresh directory with a fresh ledger, in the order of the guide.
+"""
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from privrank.cli import main
+from privrank.data import datasets
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
+BLOCK = re.compile(r"```(console|python|text)\n(.*?)```", re.S)
+VOLATILE = [(re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+\+00:00|Z)"), "<time>"),
+            (re.compile(r"^ledger: .*$", re.M), "ledger: <path>")]
+
+
+def examples():
+    """``(kind, code, expected output)`` in the guide's order."""
+    blocks = BLOCK.findall(GUIDE.read_text(encoding="utf-8"))
+    out = []
+    for k, (kind, body) in enumerate(blocks):
+        if kind == "console":
+            parts = re.split(r"^\$ ", body, flags=re.M)[1:]
+            out += [("console", p.split("\n", 1)[0], p.split("\n", 1)[1] if "\n" in p else "") for p in parts]
+        elif kind == "python":
+            assert blocks[k + 1][0] == "text", "every python block is followed by its output"
+            out.append(("python", body, blocks[k + 1][1]))
+    return out
+
+
+def normalise(text):
+    for pattern, repl in VOLATILE:
+        text = pattern.sub(repl, text)
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def run(kind, code, data, shipped):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        if kind == "python":
+            exec(compile(code, "guide", "exec"), {})
+        else:
+            argv = shlex.split(code.replace("$DATA", str(data)).replace("src/privrank/datasets_shipped", shipped))
+            assert argv[0] == "privrank"
+            main(argv[1:])
+    return out.getvalue() + err.getvalue()
+
+
+def test_guide_examples_run_as_written(tmp_path, monkeypatch):
+    data = datasets.data_dir()
+    if data is None or not (data / "cems_university").is_dir():
+        pytest.skip("the guide's CEMS examples need the data directory (../shared/data or PRIVRANK_DATA)")
+    shipped = str(Path(datasets.__file__).resolve().parents[1] / "datasets_shipped")
+    monkeypatch.chdir(tmp_path)
+    cases = examples()
+    assert len(cases) >= 10
+    for kind, code, expected in cases:
+        got = run(kind, code, data, shipped).replace(str(data), "$DATA")
+        assert normalise(got) == normalise(expected), code
