@@ -90,3 +90,15 @@ def test_progress_bar():
     bar = ProgressBar(out)
     bar(12345, None)  # CSV: no total known
     assert "12,345 records" in out.getvalue()
+
+
+def test_engine_runs_share_the_ledger_budget_of_the_data_set(capsys, files, tmp_path):
+    csv_path, parquet_path = files
+    ledger = tmp_path / "l.sqlite"
+    assert run(capsys, "ledger", "set-budget", csv_path, "--epsilon", "1.5", "--unit", "comparison",
+               "--ledger", ledger)[0] == 0
+    assert run(capsys, "rank", csv_path, "--epsilon", "1", "--ledger", ledger)[0] == 0
+    # the same records, another file and engine: the same data set, so the budget is spent
+    code, _, err = run(capsys, "rank", parquet_path, "--engine", "stream", "--epsilon", "1", "--ledger", ledger)
+    assert code == 2 and "budget" in err
+    assert run(capsys, "rank", parquet_path, "--engine", "stream", "--epsilon", "0.5", "--ledger", ledger)[0] == 0

@@ -202,3 +202,19 @@ def test_grouped_user_tables_pickle_at_their_size(monkeypatch):
     (users,) = comparisons._user_tables(tables)  # more rows waiting than grouped: they are grouped
     assert users.num_rows == 2 * n and users["records"].to_numpy().sum() == 3 * n
     assert len(pickle.dumps(users)) < 1.5 * users.nbytes
+
+
+def test_ledger_fingerprint_streams_files_and_matches_memory(raw_files, report_files, tmp_path):
+    from privrank.ledger import fingerprint
+
+    for files in (raw_files, report_files):
+        in_memory = fingerprint(pr.read_comparisons(files["csv"]))
+        assert {fingerprint(path) for path in files.values()} == {in_memory}  # every format, streamed
+    cols = make_records()
+    shuffled = {k: v[::-1] for k, v in cols.items()}  # the same records in another order
+    assert fingerprint(write_all(tmp_path, shuffled)["parquet"]) == fingerprint(raw_files["csv"])
+    cols["outcome"] = cols["outcome"].copy()
+    cols["outcome"][17] = -cols["outcome"][17] if cols["outcome"][17] else 1  # one answer changed
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    assert fingerprint(write_all(changed, cols)["parquet"]) != fingerprint(raw_files["csv"])
