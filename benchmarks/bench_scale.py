@@ -13,7 +13,8 @@ CPU time much less):
 * ``dask``: the dask engine on a LocalCluster of 1 and of 2 worker processes (one thread each);
   peak memory is the client's plus the workers' peaks;
 * ``rank``: the whole command ``privrank rank FILE --engine stream --epsilon 1`` (run through
-  ``privrank.cli.main`` in the subprocess);
+  ``privrank.cli.main`` in the subprocess, with a ledger of its own), which also streams the file
+  once more to fingerprint it for the privacy ledger;
 
 and the time from the statistic to the ranking (debiasing and the BTL fit). The last line is
 ``stream_comparisons_per_s=<x>`` for the private stream run.
@@ -106,7 +107,7 @@ RESULT = {"records": tally.n_records,
 """),
     "rank": ("from privrank.cli import main", """
 main(["rank", PATH, "--engine", "stream", "--epsilon", "1", "--seed", "1", "--batch-size", str(BATCH),
-      "--format", "csv", "--output", OUT, "--force"])
+      "--format", "csv", "--output", OUT, "--force", "--ledger", OUT + ".ledger"])
 RESULT = {}
 """),
 }
