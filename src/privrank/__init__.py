@@ -7,9 +7,10 @@ post-processing of private releases.
 from .aggregation.kemeny import exact_kemeny
 from .aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                          ldp_kwiksort, ldp_matrix, private_kemeny)
-from .data.comparisons import PairCounts, PairwiseComparisons
+from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from .data.io import read_comparisons, read_rankings
 from .data.rankings import Rankings
+from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
                          zcdp_epsilon, zcdp_rho)
@@ -29,7 +30,7 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking",
+    "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally",
     "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee", "InputError", "Ledger",
     "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "Rankings", "ScoredRanking",
     "ZCDP", "adaptive_epsilon", "classic_randomized_response", "compose", "compose_budgets",
@@ -39,5 +40,5 @@ __all__ = [
     "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland", "noisy_counts", "penalised_mle",
     "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
     "rank_position_mismatch", "read_comparisons", "read_rankings", "release_from_reports",
-    "top_k_hamming", "zcdp_epsilon", "zcdp_rho",
+    "sufficient_statistics", "top_k_hamming", "zcdp_epsilon", "zcdp_rho",
 ]

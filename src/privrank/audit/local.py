@@ -119,6 +119,15 @@ def _rr_counts(epsilon, delta, trials, rng) -> Samples:
                      for yes in (COUNT_YES, COUNT_YES + 1)))
 
 
+def _rr_engine(epsilon, delta, trials, rng) -> Samples:
+    """``trials`` records, each on its own pair, counted by :func:`~privrank.engines.sufficient_statistics`."""
+    from ..engines import sufficient_statistics
+
+    comps = _comparisons(np.arange(trials))
+    return Samples(*(sufficient_statistics(comps.with_outcomes(np.full(trials, o), None), engine="local",
+                                           epsilon=epsilon, rng=rng).wins2 for o in (1, -1)))
+
+
 def _duchi(epsilon, delta, trials, rng) -> Samples:
     v = np.zeros((trials, 3))
     v[:, 0] = 1.0
@@ -151,6 +160,16 @@ register(Mechanism(
     run=_rr_counts, trials=100_000,
     note="release_complete_answers also offers local Laplace through the sum of the answers' own "
          "Laplace(1/epsilon) draws, the mechanism audited as local-laplace"))
+
+register(Mechanism(
+    name="randomized-response/engines",
+    description="randomized response per record inside the local, stream and dask engines (Philox)",
+    unit="one comparison: its answer changes",
+    covers=("privrank.engines.sufficient_statistics",),
+    run=_rr_engine, trials=100_000,
+    note="the engines randomize record r with the r-th output of one counter-based generator, so "
+         "the stream and dask engines give the same reports as the local engine audited here "
+         "(tests/engines checks they are identical)"))
 
 for _name, _description, _unit, _run in (
         ("local-laplace", "per-comparison Laplace noise on the answer value (local baseline)",
