@@ -65,9 +65,20 @@ def footrule_cost_matrix(profile, weights=None) -> np.ndarray:
     n, m = orders.shape
     pos = positions_of(orders)
     flat = (np.arange(m)[None, :] * m + pos).ravel()
-    frac = np.bincount(flat, weights=np.repeat(w, m), minlength=m * m).reshape(m, m) / w.sum()
+    return costs_from_position_counts(np.bincount(flat, weights=np.repeat(w, m), minlength=m * m).reshape(m, m),
+                                      w.sum())
+
+
+def costs_from_position_counts(counts, n) -> np.ndarray:
+    """The footrule cost matrix from position counts: ``C[q, j] = (1/n) sum_x counts[q, x] |x - j|``.
+
+    ``counts[q, x]`` is the (weighted) number of the ``n`` rankings placing item ``q`` at
+    position ``x`` (:func:`privrank.mechanisms.tree.position_counts`), the whole statistic
+    footrule aggregation needs.
+    """
+    m = np.shape(counts)[0]
     dist = np.abs(np.arange(m)[:, None] - np.arange(m)[None, :]).astype(float)
-    return frac @ dist
+    return (np.asarray(counts) / n) @ dist
 
 
 def assignment_order(costs) -> np.ndarray:

@@ -32,12 +32,12 @@ import numpy as np
 from scipy.stats import binom
 
 from .._rng import as_generator
-from ..data.rankings import Rankings
+from ..data.rankings import Rankings, RankingTally
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, clip_pairs, local_pairwise_matrix,
-                                          noisy_pairwise_matrix)
+                                          noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
 
@@ -64,8 +64,14 @@ class AggregateResult:
     details: dict = field(default_factory=dict)
 
 
-def _as_rankings(profile) -> Rankings:
-    """``profile`` as :class:`Rankings` (an ``(n, m)`` array of orders is accepted)."""
+def _as_rankings(profile, statistic_ok: bool = True) -> Rankings | RankingTally:
+    """``profile`` as :class:`Rankings` (an ``(n, m)`` array of orders is accepted); a
+    :class:`RankingTally` passes through when ``statistic_ok`` (the algorithm reads only ``w``)."""
+    if isinstance(profile, RankingTally):
+        if not statistic_ok:
+            raise InputError("this algorithm asks every voter adaptively chosen questions: it needs the "
+                             "rankings themselves, not their statistics")
+        return profile
     return profile if isinstance(profile, Rankings) else Rankings.from_orders(profile)
 
 
@@ -115,7 +121,11 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     Parameters
     ----------
     profile
-        :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders.
+        :class:`~privrank.data.rankings.Rankings`, an ``(n, m)`` array of orders, or a
+        :class:`~privrank.data.rankings.RankingTally` with the pairwise counts (from
+        :func:`privrank.sufficient_statistics`, ``kind="rankings"``; likewise in
+        :func:`dp_kwiksort`, :func:`exponential_kemeny` and :func:`hay_quicksort`, which read
+        only ``w``).
     epsilon, delta
         Total budget (central model, one ranking).
     solver
@@ -291,15 +301,32 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
 
     Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
-    (:func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_matrix`); the analyst averages
-    the reports into an unbiased ``w~`` and solves it. Each voter's whole ranking is
-    epsilon-local DP; the expected additive error is ``O(m^3/(eps sqrt n))``.
+    (:func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_matrix`; the key of the
+    voters' randomness is the first draw of ``rng``); the analyst averages the reports into an
+    unbiased ``w~`` and solves it. Each voter's whole ranking is epsilon-local DP; the expected
+    additive error is ``O(m^3/(eps sqrt n))``.
+
+    ``profile`` is the rankings (:class:`~privrank.data.rankings.Rankings` or an array of
+    orders) or a :class:`~privrank.data.rankings.RankingTally` whose voters already sent their
+    reports at ``epsilon`` (:func:`privrank.sufficient_statistics` with ``kind="rankings"``,
+    ``statistic="pairwise"``). The reports of a profile are keyed by the first draw of
+    ``as_generator(rng)``, so an engine fed a Generator ``g`` followed by this function fed the
+    tally and ``g`` gives what this function fed the rankings and an equally seeded Generator
+    gives.
     """
     R = _as_rankings(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
-    Wt = local_pairwise_matrix(R.expanded(), eps, gen)
+    if isinstance(R, RankingTally):
+        if R.reports is None or R.statistic != "pairwise":
+            raise InputError("ldp_matrix takes the rankings, or a tally of the voters' pair reports "
+                             "(sufficient_statistics(..., kind='rankings', statistic='pairwise', epsilon=...))")
+        if R.epsilon != eps:
+            raise InputError(f"the voters randomized their rankings at epsilon {R.epsilon:g}: give that epsilon")
+        Wt = pairwise_from_reports(R.reports, R.n_voters, R.n_items, eps)
+    else:
+        Wt = local_pairwise_matrix(R.expanded(), eps, gen)
     if do_clip:
         Wt = clip_pairs(Wt)
     order = np.asarray(_solver(solver, gen, best_of)(Wt), dtype=np.int64)
@@ -351,7 +378,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
     """
-    R = _as_rankings(profile)
+    R = _as_rankings(profile, statistic_ok=False)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     m = R.n_items

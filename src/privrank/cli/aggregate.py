@@ -3,7 +3,9 @@
 One command serves Kemeny aggregation (Alabi et al.; :mod:`privrank.aggregation.kemeny` and
 :mod:`privrank.aggregation.private_kemeny`) and footrule aggregation (Hillebrand et al.;
 :mod:`privrank.cli.footrule_methods`). ``METHODS`` maps a ``--method`` name to
-``(rankings, args) -> (order, guarantee, extra)``.
+``(rankings, args) -> (order, guarantee, extra)``. With ``--engine stream`` or ``dask`` the
+methods that read only a statistic of the rankings run on it
+(:func:`privrank.cli.engine_options.engine_rankings`).
 
 Non-private methods report ``kemeny_cost``: the mean Kendall tau distance from the output to
 the input rankings (unnormalised pair count per voter). A private method reports nothing
@@ -25,6 +27,7 @@ from ..errors import InputError
 from ..guarantees import Guarantee
 from ..metrics import kemeny_cost
 from . import footrule_methods
+from .engine_options import add_engine_options, engine_rankings
 from .output import add_output_options, emit, render
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
@@ -105,6 +108,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
     p.add_argument("--non-private-diagnostics", action="store_true",
                    help="also report the exact Kemeny cost; marks the output as NOT private")
+    add_engine_options(p)
     add_output_options(p)
     p.set_defaults(func=run_aggregate)
 
@@ -119,10 +123,13 @@ def run_aggregate(args) -> int:
         if getattr(args, option) is not None and args.method not in methods:
             raise InputError(f"--{option} applies to {', '.join(methods)} only")
     partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
-    R = read_rankings(args.file, partial=args.partial, rng=partial_rng)
+    if args.engine == "local" and args.scheduler is None:
+        R, method = read_rankings(args.file, partial=args.partial, rng=partial_rng), METHODS[args.method]
+    else:
+        R, method = engine_rankings(args, METHODS)
     if args.solver is None and args.method != "dp-ptas":
         args.solver = "auto"
-    order, guarantee, extra = METHODS[args.method](R, args)
+    order, guarantee, extra = method(R, args)
     extra = dict(extra)
     if guarantee.private and args.non_private_diagnostics:
         guarantee = guarantee.without_privacy(

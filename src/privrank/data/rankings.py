@@ -10,6 +10,11 @@ The statistic every Kemeny algorithm reads is the pairwise-preference matrix
 for ``i != j`` and ``w[i, i] = 0``. :meth:`Rankings.pairwise_matrix` builds all of it in
 ``O(n m^2)``; :meth:`Rankings.preference` answers single entries on demand from the positions,
 so an algorithm that reads few entries (KwikSort reads ``O(m log m)``) never builds it.
+
+:class:`RankingTally` holds the same statistics without the rankings -- the integer counts
+``N`` and the position counts, or the sum of the voters' local reports -- as the engines of
+:mod:`privrank.engines` compute them (``kind="rankings"``); every algorithm that reads only
+``w`` takes it in place of a :class:`Rankings`.
 """
 from __future__ import annotations
 
@@ -165,10 +170,10 @@ class Rankings:
 
     # ------------------------------------------------------------------ pairwise statistic
     def pairwise_counts(self) -> np.ndarray:
-        """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), as floats."""
+        """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), int64."""
         P = self._by_item
         m = self.n_items
-        N = np.empty((m, m))
+        N = np.empty((m, m), dtype=np.int64)
         for j in range(m):  # one column per item, vectorised over items and rankings
             N[:, j] = self._weighted_count(P < P[j])
         return N
@@ -189,3 +194,79 @@ class Rankings:
         for s in range(0, a.size, step):  # blocks of queries, each vectorised
             out[s:s + step] = self._weighted_count(P[a[s:s + step]] < P[b[s:s + step]])
         return out / self.n_voters
+
+
+TALLY_STATISTICS = ("pairwise", "positions")
+
+
+@dataclass(frozen=True, eq=False)
+class RankingTally:
+    """Sufficient statistics of ``n`` complete rankings, without the rankings.
+
+    Built by :func:`privrank.sufficient_statistics` (``kind="rankings"``). It answers the
+    queries of :class:`Rankings` that need only ``w`` (:meth:`pairwise_counts`,
+    :meth:`pairwise_matrix`, :meth:`preference`), so the Kemeny algorithms that read only ``w``
+    take it in place of the profile.
+
+    Attributes
+    ----------
+    items : tuple
+        Item labels in index order.
+    n_voters : int
+        Number of voters ``n`` (public in every guarantee of privrank's ranking aggregation).
+    pair_counts : ndarray of int64, shape (m, m), or None
+        ``N[i, j]``: voters placing ``i`` before ``j`` (exact, computed from the raw rankings).
+    position_counts : ndarray of int64, shape (m, m), or None
+        ``counts[q, x]``: voters placing item ``q`` at position ``x`` (0 = best; exact).
+    reports : ndarray of int64 or None
+        The fixed-point sum of the voters' epsilon-local-DP reports of ``statistic``
+        (:func:`~privrank.mechanisms.pairwise_matrix.local_pair_reports` or
+        :func:`~privrank.mechanisms.tree.local_footrule_reports`); when set, the tally holds
+        nothing exact.
+    statistic : {"pairwise", "positions"} or None
+        What ``reports`` randomize.
+    epsilon : float or None
+        Every voter's epsilon for ``reports``.
+    kappa : float or None
+        Weight growth factor of the binary tree of ``positions`` reports.
+    """
+
+    items: tuple
+    n_voters: int
+    pair_counts: np.ndarray | None = None
+    position_counts: np.ndarray | None = None
+    reports: np.ndarray | None = None
+    statistic: str | None = None
+    epsilon: float | None = None
+    kappa: float | None = None
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:  # never print statistics of the raw data
+        held = [name for name in ("pair_counts", "position_counts", "reports") if getattr(self, name) is not None]
+        return f"RankingTally({self.n_voters} rankings of {self.n_items} items; {', '.join(held)})"
+
+    def labels_of(self, order) -> list:
+        """Item labels of an order of item indices."""
+        return [self.items[int(k)] for k in order]
+
+    def pairwise_counts(self) -> np.ndarray:
+        """``N[i, j]``: number of voters placing ``i`` before ``j`` (int64), as :meth:`Rankings.pairwise_counts`."""
+        if self.pair_counts is None:
+            raise InputError("this tally holds no exact pairwise counts; compute it with "
+                             "statistic='pairwise' (or both statistics) and without epsilon")
+        return self.pair_counts
+
+    def pairwise_matrix(self) -> np.ndarray:
+        """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
+        return self.pairwise_counts() / self.n_voters
+
+    def preference(self, a, b) -> np.ndarray:
+        """``w[a[k], b[k]]`` for index arrays ``a``, ``b``."""
+        a = np.asarray(a, dtype=np.int64).ravel()
+        b = np.asarray(b, dtype=np.int64).ravel()
+        if a.shape != b.shape:
+            raise InputError("a and b must have the same length")
+        return self.pairwise_counts()[a, b] / self.n_voters
