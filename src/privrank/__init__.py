@@ -9,7 +9,7 @@ from .aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_qu
                                          ldp_kwiksort, ldp_matrix, private_kemeny)
 from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from .data.io import read_comparisons, read_rankings
-from .data.rankings import Rankings
+from .data.rankings import Rankings, RankingTally
 from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
@@ -32,7 +32,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally",
     "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee", "InputError", "Ledger",
-    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "Rankings", "ScoredRanking",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "RankingTally", "Rankings",
+    "ScoredRanking",
     "ZCDP", "adaptive_epsilon", "classic_randomized_response", "compose", "compose_budgets",
     "confidence_intervals", "copeland", "debias", "debiased_randomized_response", "dp_kwiksort",
     "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "hay_quicksort",

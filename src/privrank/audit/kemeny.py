@@ -84,11 +84,12 @@ def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:
 
         ldp_matrix(order[None, :], epsilon=epsilon, solver=solver, clip=False, rng=seed)
         engine = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
-                                       statistic="pairwise", epsilon=epsilon, rng=seed).reports
+                                       statistic="pairwise", epsilon=epsilon,
+                                       rng=np.random.default_rng(seed)).reports
         pos = np.argsort(order)
         vector = (pos[i] < pos[j]) - 0.5  # the voter's centred pair indicators
         reports = duchi_l2_records(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
-                                   key=record_key(seed))
+                                   key=record_key(np.random.default_rng(seed)))  # ldp_matrix's key
         if not (np.array_equal(seen[0], 0.5 + unit * reports[0] / 1) and np.array_equal(engine, reports[0])):
             raise BatchMismatch("the batched local reports differ from ldp_matrix's or the engines' "
                                 "for the same seed")
