@@ -220,25 +220,13 @@ def main(argv=None) -> None:
     n = int(args.n)
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"comparisons_{n}.parquet"
-    if not path.exists():
-        t = time.perf_counter()
-        generate(path, n)
-        print(f"generated {path} in {time.perf_counter() - t:.0f} s")
+    path = generated(directory / f"comparisons_{n}.parquet", generate, n)
     size_mb = path.stat().st_size / 2 ** 20
     print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
           f"{n * 17 / 2 ** 20:,.0f} MB as flat arrays (8 B user + 2 x 4 B item index + 1 B outcome)")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
-    results = {}
-    for name in ("pyarrow", "stream", "stream_private"):
-        results[name] = r = run_job(name, path, args.batch_size)
-        print(f"{name:15s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} comparisons/s  "
-              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
-    base = results["pyarrow"]
-    for name in ("stream", "stream_private"):
-        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
-              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    results = against_pyarrow(("pyarrow", "stream", "stream_private"), path, args.batch_size, n, "comparisons")
     private = results["stream_private"]
     print(f"statistic -> ranking (debias + BTL fit, m = {M}): {private['to_ranking_s']:.2f} s; "
           f"top 3 {private['top3']}")
@@ -259,26 +247,38 @@ def main(argv=None) -> None:
     print(f"stream_comparisons_per_s={n / private['seconds']:.0f}")
 
 
-def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool) -> None:
-    """The rankings measurements (module docstring)."""
-    path = directory / f"rankings_{n}.parquet"
+def generated(path: Path, write, n: int) -> Path:
+    """``path``, written by ``write(path, n)`` unless it exists from an earlier run."""
     if not path.exists():
         t = time.perf_counter()
-        generate_rankings(path, n)
+        write(path, n)
         print(f"generated {path} in {time.perf_counter() - t:.0f} s")
+    return path
+
+
+def against_pyarrow(names, path: Path, batch: int, n: int, unit: str) -> dict:
+    """Run the jobs ``names`` (the first reads the columns with pyarrow alone), print each and its
+    ratio to the first, and return their results."""
+    results = {}
+    for name in names:
+        results[name] = r = run_job(name, path, batch)
+        print(f"{name:16s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} {unit}/s  "
+              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
+    base = results[names[0]]
+    for name in names[1:]:
+        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
+              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    return results
+
+
+def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool) -> None:
+    """The rankings measurements (module docstring)."""
+    path = generated(directory / f"rankings_{n}.parquet", generate_rankings, n)
     size_mb = path.stat().st_size / 2 ** 20
     flat_mb = n * RANK_M * 8 / 2 ** 20
     print(f"rankings file: {n:,} rankings of m = {RANK_M} items, {size_mb:,.0f} MB on disk; "
           f"{flat_mb:,.0f} MB as int64 orders")
-    results = {}
-    for name in ("rankings_pyarrow", "rankings_stream", "rankings_ldp"):
-        results[name] = r = run_job(name, path, batch)
-        print(f"{name:16s} {r['seconds']:8.1f} s  {n / r['seconds']:12,.0f} rankings/s  "
-              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
-    base = results["rankings_pyarrow"]
-    for name in ("rankings_stream", "rankings_ldp"):
-        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
-              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    results = against_pyarrow(("rankings_pyarrow", "rankings_stream", "rankings_ldp"), path, batch, n, "rankings")
     exact = results["rankings_stream"]
     print(f"statistics -> private ranking (m = {RANK_M}): noisy matrix + exact Kemeny {exact['kemeny_s']:.2f} s, "
           f"footrule assignment {exact['footrule_s']:.3f} s")

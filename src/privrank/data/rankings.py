@@ -29,6 +29,20 @@ from ..errors import InputError
 _QUERY_BLOCK = 1 << 22
 
 
+def _pairwise_matrix(self) -> np.ndarray:
+    """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
+    return self.pairwise_counts() / self.n_voters
+
+
+def _pair_indices(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """The index arrays of a :meth:`Rankings.preference` query, checked."""
+    a = np.asarray(a, dtype=np.int64).ravel()
+    b = np.asarray(b, dtype=np.int64).ravel()
+    if a.shape != b.shape:
+        raise InputError("a and b must have the same length")
+    return a, b
+
+
 @dataclass(frozen=True, eq=False)
 class Rankings:
     """Validated complete rankings with item labels and integer multiplicities.
@@ -178,16 +192,11 @@ class Rankings:
             N[:, j] = self._weighted_count(P < P[j])
         return N
 
-    def pairwise_matrix(self) -> np.ndarray:
-        """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
-        return self.pairwise_counts() / self.n_voters
+    pairwise_matrix = _pairwise_matrix
 
     def preference(self, a, b) -> np.ndarray:
         """``w[a[k], b[k]]`` for index arrays ``a``, ``b``, computed from the positions on demand."""
-        a = np.asarray(a, dtype=np.int64).ravel()
-        b = np.asarray(b, dtype=np.int64).ravel()
-        if a.shape != b.shape:
-            raise InputError("a and b must have the same length")
+        a, b = _pair_indices(a, b)
         P = self._by_item
         out = np.empty(a.size)
         step = max(1, _QUERY_BLOCK // max(1, P.shape[1]))
@@ -259,14 +268,9 @@ class RankingTally:
                              "statistic='pairwise' (or both statistics) and without epsilon")
         return self.pair_counts
 
-    def pairwise_matrix(self) -> np.ndarray:
-        """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
-        return self.pairwise_counts() / self.n_voters
+    pairwise_matrix = _pairwise_matrix
 
     def preference(self, a, b) -> np.ndarray:
         """``w[a[k], b[k]]`` for index arrays ``a``, ``b``."""
-        a = np.asarray(a, dtype=np.int64).ravel()
-        b = np.asarray(b, dtype=np.int64).ravel()
-        if a.shape != b.shape:
-            raise InputError("a and b must have the same length")
+        a, b = _pair_indices(a, b)
         return self.pairwise_counts()[a, b] / self.n_voters
