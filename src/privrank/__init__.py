@@ -7,13 +7,16 @@ post-processing of private releases.
 from .aggregation.kemeny import exact_kemeny
 from .aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                          ldp_kwiksort, ldp_matrix, private_kemeny)
-from .data.comparisons import PairCounts, PairwiseComparisons
+from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from .data.io import read_comparisons, read_rankings
 from .data.rankings import Rankings
+from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
-from .guarantees import Guarantee, compose
+from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
+                         zcdp_epsilon, zcdp_rho)
 from .inference import ConfidenceIntervals, confidence_intervals
 from .ledger import Ledger
+from .mechanisms.counts import CountRelease, noisy_counts
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
 from .metrics import (kemeny_cost, kendall_distance, kendall_tau_distance, l2_error, linf_error,
                       rank_position_mismatch, top_k_hamming)
@@ -27,14 +30,15 @@ from .pairwise.release import PairwiseRelease, release_from_reports
 __version__ = "0.1.0"
 
 __all__ = [
-    "BTLFit", "BudgetExceededError", "CentralRanking", "ConfidenceIntervals", "DisconnectedError",
-    "Guarantee", "InputError", "Ledger", "PairCounts", "PairwiseComparisons", "PairwiseRelease",
-    "Rankings", "ScoredRanking", "adaptive_epsilon", "classic_randomized_response", "compose",
+    "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally",
+    "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee", "InputError", "Ledger",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "Rankings", "ScoredRanking",
+    "ZCDP", "adaptive_epsilon", "classic_randomized_response", "compose", "compose_budgets",
     "confidence_intervals", "copeland", "debias", "debiased_randomized_response", "dp_kwiksort",
     "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "hay_quicksort",
     "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_kwiksort",
-    "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland", "penalised_mle", "perturbed_mle",
-    "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
+    "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland", "noisy_counts", "penalised_mle",
+    "perturbed_mle", "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
     "rank_position_mismatch", "read_comparisons", "read_rankings", "release_from_reports",
-    "top_k_hamming",
+    "sufficient_statistics", "top_k_hamming", "zcdp_epsilon", "zcdp_rho",
 ]

@@ -13,8 +13,8 @@ record *before* they write any output. A crash after the commit and before the o
 charge for nothing (the ledger over-counts, the safe side); a crash before the commit leaves no
 charge and no output.
 
-The data set is identified by :func:`fingerprint`, a SHA-256 of its records in canonical form
-(independent of row order, file layout and unused items). A modified data set is a different
+The data set is identified by :func:`fingerprint`, computed from its records as a multiset
+(independent of row order, file format and unused items), in memory or streamed from the file. A modified data set is a different
 data set to the ledger: keep one canonical file per data set. The ledger describes the raw data
 (fingerprints, file names): it is the curator's internal record, not something to publish.
 """
@@ -59,33 +59,87 @@ def default_path() -> Path:
 
 
 def fingerprint(data) -> str:
-    """SHA-256 identifying a data set: of its records in canonical form, or of a file's bytes.
+    """SHA-256 identifying a data set of comparisons by its records, whatever their order or file.
 
-    For :class:`PairwiseComparisons` each record is written as (user label, lower item label,
-    higher item label, outcome seen from the lower label, epsilon) and the records are sorted,
-    so row order, the orientation of a pair, the file format and items that never occur do not
-    change the fingerprint. A path fingerprints the file's bytes.
+    Each record is (user label, the pair's two item labels, the outcome seen from one of them,
+    epsilon), taken as text, so row order, the orientation of a pair, the file format and items
+    that never occur do not change the fingerprint, and one changed answer does. The records
+    are combined as a multiset: the sum over records (mod 2^64) of a 64-bit digest of each
+    record, and their number. A sum can be formed batch by batch, so a path is fingerprinted by
+    streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
+    pyarrow, a CSV file is read whole), with the same result as for the data in memory.
     """
     if isinstance(data, (str, Path)):
-        path = Path(data)
-        if not path.is_file():
-            raise InputError(f"no such file: {path}")
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        from .data.io import ComparisonFile, read_comparisons
+
+        try:
+            batches = ComparisonFile(data).batches()
+            total = _digest_batches(batches)
+        except InputError as exc:
+            if "need pyarrow" not in str(exc):
+                raise
+            return fingerprint(read_comparisons(data))
+        return _fingerprint_text(*total)
     if not isinstance(data, PairwiseComparisons):
         raise InputError("fingerprint needs PairwiseComparisons or a file path")
-    labels = np.array(data.items, dtype=object).astype(str)
-    a, b = labels[data.item_a], labels[data.item_b]
+    items = _text_digests([str(x) for x in data.items])
+    users = np.zeros(data.n_records, dtype=np.uint64) if data.user is None else \
+        _text_digests([str(u) for u in data.users])[data.user]
+    eps = None if data.epsilon is None else data.epsilon
+    return _fingerprint_text(*_records_digest(users, items[data.item_a], items[data.item_b], data.outcome, eps))
+
+
+def _digest_batches(batches) -> tuple[int, int]:
+    """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def digests(labels):  # per record, through the distinct labels of the batch
+        encoded = labels if pa.types.is_dictionary(labels.type) else pc.dictionary_encode(labels)
+        texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
+            encoded.dictionary.cast(pa.string())
+        return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+    total, count = 0, 0
+    for batch in batches:
+        users = np.zeros(len(batch), dtype=np.uint64) if batch.user is None else digests(batch.user)
+        part, n = _records_digest(users, digests(batch.item_a), digests(batch.item_b), batch.outcome, batch.epsilon)
+        total, count = (total + part) % 2 ** 64, count + n
+    return total, count
+
+
+_K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                             0xBF58476D1CE4E5B9, 0x94D049BB133111EB)]
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, element-wise on uint64 (arithmetic mod 2^64)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _K[4]
+    x ^= x >> np.uint64(27)
+    x *= _K[5]
+    return x ^ (x >> np.uint64(31))
+
+
+def _text_digests(texts) -> np.ndarray:
+    """A 64-bit digest of each string (blake2b of its UTF-8 bytes)."""
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+                     for t in texts], dtype=np.uint64)
+
+
+def _records_digest(user, a, b, outcome, epsilon) -> tuple[int, int]:
+    """Sum (mod 2^64) of the records' digests and their number; ``user``, ``a``, ``b`` are label
+    digests per record, the pair ordered by digest so that its orientation does not matter."""
     swap = a > b
-    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
-    outcome = np.where(swap, -data.outcome, data.outcome).astype(str)
-    user = np.array(data.users, dtype=object).astype(str)[data.user] if data.user is not None else np.full(a.size, "")
-    eps = data.epsilon.astype(str) if data.epsilon is not None else np.full(a.size, "")
-    order = np.lexsort((eps, outcome, hi, lo, user))
-    digest = hashlib.sha256()
-    for column in (user, lo, hi, outcome, eps):
-        digest.update("\x1f".join(column[order]).encode("utf-8"))
-        digest.update(b"\x1e")
-    return digest.hexdigest()
+    with np.errstate(over="ignore"):
+        x = user ^ (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
+        x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
+        if epsilon is not None:
+            x ^= np.asarray(epsilon, dtype=np.float64).view(np.uint64) * _K[3]
+        return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
+
+
+def _fingerprint_text(total: int, count: int) -> str:
+    return hashlib.sha256(f"privrank comparisons {count} {total}".encode()).hexdigest()
 
 
 def spent(releases, unit: str) -> tuple[float, float]:

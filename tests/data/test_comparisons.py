@@ -1,8 +1,9 @@
-"""The comparisons container and its sufficient statistic."""
+"""The comparisons container and its sufficient statistics (per-pair sums, exact tally)."""
 import numpy as np
 import pytest
 
-from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.data.comparisons import (ComparisonTally, PairCounts, PairwiseComparisons, epsilon_levels,
+                                      group_sums, max_user_epsilon, record_codes)
 from privrank.errors import InputError
 
 
@@ -54,6 +55,71 @@ def test_validation(kwargs, match):
 def test_components():
     c = PairwiseComparisons.from_labels(["a", "c"], ["b", "d"], [1, 1])
     assert c.pair_counts().n_components() == 2
+
+
+def test_tally_counts_by_hand():
+    # pairs in sorted label order: (a, m), (a, z), (m, z); a tie is 1 in wins2, a win 2
+    c = PairwiseComparisons.from_labels(["z", "a", "z", "a", "m"], ["a", "m", "m", "z", "z"], [1, 0, -1, 1, 1],
+                                        user=[2, 1, 2, 1, 1])
+    t = c.tally()
+    assert t.items == ("a", "m", "z") and t.epsilons is None and t.epsilon_per_user is None
+    # (a, m): one tie; (a, z): z beat a, a beat z; (m, z): m beat z twice
+    assert (t.i.tolist(), t.j.tolist(), t.n.tolist(), t.wins2.tolist()) == ([0, 0, 1], [1, 2, 2], [1, 2, 2], [1, 2, 4])
+    pc = t.pair_counts()
+    np.testing.assert_array_equal(pc.wins, c.pair_counts().wins)
+    np.testing.assert_array_equal(pc.totals, c.pair_counts().totals)
+
+
+def test_tally_of_reports_per_level_and_user():
+    c = PairwiseComparisons.from_labels(["a", "b", "a", "b"], ["b", "a", "b", "a"], [1, 1, -1, 1],
+                                        user=["u", "u", "v", "v"], epsilon=[0.5, 2.0, 0.5, 0.5])
+    t = c.tally()
+    assert t.epsilons.tolist() == [0.5, 2.0] and t.level.tolist() == [0, 1]
+    assert t.n.tolist() == [3, 1] and t.wins2.tolist() == [2, 0]  # at 0.5: a won once of three
+    assert t.epsilon_per_user == 2.5 and t.level_records().tolist() == [3, 1]
+
+
+def test_tally_codes_may_repeat_and_come_in_any_order():
+    rng = np.random.default_rng(2)
+    m, n = 9, 5000
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    v = rng.integers(0, 3, n)
+    items = tuple(range(m))
+    codes = record_codes(m, a, b, v)
+    one = ComparisonTally.from_codes(items, None, codes)
+    perm = rng.permutation(n)
+    grouped, counts = np.unique(codes[perm], return_counts=True)
+    for other in (ComparisonTally.from_codes(items, None, codes[perm]),
+                  ComparisonTally.from_codes(items, None, grouped, counts)):
+        for f in ("level", "i", "j", "n", "wins2"):
+            np.testing.assert_array_equal(getattr(other, f), getattr(one, f))
+    # swapping the two items of every record and mirroring its value changes nothing
+    np.testing.assert_array_equal(np.sort(record_codes(m, b, a, 2 - v)), np.sort(codes))
+
+
+def test_group_sums_dense_and_sparse_agree():
+    rng = np.random.default_rng(3)
+    key = rng.integers(0, 50, 1000)
+    w = rng.random(1000)
+    dense = group_sums(key, 50, None, w)  # small key space: bincount
+    sparse = group_sums(key * 10 ** 6, 50 * 10 ** 6, None, w)  # large key space: unique
+    np.testing.assert_array_equal(dense[0] * 10 ** 6, sparse[0])
+    np.testing.assert_array_equal(dense[1][0], sparse[1][0])
+    np.testing.assert_allclose(dense[1][1], sparse[1][1], rtol=1e-15)
+
+
+def test_per_user_epsilon_is_the_same_float_whatever_the_grouping():
+    # 0.1 added ten times is not 10 * 0.1 in floating point: a per-user sum in record order would
+    # differ between engines. max_user_epsilon multiplies per (user, epsilon) and adds by epsilon.
+    user = np.zeros(10, dtype=np.int64)
+    eps = np.full(10, 0.1)
+    levels, level = epsilon_levels(eps, eps.size)
+    sequential = float(np.bincount(user, eps)[0])
+    assert sequential != 10 * 0.1  # what the order-dependent sum would give
+    whole = max_user_epsilon(user, level, levels)
+    halves = max_user_epsilon(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), levels, np.array([4, 6]))
+    assert whole == halves == 10 * 0.1
 
 
 def test_select_users_keeps_their_records_and_renumbers():

@@ -83,3 +83,70 @@ def test_atomic_write_refuses_overwrite(tmp_path):
     write_text_atomic(p, "two", force=True)
     assert p.read_text() == "two"
     assert [x.name for x in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_parquet_and_arrow_read_like_csv(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    feather = pytest.importorskip("pyarrow.feather")
+    text = "Worker,item_a,item_b,outcome,epsilon\nw2,B,A,1,0.5\nw1,A,C,-1,2\nw2,C,B,1,0.5\n"
+    ref = pr.read_comparisons(write(tmp_path, text))
+    table = pa.table({"Worker": ["w2", "w1", "w2"], "item_a": ["B", "A", "C"], "item_b": ["A", "C", "B"],
+                      "outcome": pa.array([1, -1, 1], pa.int8()), "epsilon": [0.5, 2.0, 0.5]})
+    pq.write_table(table, tmp_path / "c.parquet", row_group_size=2)
+    feather.write_feather(table, tmp_path / "c.arrow")
+    for name in ("c.parquet", "c.arrow"):
+        c = pr.read_comparisons(tmp_path / name)
+        assert c.items == ref.items and c.users == ref.users and c.is_randomized
+        for f in ("item_a", "item_b", "outcome", "user", "epsilon"):
+            np.testing.assert_array_equal(getattr(c, f), getattr(ref, f))
+
+
+def test_streamed_csv_reads_like_the_csv_module(tmp_path):
+    from privrank.data.io import ComparisonFile
+
+    text = "\ufeffUser , item_a,item_b , result\n1, A ,B,1\n\n2,B , C,-1.0\n3,A,C, 0\n"
+    ref = pr.read_comparisons(write(tmp_path, text))
+    (batch,) = ComparisonFile(tmp_path / "c.csv").batches()
+    assert sorted(batch.labels()) == list(ref.items)
+    a, b = batch.item_indices(ref.items)
+    np.testing.assert_array_equal(a, ref.item_a)
+    np.testing.assert_array_equal(b, ref.item_b)
+    np.testing.assert_array_equal(batch.outcome, ref.outcome)
+
+
+@pytest.mark.parametrize("text,match", [
+    ("item_a,item_b,outcome\nA,B,1\nA,C,2\n", "record 2: outcome must be 1, -1 or 0"),
+    ("item_a,item_b,outcome\nA,B,1\nA,C,yes\n", "record 2: outcome must be a number"),
+    ("item_a,item_b,outcome\nA, ,1\n", "record 1: empty item"),
+    ("item_a,item_b,outcome\nB,A,1\nA,A,1\n", "record 2 compares an item with itself"),
+    ("item_a,item_b,outcome\nA,B,1,7\n", "has 4 fields, expected 3"),
+    ("user,item_a,item_b,outcome,epsilon\nu,A,B,1,-1\n", "record 1: epsilon must be finite and > 0"),
+    ("user,item_a,item_b,outcome,epsilon\nu,A,B,0,1\n", "not a tie"),
+    ("user,item_a,outcome\n1,A,1\n", "need columns"),
+])
+def test_streamed_files_give_clear_errors(tmp_path, text, match):
+    pytest.importorskip("pyarrow")
+    from privrank.engines import sufficient_statistics
+
+    with pytest.raises(InputError, match=match):
+        sufficient_statistics(write(tmp_path, text), engine="stream")
+
+
+def test_streamed_errors_do_not_echo_answers(tmp_path):
+    pytest.importorskip("pyarrow")
+    from privrank.engines import sufficient_statistics
+
+    for text in ("user,item_a,item_b,outcome\nalice,SecretParty,OtherParty,5\n",
+                 "user,item_a,item_b,outcome\nalice,SecretParty,OtherParty,1,extra\n"):
+        with pytest.raises(InputError) as info:
+            sufficient_statistics(write(tmp_path, text), engine="stream")
+        assert "alice" not in str(info.value) and "SecretParty" not in str(info.value)
+
+
+def test_parquet_nulls_are_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"item_a": ["A", None], "item_b": ["B", "C"], "outcome": [1, 1]}), tmp_path / "n.parquet")
+    with pytest.raises(InputError, match="record 2: empty item"):
+        pr.read_comparisons(tmp_path / "n.parquet")

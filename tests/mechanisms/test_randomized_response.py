@@ -1,10 +1,11 @@
-"""Randomized response and debiasing (Xu, Sun, Cheng §2.1-2.3; notes §8 tests 1, 2, 4-7)."""
+"""Randomized response, its counter-based randomness, debiasing (Xu, Sun, Cheng §2.1-2.3; notes §8)."""
 import numpy as np
 import pytest
 
 from privrank.errors import InputError
 from privrank.mechanisms.randomized_response import (debias, flip_probability, randomize_answer,
-                                                     randomize_bits, variance_inflation)
+                                                     randomize_bits, randomize_records, record_key,
+                                                     variance_inflation)
 
 EPS = (0.1, 0.7, 1.0, 3.0)
 
@@ -92,3 +93,70 @@ def test_respondent_side_function():
 def test_seeded_randomization_is_reproducible():
     y = np.tile([0.0, 1.0, 0.5], 100)
     np.testing.assert_array_equal(randomize_bits(y, 1.0, 42), randomize_bits(y, 1.0, 42))
+
+
+def test_counter_based_reports_do_not_depend_on_batching():
+    # record r always uses the r-th Philox output, so any split into batches gives the same reports
+    v = np.random.default_rng(1).integers(0, 3, 10_001)
+    key = record_key(123)
+    whole = randomize_records(v, 0.9, key)
+    cuts = [0, 1, 2, 3, 7, 4096, 5003, 10_001]
+    pieces = [randomize_records(v[s:e], 0.9, key, first_record=s) for s, e in zip(cuts, cuts[1:])]
+    np.testing.assert_array_equal(np.concatenate(pieces), whole)
+    # negative control: forgetting the record offsets is visible
+    wrong = [randomize_records(v[s:e], 0.9, key) for s, e in zip(cuts, cuts[1:])]
+    assert not np.array_equal(np.concatenate(wrong), whole)
+
+
+def test_record_keys():
+    assert np.array_equal(record_key(7), record_key(7)) and not np.array_equal(record_key(7), record_key(8))
+    gen = np.random.default_rng(0)
+    assert not np.array_equal(record_key(gen), record_key(gen))  # one Generator, independent runs
+    assert not np.array_equal(record_key(None), record_key(None))
+    with pytest.raises(TypeError):
+        record_key("seed")
+
+
+def test_neighbouring_records_are_independent():
+    # Reports of consecutive records (which share Philox blocks of four outputs) are uncorrelated:
+    # the lag-1 correlation of n iid reports has standard error 1/sqrt(n). The same check catches
+    # a generator that reused one uniform for the four records of a block.
+    n = 400_000
+    reports = randomize_records(np.ones(n, dtype=np.int8), 1.0, record_key(3)).astype(float)
+
+    def lag_correlation(r):
+        return np.corrcoef(r[:-1], r[1:])[0, 1]
+    assert abs(lag_correlation(reports)) < 4 / np.sqrt(n)
+    u = np.random.Generator(np.random.Philox(key=record_key(3))).random(n // 4)
+    reused = (np.repeat(u, 4) < 1 - flip_probability(1.0)).astype(float)
+    assert abs(lag_correlation(reused)) > 4 / np.sqrt(n)
+
+
+@pytest.mark.parametrize("per_record", [False, True])
+def test_likelihood_ratio_per_epsilon_form(per_record):
+    # P(report 1 | answer 1) / P(report 1 | answer 0) must be e^eps for a scalar epsilon and for one
+    # epsilon per record; the ratio's standard error is by the delta method. Randomizing at 2 eps
+    # while claiming eps exceeds e^eps by far more than that.
+    eps, n = 1.0, 400_000
+
+    def ratio(true_eps):
+        e = np.full(n, true_eps) if per_record else true_eps
+        p1 = randomize_records(np.full(n, 2, dtype=np.int8), e, record_key(10)).mean()
+        p0 = randomize_records(np.zeros(n, dtype=np.int8), e, record_key(11)).mean()
+        se = np.sqrt(p1 * (1 - p1) / n) / p0 + p1 * np.sqrt(p0 * (1 - p0) / n) / p0 ** 2
+        return p1 / p0, se
+    r, se = ratio(eps)
+    assert abs(r - np.exp(eps)) < 4 * se
+    r, se = ratio(2 * eps)
+    assert r - 4 * se > np.exp(eps)
+
+
+def test_randomize_records_validates():
+    with pytest.raises(InputError):
+        randomize_records(np.array([3]), 1.0, record_key(0))
+    with pytest.raises(InputError):
+        randomize_records(np.array([0.5]), 1.0, record_key(0))
+    with pytest.raises(InputError):
+        randomize_records(np.array([1]), 1.0, record_key(0), first_record=-1)
+    with pytest.raises(InputError):
+        randomize_bits(np.array([0.25]), 1.0, 0)

@@ -83,7 +83,7 @@ import numpy as np
 
 from .._rng import as_generator
 from ..data.rankings import Rankings
-from ..errors import InputError
+from ..errors import InputError, check_delta
 from ..guarantees import Guarantee
 from ..mechanisms.pairwise_matrix import Budget, clip_pairs, noisy_pairwise_matrix
 from ..mechanisms.tree import footrule_cost_release
@@ -324,7 +324,7 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
     """
     orders, w = profile_arrays(profile, weights)
     rel = footrule_cost_release(positions_of(orders), epsilon=epsilon, delta=delta,
-                                noise="laplace" if float(delta) == 0 else "gaussian",
+                                noise="laplace" if check_delta(delta) == 0 else "gaussian",
                                 kappa=kappa, weights=_integer_weights(w), rng=rng)
     return FootruleRelease(order=assignment_order(rel.costs), release=rel,
                            guarantee=rel.guarantee)

@@ -17,6 +17,7 @@ from ..pairwise.local import (classic_randomized_response, debiased_randomized_r
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
 from ..inference import plot_intervals
+from .engine_options import add_engine_options, engine_release
 from .intervals import add_interval_options, interval_rows
 from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
@@ -64,6 +65,7 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")
     add_interval_options(parser)
+    add_engine_options(parser)
     add_output_options(parser)
     add_ledger_option(parser)
 
@@ -152,14 +154,20 @@ def _check_options(args) -> None:
                          "with --max-answers (per respondent)")
 
 
+def _items(args):
+    if not args.items:
+        return None
+    path = Path(args.items)
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def _read(args):
-    items = None
-    if args.items:
-        path = Path(args.items)
-        if not path.is_file():
-            raise InputError(f"no such file: {path}")
-        items = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return read_comparisons(args.file, items=items)
+    """The comparisons in memory; None when ``--engine`` computes the statistic from the file."""
+    if args.engine != "local" or args.scheduler is not None:
+        return None
+    return read_comparisons(args.file, items=_items(args))
 
 
 def fitted_ranking(args, comps=None):
@@ -171,6 +179,8 @@ def fitted_ranking(args, comps=None):
     """
     _check_options(args)
     comps = _read(args) if comps is None else comps
+    if comps is None:
+        return _local_fit(engine_release(args, _items(args)), args)
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers}
@@ -188,7 +198,11 @@ def fitted_ranking(args, comps=None):
         else:
             res = rank_centrality(comps)
         return res, {**res.params, **(res.diagnostics or {})}
-    fit = fit_btl(private_release(comps, args), lam=_lam(args.lam))
+    return _local_fit(private_release(comps, args), args)
+
+
+def _local_fit(release, args):
+    fit = fit_btl(release, lam=_lam(args.lam))
     return fit, {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
 
 
@@ -200,7 +214,7 @@ def run_ranking(args) -> int:
     if ci is not None:
         notes["intervals"] = ci.describe()
     text = render(rows, res.guarantee, args.format, notes)
-    record_release(args, comps, res.guarantee)
+    record_release(args, args.file if comps is None else comps, res.guarantee)
     if args.plot:
         plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe().split(";")[0])
     emit(text, args)

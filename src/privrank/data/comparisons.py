@@ -12,12 +12,17 @@ observed unordered pair ``i < j`` the (weighted) number of records ``totals`` an
 to each side. Record values may lie outside [0, 1] (debiased randomized response), so
 ``wins`` is real-valued.
 
+:class:`ComparisonTally` is the exact form of the same statistic: integer counts of records
+and of half-wins per privacy level (the epsilon of randomized reports) and pair. Integer counts
+add up exactly in any order, so a tally computed in one piece, in batches or on the partitions
+of a cluster is identical, and every release derived from it is identical too.
+
 Items are indexed 0..m-1 in sorted label order (so the same input gives the same indices
 whatever order the records arrive in); results are mapped back to labels.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -28,7 +33,7 @@ OUTCOME_B = -1
 OUTCOME_TIE = 0
 
 
-def _sorted_labels(values) -> tuple:
+def sorted_labels(values) -> tuple:
     labels = set(values)
     try:
         return tuple(sorted(labels))
@@ -91,7 +96,7 @@ class PairwiseComparisons:
             raise InputError("item_a and item_b must have the same length")
         out = _as_outcome(outcome, n)
         if items is None:
-            labels = _sorted_labels(a_lab + b_lab)
+            labels = sorted_labels(a_lab + b_lab)
         else:
             labels = tuple(items)
             if len(set(labels)) != len(labels):
@@ -107,7 +112,7 @@ class PairwiseComparisons:
             u_lab = list(user)
             if len(u_lab) != n:
                 raise InputError("user must have one id per comparison")
-            users = _sorted_labels(u_lab)
+            users = sorted_labels(u_lab)
             uidx = {lab: k for k, lab in enumerate(users)}
             u = np.fromiter((uidx[x] for x in u_lab), dtype=np.int64, count=n)
         return cls._checked(labels, a, b, out, u, users, epsilon)
@@ -213,6 +218,11 @@ class PairwiseComparisons:
             values = self.preference_values()
         return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items)
 
+    def tally(self) -> "ComparisonTally":
+        """The exact integer tally of the records (see :class:`ComparisonTally`)."""
+        return ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
+                                            epsilon=self.epsilon, user=self.user)
+
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"
         kind = "randomized reports" if self.is_randomized else "comparisons"
@@ -259,17 +269,7 @@ class PairCounts:
         lo = np.where(swap, b, a)
         hi = np.where(swap, a, b)
         val = np.where(swap, 1.0 - v, v) * w
-        key = lo * m + hi
-        if m * m <= max(4 * key.size, 1 << 16):
-            tot = np.bincount(key, weights=w, minlength=m * m)
-            win = np.bincount(key, weights=val, minlength=m * m)
-            cnt = np.bincount(key, minlength=m * m)
-            keys = np.flatnonzero(cnt)
-            tot, win = tot[keys], win[keys]
-        else:
-            keys, inv = np.unique(key, return_inverse=True)
-            tot = np.bincount(inv, weights=w, minlength=keys.size)
-            win = np.bincount(inv, weights=val, minlength=keys.size)
+        keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val)
         return cls(int(m), keys // m, keys % m, win, tot, tuple(items))
 
     @classmethod
@@ -314,3 +314,176 @@ class PairCounts:
         m = self.n_items
         g = coo_matrix((np.ones(self.n_pairs), (self.i, self.j)), shape=(m, m))
         return int(connected_components(g, directed=False)[0])
+
+
+def group_sums(key, size: int, *weights):
+    """Sorted distinct ``key`` values in ``[0, size)`` and, per key, the sum of each weight array.
+
+    A weight of ``None`` counts the records of each key (int64). Dense ``bincount`` when the key
+    space is small relative to the number of keys, ``unique`` otherwise. Each sum adds its
+    terms in input order, so the result depends only on the input, never on the path taken.
+    """
+    key = np.asarray(key, dtype=np.int64)
+    if size <= max(4 * key.size, 1 << 16):
+        count = np.bincount(key, minlength=size)
+        keys = np.flatnonzero(count)
+        return keys, [count[keys] if w is None else np.bincount(key, w, size)[keys] for w in weights]
+    keys, inv = np.unique(key, return_inverse=True)
+    return keys, [np.bincount(inv, w, keys.size) for w in weights]
+
+
+def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct epsilons in increasing order and each record's index into them.
+
+    ``epsilon`` is one value per record, or a scalar shared by all ``n`` records: then the index
+    is the scalar 0 (it broadcasts), and nothing is sorted.
+    """
+    if np.ndim(epsilon) == 0:
+        return np.array([float(epsilon)]), np.int64(0)
+    levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
+    return levels, level.astype(np.int64)
+
+
+def user_level_counts(user, level, levels, counts=None):
+    """Records per (user, epsilon): ``(user, epsilon, n)`` sorted by user, then epsilon.
+
+    ``user`` are integer user codes, ``level`` each row's index into the increasing ``levels``
+    (see :func:`epsilon_levels`); ``counts`` (optional) says how many records each row stands
+    for (default one).
+    """
+    user = np.asarray(user, dtype=np.int64)
+    L = len(levels)
+    size = (int(user.max()) + 1) * L if user.size else 0
+    keys, (n,) = group_sums(user * L + level, size, counts)
+    return keys // L, np.asarray(levels)[keys % L], n
+
+
+def max_user_epsilon(user, level, levels, counts=None) -> float:
+    """Largest per-user sum of per-record epsilons (basic composition over each user's records).
+
+    Arguments as for :func:`user_level_counts`. The sum is formed the same way whatever the
+    order or grouping of the rows: per user, ``epsilon * records`` for each distinct epsilon,
+    added in increasing epsilon. So records tallied in one piece or in shards give the same
+    float.
+    """
+    who, eps, n = user_level_counts(user, level, levels, counts)
+    starts = np.flatnonzero(np.diff(who, prepend=-1))
+    return float(np.max(np.add.reduceat(eps * n, starts)))
+
+
+def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
+    """The code of each record, in ``[0, n_levels * m * m * 3)`` (the map step of every tally).
+
+    A record comparing items ``a`` and ``b`` (indices) at privacy level ``level`` with
+    ``values2`` (2 x its value for "a beats b", see :meth:`ComparisonTally.from_records`) has
+    code ``((level * m + lo) * m + hi) * 3 + v``, where ``lo < hi`` are its two items and ``v``
+    its doubled value for "lo beats hi".
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    v = np.asarray(values2, dtype=np.int8)
+    code = np.minimum(a, b)
+    code *= 3 * m
+    hi = np.maximum(a, b)
+    hi *= 3
+    code += hi
+    code += np.where(a > b, np.int8(2) - v, v)
+    if np.any(level):
+        code += np.asarray(level, dtype=np.int64) * (3 * m * m)
+    return code
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonTally:
+    """Exact integer tally of comparison records, per privacy level and pair.
+
+    For each observed unordered pair ``(i[k], j[k])``, ``i < j``, at privacy level ``level[k]``:
+    ``n[k]`` records and ``wins2[k]``, twice the summed record values for "i beats j" (a win
+    counts 2, a tie 1). Entries are sorted by ``(level, i, j)``.
+
+    Attributes
+    ----------
+    items : tuple
+        Item labels (index order).
+    epsilons : ndarray or None
+        For randomized reports, the distinct per-record epsilons in increasing order (``level``
+        indexes them); None for raw answers (one level, 0).
+    level, i, j, n, wins2 : ndarray of int64
+    epsilon_per_user : float or None
+        For randomized reports with user ids: the largest per-user sum of per-record epsilons
+        (:func:`max_user_epsilon`). None without user ids or for raw answers.
+    """
+
+    items: tuple
+    epsilons: np.ndarray | None
+    level: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    n: np.ndarray
+    wins2: np.ndarray
+    epsilon_per_user: float | None = None
+
+    @classmethod
+    def from_records(cls, items, a, b, values2, *, epsilon=None, user=None) -> "ComparisonTally":
+        """Tally records ``(a, b)`` (item indices) with ``values2`` = 2 x value for "a beats b".
+
+        ``values2`` is 2 (a preferred), 0 (b preferred) or 1 (tie); for randomized reports
+        ``epsilon`` gives each record's epsilon (or one for all) and ``user`` (integer codes)
+        its user.
+        """
+        if epsilon is None:
+            return cls.from_codes(items, None, record_codes(len(items), a, b, values2))
+        levels, level = epsilon_levels(epsilon, np.size(a))
+        tally = cls.from_codes(items, levels, record_codes(len(items), a, b, values2, level))
+        if user is not None:
+            tally = replace(tally, epsilon_per_user=max_user_epsilon(user, level, levels))
+        return tally
+
+    @classmethod
+    def from_codes(cls, items, epsilons, codes, counts=None) -> "ComparisonTally":
+        """Build from record codes (:func:`record_codes`) and how many records each stands for
+        (default one); codes may repeat and come in any order."""
+        m = len(items)
+        codes = np.asarray(codes, dtype=np.int64)
+        value = codes % 3
+        levels = 1 if epsilons is None else len(epsilons)
+        cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts, value if counts is None else counts * value)
+        return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m,
+                   np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))
+
+    @property
+    def is_randomized(self) -> bool:
+        """True for a tally of randomized reports."""
+        return self.epsilons is not None
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_records(self) -> int:
+        return int(self.n.sum())
+
+    def level_records(self) -> np.ndarray:
+        """Number of records at each privacy level."""
+        size = 1 if self.epsilons is None else self.epsilons.size
+        return np.bincount(self.level, self.n, size).astype(np.int64)
+
+    def pair_sums(self, *values) -> tuple[np.ndarray, list]:
+        """Pair keys ``i * m + j`` (increasing) and, per pair, the sum over levels of each array of
+        entry values; each pair's levels are added in increasing level, so the sums are a
+        function of the tally alone."""
+        m = self.n_items
+        return group_sums(self.i * m + self.j, m * m, *values)
+
+    def pair_counts(self, wins=None, totals=None) -> PairCounts:
+        """Per-pair sums of entry values (default: the record values ``wins2 / 2`` and the
+        record counts), as :class:`PairCounts` (see :meth:`pair_sums`)."""
+        m = self.n_items
+        keys, (win, tot) = self.pair_sums(self.wins2 / 2.0 if wins is None else wins,
+                                          self.n.astype(float) if totals is None else totals)
+        return PairCounts(m, keys // m, keys % m, win, tot, self.items)
+
+    def __repr__(self) -> str:  # never print counts
+        kind = "randomized reports" if self.is_randomized else "comparisons"
+        return f"ComparisonTally({kind}, {self.n_items} items, {self.i.size} entries)"

@@ -1,6 +1,8 @@
 """Readers and writers for comparison and ranking files.
 
-CSV comparisons come in two shapes, recognised from the header:
+Comparison files are CSV, Parquet (``.parquet``, ``.pq``) or Arrow IPC / Feather (``.arrow``,
+``.feather``, ``.ipc``); the last two need pyarrow. They come in two shapes, recognised from the
+header (column names are matched case-insensitively):
 
 * long format ``user,item_a,item_b,outcome`` with outcome 1 (item_a preferred), -1 (item_b)
   or 0 (tie). ``respondent`` and ``worker`` are accepted for ``user``, ``result`` for
@@ -9,7 +11,12 @@ CSV comparisons come in two shapes, recognised from the header:
 
 An optional ``epsilon`` column marks the records as randomized reports (respondents already
 applied randomized response with that epsilon on their device): they will be debiased, never
-randomized again. Errors name the offending line number but never echo its contents.
+randomized again. Errors name the offending line or record number but never echo its contents.
+
+:class:`ComparisonFile` reads any of the three formats in batches of bounded size with pyarrow
+(the streaming and Dask engines of :mod:`privrank.engines` use it); :func:`read_comparisons`
+reads a whole file into memory. Both apply the same rules: CSV fields are text with surrounding
+whitespace removed (so labels are strings), Parquet and Arrow columns keep their types.
 
 Rankings (:func:`read_rankings`) come from PrefLib files (``.soc`` complete strict orders,
 ``.soi`` strict incomplete orders, ``.toc`` complete orders with ties; the 2022 PrefLib format
@@ -39,15 +46,21 @@ import re
 import tempfile
 from pathlib import Path
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._rng import as_generator
 from ..errors import InputError
-from .comparisons import PairwiseComparisons
+from .comparisons import PairwiseComparisons, sorted_labels
 from .rankings import Rankings
 
 USER_COLUMNS = ("user", "respondent", "worker")
 OUTCOME_COLUMNS = ("outcome", "result")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+CSV_BLOCK_BYTES = 16 << 20
+DEFAULT_BATCH_SIZE = 1 << 20
 
 
 def _pick(header: list[str], names) -> str | None:
@@ -77,53 +90,112 @@ def _parse_epsilon(text: str, line: int) -> float:
     return x
 
 
+def _rows(reader):
+    """Rows of a CSV reader; malformed CSV (e.g. a NUL byte) is an input error naming the line."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            raise InputError(f"line {reader.line_num}: malformed CSV") from None
+
+
+@dataclass(frozen=True)
+class ComparisonColumns:
+    """Positions in a file's header of the fields of a comparison.
+
+    ``outcome`` is None for a ``winner,loser`` file (every record is a win for ``item_a``, the
+    winner); ``user`` and ``epsilon`` are None when the file has no such column.
+    """
+
+    item_a: int
+    item_b: int
+    outcome: int | None
+    user: int | None
+    epsilon: int | None
+
+    @classmethod
+    def from_header(cls, header, source) -> "ComparisonColumns":
+        names = [str(h).strip().lower() for h in header]
+        user = _pick(names, USER_COLUMNS)
+        outcome = _pick(names, OUTCOME_COLUMNS)
+        if "winner" in names and "loser" in names:
+            a, b, outcome = "winner", "loser", None
+        elif "item_a" in names and "item_b" in names and outcome:
+            a, b = "item_a", "item_b"
+        else:
+            raise InputError(f"{source}: need columns item_a,item_b,outcome (or result) or winner,loser; "
+                             f"found {','.join(names)}")
+
+        def pos(name):
+            return None if name is None else names.index(name)
+        return cls(pos(a), pos(b), pos(outcome), pos(user), pos("epsilon" if "epsilon" in names else None))
+
+    def positions(self) -> list[int]:
+        """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon."""
+        return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon) if k is not None]
+
+
+def file_format(path) -> str:
+    """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
+    suffix = Path(str(path)).suffix.lower()
+    return "parquet" if suffix in PARQUET_SUFFIXES else "arrow" if suffix in ARROW_SUFFIXES else "csv"
+
+
 def read_comparisons(path, *, items=None) -> PairwiseComparisons:
-    """Read pairwise comparisons from a CSV file (see the module docstring for the formats).
+    """Read pairwise comparisons from a CSV, Parquet or Arrow file into memory.
+
+    See the module docstring for the formats. CSV needs only the standard library; Parquet and
+    Arrow files are read with :class:`ComparisonFile` (pyarrow).
 
     Raises
     ------
     InputError
         On a missing file or column, an unknown outcome, an empty field, NaN, or fewer than two
-        items; the message names the line.
+        items; the message names the line (CSV) or the record.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no such file: {path}")
+    if file_format(path) != "csv":
+        return ComparisonFile(path).read(items=items)
+    return _read_text(_read_comparisons, path, items)
+
+
+def _read_text(read, path: Path, *args):
+    """``read(path, *args)`` on a text file: bytes that are not UTF-8 are an input error."""
+    try:
+        return read(path, *args)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+
+
+def _read_comparisons(path: Path, items) -> PairwiseComparisons:
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
+        rows = _rows(reader)
         try:
-            header = [h.strip().lower() for h in next(reader)]
+            header = [h.strip().lower() for h in next(rows)]
         except StopIteration:
             raise InputError(f"{path} is empty") from None
-        user_col = _pick(header, USER_COLUMNS)
-        out_col = _pick(header, OUTCOME_COLUMNS)
-        eps_col = "epsilon" if "epsilon" in header else None
-        if "winner" in header and "loser" in header:
-            shape = "winner"
-            cols = ["winner", "loser"]
-        elif "item_a" in header and "item_b" in header and out_col:
-            shape = "long"
-            cols = ["item_a", "item_b", out_col]
-        else:
-            raise InputError(
-                f"{path}: need columns item_a,item_b,outcome (or result) or winner,loser; "
-                f"found {','.join(header)}")
-        idx = {c: header.index(c) for c in cols}
-        uidx = header.index(user_col) if user_col else None
-        eidx = header.index(eps_col) if eps_col else None
-        a, b, out, users, eps = [], [], [], [], []
+        layout = ComparisonColumns.from_header(header, path)
+        cols = [layout.item_a, layout.item_b] + ([] if layout.outcome is None else [layout.outcome])
+        uidx, eidx = layout.user, layout.epsilon
+        a, b, out, users, eps, lines = [], [], [], [], [], []
         width = len(header)
-        for line, row in enumerate(reader, start=2):
+        for line, row in enumerate(rows, start=2):
             if not row or all(not x.strip() for x in row):
                 continue
             if len(row) != width:
                 raise InputError(f"line {line}: expected {width} fields, found {len(row)}")
-            fields = [row[idx[c]].strip() for c in cols]
+            fields = [row[c].strip() for c in cols]
             if any(f == "" or f.lower() in ("nan", "na") for f in fields):
                 raise InputError(f"line {line}: empty or NaN field")
             a.append(fields[0])
             b.append(fields[1])
-            out.append(1 if shape == "winner" else _parse_outcome(fields[2], line))
+            lines.append(line)
+            out.append(1 if layout.outcome is None else _parse_outcome(fields[2], line))
             if uidx is not None:
                 u = row[uidx].strip()
                 if u == "":
@@ -133,15 +205,307 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
                 eps.append(_parse_epsilon(row[eidx].strip(), line))
     if not a:
         raise InputError(f"{path} has a header but no comparisons")
-    for k, (x, y) in enumerate(zip(a, b)):
+    for line, x, y in zip(lines, a, b):
         if x == y:
-            raise InputError(f"line {k + 2}: a comparison of an item with itself")
+            raise InputError(f"line {line}: a comparison of an item with itself")
     labels = set(a) | set(b)
     if len(labels) < 2 and items is None:
         raise InputError(f"{path}: only one item occurs; at least two are needed to rank")
     return PairwiseComparisons.from_labels(
         a, b, out, user=users if uidx is not None else None,
         epsilon=eps if eidx is not None else None, items=items)
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError("reading Parquet or Arrow files, and the stream and dask engines, need pyarrow: "
+                         "pip install 'privrank[pandas]'") from None
+    return pyarrow
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonBatch:
+    """Validated records of one batch of a comparison file.
+
+    ``item_a``, ``item_b`` and ``user`` are pyarrow arrays of labels (possibly
+    dictionary-encoded); ``outcome`` int8 in {1, -1, 0}; ``epsilon`` the per-record epsilon of
+    randomized reports or None. ``first_record`` is the index in the file of the first record.
+    """
+
+    item_a: object
+    item_b: object
+    outcome: np.ndarray
+    user: object
+    epsilon: np.ndarray | None
+    first_record: int
+
+    def __len__(self) -> int:
+        return int(self.outcome.size)
+
+    def labels(self, used_only: bool = True) -> set:
+        """Item labels that occur in the batch; with ``used_only=False`` possibly more: the whole
+        dictionary of a dictionary-encoded column (no pass over the records)."""
+        return set(_present(self.item_a, used_only)) | set(_present(self.item_b, used_only))
+
+    def item_indices(self, items: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of each record's two items in ``items``; refuses unknown items and self-comparisons."""
+        a = _indices(self.item_a, items)
+        b = _indices(self.item_b, items)
+        same = np.flatnonzero(a == b)
+        if same.size:
+            raise InputError(f"record {self.first_record + int(same[0]) + 1} compares an item with itself")
+        return a, b
+
+
+def item_list(items) -> tuple:
+    """A caller's item list as a tuple, refusing repeated labels."""
+    labels = tuple(items)
+    if len(set(labels)) != len(labels):
+        raise InputError("the item list has a repeated label")
+    return labels
+
+
+def _present(labels, used_only: bool = True) -> list:
+    """Distinct values of a label array (for a dictionary array: the entries actually used, or
+    with ``used_only=False`` the whole dictionary)."""
+    pa = _pyarrow()
+    if pa.types.is_dictionary(labels.type):
+        if not used_only:
+            return labels.dictionary.to_pylist()
+        used = np.bincount(labels.indices.to_numpy(zero_copy_only=False), minlength=len(labels.dictionary)) > 0
+        return labels.dictionary.filter(pa.array(used)).to_pylist()
+    import pyarrow.compute as pc
+    return pc.unique(labels).to_pylist()
+
+
+def _indices(labels, known: tuple) -> np.ndarray:
+    """Index of every label of a pyarrow array in the tuple ``known`` (a dictionary array is
+    mapped through its dictionary)."""
+    pa = _pyarrow()
+    import pyarrow.compute as pc
+    dictionary = pa.types.is_dictionary(labels.type)
+    values = labels.dictionary if dictionary else labels
+    try:
+        idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        raise InputError("the given item list does not match the type of the file's item labels") from None
+    idx = pc.fill_null(idx, -1).to_numpy().astype(np.int64)
+    unknown = idx.size and idx.min() < 0
+    if dictionary:
+        idx = idx[labels.indices.to_numpy(zero_copy_only=False)]
+        unknown = unknown and idx.min() < 0  # an unknown dictionary entry matters only if used
+    if unknown:
+        raise InputError("a comparison names an item that is not in the given item list")
+    return idx
+
+
+class ComparisonFile:
+    """A comparison file (CSV, Parquet or Arrow IPC) read in batches with pyarrow.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file. Its header is read and checked on construction.
+
+    Batches hold at most ``batch_size`` records; Parquet files are read row group by row group
+    and CSV files in blocks of 16 MB, so memory stays bounded whatever the file size. Records
+    are numbered from 0 in file order (blank CSV lines are not records); errors name the record
+    (counting from 1) and never echo its contents. The object holds no open file and can be sent
+    to other processes (the Dask engine does).
+    """
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.format = file_format(path)
+        if "://" not in self.path and not Path(self.path).is_file():
+            raise InputError(f"no such file: {self.path}")
+        self.header = self._header()
+        self.columns = ComparisonColumns.from_header(self.header, self.path)
+        self.names = [self.header[k] for k in self.columns.positions()]
+
+    def _header(self) -> list[str]:
+        pa = _pyarrow()
+        try:
+            if self.format == "parquet":
+                import pyarrow.parquet as pq
+                return list(pq.read_schema(self.path).names)
+            if self.format == "arrow":
+                with pa.memory_map(self.path) as source:
+                    return list(pa.ipc.open_file(source).schema.names)
+        except (pa.ArrowInvalid, OSError):
+            raise InputError(f"{self.path} is not a readable {self.format} file") from None
+        with open(self.path, newline="", encoding="utf-8-sig") as fh:
+            try:
+                return next(csv.reader(fh))
+            except StopIteration:
+                raise InputError(f"{self.path} is empty") from None
+
+    @property
+    def is_randomized(self) -> bool:
+        """True when the file has an epsilon column (randomized reports)."""
+        return self.columns.epsilon is not None
+
+    @property
+    def has_users(self) -> bool:
+        return self.columns.user is not None
+
+    def n_records(self) -> int | None:
+        """Number of records from the file's metadata (None for CSV, which has none)."""
+        pa = _pyarrow()
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+            return pq.ParquetFile(self.path).metadata.num_rows
+        if self.format == "arrow":
+            with pa.memory_map(self.path) as source:
+                reader = pa.ipc.open_file(source)
+                return sum(reader.get_batch(k).num_rows for k in range(reader.num_record_batches))
+        return None
+
+    def raw_batches(self, batch_size: int):
+        """The file's columns of interest in pyarrow record batches of at most ``batch_size`` rows."""
+        pa = _pyarrow()
+        size = int(batch_size)
+        if size < 1:
+            raise InputError("batch_size must be >= 1")
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+            schema = pq.read_schema(self.path)
+            labels = [self.header[k] for k in (self.columns.item_a, self.columns.item_b)]
+            dictionary = [n for n in labels if pa.types.is_string(schema.field(n).type)
+                          or pa.types.is_large_string(schema.field(n).type)]
+            source = pq.ParquetFile(self.path, read_dictionary=dictionary, pre_buffer=False)
+            yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
+            return
+        if self.format == "arrow":
+            with pa.memory_map(self.path) as mapped:
+                reader = pa.ipc.open_file(mapped)
+                for k in range(reader.num_record_batches):
+                    batch = reader.get_batch(k).select(self.names)
+                    for start in range(0, batch.num_rows, size):
+                        yield batch.slice(start, size)
+            return
+        yield from self._csv_batches(size)
+
+    def _csv_batches(self, size: int):
+        pa = _pyarrow()
+        import pyarrow.csv as pcsv
+
+        bad = []
+
+        def invalid_row(row):
+            bad.append(row)
+            return "error"
+        try:
+            reader = pcsv.open_csv(
+                self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                parse_options=pcsv.ParseOptions(invalid_row_handler=invalid_row),
+                convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
+                                                    include_columns=self.names, strings_can_be_null=False))
+            for batch in reader:
+                for start in range(0, batch.num_rows, size):
+                    yield batch.slice(start, size)
+        except pa.ArrowInvalid:  # the parser's own message would quote the row
+            if bad:
+                row = bad[0]
+                where = f"row {row.number}: " if row.number is not None else "a row "
+                raise InputError(f"{self.path}: {where}has {row.actual_columns} fields, "
+                                 f"expected {row.expected_columns}") from None
+            raise InputError(f"{self.path} could not be parsed as CSV") from None
+
+    def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
+        """Validated :class:`ComparisonBatch` objects covering the file in order."""
+        first = 0
+        for raw in self.raw_batches(batch_size):
+            batch = self.validate(raw, first)
+            first += len(batch)
+            yield batch
+
+    def validate(self, table, first_record: int) -> ComparisonBatch:
+        """Check and convert a table (or record batch) of this file's columns, whose first record
+        has index ``first_record`` in the file (see the class docstring)."""
+        pa = _pyarrow()
+        c = self.columns
+
+        def column(pos):
+            col = table.column(self.header[pos])
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            if self.format == "csv":
+                import pyarrow.compute as pc
+                col = pc.utf8_trim_whitespace(col)
+            return col
+
+        def check_present(col, name):
+            if col.null_count:
+                bad = np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))
+                raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
+            dictionary = pa.types.is_dictionary(col.type)
+            values = col.dictionary if dictionary else col
+            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                import pyarrow.compute as pc
+                empty = pc.equal(values, "").to_numpy(zero_copy_only=False)
+                if dictionary and empty.any():
+                    empty = np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(empty))
+                bad = np.flatnonzero(empty)
+                if bad.size:
+                    raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
+            return col
+
+        item_a = check_present(column(c.item_a), "item")
+        item_b = check_present(column(c.item_b), "item")
+        n = len(item_a)
+        if c.outcome is None:
+            outcome = np.ones(n, dtype=np.int8)
+        else:
+            x = self._numbers(check_present(column(c.outcome), "outcome"), "outcome", first_record)
+            bad = np.flatnonzero((x != 1) & (x != -1) & (x != 0))
+            if bad.size:
+                raise InputError(f"record {first_record + int(bad[0]) + 1}: outcome must be 1, -1 or 0")
+            outcome = x.astype(np.int8)
+        user = None if c.user is None else check_present(column(c.user), "user id")
+        epsilon = None
+        if c.epsilon is not None:
+            epsilon = self._numbers(check_present(column(c.epsilon), "epsilon"), "epsilon", first_record)
+            bad = np.flatnonzero(~np.isfinite(epsilon) | (epsilon <= 0))
+            if bad.size:
+                raise InputError(f"record {first_record + int(bad[0]) + 1}: epsilon must be finite and > 0")
+            ties = np.flatnonzero(outcome == 0)
+            if ties.size:
+                raise InputError(f"record {first_record + int(ties[0]) + 1}: a randomized report must be 1 or -1, "
+                                 "not a tie (randomized response never outputs a tie)")
+        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record))
+
+    @staticmethod
+    def _numbers(col, name, first_record) -> np.ndarray:
+        pa = _pyarrow()
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            return col.to_numpy(zero_copy_only=False)
+        try:
+            return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            for k, text in enumerate(col.to_pylist()):  # locate the culprit only on the error path
+                try:
+                    float(text)
+                except (TypeError, ValueError):
+                    raise InputError(f"record {first_record + k + 1}: {name} must be a number") from None
+            raise InputError(f"{name} must be numeric") from None
+
+    def read(self, *, items=None) -> PairwiseComparisons:
+        """The whole file in memory (items in sorted label order unless ``items`` is given)."""
+        batches = list(self.batches())
+        if not batches or not sum(len(b) for b in batches):
+            raise InputError(f"{self.path} has a header but no comparisons")
+        labels = sorted_labels(set().union(*(b.labels() for b in batches))) if items is None else item_list(items)
+        pairs = [b.item_indices(labels) for b in batches]
+        user = users = None
+        if self.has_users:
+            users = sorted_labels(set().union(*(_present(b.user) for b in batches)))
+            user = np.concatenate([_indices(b.user, users) for b in batches])
+        epsilon = np.concatenate([b.epsilon for b in batches]) if self.is_randomized else None
+        return PairwiseComparisons.from_indices(
+            labels, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),
+            np.concatenate([b.outcome for b in batches]), user=user, users=users, epsilon=epsilon)
 
 
 def comparisons_to_csv(comps: PairwiseComparisons) -> str:
@@ -235,9 +599,9 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
         raise InputError(f"no such file: {path}")
     suffix = path.suffix.lower()
     if suffix in (".soc", ".soi", ".toc", ".toi"):
-        labels, ballots = _read_preflib(path)
+        labels, ballots = _read_text(_read_preflib, path)
     elif suffix == ".csv":
-        labels, ballots = _read_ranking_csv(path)
+        labels, ballots = _read_text(_read_ranking_csv, path)
     else:
         raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc or .csv")
     return _complete_ballots(labels, ballots, partial, rng, path)
@@ -287,8 +651,9 @@ def _read_preflib(path: Path):
 def _read_ranking_csv(path: Path):
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
+        lines = _rows(reader)
         try:
-            header = [h.strip() for h in next(reader)]
+            header = [h.strip() for h in next(lines)]
         except StopIteration:
             raise InputError(f"{path} is empty") from None
         lower = [h.lower() for h in header]
@@ -299,7 +664,7 @@ def _read_ranking_csv(path: Path):
             raise InputError(f"{path}: no item or rank columns")
         order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
         rows = []
-        for line_no, row in enumerate(reader, start=2):
+        for line_no, row in enumerate(lines, start=2):
             if not row or all(not x.strip() for x in row):
                 continue
             if len(row) != len(header):

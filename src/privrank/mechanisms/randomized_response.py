@@ -14,6 +14,13 @@ item, the same as in the non-private likelihood.
 Debiasing (eq. 1) maps a report ``y~`` in {0, 1} to ``z = ((e^eps + 1) y~ - 1) / (e^eps - 1)``,
 an unbiased estimate of ``y`` (Lemma 2) with variance ``coth(eps/2)^2 / 4 - (P - 1/2)^2``.
 Debiasing is post-processing and costs no privacy.
+
+Counter-based randomness. Record ``r`` of a data set is randomized with the ``r``-th uniform of
+a Philox4x64 stream under a 128-bit key (Salmon et al. 2011; numpy's ``Philox``): the uniform
+depends only on (key, r), so a seeded run gives the same reports whether the records are
+randomized all at once, in batches, or on the partitions of a cluster in any order. The key
+comes from ``rng`` (see :func:`record_key`); a seed makes the reports reproducible, which is
+for research and tests: anyone who knows the seed can undo the randomization.
 """
 from __future__ import annotations
 
@@ -26,27 +33,63 @@ from ..errors import InputError, check_epsilon, check_epsilons
 
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
-    p = expit(-np.asarray(epsilon, dtype=float))
+    p = expit(-check_epsilons(epsilon))
     return float(p) if p.ndim == 0 else p
+
+
+def record_key(rng=None) -> np.ndarray:
+    """The 128-bit Philox key (two uint64) of a randomization, from ``rng``.
+
+    ``None`` draws the key from OS entropy, an int seed derives it through
+    :class:`numpy.random.SeedSequence`, and a :class:`numpy.random.Generator` supplies it from
+    its stream (so successive calls with one Generator give independent randomizations).
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+    as_generator(rng)  # validates the argument
+    return np.random.SeedSequence(rng).generate_state(2, dtype=np.uint64)
+
+
+def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarray:
+    """Randomized response on answers given as twice their value, record by record.
+
+    ``values2[k]`` is 2 (the answer is 1: item_a preferred), 0 (item_b preferred) or 1 (a tie,
+    value 1/2) for record ``first_record + k`` of its data set. The record's report is 1 when
+    its uniform ``u`` (the Philox output at that record index under ``key``) is below the
+    probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
+    where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
+    docstring). ``epsilon`` is a scalar or one value per answer. Returns reports in {0, 1}.
+    """
+    v = np.asarray(values2)
+    if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
+        raise InputError("answers must be 0, 1 or 1/2 (tie)")
+    first = int(first_record)
+    if first < 0:
+        raise InputError("first_record must be >= 0")
+    if np.ndim(epsilon):
+        p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape))
+        report_one = np.where(v == 1, 0.5, np.where(v == 2, 1.0 - p, p))
+    else:
+        p = flip_probability(check_epsilon(epsilon))
+        report_one = np.array([p, 0.5, 1.0 - p])[v]
+    # Philox yields four 64-bit outputs per counter value: output r sits at counter r // 4.
+    block, skip = divmod(first, 4)
+    gen = np.random.Generator(np.random.Philox(key=np.asarray(key, dtype=np.uint64), counter=[block, 0, 0, 0]))
+    u = gen.random(skip + v.size)[skip:].reshape(v.shape)
+    return (u < report_one).astype(np.int8)
 
 
 def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:
     """Randomized response on an array of answers in {0, 1/2, 1} (1/2 = tie).
 
-    ``epsilon`` is a scalar or one value per answer. Returns reports in {0, 1}.
+    The answers are records ``0, 1, ...`` of :func:`randomize_records` under the key of
+    ``rng`` (:func:`record_key`). ``epsilon`` is a scalar or one value per answer. Returns
+    reports in {0, 1}.
     """
-    gen = as_generator(rng)
-    y = np.asarray(bits, dtype=float)
-    eps = np.broadcast_to(check_epsilons(epsilon), y.shape) if np.ndim(epsilon) else \
-        np.full(y.shape, check_epsilon(epsilon))
-    tie = y == 0.5
-    if not np.all((y == 0) | (y == 1) | tie):
+    doubled = 2.0 * np.asarray(bits, dtype=float)
+    if not np.all((doubled == 0) | (doubled == 1) | (doubled == 2)):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
-    u = gen.random(y.shape)
-    coin = gen.random(y.shape) < 0.5
-    truth = np.where(tie, coin, y == 1)
-    flip = u < flip_probability(eps)
-    return (truth ^ flip).astype(np.int8)
+    return randomize_records(doubled.astype(np.int8), epsilon, record_key(rng))
 
 
 def randomize_counts(wins, n, epsilon, rng=None, *, ties=0) -> np.ndarray:
@@ -93,21 +136,31 @@ def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     return 1 if bit else -1
 
 
-def debias(reports01, epsilon) -> np.ndarray:
+def debias(reports01, epsilon, n=1) -> np.ndarray:
     """Debiasing transform of Xu, Sun, Cheng eq. (1): unbiased estimates of the true answers.
 
-    ``reports01`` in {0, 1}; ``epsilon`` scalar or one per report. Values are
-    ``-1/(e^eps - 1)`` for a 0 and ``e^eps/(e^eps - 1)`` for a 1.
+    ``reports01`` are reports in {0, 1}, or fractions in [0, 1] of "1" reports among answers
+    randomized at the same epsilon (the transform is affine, so debiasing their mean is the mean
+    of their debiased values); ``epsilon`` scalar or one per report. Values are
+    ``-1/(e^eps - 1)`` for a 0 and ``e^eps/(e^eps - 1)`` for a 1. With ``n``, ``reports01``
+    counts the 1s among ``n`` reports at that epsilon (0 to ``n``) and the result is the sum of
+    their debiased values, ``((e^eps + 1) * reports01 - n) / (e^eps - 1)``.
     """
-    y = np.asarray(reports01, dtype=float)
-    eps = np.asarray(epsilon, dtype=float)
+    try:
+        y = np.asarray(reports01, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("reports must be 0 or 1") from None
+    if not np.all((y >= 0) & (y <= n)):
+        raise InputError("reports must be 0 or 1, or fractions of 1-reports in [0, 1], or counts of "
+                         "1-reports between 0 and n (map a report of -1 to 0 first)")
+    eps = check_epsilons(epsilon)
     with np.errstate(over="ignore"):  # e^eps = inf for huge eps: the report is the answer
-        return y + (2.0 * y - 1.0) / np.expm1(eps)
+        return y + (2.0 * y - n) / np.expm1(eps)
 
 
 def variance_inflation(epsilon) -> np.ndarray:
     """``coth(eps/2)^2``: the worst-case variance of a debiased report divided by 1/4."""
-    eps = np.asarray(epsilon, dtype=float)
+    eps = check_epsilons(epsilon)
     return 1.0 / np.tanh(eps / 2.0) ** 2
 
 

@@ -20,12 +20,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._rng import as_generator
-from ..data.comparisons import PairwiseComparisons
+from ..data.comparisons import PairwiseComparisons, epsilon_levels, max_user_epsilon
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
-from .release import (TIE_NOTE, PairwiseRelease, local_guarantee, pair_variances, paper_lambda,
-                      record_weights, release_from_reports)
+from .release import PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -36,8 +35,13 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
             vals = np.array([float(spec[u]) for u in comps.users])
         except KeyError:
             raise InputError(f"{name} mapping is missing a user of the data") from None
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} in the mapping must be a number > 0") from None
     else:
-        vals = np.asarray(spec, dtype=float)
+        try:
+            vals = np.asarray(spec, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} must be a number > 0") from None
         if vals.shape != (len(comps.users),):
             raise InputError(f"{name} needs one value per user ({len(comps.users)})")
     return check_epsilons(vals, name=name)
@@ -99,11 +103,7 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     """
     reports = comps if comps.is_randomized else randomized_response(comps, epsilon, user_epsilon=user_epsilon,
                                                                      rng=rng)
-    eps = reports.epsilon
-    _, G = record_weights(eps, "uniform")
-    g = local_guarantee(reports, eps, "classic randomized response",
-                        note=TIE_NOTE)
-    return PairwiseRelease(reports.pair_counts(), g, G, paper_lambda(eps))
+    return release_from_reports(reports, debiased=False)
 
 
 def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
@@ -120,9 +120,10 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     eps = record_epsilons(comps, epsilon, user_epsilon)
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
-    g = local_guarantee(comps, eps, "local Laplace", note=LAPLACE_NOTE)
+    per_user = None if comps.user is None else max_user_epsilon(comps.user, *epsilon_levels(eps, eps.size)[::-1])
+    g = local_guarantee(eps.max(), per_user, "local Laplace", note=LAPLACE_NOTE)
     return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps),
-                           *pair_variances(comps, None, 2.0 / eps ** 2))
+                           noise_variance=comps.pair_counts(weights=2.0 / eps ** 2).totals)
 
 
 LAPLACE_NOTE = "each answer plus Laplace(1/epsilon) noise"
@@ -148,7 +149,14 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
     The paper's narrative numbers them in the opposite order to its displayed formulas
     (its "Scheme 1" in the figures is ``log_under``); privrank uses the rate names only.
     """
-    L = np.asarray(L, dtype=float)
+    try:
+        L = np.asarray(L, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("L must be a number of users >= 1") from None
+    if not np.all(np.isfinite(L)) or np.any(L < 1) or int(L0) < 1:
+        raise InputError("L and L0 must be finite numbers of users >= 1")
+    if int(m) != m or m < 2:
+        raise InputError("m must be an integer number of items >= 2")
     base = np.sqrt(L0 / L)
     if scheme == "critical":
         out = base

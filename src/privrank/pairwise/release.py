@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.comparisons import PairCounts, PairwiseComparisons
+from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from ..errors import InputError
 from ..guarantees import UNIT_COMPARISON, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
@@ -59,86 +59,104 @@ class PairwiseRelease:
         return self.counts.items
 
 
-def local_guarantee(comps: PairwiseComparisons, eps_records: np.ndarray, mechanism: str,
+def local_guarantee(epsilon: float, epsilon_per_user: float | None, mechanism: str,
                     note: str = "") -> Guarantee:
-    """Per-comparison local-DP guarantee, with the per-user epsilon by basic composition.
+    """Per-comparison local-DP guarantee with the per-user epsilon by basic composition.
 
-    The per-user epsilon is the maximum over users of the sum of their records' epsilons; it is
-    None when the data carry no user ids.
+    ``epsilon`` is the largest per-record epsilon; ``epsilon_per_user`` the largest per-user sum
+    (:func:`~privrank.data.comparisons.max_user_epsilon`), None when the data carry no user ids.
     """
-    eps_max = float(np.max(eps_records))
-    per_user = None
-    if comps.user is not None:
-        per_user = float(np.max(np.bincount(comps.user, eps_records, len(comps.users))))
-    return Guarantee(epsilon=eps_max, model="local", unit=UNIT_COMPARISON, mechanism=mechanism,
-                     epsilon_per_comparison=eps_max, epsilon_per_user=per_user, note=note)
+    eps = float(epsilon)
+    return Guarantee(epsilon=eps, model="local", unit=UNIT_COMPARISON, mechanism=mechanism,
+                     epsilon_per_comparison=eps, epsilon_per_user=epsilon_per_user, note=note)
 
 
-def record_weights(eps_records: np.ndarray, weights: str) -> tuple[np.ndarray | None, float]:
+def record_weights(eps_records: np.ndarray, weights: str, counts=None) -> tuple[np.ndarray | None, float]:
     """Record weights and the variance factor ``G`` for a weighting scheme.
 
     ``uniform`` (the paper): equal weights, ``G = mean coth^2(eps/2)``. ``inverse_variance``
     (extension for heterogeneous epsilon): weights ``tanh^2(eps/2)`` normalised to mean 1,
-    ``G = 1 / mean tanh^2(eps/2)``. Weights depend only on the public epsilons, so weighting is
-    post-processing.
+    ``G = 1 / mean tanh^2(eps/2)``. Means run over records; ``counts`` (optional) says how many
+    records each entry of ``eps_records`` stands for. Weights depend only on the public
+    epsilons, so weighting is post-processing.
     """
     if weights == "uniform":
-        return None, float(np.mean(variance_inflation(eps_records)))
+        return None, float(np.average(variance_inflation(eps_records), weights=counts))
     if weights == "inverse_variance":
-        w = np.tanh(eps_records / 2.0) ** 2
-        return w / w.mean(), float(1.0 / w.mean())
+        w = np.tanh(np.asarray(eps_records, dtype=float) / 2.0) ** 2
+        mean = float(np.average(w, weights=counts))
+        return w / mean, 1.0 / mean
     raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
 
 
-def paper_lambda(eps_records: np.ndarray) -> float:
-    """Literal ridge of Xu, Sun, Cheng §5.1, ``(e^eps+1)^2/(e^eps-1)`` per record (count form)."""
+def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
+    """Literal ridge of Xu, Sun, Cheng §5.1, ``(e^eps+1)^2/(e^eps-1)`` per record (count form).
+
+    ``counts`` (optional) says how many records each entry of ``eps_records`` stands for.
+    """
     e = np.exp(eps_records)
-    return float(np.mean((e + 1.0) ** 2 / (e - 1.0)))
+    return float(np.average((e + 1.0) ** 2 / (e - 1.0), weights=counts))
 
 
-def release_from_reports(reports: PairwiseComparisons, *, weights: str = "uniform",
-                         mechanism: str = "debiased randomized response") -> PairwiseRelease:
+def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True) -> PairwiseRelease:
     """Debias randomized reports (post-processing, no further randomization).
 
-    The reports carry each record's epsilon; the guarantee assumes every report was produced
-    by randomized response with that epsilon on the respondent's side.
+    Parameters
+    ----------
+    reports : PairwiseComparisons or ComparisonTally
+        Randomized reports with each record's epsilon, in memory or as their tally (from
+        :func:`privrank.engines.sufficient_statistics`). The guarantee assumes every report was
+        produced by randomized response with that epsilon.
+    weights : {"uniform", "inverse_variance"}
+        See :func:`record_weights`.
+    debiased : bool
+        True: the unbiased values of Xu, Sun, Cheng eq. (1). False: the reports as they are
+        (classic randomized response, the paper's biased baseline of §2.2, which carries no
+        noise variance: confidence intervals refuse it).
+
+    The release is computed from the exact integer tally, per epsilon level, so it is the same
+    float for float however the tally was computed.
     """
-    if not reports.is_randomized:
+    tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
+    if not isinstance(tally, ComparisonTally):
+        raise InputError("expected randomized reports (PairwiseComparisons or ComparisonTally)")
+    if not tally.is_randomized:
         raise InputError("these comparisons carry no epsilon column: they are raw answers, "
                          "not randomized reports")
-    eps = reports.epsilon
-    z = debias((reports.outcome + 1) // 2, eps)
-    w, G = record_weights(eps, weights)
-    g = local_guarantee(reports, eps, mechanism,
-                        note=TIE_NOTE)
-    return PairwiseRelease(reports.pair_counts(z, w), g, G, paper_lambda(eps),
-                           *pair_variances(reports, w, added_variance(eps)))
+    eps, per_level = tally.epsilons, tally.level_records()
+    w, G = record_weights(eps, weights, per_level)
+    eps_entry = eps[tally.level]
+    reported = tally.wins2 / 2.0
+    values = debias(reported, eps_entry, tally.n) if debiased else reported
+    weight = 1.0 if w is None else w[tally.level]
+    mechanism = "debiased randomized response" if debiased else "classic randomized response"
+    g = local_guarantee(eps.max(), tally.epsilon_per_user, mechanism, note=TIE_NOTE)
+    counts = tally.pair_counts(weight * values, weight * tally.n)
+    if not debiased:
+        return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level))
+    squares = weight ** 2 * tally.n  # per entry, the sum of its records' squared weights
+    _, (weight_sq, noise) = tally.pair_sums(squares, squares * added_variance(eps_entry))
+    return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level), None if w is None else weight_sq, noise)
 
 
-def pair_variances(comps: PairwiseComparisons, weights, record_noise) -> tuple[np.ndarray | None, np.ndarray]:
-    """Per-pair ``(sum of squared weights, sum of squared weight x record noise variance)``.
+def non_private_release(comps) -> PairwiseRelease:
+    """The exact statistic of raw comparisons (ties count half a win each): not private.
 
-    The pairs are those of ``comps.pair_counts()``, in the same order.
+    ``comps`` is a PairwiseComparisons or the ComparisonTally of raw comparisons.
     """
-    w2 = np.ones(comps.n_records) if weights is None else np.asarray(weights) ** 2
-    weight_sq = None if weights is None else comps.pair_counts(weights=w2).totals
-    noise = comps.pair_counts(weights=w2 * np.broadcast_to(record_noise, w2.shape)).totals
-    return weight_sq, noise
-
-
-def non_private_release(comps: PairwiseComparisons) -> PairwiseRelease:
-    """The exact statistic of raw comparisons (ties count half a win each): not private."""
-    if comps.is_randomized:
+    tally = comps.tally() if isinstance(comps, PairwiseComparisons) else comps
+    if tally.is_randomized:
         raise InputError("these are randomized reports; debias them with release_from_reports")
-    counts = comps.pair_counts()
+    counts = tally.pair_counts()
     return PairwiseRelease(counts, Guarantee.non_private("none"), 1.0, None,
                            noise_variance=np.zeros(counts.n_pairs))
 
 
 def as_release(data, *, weights: str = "uniform") -> PairwiseRelease:
-    """Coerce estimator input: a release, randomized reports (debiased) or raw data (non-private)."""
+    """Coerce estimator input: a release, randomized reports (debiased) or raw data (non-private),
+    in memory or as a tally."""
     if isinstance(data, PairwiseRelease):
         return data
-    if isinstance(data, PairwiseComparisons):
+    if isinstance(data, (PairwiseComparisons, ComparisonTally)):
         return release_from_reports(data, weights=weights) if data.is_randomized else non_private_release(data)
-    raise InputError("expected PairwiseComparisons or a PairwiseRelease")
+    raise InputError("expected PairwiseComparisons, a ComparisonTally or a PairwiseRelease")

@@ -1,0 +1,186 @@
+"""Scale: sufficient statistics of a Parquet file larger than memory, streamed and on Dask.
+
+Generates (once, outside git) a Parquet file of ``--n`` comparisons (default 2e8) of m = 1000
+items under a BTL model: columns ``user`` (int64, 200 comparisons per user, stored user by user
+as survey exports are), ``item_a`` and ``item_b`` (string labels, dictionary-encoded),
+``outcome`` (int8, 5% ties). Then, each in a fresh subprocess so that its peak resident memory
+(``ru_maxrss``) and CPU time are its own (wall times on a shared machine vary with its load;
+CPU time much less):
+
+* ``pyarrow``: reading the same columns with pyarrow alone, batch by batch (the physical limit);
+* ``stream``: the stream engine without privacy and with randomized response at epsilon = 1
+  (the statistic of ``privrank rank FILE --engine stream --epsilon 1``);
+* ``dask``: the dask engine on a LocalCluster of 1 and of 2 worker processes (one thread each);
+  peak memory is the client's plus the workers' peaks;
+* ``rank``: the whole command ``privrank rank FILE --engine stream --epsilon 1`` (run through
+  ``privrank.cli.main`` in the subprocess, with a ledger of its own), which also streams the file
+  once more to fingerprint it for the privacy ledger;
+
+and the time from the statistic to the ranking (debiasing and the BTL fit). The last line is
+``stream_comparisons_per_s=<x>`` for the private stream run.
+
+    python benchmarks/bench_scale.py                  # 2e8 comparisons, file under /tmp
+    python benchmarks/bench_scale.py --n 2e7 --skip-dask
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+M = 1000
+PER_USER = 200
+ROW_GROUP = 1 << 20
+TIE_RATE = 0.05
+
+
+def generate(path: Path, n: int, seed: int = 0) -> None:
+    """Write ``n`` BTL comparisons of ``M`` items to ``path`` in row groups of ``ROW_GROUP``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, M)
+    labels = pa.array([f"item{k:04d}" for k in range(M)])
+    schema = pa.schema([("user", pa.int64()), ("item_a", pa.dictionary(pa.int32(), pa.string())),
+                        ("item_b", pa.dictionary(pa.int32(), pa.string())), ("outcome", pa.int8())])
+    tmp = path.with_suffix(".partial")
+    with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
+        for start in range(0, n, ROW_GROUP):
+            size = min(ROW_GROUP, n - start)
+            a = rng.integers(0, M, size)
+            b = (a + rng.integers(1, M, size)) % M
+            p = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
+            u = rng.random(size)
+            outcome = np.where(u < TIE_RATE, 0, np.where(rng.random(size) < p, 1, -1)).astype(np.int8)
+            writer.write_table(pa.table({
+                "user": np.arange(start, start + size) // PER_USER,
+                "item_a": pa.DictionaryArray.from_arrays(pa.array(a.astype(np.int32)), labels),
+                "item_b": pa.DictionaryArray.from_arrays(pa.array(b.astype(np.int32)), labels),
+                "outcome": outcome}, schema=schema), row_group_size=ROW_GROUP)
+    tmp.rename(path)
+
+
+# Each job runs in its own interpreter and prints one JSON line with its numbers. SETUP (imports,
+# starting a cluster) is not timed; RUN is.
+JOBS = {
+    "pyarrow": ("import pyarrow.parquet as pq", """
+f = pq.ParquetFile(PATH, read_dictionary=["item_a", "item_b"])
+rows = 0
+for batch in f.iter_batches(batch_size=BATCH, columns=["user", "item_a", "item_b", "outcome"]):
+    rows += batch.num_rows
+RESULT = {"records": rows}
+"""),
+    "stream": ("from privrank.engines import sufficient_statistics", """
+tally = sufficient_statistics(PATH, engine="stream", batch_size=BATCH)
+RESULT = {"records": tally.n_records}
+"""),
+    "stream_private": ("""
+from privrank.engines import sufficient_statistics
+from privrank.pairwise.btl import fit_btl
+from privrank.pairwise.release import release_from_reports
+""", """
+tally = sufficient_statistics(PATH, engine="stream", epsilon=1.0, rng=1, batch_size=BATCH)
+t = time.perf_counter()
+fit = fit_btl(release_from_reports(tally))
+RESULT = {"records": tally.n_records, "to_ranking_s": time.perf_counter() - t, "top3": fit.top_k(3),
+          "guarantee": fit.guarantee.describe()}
+"""),
+    "dask": ("""
+from distributed import LocalCluster
+from privrank.engines import sufficient_statistics
+cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
+                       memory_limit=0)
+client = cluster.get_client()
+client.run(lambda: __import__("privrank.engines"))
+""", """
+tally = sufficient_statistics(PATH, engine="dask", epsilon=1.0, rng=1, scheduler=cluster.scheduler_address)
+RESULT = {"records": tally.n_records,
+          "worker_peak_mb": sum(client.run(lambda: __import__("resource").getrusage(
+              __import__("resource").RUSAGE_SELF).ru_maxrss).values()) / 1024}
+"""),
+    "rank": ("from privrank.cli import main", """
+main(["rank", PATH, "--engine", "stream", "--epsilon", "1", "--seed", "1", "--batch-size", str(BATCH),
+      "--format", "csv", "--output", OUT, "--force", "--ledger", OUT + ".ledger"])
+RESULT = {}
+"""),
+}
+
+HARNESS = """
+import json, resource, sys, time
+PATH, BATCH, WORKERS, OUT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+{setup}
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+START, CPU = time.perf_counter(), cpu()
+{run}
+RESULT.update(seconds=time.perf_counter() - START, cpu_seconds=cpu() - CPU,
+              peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(json.dumps(RESULT))
+"""
+
+
+def run_job(name: str, path: Path, batch: int, workers: int = 0) -> dict:
+    setup, run = JOBS[name]
+    code = HARNESS.format(setup=setup, run=run)
+    out = subprocess.run([sys.executable, "-c", code, str(path), str(batch), str(workers),
+                          str(path.with_suffix(".ranking.csv"))], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=float, default=2e8, help="number of comparisons (default 2e8)")
+    parser.add_argument("--dir", default="/tmp/privrank_bench_scale", help="where the Parquet file goes")
+    parser.add_argument("--batch-size", type=int, default=1 << 20)
+    parser.add_argument("--skip-dask", action="store_true")
+    args = parser.parse_args(argv)
+    n = int(args.n)
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"comparisons_{n}.parquet"
+    if not path.exists():
+        t = time.perf_counter()
+        generate(path, n)
+        print(f"generated {path} in {time.perf_counter() - t:.0f} s")
+    size_mb = path.stat().st_size / 2 ** 20
+    print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
+          f"{n * 17 / 2 ** 20:,.0f} MB as flat arrays (8 B user + 2 x 4 B item index + 1 B outcome)")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+    results = {}
+    for name in ("pyarrow", "stream", "stream_private"):
+        results[name] = r = run_job(name, path, args.batch_size)
+        print(f"{name:15s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} comparisons/s  "
+              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
+    base = results["pyarrow"]
+    for name in ("stream", "stream_private"):
+        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
+              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    private = results["stream_private"]
+    print(f"statistic -> ranking (debias + BTL fit, m = {M}): {private['to_ranking_s']:.2f} s; "
+          f"top 3 {private['top3']}")
+    print(f"guarantee: {private['guarantee']}")
+    if not args.skip_dask:
+        for workers in (1, 2):
+            r = run_job("dask", path, args.batch_size, workers)
+            total = r["peak_mb"] + r["worker_peak_mb"]
+            print(f"dask {workers} worker(s) {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} comparisons/s  "
+                  f"peak RSS client {r['peak_mb']:.0f} MB + workers {r['worker_peak_mb']:.0f} MB = {total:.0f} MB")
+    cli = run_job("rank", path, args.batch_size)
+    print(f"privrank rank FILE --engine stream --epsilon 1: {cli['seconds']:.1f} s after imports, peak RSS "
+          f"{cli['peak_mb']:.0f} MB; file on disk / peak RSS = {size_mb / cli['peak_mb']:.2f}, "
+          f"flat arrays / peak RSS = {n * 17 / 2 ** 20 / cli['peak_mb']:.1f}")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"stream_comparisons_per_s={n / private['seconds']:.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The ``dask`` engine: one partial statistic per partition, added by a tree reduction.
+
+``dask.dataframe`` reads the file: Parquet with one partition per row group, CSV in blocks of
+``CSV_BLOCKSIZE`` with every field as text (as the other engines read it; Dask splits CSV at line
+breaks, so quoted fields must not contain any). A first computation counts the records of each partition, which gives every
+partition the file index of its first record (needed by the counter-based randomization and by
+error messages); the second reduces each partition to its partial statistic and adds the
+partials ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a
+worker dies the scheduler runs its tasks again elsewhere and the result does not change.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+
+SPLIT_EVERY = 8
+CSV_BLOCKSIZE = "16MB"
+CONNECT_TIMEOUT = "30s"
+
+
+def run_dask(module, file, options, scheduler):
+    """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring)."""
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError:
+        raise InputError("the dask engine needs dask: pip install 'dask[distributed]'") from None
+    if file.format == "parquet":
+        frame = dd.read_parquet(file.path, columns=file.names, split_row_groups=True)
+    elif file.format == "csv":
+        frame = dd.read_csv(file.path, usecols=file.names, dtype=str, keep_default_na=False,
+                            encoding="utf-8-sig", blocksize=CSV_BLOCKSIZE)
+    else:
+        raise InputError("the dask engine reads Parquet and CSV files; convert Arrow files to Parquet")
+    client, owned = _client(scheduler)
+    try:
+        lengths = dask.compute(*[dask.delayed(len)(part) for part in frame[[file.names[0]]].to_delayed()],
+                               scheduler=client)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int)
+        partials = [dask.delayed(_partial)(module.partial, file, part, int(start), options)
+                    for part, start in zip(frame.to_delayed(), starts)]
+        while len(partials) > 1:
+            partials = [dask.delayed(module.combine)(partials[k:k + SPLIT_EVERY])
+                        for k in range(0, len(partials), SPLIT_EVERY)]
+        (total,) = dask.compute(partials[0], scheduler=client)
+    finally:
+        if owned:
+            client.close()
+    return module.finish(total, options)
+
+
+def _partial(partial, file, frame, first_record, options):
+    import pyarrow as pa
+
+    return partial(file.validate(pa.Table.from_pandas(frame, preserve_index=False), first_record), options)
+
+
+def _client(scheduler):
+    """``(client or None, whether we opened it)`` for a scheduler argument."""
+    if scheduler is None or not isinstance(scheduler, str):
+        return scheduler, False
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False), True
+    except OSError:
+        raise InputError(f"no Dask scheduler answered at {scheduler} within {CONNECT_TIMEOUT}") from None

@@ -1,0 +1,104 @@
+"""``privrank rank --engine {local,stream,dask}``: same output byte for byte, clear refusals."""
+import io
+
+import numpy as np
+import pytest
+
+from privrank.cli import main
+from privrank.cli.engine_options import ProgressBar
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 3000
+    a = rng.integers(0, 8, n)
+    b = (a + rng.integers(1, 8, n)) % 8
+    outcome = rng.choice([1, -1, 0], n)
+    user = rng.integers(0, 40, n)
+    labels = np.array(list("ABCDEFGH"))
+    csv_path = tmp_path / "votes.csv"
+    csv_path.write_text("user,item_a,item_b,outcome\n" + "".join(
+        f"u{u},{labels[x]},{labels[y]},{o}\n" for u, x, y, o in zip(user, a, b, outcome)))
+    parquet_path = tmp_path / "votes.parquet"
+    pq.write_table(pa.table({"user": [f"u{u}" for u in user], "item_a": labels[a], "item_b": labels[b],
+                             "outcome": outcome}), parquet_path, row_group_size=500)
+    return csv_path, parquet_path
+
+
+def run(capsys, *argv):
+    code = main([str(x) for x in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("options", [
+    ("--epsilon", "1", "--seed", "3", "--format", "json"),
+    ("--mechanism", "rr", "--epsilon", "0.5", "--seed", "3"),
+    ("--mechanism", "none", "--format", "csv"),
+])
+def test_every_engine_prints_the_same_bytes(capsys, files, options):
+    outputs = set()
+    for path in files:
+        for engine in ("local", "stream", "dask"):
+            code, out, err = run(capsys, "rank", path, "--engine", engine, "--batch-size", "333", *options)
+            assert code == 0 and err == ""  # no progress bar unless standard error is a terminal
+            outputs.add(out)
+    assert len(outputs) == 1
+
+
+def test_different_seeds_differ(capsys, files):
+    outs = {run(capsys, "rank", files[1], "--engine", "stream", "--epsilon", "1", "--seed", s, "--format", "json")[1]
+            for s in (1, 2)}
+    assert len(outs) == 2
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--engine", "stream", "--mechanism", "laplace", "--epsilon", "1"], "use --engine local"),
+    (["--engine", "stream", "--user-epsilon", "5"], "use --engine local"),
+    (["--engine", "stream"], "needs --epsilon"),
+    (["--engine", "stream", "--mechanism", "none", "--epsilon", "1"], "not private"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "only with --engine dask"),
+])
+def test_engine_refusals(capsys, files, argv, match):
+    code, _, err = run(capsys, "rank", files[1], *argv)
+    assert code == 2 and match in err
+
+
+def test_reports_file_on_the_stream_engine(capsys, files, tmp_path):
+    reports = tmp_path / "reports.csv"
+    assert run(capsys, "randomize", files[0], "--epsilon", "1", "--seed", "5", "--output", reports)[0] == 0
+    local = run(capsys, "rank", reports, "--format", "json")
+    stream = run(capsys, "rank", reports, "--engine", "stream", "--format", "json")
+    assert local[0] == stream[0] == 0 and local[1] == stream[1]
+    code, _, err = run(capsys, "rank", reports, "--engine", "stream", "--epsilon", "1")
+    assert code == 2 and "drop --epsilon" in err
+
+
+def test_progress_bar():
+    out = io.StringIO()
+    bar = ProgressBar(out)
+    bar(500, 1000)
+    bar(1000, 1000)
+    bar.close()
+    text = out.getvalue()
+    assert "50.0%" in text and "100.0%" in text and text.endswith("\n") and "records/s" in text
+    out = io.StringIO()
+    bar = ProgressBar(out)
+    bar(12345, None)  # CSV: no total known
+    assert "12,345 records" in out.getvalue()
+
+
+def test_engine_runs_share_the_ledger_budget_of_the_data_set(capsys, files, tmp_path):
+    csv_path, parquet_path = files
+    ledger = tmp_path / "l.sqlite"
+    assert run(capsys, "ledger", "set-budget", csv_path, "--epsilon", "1.5", "--unit", "comparison",
+               "--ledger", ledger)[0] == 0
+    assert run(capsys, "rank", csv_path, "--epsilon", "1", "--ledger", ledger)[0] == 0
+    # the same records, another file and engine: the same data set, so the budget is spent
+    code, _, err = run(capsys, "rank", parquet_path, "--engine", "stream", "--epsilon", "1", "--ledger", ledger)
+    assert code == 2 and "budget" in err
+    assert run(capsys, "rank", parquet_path, "--engine", "stream", "--epsilon", "0.5", "--ledger", ledger)[0] == 0

@@ -1,0 +1,57 @@
+"""One data set written in every format the engines read, and a tally comparison."""
+import csv
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+feather = pytest.importorskip("pyarrow.feather")
+
+N, M, USERS = 6000, 25, 120
+USER_EPSILONS = (0.5, 1.0, 2.0)
+
+
+def make_records(n=N, m=M, users=USERS, seed=0, reports=False):
+    """Columns of a comparison data set (labels as strings, ties unless ``reports``)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    outcome = rng.choice([1, -1] if reports else [1, -1, 0], n)
+    user = rng.integers(0, users, n)
+    cols = {"user": user, "item_a": np.array([f"item {k:02d}" for k in a]),
+            "item_b": np.array([f"item {k:02d}" for k in b]), "outcome": outcome}
+    if reports:
+        cols["epsilon"] = np.array(USER_EPSILONS)[user % len(USER_EPSILONS)]
+    return cols
+
+
+def write_all(directory, cols, row_group=700):
+    """The same records as CSV, Parquet (string and dictionary labels) and Arrow files."""
+    names = list(cols)
+    paths = {"csv": directory / "data.csv", "parquet": directory / "data.parquet",
+             "parquet_dict": directory / "data_dict.parquet", "arrow": directory / "data.arrow"}
+    with paths["csv"].open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(names)
+        w.writerows(zip(*(cols[c].tolist() for c in names)))
+    table = pa.table({"user": [str(u) for u in cols["user"]], **{c: cols[c] for c in names[1:]}})
+    pq.write_table(table, paths["parquet"], row_group_size=row_group)
+    feather.write_feather(table, paths["arrow"], chunksize=row_group)
+    dict_table = table.set_column(0, "user", pa.array(cols["user"]))  # integer user ids
+    for c in ("item_a", "item_b"):
+        dict_table = dict_table.set_column(dict_table.schema.get_field_index(c), c,
+                                           pa.array(cols[c]).dictionary_encode())
+    pq.write_table(dict_table, paths["parquet_dict"], row_group_size=row_group)
+    return paths
+
+
+def assert_same_tally(t, ref):
+    """Identical tallies: same items, levels, integer counts and per-user epsilon (exactly)."""
+    assert t.items == ref.items
+    assert (t.epsilons is None) == (ref.epsilons is None)
+    if ref.epsilons is not None:
+        np.testing.assert_array_equal(t.epsilons, ref.epsilons)
+    for field in ("level", "i", "j", "n", "wins2"):
+        np.testing.assert_array_equal(getattr(t, field), getattr(ref, field), err_msg=field)
+    assert t.epsilon_per_user == ref.epsilon_per_user

@@ -1,0 +1,220 @@
+"""The engines compute identical statistics and identical seeded releases (issue 8)."""
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from engine_data import assert_same_tally, make_records, write_all
+
+import privrank as pr
+from privrank.data.comparisons import ComparisonTally
+from privrank.engines import dask_engine, sufficient_statistics
+from privrank.errors import InputError
+from privrank.mechanisms.randomized_response import flip_probability, randomize_records, record_key
+from privrank.pairwise.release import release_from_reports
+
+dd = pytest.importorskip("dask.dataframe")
+
+BATCH_SIZES = (97, 4096)  # 97: batches start at every offset modulo a Philox block of 4
+
+
+def brute_force(cols, values2=None, epsilon=None):
+    """(level, i, j) -> [n, wins2] by a loop over records, items and levels in sorted order."""
+    items = sorted(set(cols["item_a"]) | set(cols["item_b"]))
+    levels = sorted(set(epsilon)) if epsilon is not None else [None]
+    out = defaultdict(lambda: [0, 0])
+    v2 = cols["outcome"] + 1 if values2 is None else values2
+    for k, (x, y, v) in enumerate(zip(cols["item_a"], cols["item_b"], v2)):
+        i, j = items.index(x), items.index(y)
+        level = 0 if epsilon is None else levels.index(epsilon[k])
+        key = (level, min(i, j), max(i, j))
+        out[key][0] += 1
+        out[key][1] += int(v) if i < j else 2 - int(v)
+    return items, out
+
+
+def as_dict(t):
+    return {(int(l), int(i), int(j)): [int(n), int(w)] for l, i, j, n, w in zip(t.level, t.i, t.j, t.n, t.wins2)}
+
+
+def test_local_tally_matches_a_loop_over_records(raw_files):
+    cols = make_records()
+    t = sufficient_statistics(raw_files["csv"], engine="local")
+    items, expected = brute_force(cols)
+    assert t.items == tuple(items) and as_dict(t) == dict(expected)
+    assert t.epsilons is None and t.epsilon_per_user is None
+    # the non-private statistic is the one PairwiseComparisons always had
+    pc, old = t.pair_counts(), pr.read_comparisons(raw_files["csv"]).pair_counts()
+    np.testing.assert_array_equal(pc.wins, old.wins)
+    np.testing.assert_array_equal(pc.totals, old.totals)
+
+
+def test_randomized_tally_matches_a_loop_over_reports(raw_files):
+    # record r is randomized with the r-th Philox output under the seed's key, whatever the engine
+    cols = make_records()
+    reports = randomize_records(cols["outcome"] + 1, 0.8, record_key(5))
+    items, expected = brute_force(cols, values2=2 * reports, epsilon=np.full(len(reports), 0.8))
+    for engine in ("local", "stream"):
+        t = sufficient_statistics(raw_files["parquet"], engine=engine, epsilon=0.8, rng=5)
+        assert as_dict(t) == dict(expected)
+        # per-user epsilon: 0.8 times the largest number of records of one user
+        assert t.epsilon_per_user == 0.8 * np.bincount(cols["user"]).max()
+
+
+@pytest.mark.parametrize("kind", ["raw", "randomized", "reports"])
+def test_engines_and_batchings_give_identical_tallies(raw_files, report_files, kind):
+    files = report_files if kind == "reports" else raw_files
+    eps = 1.5 if kind == "randomized" else None
+    ref = sufficient_statistics(files["csv"], engine="local", epsilon=eps, rng=11)
+    if kind == "reports":
+        assert ref.epsilons.tolist() == [0.5, 1.0, 2.0] and ref.epsilon_per_user is not None
+    for fmt, path in files.items():
+        assert_same_tally(sufficient_statistics(path, engine="local", epsilon=eps, rng=11), ref)
+        for size in BATCH_SIZES:
+            assert_same_tally(sufficient_statistics(path, engine="stream", epsilon=eps, rng=11, batch_size=size), ref)
+        if fmt != "arrow":
+            assert_same_tally(sufficient_statistics(path, engine="dask", epsilon=eps, rng=11), ref)
+
+
+def test_dask_partitionings_agree(raw_files, tmp_path, monkeypatch):
+    cols = make_records()
+    ref = sufficient_statistics(raw_files["csv"], epsilon=2.0, rng=3)
+    for row_group in (100, 2500):
+        directory = tmp_path / f"rg{row_group}"
+        directory.mkdir()
+        files = write_all(directory, cols, row_group=row_group)
+        assert_same_tally(sufficient_statistics(files["parquet"], engine="dask", epsilon=2.0, rng=3), ref)
+    monkeypatch.setattr(dask_engine, "CSV_BLOCKSIZE", 20_000)  # several CSV partitions
+    assert dd.read_csv(raw_files["csv"], blocksize=20_000).npartitions > 3
+    assert_same_tally(sufficient_statistics(raw_files["csv"], engine="dask", epsilon=2.0, rng=3), ref)
+
+
+def test_seeded_releases_are_identical_and_seeds_matter(raw_files):
+    runs = [("csv", dict(engine="local")), ("parquet", dict(engine="stream", batch_size=7)),
+            ("arrow", dict(engine="stream", batch_size=1000)), ("parquet_dict", dict(engine="dask"))]
+    releases = [release_from_reports(sufficient_statistics(raw_files[fmt], epsilon=1.0, rng=42, **kwargs),
+                                     weights="inverse_variance") for fmt, kwargs in runs]
+    in_memory = pr.debiased_randomized_response(pr.read_comparisons(raw_files["csv"]), 1.0, rng=42,
+                                                weights="inverse_variance")
+    for rel in releases:
+        np.testing.assert_array_equal(rel.counts.wins, in_memory.counts.wins)
+        np.testing.assert_array_equal(rel.counts.totals, in_memory.counts.totals)
+        assert rel.guarantee == in_memory.guarantee and rel.variance_factor == in_memory.variance_factor
+    other = sufficient_statistics(raw_files["parquet"], epsilon=1.0, rng=43)
+    assert not np.array_equal(other.wins2, sufficient_statistics(raw_files["parquet"], epsilon=1.0, rng=42).wins2)
+
+
+def test_engine_randomization_is_randomized_response(tmp_path):
+    # 200,000 answers "a beats b" randomized at eps by the stream engine: the share of reports
+    # "a beats b" is 1 - p_eps within 4 standard errors, SE = sqrt(q(1-q)/n). The same check
+    # catches randomization at 2 eps (too little noise) presented as eps.
+    n, eps = 200_000, 1.0
+    cols = {"user": np.arange(n) % 1000, "item_a": np.full(n, "A"), "item_b": np.full(n, "B"),
+            "outcome": np.ones(n, dtype=int)}
+    path = write_all(tmp_path, cols, row_group=30_000)["parquet"]
+    q = 1 - flip_probability(eps)
+    se = np.sqrt(q * (1 - q) / n)
+
+    def share(tally):
+        return tally.wins2.sum() / 2 / tally.n.sum()
+    assert abs(share(sufficient_statistics(path, epsilon=eps, rng=1, batch_size=50_000)) - q) < 4 * se
+    assert abs(share(sufficient_statistics(path, epsilon=2 * eps, rng=1, batch_size=50_000)) - q) > 4 * se
+    assert sufficient_statistics(path, epsilon=eps, rng=1).epsilon_per_user == pytest.approx(eps * 200)
+
+
+def test_fit_takes_a_tally(raw_files):
+    t = sufficient_statistics(raw_files["parquet"], engine="stream")
+    assert pr.fit_btl(t).scores == pytest.approx(pr.fit_btl(pr.read_comparisons(raw_files["csv"])).scores,
+                                                 abs=1e-12)
+    private = pr.fit_btl(sufficient_statistics(raw_files["parquet"], epsilon=2.0, rng=0))
+    assert private.guarantee.private and private.guarantee.epsilon_per_user is not None
+
+
+def test_unused_dictionary_entries_are_not_items(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "d.parquet"
+    a = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(["a", "b", "unused"]))
+    b = pa.DictionaryArray.from_arrays(pa.array([1, 2, 2], pa.int32()), pa.array(["a", "b", "c", "spare"]))
+    pq.write_table(pa.table({"item_a": a, "item_b": b, "outcome": pa.array([1, -1, 0], pa.int8())}), path)
+    for engine in ("local", "stream", "dask"):
+        assert sufficient_statistics(path, engine=engine).items == ("a", "b", "c")
+
+
+def test_given_item_list(raw_files):
+    items = tuple(f"item {k:02d}" for k in reversed(range(30)))  # any order, and items never compared
+    ref = sufficient_statistics(raw_files["csv"], engine="local", items=items)
+    assert ref.items == items
+    assert_same_tally(sufficient_statistics(raw_files["parquet"], items=items, batch_size=500), ref)
+    with pytest.raises(InputError, match="not in the given item list"):
+        sufficient_statistics(raw_files["parquet"], items=items[:10])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(engine="gpu"), "engine must be one of"),
+    (dict(kind="votes"), "kind must be one of"),
+    (dict(scheduler="tcp://127.0.0.1:1"), "only by the dask engine"),
+    (dict(epsilon=0), "epsilon must be > 0"),
+])
+def test_bad_requests(raw_files, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        sufficient_statistics(raw_files["csv"], **kwargs)
+
+
+def test_reports_are_not_randomized_again(report_files):
+    for engine in ("local", "stream"):
+        with pytest.raises(InputError, match="randomized reports"):
+            sufficient_statistics(report_files["parquet"], engine=engine, epsilon=1.0)
+
+
+def test_refusals_and_clear_errors(raw_files, tmp_path):
+    with pytest.raises(InputError, match="local engine"):
+        sufficient_statistics(pr.read_comparisons(raw_files["csv"]), engine="stream")
+    with pytest.raises(InputError, match="convert Arrow files to Parquet"):
+        sufficient_statistics(raw_files["arrow"], engine="dask")
+    with pytest.raises(InputError, match="no such file"):
+        sufficient_statistics(tmp_path / "missing.parquet")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("item_a,item_b,outcome\n")
+    with pytest.raises(InputError, match="no comparisons"):
+        sufficient_statistics(empty)
+
+
+def test_in_memory_source_is_the_local_engine(raw_files):
+    comps = pr.read_comparisons(raw_files["csv"])
+    assert_same_tally(sufficient_statistics(comps, epsilon=1.0, rng=9),
+                      sufficient_statistics(raw_files["csv"], engine="stream", epsilon=1.0, rng=9))
+    assert isinstance(sufficient_statistics(comps), ComparisonTally)
+
+
+def test_grouped_user_tables_pickle_at_their_size(monkeypatch):
+    # Dask sends partials between processes. Grouping large per-user tables yields columns that
+    # are slices of larger buffers, which pickle whole: a final partial of 46 MB once pickled to
+    # 768 MB. The grouped table must pickle at about its own size.
+    import pickle
+
+    from privrank.engines import comparisons
+
+    pa = pytest.importorskip("pyarrow")
+    n = 200_000
+    tables = [pa.table({"user": np.arange(start, start + n), "epsilon": np.ones(n),
+                        "records": np.ones(n, dtype=np.int64)}) for start in (0, n // 2, n)]
+    monkeypatch.setattr(comparisons, "USER_TABLE_SLACK", 0)
+    (users,) = comparisons._user_tables(tables)  # more rows waiting than grouped: they are grouped
+    assert users.num_rows == 2 * n and users["records"].to_numpy().sum() == 3 * n
+    assert len(pickle.dumps(users)) < 1.5 * users.nbytes
+
+
+def test_ledger_fingerprint_streams_files_and_matches_memory(raw_files, report_files, tmp_path):
+    from privrank.ledger import fingerprint
+
+    for files in (raw_files, report_files):
+        in_memory = fingerprint(pr.read_comparisons(files["csv"]))
+        assert {fingerprint(path) for path in files.values()} == {in_memory}  # every format, streamed
+    cols = make_records()
+    shuffled = {k: v[::-1] for k, v in cols.items()}  # the same records in another order
+    assert fingerprint(write_all(tmp_path, shuffled)["parquet"]) == fingerprint(raw_files["csv"])
+    cols["outcome"] = cols["outcome"].copy()
+    cols["outcome"][17] = -cols["outcome"][17] if cols["outcome"][17] else 1  # one answer changed
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    assert fingerprint(write_all(changed, cols)["parquet"]) != fingerprint(raw_files["csv"])
