@@ -11,7 +11,8 @@
 * :func:`sample_mallows`: complete rankings from the Mallows model around a central order.
 * :func:`erdos_renyi_pairs` and :func:`erdos_renyi_comparisons`: the random comparison design
   of Cai, Chakraborty and Wang (each pair observed with probability p, L comparisons per
-  observed pair) under any link of :mod:`privrank.pairwise.links`.
+  observed pair) under any link of :mod:`privrank.pairwise.links`;
+  :func:`erdos_renyi_counts` samples its per-pair counts directly.
 * :func:`separated_top_k_scores`: the scores of their simulations (§4.1).
 """
 from __future__ import annotations
@@ -273,6 +274,23 @@ def erdos_renyi_comparisons(theta, p: float = 1.0, L: int = 1, link="logistic", 
     a = np.repeat(i, int(L))
     b = np.repeat(j, int(L))
     return PairwiseComparisons.from_indices(tuple(range(t.size)), a, b, np.where(wins.ravel(), 1, -1))
+
+
+def erdos_renyi_counts(theta, p: float = 1.0, L: int = 1, link="logistic", rng=None) -> PairCounts:
+    """The per-pair counts of :func:`erdos_renyi_comparisons`, sampled directly.
+
+    Each pair ``i < j`` is observed with probability ``p`` and then won by ``i`` in
+    ``Binomial(L, F(theta_i - theta_j))`` of its ``L`` comparisons: exactly the distribution of
+    ``erdos_renyi_comparisons(theta, p, L, link).pair_counts()``, without building one record
+    per comparison. Unlike it, an empty design is returned as it is (no pairs).
+    """
+    t = _check_theta(theta)
+    if int(L) < 1:
+        raise InputError("L must be >= 1")
+    gen = as_generator(rng)
+    i, j = erdos_renyi_pairs(t.size, p, gen)
+    wins = gen.binomial(int(L), as_link(link).cdf(t[i] - t[j]))
+    return PairCounts.from_arrays(t.size, i, j, wins, np.full(i.size, float(L)), items=tuple(range(t.size)))
 
 
 def separated_top_k_scores(n: int, rng=None) -> tuple[np.ndarray, int]:

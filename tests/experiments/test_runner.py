@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from dataclasses import replace
 
@@ -13,8 +14,8 @@ import pytest
 from privrank.data.datasets import DatasetNotFound
 from privrank.errors import InputError
 from privrank.experiments import runner
-from privrank.experiments.runner import (Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio, Sel, Slope,
-                                         Study, Within, grid)
+from privrank.experiments.runner import (Coefficient, Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio,
+                                         Sel, Slope, Study, Within, grid)
 
 CELLS = grid(L=(100, 400, 1600), group=("a", "b"))
 REPS = 200
@@ -219,3 +220,42 @@ def test_study_declaration_errors():
     with pytest.raises(InputError, match="reps"):
         runner.load_study("xu", reps=1)
     assert "xu" in runner.studies()
+
+
+def linear(cell, rng):
+    """Cell means 0.5 + 2 x + 3 / y, replication noise sd 0.1."""
+    return {"v": 0.5 + 2.0 * cell["x"] + 3.0 / cell["y"] + rng.normal(0.0, 0.1)}
+
+
+LINEAR_TERMS = {"1": lambda c: 1.0, "x": lambda c: c["x"], "1/y": lambda c: 1.0 / c["y"]}
+
+
+def test_coefficient_recovers_a_linear_model_and_widens_its_error_when_the_model_misfits(tmp_path):
+    # 9 cells x 100 replications: each cell mean has SE 0.01, and the coefficients have SEs of 0.003 to 0.01
+    study = Study("lin", "linear", (Experiment("lin", "linear", grid(x=(0.0, 1.0, 2.0), y=(1.0, 2.0, 4.0)), 100,
+                                               linear),))
+    res = runner.run_cells(study, tmp_path, seed=3, jobs=1, progress=False)
+    sel = (Sel("lin", "v"),)
+    for term, true in (("1", 0.5), ("x", 2.0), ("1/y", 3.0)):
+        v, se = Coefficient(sel, LINEAR_TERMS, term).value(res)
+        assert abs(v - true) < 4 * se and se < 0.02, (term, v, se)
+    # without the 1/y term the residuals (~1) dwarf the cell SEs (0.01): chi2/dof ~ 1e4 widens the SE
+    # of x a hundredfold instead of reporting a precise but wrong fit
+    v, se = Coefficient(sel, {"1": LINEAR_TERMS["1"], "x": LINEAR_TERMS["x"]}, "x").value(res)
+    assert se > 0.1
+    claim = Within(id="c", text="x has a positive coefficient", stat=Coefficient(sel, LINEAR_TERMS, "x"), lo=0.0)
+    assert claim.evaluate(res)["holds"] is True
+    with pytest.raises(InputError, match="determine"):
+        Coefficient(sel, {"1": LINEAR_TERMS["1"], "one": LINEAR_TERMS["1"]}, "1").value(res)
+
+
+def blas_threads(cell, rng):
+    return {"single": float(os.environ.get("OPENBLAS_NUM_THREADS") == "1")}
+
+
+def test_parallel_workers_use_a_single_threaded_blas_and_the_environment_is_restored(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    study = Study("env", "environment", (Experiment("env", "environment", grid(k=(1, 2)), 2, blas_threads),))
+    res = runner.run_cells(study, tmp_path, jobs=2, progress=False)
+    assert all(np.all(c.values["single"] == 1.0) for c in res.cells["env"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "7"

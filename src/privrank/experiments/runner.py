@@ -23,7 +23,8 @@ title and a description (the head of ``summary.md``) and holds
   :func:`functools.lru_cache`, keyed by the cell's settings; if it is random, seed it from a
   setting of the cell so that it stays a function of the cell.
 * claims (:class:`Less`, :class:`Within`, :class:`Never`): one-sided statistical tests on
-  cell means with tolerances in standard errors, declared before the run. Those with
+  cell means (:class:`Mean`, :class:`Ratio`, :class:`Slope`, or a fitted :class:`Coefficient`)
+  with tolerances in standard errors, declared before the run. Those with
   ``required=False`` are observations: statements of the paper reported against the data,
   not expected to hold.
 * :class:`Figure` s: panels of curves, each curve the mean of a metric against a setting
@@ -64,6 +65,8 @@ import importlib
 import io
 import json
 import math
+import multiprocessing
+import os
 import pkgutil
 import sys
 import time
@@ -80,6 +83,7 @@ from ..data.io import write_text_atomic
 from ..errors import InputError
 
 Z95 = 1.959963984540054
+MAX_TICK_LABELS = 7
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,6 +223,45 @@ class Slope:
         return f"log-log slope in {self.x} of {self.sel.label()}"
 
 
+@dataclass(frozen=True)
+class Coefficient:
+    """One coefficient of a weighted least-squares fit of cell means on functions of the settings.
+
+    The means ``y_c`` of the cells of every selection in ``sels`` (their own metrics, from one
+    or several experiments) are fitted by ``sum_t b_t x_t(c)``, where ``terms`` maps each term's
+    name to ``x_t``, a function of a cell's settings (give a constant term for an intercept).
+    Weights are ``1 / se_c^2``. The value is ``b[term]``; its standard error is
+    ``sqrt([(X'WX)^-1]_tt)``, multiplied by ``sqrt(chi2 / dof)`` of the residuals when that is
+    above 1, so that a model that does not fit the means widens the error instead of hiding it.
+    """
+
+    sels: tuple
+    terms: Mapping
+    term: str
+
+    def value(self, results) -> tuple[float, float]:
+        rows, y, w = [], [], []
+        for sel in self.sels:
+            for c in sel.cells(results):
+                mean, se = _mean_se(c.values[sel.metric])
+                rows.append([float(f(c.cell)) for f in self.terms.values()])
+                y.append(mean)
+                w.append(1.0 / max(se, 1e-300) ** 2)
+        X, y, w = np.array(rows), np.array(y), np.array(w)
+        dof = X.shape[0] - X.shape[1]
+        if dof < 1 or np.linalg.matrix_rank(X) < X.shape[1]:
+            raise InputError(f"{self.label()}: the cells do not determine every term")
+        cov = np.linalg.inv(X.T @ (w[:, None] * X))
+        b = cov @ (X.T @ (w * y))
+        chi2 = float(np.sum(w * (y - X @ b) ** 2))
+        t = list(self.terms).index(self.term)
+        return float(b[t]), math.sqrt(cov[t, t] * max(1.0, chi2 / dof))
+
+    def label(self) -> str:
+        metrics = "/".join(dict.fromkeys(s.metric for s in self.sels))
+        return f"coefficient of {self.term} in mean {metrics} ~ {' + '.join(self.terms)}"
+
+
 def _check_disjoint(a: list, b: list) -> None:
     if {c.key for c in a} & {c.key for c in b}:
         raise InputError("statistics compared by a claim must come from disjoint cells")
@@ -251,8 +294,8 @@ class Claim:
 class Less(Claim):
     """``a < b`` by more than ``k`` standard errors of the difference (``b`` may be a number)."""
 
-    a: Mean | Ratio | Slope
-    b: Mean | Ratio | Slope | float
+    a: Mean | Ratio | Slope | Coefficient
+    b: Mean | Ratio | Slope | Coefficient | float
     k: float = 2.0
 
     def _expected(self) -> str:
@@ -280,6 +323,8 @@ class Less(Claim):
     def _cells(stat, results) -> list:
         if isinstance(stat, Ratio):
             return stat.num.cells(results) + stat.den.cells(results)
+        if isinstance(stat, Coefficient):
+            return [c for sel in stat.sels for c in sel.cells(results)]
         return stat.sel.cells(results)
 
     def _paired_se(self, results) -> float | None:
@@ -297,7 +342,7 @@ class Less(Claim):
 class Within(Claim):
     """``lo < stat < hi`` with ``k`` standard errors to spare on each side (None: unbounded)."""
 
-    stat: Mean | Ratio | Slope
+    stat: Mean | Ratio | Slope | Coefficient
     lo: float | None = None
     hi: float | None = None
     k: float = 2.0
@@ -547,17 +592,37 @@ def run_cells(study: Study, out: Path, *, seed: int = 0, jobs: int = 2, fresh: b
     return Results(cells, skipped, len(todo), resumed)
 
 
+ONE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
 def _run_parallel(todo, seed, jobs, finished) -> None:
-    with ProcessPoolExecutor(max_workers=int(jobs)) as pool:
-        pending = {pool.submit(run_cell, exp.replicate, cell, key, seed, exp.reps) for exp, cell, key in todo}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    finished(fut.result())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    """Run cells in ``jobs`` fresh worker processes, each with a single-threaded BLAS.
+
+    Every worker keeps one core busy, so a multithreaded BLAS in each of them would oversubscribe
+    the cores, and dense linear algebra (Newton steps on hundreds of items) then runs many times
+    slower. A BLAS reads its thread count when it is loaded, so the workers are started afresh
+    ("spawn") with :data:`ONE_THREAD_ENV` in their environment; the caller's environment is
+    restored afterwards.
+    """
+    saved = {name: os.environ.get(name) for name in ONE_THREAD_ENV}
+    os.environ.update(ONE_THREAD_ENV)
+    try:
+        with ProcessPoolExecutor(max_workers=int(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+            pending = {pool.submit(run_cell, exp.replicate, cell, key, seed, exp.reps) for exp, cell, key in todo}
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        finished(fut.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # --------------------------------------------------------------------------------------------
@@ -613,7 +678,8 @@ def plot_figure(fig: Figure, results: Results, path: Path) -> None:
             ax.fill_between(x, y - half, y + half, color=line.get_color(), alpha=0.2, lw=0)
         ax.set_xscale("log")
         ticks = sorted({c.cell[panel.x] for c in cells})
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        step = math.ceil(len(ticks) / MAX_TICK_LABELS)  # a tick at every setting, a label at every step-th
+        ax.set_xticks(ticks, [f"{t:g}" if k % step == 0 else "" for k, t in enumerate(ticks)])
         ax.set_xticks([], minor=True)
         ax.set_title(panel.title, fontsize=9)
         ax.set_xlabel(panel.x, fontsize=8)
