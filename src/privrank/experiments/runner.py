@@ -159,6 +159,10 @@ class _Unavailable(Exception):
     """A claim's cells were not run (their experiment was skipped)."""
 
 
+class _Undefined(Exception):
+    """The results leave a claim's statistic undefined (e.g. the log of a zero mean)."""
+
+
 def _settings(where: Mapping) -> str:
     def fmt(v):
         return "|".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v)
@@ -219,10 +223,13 @@ class Slope:
             rest = json.dumps({k: v for k, v in c.cell.items() if k not in (self.x, self.sel.worst)},
                               sort_keys=True)
             mean, se = _mean_se(c.values[self.sel.metric])
-            if mean <= 0 or c.cell[self.x] <= 0:
-                raise InputError(f"{self.label()}: log-log slope needs positive means and {self.x}")
-            groups.setdefault(rest, []).append((math.log(c.cell[self.x]), math.log(mean),
-                                                (mean / max(se, 1e-300)) ** 2))
+            if c.cell[self.x] <= 0:
+                raise InputError(f"{self.label()}: log-log slope needs positive {self.x}")
+            if mean <= 0:
+                raise _Undefined(f"a mean of {mean:.3g} at {_settings(c.cell)} has no logarithm")
+            if not se > 0:
+                raise _Undefined(f"the replications at {_settings(c.cell)} do not vary: no weight for the fit")
+            groups.setdefault(rest, []).append((math.log(c.cell[self.x]), math.log(mean), (mean / se) ** 2))
         sxy = sxx = 0.0
         for pts in groups.values():
             x, y, w = (np.array(v) for v in zip(*pts))
@@ -249,7 +256,11 @@ def _mean_se(v: np.ndarray) -> tuple[float, float]:
 
 @dataclass(frozen=True, kw_only=True)
 class Claim:
-    """A statement tested on the results. ``required=False`` makes it an observation."""
+    """A statement tested on the results. ``required=False`` makes it an observation.
+
+    A claim whose statistic the results leave undefined (a log-log slope through a zero mean)
+    does not hold.
+    """
 
     id: str
     text: str
@@ -261,6 +272,8 @@ class Claim:
             expected, observed, holds = self._test(results)
         except _Unavailable as exc:
             expected, observed, holds = self._expected(), f"skipped: {exc}", None
+        except _Undefined as exc:
+            expected, observed, holds = self._expected(), f"undefined: {exc}", False
         return dict(id=self.id, claim=self.text, expected=expected, observed=observed,
                     holds="skipped" if holds is None else bool(holds))
 
