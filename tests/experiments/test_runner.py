@@ -191,6 +191,33 @@ def test_observations_are_reported_apart(tmp_path):
     assert read_csv(tmp_path / "observations.csv")[0]["id"] == "o"
 
 
+def peaked(cell, rng):
+    """A family of inputs: err ~ L^-1/2 scaled by a bump in c whose peak moves with L; 'zero' is 0."""
+    peak = np.log(cell["L"] / 1600) / np.log(4)  # log2 of the worst c: 1/4 at L = 100, 1/2 at 400, 1 at 1600
+    bump = np.exp(-4.0 * (np.log2(cell["c"]) - peak) ** 2)
+    return {"err": bump * np.exp(rng.normal(0.0, 0.2)) / np.sqrt(cell["L"]), "zero": 0.0}
+
+
+def test_worst_case_envelope_and_undefined_slopes(tmp_path):
+    # The largest mean over c sits at a different c for each L (1/4, 1/2, 1), with bump 1, so the
+    # envelope is 1/sqrt(L): slope -1/2 (SE ~0.2/sqrt(200)/sqrt(3.84) ~ 0.007). Fitted per c instead,
+    # each curve rises or falls with the moving bump and the common slope is far from -1/2.
+    cells = grid(L=(100, 400, 1600), c=(0.25, 0.5, 1.0))
+    exp = Experiment("fam", "family", cells, REPS, peaked)
+    claims = (
+        Within(id="envelope", text="worst case falls like L^-1/2", stat=Slope(Sel("fam", "err", worst="c")),
+               lo=-0.55, hi=-0.45),
+        Within(id="per-c", text="each c falls like L^-1/2", stat=Slope(Sel("fam", "err")), lo=-0.55, hi=-0.45),
+        Less(id="worst-mean", text="worst case below 0.11", a=Mean(Sel("fam", "err", worst="c", L=100)), b=0.11),
+        Within(id="zero", text="a slope through zero means", stat=Slope(Sel("fam", "zero")), lo=-1.0),
+    )
+    out = runner.run(Study("w", "worst", (exp,), claims), tmp_path, seed=0, jobs=1, progress=False)
+    holds = {c["id"]: c["holds"] for c in out["claims"]}
+    assert holds == {"envelope": True, "per-c": False, "worst-mean": True, "zero": False}, out["claims"]
+    assert "worst over c of err" in out["claims"][0]["expected"]
+    assert out["claims"][3]["observed"].startswith("undefined: a mean of 0")
+
+
 class _Terminal(io.StringIO):
     def isatty(self):
         return True
