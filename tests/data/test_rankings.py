@@ -52,6 +52,19 @@ def test_invalid_rankings_are_refused(orders, weights, match):
         Rankings.from_orders(orders, weights=weights)
 
 
+def test_as_rankings_takes_multiplicities_and_drops_zero_rows():
+    from privrank.data.rankings import as_rankings, position_counts
+
+    R = as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=[2, 0, 1])
+    assert R.n_voters == 3 and R.orders.shape == (2, 3)
+    assert as_rankings(R) is R
+    np.testing.assert_array_equal(position_counts(R.positions, R.weights),
+                                  [[2, 1, 0], [1, 2, 0], [0, 0, 3]])
+    for bad in ([0, 0, 0], [1, -1, 1], [1, 0.5, 1]):
+        with pytest.raises(InputError):
+            as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=bad)
+
+
 def test_from_labels_validation():
     with pytest.raises(InputError, match="entries"):
         Rankings.from_labels([["a", "b"], ["a"]])
