@@ -37,7 +37,10 @@ def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) ->
 
 def check_epsilons(epsilons, *, name: str = "epsilon") -> np.ndarray:
     """Validate an array of per-record or per-user epsilons (all finite and > 0)."""
-    arr = np.asarray(epsilons, dtype=float)
+    try:
+        arr = np.asarray(epsilons, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number > 0 or an array of them") from None
     if arr.size == 0:
         raise InputError(f"{name} is empty")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):

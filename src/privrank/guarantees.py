@@ -7,13 +7,19 @@ mechanism. For per-comparison DP the guarantee also reports the per-user epsilon
 the comparisons each user actually made (the maximum over users; basic composition in the
 local model, group privacy in the central model), so a per-comparison epsilon is never
 mistaken for a per-person one.
+
+Budgets are typed: :class:`PureDP` (epsilon), :class:`ApproxDP` (epsilon, delta) and
+:class:`ZCDP` (rho, zero-concentrated DP). They compose sequentially by
+:func:`compose_budgets`, convert where a conversion is valid (pure epsilon-DP is
+``epsilon^2/2``-zCDP; rho-zCDP is ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP, Bun and Steinke
+2016, Prop. 1.3 and 1.4) and are spent by an :class:`Accountant`, which refuses to overspend.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
 
-from .errors import InputError, check_delta
+from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
 
 UNIT_COMPARISON = "one comparison"
 UNIT_USER = "all comparisons of one user"
@@ -48,6 +54,9 @@ class Guarantee:
         False for non-private outputs, and for outputs that include non-private diagnostics.
     note
         Free text: assumptions a reader needs (e.g. "ties randomized as a fair coin").
+    rho
+        For releases that are rho-zCDP (discrete Gaussian noise): ``rho``; ``epsilon`` is then
+        the (epsilon, delta) statement at ``delta`` that the zCDP conversion gives.
     """
 
     epsilon: float
@@ -59,6 +68,7 @@ class Guarantee:
     epsilon_per_user: float | None = None
     private: bool = True
     note: str = ""
+    rho: float | None = None
 
     def __post_init__(self):
         if self.model not in ("local", "central", "none"):
@@ -66,6 +76,8 @@ class Guarantee:
         if self.private and not (self.epsilon > 0 and math.isfinite(self.epsilon)):
             raise InputError("a private guarantee needs a finite epsilon > 0")
         check_delta(self.delta)
+        if self.rho is not None:
+            check_epsilon(self.rho, name="rho")
 
     @classmethod
     def non_private(cls, mechanism: str = "none", note: str = "") -> "Guarantee":
@@ -103,7 +115,8 @@ class Guarantee:
 
     def _dp_words(self) -> str:
         params = f"({_fmt(self.epsilon)}, {self.delta:g})" if self.delta > 0 else _fmt(self.epsilon)
-        return f"{params}-DP, {self.model} model, protecting {self.unit} [{self.mechanism}]"
+        zcdp = f" (from {_fmt(self.rho)}-zCDP)" if self.rho is not None else ""
+        return f"{params}-DP{zcdp}, {self.model} model, protecting {self.unit} [{self.mechanism}]"
 
 
 def _fmt(x: float) -> str:
@@ -127,7 +140,245 @@ def compose(*guarantees: Guarantee) -> Guarantee:
     delta = sum(g.delta for g in guarantees)
     if delta >= 1:
         raise InputError("composed delta reaches 1: the composition protects nothing")
+    epsilon = sum(g.epsilon for g in guarantees)
+    rho = None
+    if all(g.rho is not None for g in guarantees):
+        # zCDP composes by adding rho; its conversion may beat the sum of the epsilons
+        rho = sum(g.rho for g in guarantees)
+        epsilon = min(epsilon, zcdp_epsilon(rho, delta))
     return Guarantee(
-        epsilon=sum(g.epsilon for g in guarantees), delta=delta, model=first.model,
-        unit=first.unit, mechanism="+".join(g.mechanism for g in guarantees),
+        epsilon=epsilon, delta=delta, model=first.model, unit=first.unit,
+        mechanism="+".join(g.mechanism for g in guarantees), rho=rho,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# typed budgets
+# --------------------------------------------------------------------------------------------
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Epsilon of the ``(epsilon, delta)``-DP statement implied by rho-zCDP.
+
+    ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` (Bun and Steinke 2016, Prop. 1.3). Hillebrand
+    et al. Thm B.2 prints it without the factor 2, which understates epsilon; do not use it.
+    """
+    r = check_epsilon(rho, name="rho")
+    d = check_delta(delta)
+    if d == 0:
+        raise InputError("rho-zCDP implies no pure epsilon-DP statement: give delta > 0")
+    return r + 2.0 * math.sqrt(r * math.log(1.0 / d))
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest rho whose zCDP conversion (:func:`zcdp_epsilon`) stays within (epsilon, delta).
+
+    The exact inverse of the Bun-Steinke conversion: with ``L = ln(1/delta)``,
+    ``rho = (sqrt(L + epsilon) - sqrt(L))^2``.
+    """
+    e = check_epsilon(epsilon)
+    d = check_delta(delta)
+    if d == 0:
+        raise InputError("a zCDP calibration needs delta > 0")
+    L = math.log(1.0 / d)
+    return e * e / (math.sqrt(L + e) + math.sqrt(L)) ** 2  # (sqrt(L+e) - sqrt(L))^2, stably
+
+
+@dataclass(frozen=True)
+class PureDP:
+    """A pure epsilon-DP budget."""
+
+    epsilon: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+
+    def to_zcdp(self) -> "ZCDP":
+        """Pure epsilon-DP implies ``epsilon^2/2``-zCDP (Bun and Steinke 2016, Prop. 1.4)."""
+        return ZCDP(self.epsilon ** 2 / 2.0)
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.epsilon)}-DP"
+
+
+@dataclass(frozen=True)
+class ApproxDP:
+    """An approximate ``(epsilon, delta)``-DP budget (``delta`` may be 0)."""
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+    def __str__(self) -> str:
+        return f"({_fmt(self.epsilon)}, {self.delta:g})-DP"
+
+
+@dataclass(frozen=True)
+class ZCDP:
+    """A rho-zero-concentrated-DP budget (Bun and Steinke 2016)."""
+
+    rho: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "rho", check_epsilon(self.rho, name="rho"))
+
+    def to_approx(self, delta: float) -> ApproxDP:
+        """The ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP statement it implies."""
+        return ApproxDP(zcdp_epsilon(self.rho, delta), delta)
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.rho)}-zCDP"
+
+
+_BUDGETS = (PureDP, ApproxDP, ZCDP)
+
+
+def _as_kind(cost, kind: type):
+    """Convert a budget or a private guarantee to ``kind`` where that conversion is valid."""
+    if isinstance(cost, Guarantee):
+        if kind is ZCDP and cost.rho is not None:
+            return ZCDP(cost.rho)
+        cost = ApproxDP(cost.epsilon, cost.delta) if cost.delta > 0 else PureDP(cost.epsilon)
+    if not isinstance(cost, _BUDGETS):
+        raise InputError("a privacy cost must be PureDP, ApproxDP, ZCDP or a Guarantee")
+    if isinstance(cost, kind):
+        return cost
+    if kind is ApproxDP and isinstance(cost, PureDP):
+        return ApproxDP(cost.epsilon, 0.0)
+    if kind is PureDP and isinstance(cost, ApproxDP) and cost.delta == 0:
+        return PureDP(cost.epsilon)
+    if kind is ZCDP and isinstance(cost, PureDP):
+        return cost.to_zcdp()
+    if kind is ZCDP and isinstance(cost, ApproxDP) and cost.delta == 0:
+        return PureDP(cost.epsilon).to_zcdp()
+    if isinstance(cost, ZCDP):
+        raise InputError(f"a {cost} cost has no {kind.__name__} form without a chosen delta: "
+                         "convert it first with ZCDP.to_approx(delta)")
+    raise InputError(f"a {cost} cost cannot be accounted as {kind.__name__}: approximate DP "
+                     "does not convert to pure DP or zCDP (zCDP converts the other way, with "
+                     "ZCDP.to_approx(delta))")
+
+
+def compose_budgets(*budgets):
+    """Sequential composition: epsilons add, deltas add, rhos add.
+
+    All budgets are first converted to the weakest kind present (pure < zCDP; pure < approximate);
+    zCDP and approximate DP do not mix without an explicit :meth:`ZCDP.to_approx`.
+    """
+    if not budgets:
+        raise InputError("compose_budgets needs at least one budget")
+    items = list(budgets)
+    if not all(isinstance(b, _BUDGETS) for b in items):
+        raise InputError("compose_budgets takes PureDP, ApproxDP or ZCDP budgets "
+                         "(use compose for guarantees)")
+    kinds = {type(b) for b in items}
+    kind = ZCDP if ZCDP in kinds else (ApproxDP if ApproxDP in kinds else PureDP)
+    items = [_as_kind(b, kind) for b in items]
+    if kind is PureDP:
+        return PureDP(sum(b.epsilon for b in items))
+    if kind is ZCDP:
+        return ZCDP(sum(b.rho for b in items))
+    delta = sum(b.delta for b in items)
+    if delta >= 1:
+        raise InputError("composed delta reaches 1: the composition protects nothing")
+    return ApproxDP(sum(b.epsilon for b in items), delta)
+
+
+def _parts(b) -> tuple[float, ...]:
+    return (b.rho,) if isinstance(b, ZCDP) else \
+        ((b.epsilon, b.delta) if isinstance(b, ApproxDP) else (b.epsilon,))
+
+
+class Accountant:
+    """Spends a total privacy budget by sequential composition and refuses to overspend.
+
+    Parameters
+    ----------
+    total
+        A :class:`PureDP`, :class:`ApproxDP` or :class:`ZCDP` budget. Costs are converted to its
+        kind where valid (pure costs count as ``(epsilon, 0)`` against an approximate total and as
+        ``epsilon^2/2`` against a zCDP total); other mixtures raise.
+    unit, model
+        Optional: when given, every :class:`Guarantee` spent must protect this unit in this
+        model (budgets for different units do not add up to anything meaningful).
+
+    Examples
+    --------
+    >>> acct = Accountant(PureDP(1.0))
+    >>> acct.spend(PureDP(0.4), "first release")
+    >>> acct.remaining
+    PureDP(epsilon=0.6)
+    >>> acct.spend(PureDP(0.7))
+    Traceback (most recent call last):
+    ...
+    privrank.errors.BudgetExceededError: spending 0.7-DP would exceed the remaining 0.6-DP (total 1-DP); nothing was spent
+    """
+
+    # relative slack for floating-point sums of budget parts
+    _SLACK = 1e-12
+
+    def __init__(self, total, *, unit: str | None = None, model: str | None = None):
+        if not isinstance(total, _BUDGETS):
+            raise InputError("the total budget must be PureDP, ApproxDP or ZCDP")
+        self.total = total
+        self.unit = unit
+        self.model = model
+        self._history: list = []
+
+    @property
+    def history(self) -> tuple:
+        """Every spend so far: ``(label, cost in the total's kind)``."""
+        return tuple(self._history)
+
+    def _sum(self, extra=()) -> tuple[float, ...]:
+        parts = [_parts(c) for _, c in self._history] + [_parts(c) for c in extra]
+        return tuple(math.fsum(p[k] for p in parts) for k in range(len(_parts(self.total))))
+
+    @property
+    def spent(self):
+        """The composition of everything spent so far (None before the first spend)."""
+        return compose_budgets(*(c for _, c in self._history)) if self._history else None
+
+    @property
+    def remaining(self):
+        """What can still be spent, in the total's kind; None when nothing remains."""
+        left = [max(t - s, 0.0) for t, s in zip(_parts(self.total), self._sum())]
+        if left[0] <= self._SLACK * _parts(self.total)[0]:
+            return None
+        kind = type(self.total)
+        return kind(*left)
+
+    def _cost(self, cost):
+        if isinstance(cost, Guarantee):
+            if not cost.private:
+                raise InputError("a non-private output cannot be accounted: it has no guarantee")
+            if self.unit is not None and cost.unit != self.unit:
+                raise InputError(f"this accountant protects {self.unit}; the release protects "
+                                 f"{cost.unit}")
+            if self.model is not None and cost.model != self.model:
+                raise InputError(f"this accountant is for the {self.model} model; the release "
+                                 f"is {cost.model}")
+        return _as_kind(cost, type(self.total))
+
+    def can_spend(self, cost) -> bool:
+        """Whether ``cost`` fits in what remains."""
+        c = self._cost(cost)
+        return all(s <= t * (1 + self._SLACK) for s, t in zip(self._sum([c]), _parts(self.total)))
+
+    def spend(self, cost, label: str = "") -> None:
+        """Record ``cost`` (a budget or a release's :class:`Guarantee`).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the cost does not fit in what remains; nothing is recorded then.
+        """
+        c = self._cost(cost)
+        if not self.can_spend(c):
+            left = self.remaining
+            raise BudgetExceededError(
+                f"spending {c} would exceed the remaining {left if left else 'nothing'} "
+                f"(total {self.total}); nothing was spent")
+        self._history.append((str(label), c))

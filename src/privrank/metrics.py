@@ -57,13 +57,19 @@ def top_k_hamming(est, true, k: int) -> float:
     return len(top_b - top_a) / int(k)
 
 
+def _norm(x: np.ndarray, ord) -> float:
+    """``||x||_ord``, scaled by ``max |x|`` first so that huge finite scores cannot overflow."""
+    top = float(np.max(np.abs(x)))
+    return top * float(np.linalg.norm(x / top, ord)) if top > 0 else 0.0
+
+
 def _centred_error(est, true, ord, relative: bool) -> float:
     a, b = _pair(est, true)
     b = b - b.mean()
-    err = np.linalg.norm((a - a.mean()) - b, ord)
+    err = _norm((a - a.mean()) - b, ord)
     if not relative:
         return float(err / np.sqrt(a.size)) if ord == 2 else float(err)
-    scale = np.linalg.norm(b, ord)
+    scale = _norm(b, ord)
     if scale == 0:
         raise InputError("a relative error needs true scores that are not all equal")
     return float(err / scale)
@@ -155,6 +161,6 @@ def kemeny_cost(order, w):
     o = check_permutations(order, what="order")
     if o.shape[1] != W.shape[0]:
         raise InputError("the order and w must have the same number of items")
-    first, then = np.triu_indices(W.shape[0], 1)  # positions: first before then
-    costs = W[o[:, then], o[:, first]].sum(axis=1)
+    # entry [k, a, b] = W[order_k[a], order_k[b]]; below the diagonal, the item at a comes later
+    costs = np.tril(W[o[:, :, None], o[:, None, :]], -1).sum(axis=(1, 2))
     return float(costs[0]) if np.ndim(order) == 1 else costs

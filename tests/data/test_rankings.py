@@ -43,8 +43,9 @@ def test_pairwise_matrix_properties_and_query_access(rng):
     ([[0, 1, 1]], None, "not a permutation"),
     ([[0, 1, 3]], None, "not a permutation"),
     ([[0.5, 1, 2]], None, "integer"),
-    ([[0, 1, 2]], [0], "positive integers"),
-    ([[0, 1, 2]], [1.5], "positive integers"),
+    ([[0, 1, 2]], [0], "sum to zero"),
+    ([[0, 1, 2]], [1.5], "non-negative integers"),
+    ([[0, 1, 2]], [-1], "non-negative integers"),
     (np.zeros((0, 3), dtype=int), None, "n, m >= 1"),
 ])
 def test_invalid_rankings_are_refused(orders, weights, match):
@@ -52,7 +53,7 @@ def test_invalid_rankings_are_refused(orders, weights, match):
         Rankings.from_orders(orders, weights=weights)
 
 
-def test_as_rankings_takes_multiplicities_and_drops_zero_rows():
+def test_zero_multiplicities_are_left_out():
     from privrank.data.rankings import as_rankings, position_counts
 
     R = as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=[2, 0, 1])

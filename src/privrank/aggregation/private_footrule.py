@@ -81,7 +81,7 @@ from .._rng import as_generator
 from ..data.rankings import as_rankings
 from ..errors import InputError, check_delta
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
-                                          noisy_pairwise_matrix, same_bucket_pairs)
+                                          noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
 from ..mechanisms.tree import footrule_cost_release
 from .footrule import assignment_order
 from .kemeny import wfas_solver
@@ -95,7 +95,7 @@ LOPSIDED_MARGIN = 0.04
 def _lopsided_instance(W, n, budget, fraction, rng):
     """Algorithm 4 with its own budget ``fraction``: ``(w~', bounded?, scales, lopsided pairs)``."""
     m = W.shape[0]
-    iu = np.triu_indices(m, 1)
+    iu = upper_triangle(m)
     classify, s_theta = noisy_pairwise_matrix(W, n, budget, fraction / 4.0, rng)
     values, s_r = noisy_pairwise_matrix(W, n, budget, 3.0 * fraction / 4.0, rng)
     c, v = classify[iu], values[iu]

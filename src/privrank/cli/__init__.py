@@ -12,9 +12,9 @@ import sys
 import warnings
 
 from ..errors import InputError
-from . import aggregate, demo, ledger, plan, rank, reproduce
+from . import aggregate, audit, demo, ledger, plan, rank, reproduce
 
-COMMAND_MODULES = [rank, aggregate, plan, ledger, demo, reproduce]
+COMMAND_MODULES = [rank, aggregate, plan, ledger, audit, demo, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -77,6 +77,17 @@ def _parse_epsilon(text: str, line: int) -> float:
     return x
 
 
+def _rows(reader):
+    """Rows of a CSV reader; malformed CSV (e.g. a NUL byte) is an input error naming the line."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            raise InputError(f"line {reader.line_num}: malformed CSV") from None
+
+
 def read_comparisons(path, *, items=None) -> PairwiseComparisons:
     """Read pairwise comparisons from a CSV file (see the module docstring for the formats).
 
@@ -89,10 +100,23 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no such file: {path}")
+    return _read_text(_read_comparisons, path, items)
+
+
+def _read_text(read, path: Path, *args):
+    """``read(path, *args)`` on a text file: bytes that are not UTF-8 are an input error."""
+    try:
+        return read(path, *args)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+
+
+def _read_comparisons(path: Path, items) -> PairwiseComparisons:
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
+        rows = _rows(reader)
         try:
-            header = [h.strip().lower() for h in next(reader)]
+            header = [h.strip().lower() for h in next(rows)]
         except StopIteration:
             raise InputError(f"{path} is empty") from None
         user_col = _pick(header, USER_COLUMNS)
@@ -111,9 +135,9 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
         idx = {c: header.index(c) for c in cols}
         uidx = header.index(user_col) if user_col else None
         eidx = header.index(eps_col) if eps_col else None
-        a, b, out, users, eps = [], [], [], [], []
+        a, b, out, users, eps, lines = [], [], [], [], [], []
         width = len(header)
-        for line, row in enumerate(reader, start=2):
+        for line, row in enumerate(rows, start=2):
             if not row or all(not x.strip() for x in row):
                 continue
             if len(row) != width:
@@ -123,6 +147,7 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
                 raise InputError(f"line {line}: empty or NaN field")
             a.append(fields[0])
             b.append(fields[1])
+            lines.append(line)
             out.append(1 if shape == "winner" else _parse_outcome(fields[2], line))
             if uidx is not None:
                 u = row[uidx].strip()
@@ -133,9 +158,9 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
                 eps.append(_parse_epsilon(row[eidx].strip(), line))
     if not a:
         raise InputError(f"{path} has a header but no comparisons")
-    for k, (x, y) in enumerate(zip(a, b)):
+    for line, x, y in zip(lines, a, b):
         if x == y:
-            raise InputError(f"line {k + 2}: a comparison of an item with itself")
+            raise InputError(f"line {line}: a comparison of an item with itself")
     labels = set(a) | set(b)
     if len(labels) < 2 and items is None:
         raise InputError(f"{path}: only one item occurs; at least two are needed to rank")
@@ -235,9 +260,9 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
         raise InputError(f"no such file: {path}")
     suffix = path.suffix.lower()
     if suffix in (".soc", ".soi", ".toc", ".toi"):
-        labels, ballots = _read_preflib(path)
+        labels, ballots = _read_text(_read_preflib, path)
     elif suffix == ".csv":
-        labels, ballots = _read_ranking_csv(path)
+        labels, ballots = _read_text(_read_ranking_csv, path)
     else:
         raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc or .csv")
     return _complete_ballots(labels, ballots, partial, rng, path)
@@ -287,8 +312,9 @@ def _read_preflib(path: Path):
 def _read_ranking_csv(path: Path):
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
+        lines = _rows(reader)
         try:
-            header = [h.strip() for h in next(reader)]
+            header = [h.strip() for h in next(lines)]
         except StopIteration:
             raise InputError(f"{path} is empty") from None
         lower = [h.lower() for h in header]
@@ -299,7 +325,7 @@ def _read_ranking_csv(path: Path):
             raise InputError(f"{path}: no item or rank columns")
         order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
         rows = []
-        for line_no, row in enumerate(reader, start=2):
+        for line_no, row in enumerate(lines, start=2):
             if not row or all(not x.strip() for x in row):
                 continue
             if len(row) != len(header):

@@ -46,28 +46,22 @@ def check_permutations(rows, *, what: str = "ranking") -> np.ndarray:
             raise InputError(f"{what}s must hold integer indices 0 .. m-1")
     o = np.asarray(o, dtype=np.int64)
     m = o.shape[1]
-    inside = (o >= 0) & (o < m)
-    hit = np.zeros(o.shape, dtype=bool)  # hit[r, k]: row r lists k (O(nm), no sort)
-    np.put_along_axis(hit, np.where(inside, o, 0), inside, axis=1)
-    bad = np.flatnonzero(~(hit.all(axis=1) & inside.all(axis=1)))
+    bad = np.flatnonzero(np.any(np.sort(o, axis=1) != np.arange(m), axis=1))
     if bad.size:
         raise InputError(f"{what} {int(bad[0])} is not a permutation of the {m} items: every "
                          f"{what} must list each item exactly once (complete, no ties)")
     return o
 
 
-def check_multiplicities(weights, rows: int, *, allow_zero: bool = False) -> np.ndarray:
-    """Record multiplicities: one integer per row, ``>= 1`` (``>= 0`` with ``allow_zero``),
-    not all zero. ``None`` means one each."""
+def check_multiplicities(weights, rows: int) -> np.ndarray:
+    """Record multiplicities: one non-negative integer per row, not all zero (``None``: one each)."""
     if weights is None:
         return np.ones(rows, dtype=np.int64)
     w = np.asarray(weights, dtype=float)
-    low = 0 if allow_zero else 1
     if w.shape != (rows,):
         raise InputError("weights must give one multiplicity per ranking")
-    if not np.all(np.isfinite(w)) or np.any(w != np.round(w)) or np.any(w < low):
-        kind = "non-negative" if allow_zero else "positive"
-        raise InputError(f"weights are multiplicities: {kind} integers, one per ranking")
+    if not np.all(np.isfinite(w)) or np.any(w != np.round(w)) or np.any(w < 0):
+        raise InputError("weights are multiplicities: non-negative integers, one per ranking")
     if w.sum() < 1:
         raise InputError("the weights sum to zero: there is nothing to aggregate")
     return w.astype(np.int64)
@@ -80,7 +74,7 @@ def positions_of(orders) -> np.ndarray:
     """
     o = np.asarray(orders, dtype=np.int64)
     pos = np.empty_like(o)
-    np.put_along_axis(pos, o, np.broadcast_to(np.arange(o.shape[-1]), o.shape), axis=-1)
+    np.put_along_axis(pos, o, np.arange(o.shape[-1]), axis=-1)
     return pos
 
 
@@ -91,7 +85,7 @@ def position_counts(positions, weights=None) -> np.ndarray:
     multiplicities. The sufficient statistic of footrule aggregation (Hillebrand et al. §2).
     """
     pos = check_permutations(positions, what="row of positions")
-    w = check_multiplicities(weights, pos.shape[0], allow_zero=True)
+    w = check_multiplicities(weights, pos.shape[0])
     m = pos.shape[1]
     flat = (np.arange(m)[None, :] * m + pos).ravel()
     return np.bincount(flat, weights=np.repeat(w, m).astype(float), minlength=m * m).reshape(m, m)
@@ -100,14 +94,14 @@ def position_counts(positions, weights=None) -> np.ndarray:
 def as_rankings(profile, weights=None) -> "Rankings":
     """``profile`` (:class:`Rankings` or an ``(n, m)`` array of orders) as :class:`Rankings`.
 
-    ``weights`` (non-negative integer multiplicities, not all zero) replace the profile's own
-    when given; rows of multiplicity 0 stand for nobody and are left out.
+    ``weights`` (multiplicities, as in :meth:`Rankings.from_orders`) replace the profile's own
+    when given.
     """
-    R = profile if isinstance(profile, Rankings) else Rankings.from_orders(profile)
-    if weights is None:
-        return R
-    w = check_multiplicities(weights, R.orders.shape[0], allow_zero=True)
-    return Rankings.from_orders(R.orders[w > 0], items=R.items, weights=w[w > 0])
+    if isinstance(profile, Rankings):
+        if weights is None:
+            return profile
+        return Rankings.from_orders(profile.orders, items=profile.items, weights=weights)
+    return Rankings.from_orders(profile, weights=weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +129,8 @@ class Rankings:
         """Build from an ``(k, m)`` array of orders (item indices, best first).
 
         ``items`` gives the labels (default ``0 .. m-1``); ``weights`` the multiplicity of each
-        row (positive integers, default 1).
+        row (non-negative integers, not all zero, default 1; rows of multiplicity 0 stand for
+        nobody and are left out).
         """
         if np.ndim(orders) != 2:
             raise InputError("rankings must be an (n, m) array of orders with n, m >= 1")
@@ -147,6 +142,8 @@ class Rankings:
         if len(set(labels)) != m:
             raise InputError("the item list has a repeated label")
         w = check_multiplicities(weights, o.shape[0])
+        if np.any(w == 0):
+            o, w = o[w > 0], w[w > 0]
         o.setflags(write=False)
         w.setflags(write=False)
         return cls(labels, o, w)

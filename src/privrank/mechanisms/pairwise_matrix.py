@@ -24,6 +24,7 @@ as ``1 - w~``: drawing both triangles independently would double the sensitivity
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -62,9 +63,18 @@ class Budget:
                          mechanism=f"{mechanism} ({kind})", note=note)
 
 
+@lru_cache(maxsize=64)
+def upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the pairs ``i < j`` (row-major), cached: releases run in loops."""
+    iu = np.triu_indices(m, 1)
+    for a in iu:
+        a.setflags(write=False)
+    return iu
+
+
 def matrix_from_upper(upper: np.ndarray, m: int) -> np.ndarray:
     """The ``m x m`` matrix with upper triangle ``upper`` (row-major), ``W[j, i] = 1 - W[i, j]``."""
-    iu = np.triu_indices(m, 1)
+    iu = upper_triangle(m)
     W = np.zeros((m, m))
     W[iu] = upper
     W[(iu[1], iu[0])] = 1.0 - upper
@@ -97,7 +107,7 @@ def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rn
     m = W.shape[0]
     M = m * (m - 1) // 2
     scale = budget.scale(fraction, M / n, math.sqrt(M) / n)
-    upper = W[np.triu_indices(m, 1)] + budget.draw(scale, M, rng)
+    upper = W[upper_triangle(m)] + budget.draw(scale, M, rng)
     Wt = matrix_from_upper(upper, m)
     return (clip_pairs(Wt) if clip else Wt), scale
 
@@ -171,7 +181,7 @@ def bucket_release(rankings, buckets: int, budget: Budget, rng=None) -> tuple[np
     frac_s = 0.0 if S_B == 0 else (1.0 if K == 0 else 0.5)
     scale_s = budget.scale(frac_s, 2.0 * S_B / n, math.sqrt(2.0 * S_B) / n) if S_B else 0.0
     scale_t = budget.scale(1.0 - frac_s, 2.0 * K / n, math.sqrt(2.0 * K) / n) if K else 0.0
-    iu = np.triu_indices(m, 1)
+    iu = upper_triangle(m)
     bucket = np.repeat(np.arange(B), bucket_sizes(m, B))[R.positions]  # (rows, m)
     cells = np.zeros(M * B * B)
     step = max(1, _LOCAL_BLOCK // max(M, 1))
@@ -225,7 +235,7 @@ def local_pairwise_matrix(orders, epsilon, rng=None) -> np.ndarray:
         raise InputError("local aggregation needs at least one ranking")
     if m < 2:
         return np.zeros((m, m))
-    iu, ju = np.triu_indices(m, 1)
+    iu, ju = upper_triangle(m)
     M = iu.size
     radius = math.sqrt(M) / 2.0
     total = np.zeros(M)

@@ -26,7 +26,7 @@ from ..errors import InputError, check_epsilon, check_epsilons
 
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
-    p = expit(-np.asarray(epsilon, dtype=float))
+    p = expit(-check_epsilons(epsilon))
     return float(p) if p.ndim == 0 else p
 
 
@@ -96,18 +96,26 @@ def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
 def debias(reports01, epsilon) -> np.ndarray:
     """Debiasing transform of Xu, Sun, Cheng eq. (1): unbiased estimates of the true answers.
 
-    ``reports01`` in {0, 1}; ``epsilon`` scalar or one per report. Values are
+    ``reports01`` are reports in {0, 1}, or fractions in [0, 1] of "1" reports among answers
+    randomized at the same epsilon (the transform is affine, so debiasing their mean is the mean
+    of their debiased values); ``epsilon`` scalar or one per report. Values are
     ``-1/(e^eps - 1)`` for a 0 and ``e^eps/(e^eps - 1)`` for a 1.
     """
-    y = np.asarray(reports01, dtype=float)
-    eps = np.asarray(epsilon, dtype=float)
+    try:
+        y = np.asarray(reports01, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("reports must be 0 or 1") from None
+    if not np.all((y >= 0) & (y <= 1)):
+        raise InputError("reports must be 0 or 1, or fractions of 1-reports in [0, 1] "
+                         "(map a report of -1 to 0 first)")
+    eps = check_epsilons(epsilon)
     with np.errstate(over="ignore"):  # e^eps = inf for huge eps: the report is the answer
         return y + (2.0 * y - 1.0) / np.expm1(eps)
 
 
 def variance_inflation(epsilon) -> np.ndarray:
     """``coth(eps/2)^2``: the worst-case variance of a debiased report divided by 1/4."""
-    eps = np.asarray(epsilon, dtype=float)
+    eps = check_epsilons(epsilon)
     return 1.0 / np.tanh(eps / 2.0) ** 2
 
 

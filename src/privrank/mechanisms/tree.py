@@ -260,7 +260,7 @@ def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
         x = x.astype(np.int64)
     if x.size and (x.min() < 0 or x.max() >= m):
         raise InputError("values must lie in 0 .. m-1")
-    return x.astype(np.int64), check_multiplicities(weights, x.shape[0], allow_zero=True)
+    return x.astype(np.int64), check_multiplicities(weights, x.shape[0])
 
 
 def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech):
@@ -365,7 +365,7 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
     if np.ndim(positions) != 2:
         raise InputError("positions must be an (n, m) array with n, m >= 1")
     pos = check_permutations(positions, what="row of positions")
-    w = check_multiplicities(weights, pos.shape[0], allow_zero=True)
+    w = check_multiplicities(weights, pos.shape[0])
     m = pos.shape[1]
     layout = tree_layout(m, kap)
     mech = "binary-tree footrule costs"

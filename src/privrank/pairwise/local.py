@@ -36,8 +36,13 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
             vals = np.array([float(spec[u]) for u in comps.users])
         except KeyError:
             raise InputError(f"{name} mapping is missing a user of the data") from None
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} in the mapping must be a number > 0") from None
     else:
-        vals = np.asarray(spec, dtype=float)
+        try:
+            vals = np.asarray(spec, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"every {name} must be a number > 0") from None
         if vals.shape != (len(comps.users),):
             raise InputError(f"{name} needs one value per user ({len(comps.users)})")
     return check_epsilons(vals, name=name)
@@ -148,7 +153,14 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
     The paper's narrative numbers them in the opposite order to its displayed formulas
     (its "Scheme 1" in the figures is ``log_under``); privrank uses the rate names only.
     """
-    L = np.asarray(L, dtype=float)
+    try:
+        L = np.asarray(L, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("L must be a number of users >= 1") from None
+    if not np.all(np.isfinite(L)) or np.any(L < 1) or int(L0) < 1:
+        raise InputError("L and L0 must be finite numbers of users >= 1")
+    if int(m) != m or m < 2:
+        raise InputError("m must be an integer number of items >= 2")
     base = np.sqrt(L0 / L)
     if scheme == "critical":
         out = base

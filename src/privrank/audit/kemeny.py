@@ -1,0 +1,145 @@
+"""Audit registrations of private Kemeny aggregation (Alabi, Ghazi, Kumar, Manurangsi).
+
+Neighbouring profiles have the same public ``n`` and differ in one ranking.
+
+Central
+    ``private-kemeny``: the noisy matrix (:func:`~privrank.mechanisms.pairwise_matrix.noisy_pairwise_matrix`)
+    as the solver sees it, unclipped, on two items (one ranking moves ``w[0, 1]`` by ``1/n``).
+    ``dp-kwiksort`` and ``hay-quicksort``: with two items KwikSort asks one query, so the order
+    is the noisy answer thresholded at 1/2; the audit asks for a cap of one query (the whole
+    budget on it) and places the voters so that the threshold sits in the tail the loss shows
+    in (``n/2`` voters for Laplace; for Gaussian noise one standard deviation further).
+    ``exponential-kemeny``: exact, from the mechanism's own output distribution over all orders
+    of three items, for every choice of the one ranking that differs.
+Local
+    ``ldp-matrix``: every voter's Duchi et al. report, batched and checked bit for bit against
+    :func:`~privrank.aggregation.private_kemeny.ldp_matrix` for the same seed.
+    ``ldp-kwiksort``: two voters, two items, one query per group: the order is the report of
+    whichever voter the public randomness assigns to the pair.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, hay_quicksort,
+                                          ldp_kwiksort, ldp_matrix, private_kemeny)
+from ..mechanisms.local_vectors import duchi_l2
+from ..mechanisms.noise import gaussian_mu
+from .footrule import BatchMismatch
+from .registry import Exact, Mechanism, Samples, register
+from .runs import (GAUSSIAN_TAILS_NOTE, TWO_ITEMS, order_bits, solver_views, two_item_votes,
+                   votes)
+
+UNIT = "one ranking replaced (n public)"
+def _private_kemeny(epsilon, delta, trials, rng) -> Samples:
+    return Samples(*(solver_views(
+        lambda solver, o=o: private_kemeny(o[None, :], epsilon=epsilon, delta=delta,
+                                           solver=solver, clip=False, rng=rng), trials, 1)
+        for o in TWO_ITEMS))
+
+
+def _gap(epsilon, delta) -> int:
+    """Voters between the threshold and the likely input: 0 (Laplace) or one standard deviation."""
+    return 0 if delta == 0 else max(1, round(1 / gaussian_mu(epsilon, delta)))
+
+
+def _one_query(algorithm):
+    def run(epsilon, delta, trials, rng) -> Samples:
+        n, k = two_item_votes(_gap(epsilon, delta))
+        return Samples(*(order_bits(lambda c=c: algorithm(votes(c, n), epsilon=epsilon, delta=delta,
+                                                          queries=1, rng=rng), trials)
+                         for c in (k, k - 1)))
+    return run
+
+
+def _exponential(epsilon, delta, trials, rng) -> Exact:
+    fixed = np.array([0, 1, 2])
+    others = [np.array(p) for p in itertools.permutations(range(3))]
+    rows = [exponential_distribution(np.stack([fixed, o]), epsilon=epsilon)[1] for o in others]
+    return Exact(np.array(rows), tuple(f"second ranking {o.tolist()}" for o in others),
+                 tuple(str(list(p)) for p in itertools.permutations(range(3))))
+
+
+def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:
+    m = 3
+    i, j = np.triu_indices(m, 1)
+    radius = math.sqrt(i.size) / 2.0
+    out = []
+    for order in (np.arange(m), np.arange(m)[::-1]):
+        seed = int(rng.integers(2 ** 63))
+        seen = []
+
+        def solver(W, seen=seen):
+            seen.append(np.asarray(W)[i, j])
+            return np.arange(m)
+
+        ldp_matrix(order[None, :], epsilon=epsilon, solver=solver, clip=False, rng=seed)
+        pos = np.argsort(order)
+        vector = (pos[i] < pos[j]) - 0.5  # the voter's centred pair indicators
+        first = duchi_l2(vector[None, :], radius=radius, epsilon=epsilon,
+                         rng=np.random.default_rng(seed))
+        if not np.array_equal(seen[0], 0.5 + (np.zeros(i.size) + first[0]) / 1):
+            raise BatchMismatch("the batched local release differs from ldp_matrix's for the same seed")
+        out.append(duchi_l2(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
+                            rng=np.random.default_rng(seed)))
+    return Samples(*out)
+
+
+def _ldp_kwiksort(epsilon, delta, trials, rng) -> Samples:
+    other = TWO_ITEMS[1]
+    return Samples(*(order_bits(lambda o=o: ldp_kwiksort(np.stack([o, other]), epsilon=epsilon,
+                                                         tau=1, rng=rng), trials)
+                     for o in TWO_ITEMS))
+
+
+_MATRIX = ("privrank.aggregation.private_kemeny.private_kemeny",
+           "privrank.mechanisms.pairwise_matrix.noisy_pairwise_matrix")
+_ORACLE = "privrank.mechanisms.query_oracle.NoisyPairOracle"
+
+for _noise, _words in (("laplace", "Laplace, epsilon-DP"),
+                       ("gaussian", "analytic Gaussian, (epsilon, delta)-DP")):
+    gaussian = _noise == "gaussian"
+    register(Mechanism(
+        name=f"private-kemeny/{_noise}",
+        description=f"noisy pairwise matrix then a Kemeny solver (Alabi et al. Thm 1), {_words}",
+        unit=UNIT, covers=_MATRIX, run=_private_kemeny, approximate=gaussian,
+        trials=10_000, control=0.2 if gaussian else 0.5,
+        note=GAUSSIAN_TAILS_NOTE.format(f=0.2) if gaussian else ""))
+    for _name, _algorithm, _what in (
+            ("dp-kwiksort", dp_kwiksort, "KwikSort on a capped noisy query oracle (Alabi et al. Alg. 1)"),
+            ("hay-quicksort", hay_quicksort, "Hay et al.'s budgeted private quicksort")):
+        register(Mechanism(
+            name=f"{_name}/{_noise}", description=f"{_what}, {_words}", unit=UNIT,
+            covers=(f"privrank.aggregation.private_kemeny.{_algorithm.__name__}", _ORACLE),
+            run=_one_query(_algorithm), approximate=gaussian, trials=4_000 if gaussian else 2_000,
+            control=0.15 if gaussian else 0.5,
+            note=GAUSSIAN_TAILS_NOTE.format(f=0.15) + " One bit per run (the order)."
+            if gaussian else ""))
+
+register(Mechanism(
+    name="exponential-kemeny",
+    description="exponential mechanism over all orders (Kemeny utility), exact audit",
+    unit="one of two rankings replaced (3 items)",
+    covers=("privrank.aggregation.private_kemeny.exponential_kemeny",
+            "privrank.mechanisms.exponential.exponential_mechanism"),
+    run=_exponential))
+
+register(Mechanism(
+    name="ldp-matrix",
+    description="one-round local Kemeny: Duchi et al. report of each ranking's pair vector",
+    unit="one ranking (3 items), local model", run=_ldp_matrix, trials=100_000,
+    covers=("privrank.aggregation.private_kemeny.ldp_matrix",
+            "privrank.mechanisms.pairwise_matrix.local_pairwise_matrix")))
+
+register(Mechanism(
+    name="ldp-kwiksort",
+    description="LDPKwikSort: local randomized response through a capped group oracle",
+    unit="one voter's ranking (two voters, two items, local model)", run=_ldp_kwiksort,
+    covers=("privrank.aggregation.private_kemeny.ldp_kwiksort",
+            "privrank.mechanisms.query_oracle.LocalPairOracle"), trials=6_000,
+    note="The public randomness assigns the pair to the changed voter's group with probability "
+         "1/2, so the order shows ln((1 + e^eps)/2) of the claimed eps (0.62 for eps = 1); half "
+         "the noise shows ln((1 + e^(2 eps))/2) > eps for every eps (1.43 for eps = 1)."))

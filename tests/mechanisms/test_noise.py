@@ -1,0 +1,149 @@
+"""Goodness of fit of every noise sampler, and the exact discrete samplers' arithmetic.
+
+Every test draws with a fixed seed, so it is deterministic; the rejection threshold is a
+p-value below 1e-4 (a correct sampler passes a given seed with probability 0.9999, and these
+seeds pass). Each goodness-of-fit test also feeds the same test a sampler with 10% less noise
+(the broken variant) and requires it to be rejected at the same threshold.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privrank.errors import InputError
+from privrank.mechanisms import noise
+from privrank.mechanisms.noise import (discrete_gaussian, discrete_gaussian_pmf, discrete_laplace,
+                                       discrete_laplace_pmf, gaussian, laplace)
+
+P_MIN = 1e-4
+N = 200_000
+
+
+def chi_square_p(samples: np.ndarray, pmf) -> float:
+    """Chi-square test of integer samples against ``pmf`` (integers with expected count >= 5,
+    the two tails pooled into one cell each)."""
+    lo, hi = int(samples.min()), int(samples.max())
+    x = np.arange(lo - 1, hi + 2)
+    expected = pmf(x) * samples.size
+    keep = np.flatnonzero(expected >= 5)
+    a, b = x[keep[0]], x[keep[-1]]
+    inner = np.arange(a, b + 1)
+    observed = np.bincount(samples[(samples >= a) & (samples <= b)] - a, minlength=inner.size)
+    exp_inner = pmf(inner) * samples.size
+    tail_lo, tail_hi = np.sum(samples < a), np.sum(samples > b)
+    # expected tail masses from the pmf over a wide window (exact to float precision)
+    far = np.arange(lo - 10 * (hi - lo + 10), hi + 10 * (hi - lo + 10))
+    p = pmf(far)
+    exp_lo = p[far < a].sum() * samples.size
+    exp_hi = p[far > b].sum() * samples.size
+    obs = np.concatenate([observed, [tail_lo, tail_hi]])
+    exp = np.concatenate([exp_inner, [exp_lo, exp_hi]])
+    mask = exp > 0
+    stat = np.sum((obs[mask] - exp[mask]) ** 2 / exp[mask])
+    return float(stats.chi2.sf(stat, mask.sum() - 1))
+
+
+@pytest.mark.parametrize("sampler,pmf,param,seed", [
+    (discrete_laplace, discrete_laplace_pmf, 0.3, 1),
+    (discrete_laplace, discrete_laplace_pmf, 2.3, 2),
+    (discrete_laplace, discrete_laplace_pmf, 40.7, 3),
+    (discrete_gaussian, discrete_gaussian_pmf, 0.4, 4),
+    (discrete_gaussian, discrete_gaussian_pmf, 3.7, 5),
+    (discrete_gaussian, discrete_gaussian_pmf, 150.2, 6),
+])
+def test_discrete_samplers_fit_their_pmfs(sampler, pmf, param, seed):
+    x = sampler(param, N, rng=seed)
+    assert x.dtype == np.int64
+    assert chi_square_p(x, lambda k: pmf(k, param)) > P_MIN
+    broken = sampler(0.9 * param, N, rng=seed + 100)
+    assert chi_square_p(broken, lambda k: pmf(k, param)) < P_MIN
+
+
+@pytest.mark.parametrize("scale", [0.25, 1.0, 7.5])
+def test_continuous_laplace_fits(scale):
+    x = laplace(scale, N, rng=7)
+    assert stats.kstest(x, stats.laplace(scale=scale).cdf).pvalue > P_MIN
+    assert stats.kstest(laplace(0.9 * scale, N, rng=8), stats.laplace(scale=scale).cdf).pvalue < P_MIN
+
+
+@pytest.mark.parametrize("sigma", [0.25, 1.0, 7.5])
+def test_continuous_gaussian_fits(sigma):
+    x = gaussian(sigma, N, rng=9)
+    assert stats.kstest(x, stats.norm(scale=sigma).cdf).pvalue > P_MIN
+    assert stats.kstest(gaussian(0.9 * sigma, N, rng=10), stats.norm(scale=sigma).cdf).pvalue < P_MIN
+
+
+@pytest.mark.parametrize("gamma", [Fraction(0), Fraction(3, 10), Fraction(1), Fraction(27, 10),
+                                   Fraction(61, 7)])
+def test_bernoulli_exp_is_exact(gamma):
+    # Canonne et al. Algorithm 1 and its extension to gamma > 1: frequency within 4.5 standard
+    # errors sqrt(p(1-p)/n) of exp(-gamma)
+    n = 400_000
+    bits = noise._RandomBits(np.random.default_rng(11))
+    whole, rest = divmod(gamma.numerator, gamma.denominator)
+    out = noise._bernoulli_exp(bits, np.full(n, whole), rest, gamma.denominator)
+    p = math.exp(-float(gamma))
+    assert abs(out.mean() - p) <= 4.5 * math.sqrt(p * (1 - p) / n) + 1e-12
+
+
+def test_uniform_integers_are_uniform_for_awkward_bounds():
+    # rejection sampling on 64-bit words: counts in three cells of [0, high), chi-square 2 dof
+    bits = noise._RandomBits(12)
+    for high in (3, 7, (1 << 62) - 1):
+        u = bits.below(np.full(60_000, high))
+        assert u.min() >= 0 and u.max() < high
+        edges = np.array([0, high // 3, 2 * (high // 3), high])
+        counts = np.array([np.sum((u >= a) & (u < b)) for a, b in zip(edges[:-1], edges[1:])])
+        assert stats.chisquare(counts, np.diff(edges) / high * u.size).pvalue > P_MIN
+
+
+def test_discrete_samplers_are_reproducible_and_use_os_entropy_without_a_seed():
+    assert np.array_equal(discrete_laplace(3.0, 50, rng=5), discrete_laplace(3.0, 50, rng=5))
+    assert np.array_equal(discrete_gaussian(3.0, 50, rng=np.random.default_rng(5)),
+                          discrete_gaussian(3.0, 50, rng=np.random.default_rng(5)))
+    a, b = discrete_gaussian(50.0, 64), discrete_gaussian(50.0, 64)  # OS entropy: differ
+    assert not np.array_equal(a, b)
+    assert isinstance(discrete_laplace(1.0), int) and isinstance(discrete_gaussian(1.0), int)
+    assert discrete_laplace(1.0, (2, 3), rng=1).shape == (2, 3)
+
+
+def test_parameters_are_rounded_up_and_only_slightly():
+    for b in (2.0 ** -20, 0.3, 1.0, 2.3, 1e6, 2.0 ** 39):
+        s, t = noise._laplace_rational(b)
+        assert Fraction(t, s) >= Fraction(b)
+        assert (Fraction(t, s) - Fraction(b)) / Fraction(b) < Fraction(1, 2 ** 38)
+    for sg in (2.0 ** -10, 0.4, 1.0, 3.7, 150.2, 2.0 ** 14):
+        num, den, t = noise._gaussian_rational(sg)
+        assert Fraction(num, den) >= Fraction(sg) ** 2
+        assert (Fraction(num, den) - Fraction(sg) ** 2) / Fraction(sg) ** 2 < Fraction(1, 2 ** 19)
+        assert 2 * num * den * t * t <= 2 ** 61 and t == math.floor(sg) + 1
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, 2.0 ** -21, 2.0 ** 40, "x"])
+def test_discrete_laplace_rejects_bad_scales(bad):
+    with pytest.raises(InputError):
+        discrete_laplace(bad, 3, rng=0)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, 2.0 ** -11, 2.0 ** 15])
+def test_discrete_gaussian_rejects_bad_sigmas(bad):
+    with pytest.raises(InputError):
+        discrete_gaussian(bad, 3, rng=0)
+
+
+def test_pmfs_sum_to_one():
+    k = np.arange(-20_000, 20_001)
+    for b in (0.3, 2.3, 40.7):
+        assert discrete_laplace_pmf(k, b).sum() == pytest.approx(1.0, abs=1e-12)
+    for sg in (0.4, 3.7, 150.2):
+        assert discrete_gaussian_pmf(k, sg).sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_gaussian_mu_is_cached_and_validated():
+    assert noise.gaussian_mu(1.0, 1e-6) == noise.gaussian_mu(1.0, 1e-6)
+    with pytest.raises(InputError):
+        noise.gaussian_mu(1.0, 0.0)
