@@ -170,6 +170,23 @@ def test_mallows_matches_its_exact_distribution():
         sample_mallows(3, phi=1.5, n=3)
 
 
+def test_polarized_profile_shares():
+    from privrank.simulate import sample_polarized
+
+    n, share = 20_000, 0.35
+    R = sample_polarized(6, n=n, share=share, rng=2)
+    rows, counts = np.unique(R.expanded(), axis=0, return_counts=True)
+    top = np.argsort(-counts)[:2]
+    np.testing.assert_array_equal(rows[top[0]], rows[top[1]][::-1])  # an order and its reverse
+    # a uniform row also equals a given order with probability 1/720, so each share is
+    # 0.35 + 0.3/720; binomial SE sqrt(0.35 * 0.65 / n) = 0.0034, tolerance 5 SE
+    expected = share + (1 - 2 * share) / 720
+    assert np.all(np.abs(counts[top] / n - expected) < 5 * np.sqrt(expected * (1 - expected) / n))
+    assert counts[np.argsort(-counts)[2]] < 0.01 * n  # the rest is uniform: ~ 0.3 n / 720 each
+    with pytest.raises(InputError):
+        sample_polarized(4, n=10, share=0.6)
+
+
 # ------------------------------------------------------------------ Erdos-Renyi designs (Cai et al.)
 
 def test_erdos_renyi_pairs_count_and_shape():

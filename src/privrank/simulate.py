@@ -9,6 +9,8 @@
 * :func:`release_complete_answers`: the same fast path for given (real) answers of a complete
   design.
 * :func:`sample_mallows`: complete rankings from the Mallows model around a central order.
+* :func:`sample_polarized`: complete rankings split between one order, its reverse and uniform
+  noise -- a profile full of near-ties, hard for private aggregation.
 * :func:`erdos_renyi_pairs` and :func:`erdos_renyi_comparisons`: the random comparison design
   of Cai, Chakraborty and Wang (each pair observed with probability p, L comparisons per
   observed pair) under any link of :mod:`privrank.pairwise.links`;
@@ -239,6 +241,28 @@ def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:
         pos[:, j] = slot[:, 0]
     orders = np.empty((n, m), dtype=np.int64)
     np.put_along_axis(orders, pos.astype(np.int64), np.broadcast_to(c, (n, m)), axis=1)
+    return Rankings.from_orders(orders)
+
+
+def sample_polarized(m: int, *, n: int, share: float = 0.35, rng=None) -> Rankings:
+    """``n`` rankings of ``m`` items: a share one random order, the same share its reverse, the rest uniform.
+
+    Two opposed camps make the consensus nearly tied everywhere, so private aggregation errs
+    even at moderate noise; on well-separated profiles the excess cost of a private method
+    collapses to 0 and tests nothing (Hillebrand et al. notes §7.2). ``share`` must lie in
+    ``[0, 1/2]``; each ranking's kind is drawn independently.
+    """
+    m, n, share = int(m), int(n), float(share)
+    if m < 1 or n < 1:
+        raise InputError("m and n must be >= 1")
+    if not 0.0 <= share <= 0.5:
+        raise InputError("share must lie in [0, 1/2]")
+    gen = as_generator(rng)
+    centre = gen.permutation(m)
+    orders = np.argsort(gen.random((n, m)), axis=1)
+    kind = gen.random(n)
+    orders[kind < share] = centre
+    orders[(kind >= share) & (kind < 2 * share)] = centre[::-1]
     return Rankings.from_orders(orders)
 
 
