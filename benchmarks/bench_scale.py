@@ -144,7 +144,7 @@ for batch in f.iter_batches(batch_size=BATCH, columns=[f"rank{k + 1}" for k in r
 RESULT = {"records": rows}
 """),
     "rankings_stream": ("""
-from privrank.aggregation.footrule import assignment_order, costs_from_position_counts
+from privrank.aggregation.footrule import footrule_optimal_order
 from privrank.aggregation.private_kemeny import private_kemeny
 from privrank.engines import sufficient_statistics
 """, """
@@ -153,7 +153,7 @@ t = time.perf_counter()
 kemeny = private_kemeny(tally, epsilon=1.0, solver="exact", rng=1)
 t_kemeny = time.perf_counter() - t
 t = time.perf_counter()
-footrule = assignment_order(costs_from_position_counts(tally.position_counts, tally.n_voters))
+footrule = footrule_optimal_order(tally)
 RESULT = {"records": tally.n_voters, "kemeny_s": t_kemeny, "footrule_s": time.perf_counter() - t}
 """),
     "rankings_ldp": ("from privrank.engines import sufficient_statistics", """

@@ -41,13 +41,12 @@ from itertools import permutations
 
 import numpy as np
 
-from ..aggregation.footrule import positions_of
 from ..aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
+from ..data.rankings import Rankings, position_counts, positions_of
+from ..engines import sufficient_statistics
 from ..errors import InputError
 from ..guarantees import UNIT_RANKING
 from ..mechanisms import tree
-from ..data.rankings import Rankings
-from ..engines import sufficient_statistics
 from ..mechanisms.local_vectors import duchi_l2_records, report_unit
 from ..mechanisms.noise import gaussian_mu
 from ..mechanisms.randomized_response import record_key
@@ -148,7 +147,7 @@ def _footrule_run(noise: str):
                                                statistic="positions", epsilon=epsilon, rng=seed).reports
             else:
                 public = dp_footrule(order[None, :], epsilon=epsilon, delta=delta, rng=seed)
-            counts = tree.position_counts(positions_of(order[None, :]))
+            counts = position_counts(positions_of(order[None, :]))
             out.append(_tree_batch(noise, layout, counts, public.release.aggregates, radius,
                                    UNIT_RANKING, epsilon, delta, trials, seed, engine))
         return Samples(*out)
@@ -261,13 +260,17 @@ PTAS_CONTROLS = {  # (variant, noise): (declared control, runs per input, note)
         visible="epsilon = 1.58 at delta = 1e-6 (mu = 0.36 for epsilon = 1)", f=0.1)),
 }
 
+#: the releases of the pairwise-matrix module that only one variant draws
+PTAS_RELEASES = {"lopsided": ("privrank.mechanisms.pairwise_matrix.noisy_cost_difference",),
+                 "buckets": ("privrank.mechanisms.pairwise_matrix.bucket_release",)}
+
 for (_variant, _noise), (_control, _trials, _note) in PTAS_CONTROLS.items():
     _words = "Laplace, epsilon-DP" if _noise == "laplace" else "analytic Gaussian, (epsilon, delta)-DP"
     register(Mechanism(
         name=f"dp-ptas/{_variant}/{_noise}",
         description=f"private Kemeny via a noisy pairwise matrix, {_variant} variant, {_words}",
         unit="one ranking replaced (2 items, n public)",
-        covers=("privrank.aggregation.private_footrule.dp_ptas",),
+        covers=("privrank.aggregation.private_footrule.dp_ptas", *PTAS_RELEASES.get(_variant, ())),
         run=_ptas_run(_variant), approximate=_noise == "gaussian", trials=_trials,
         control=_control, note=_note))
 
@@ -275,7 +278,7 @@ register(Mechanism(
     name="dp-ptas/buckets/laplace-release",
     description="Algorithm 3's two Laplace releases, exact loss over all pairs of rankings",
     unit=f"one ranking replaced ({BUCKET_ITEMS} items, {BUCKETS} buckets, n = 1 public)",
-    covers=("privrank.aggregation.private_footrule.dp_ptas",),
+    covers=("privrank.aggregation.private_footrule.dp_ptas", *PTAS_RELEASES["buckets"]),
     run=_bucket_release(False), controls={"paper-scale": _bucket_release(True)},
     note="exact from the noise scales dp_ptas reports; dp-ptas/buckets/laplace checks the "
          "released outputs themselves"))

@@ -18,15 +18,10 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 from .._rng import as_generator
-from ..aggregation.footrule import assignment_order, costs_from_position_counts
 from ..data.io import ComparisonFile
 from ..engines import DEFAULT_BATCH_SIZE, ENGINES, sufficient_statistics
 from ..errors import InputError
-from ..guarantees import Guarantee
-from ..mechanisms.tree import footrule_counts_release, local_footrule_release, tree_layout
 from ..pairwise.release import non_private_release, release_from_reports
 
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
@@ -96,7 +91,8 @@ def engine_rankings(args, methods):
     Every method gets a Generator seeded with ``--seed`` in place of the seed. The voters'
     randomization key comes from the source the in-memory method takes it from: ``ldp-matrix``
     draws it from its Generator (and then solves with it), ``ldp-footrule`` derives it from the
-    seed.
+    seed. Non-private outputs and ``--non-private-diagnostics`` report the Kemeny and footrule
+    costs, so they read both exact statistics.
     """
     _check_scheduler(args)
     if args.method not in ENGINE_AGGREGATION:
@@ -110,44 +106,14 @@ def engine_rankings(args, methods):
     if local and (args.epsilon is None or args.delta or args.non_private_diagnostics):
         raise InputError(f"--method {args.method} is epsilon-local DP: it needs --epsilon, no --delta, and "
                          "--non-private-diagnostics only with --engine local")
-    statistic = ENGINE_AGGREGATION[args.method]
-    if not local and (args.epsilon is None or args.non_private_diagnostics):
-        statistic = None if statistic == "positions" else statistic  # the output also reports the Kemeny cost
+    both = not local and (args.epsilon is None or args.non_private_diagnostics)
     gen = as_generator(args.seed)
-    tally = _statistics(args, kind="rankings", statistic=statistic, epsilon=args.epsilon if local else None,
+    tally = _statistics(args, kind="rankings", statistic=None if both else ENGINE_AGGREGATION[args.method],
+                        epsilon=args.epsilon if local else None,
                         kappa=args.kappa if args.method == "ldp-footrule" else None,
                         rng=gen if args.method == "ldp-matrix" else args.seed)
-    method = FOOTRULE_ENGINE_METHODS.get(args.method) or methods[args.method]
+    method = methods[args.method]
     return tally, lambda R, a: method(R, argparse.Namespace(**{**vars(a), "seed": gen}))
-
-
-def _footrule(tally, args):
-    if args.epsilon is not None:
-        raise InputError("--method footrule is not private: drop --epsilon (or use dp-footrule)")
-    counts, n = tally.position_counts, tally.n_voters
-    order = assignment_order(costs_from_position_counts(counts, n))
-    rank_of = np.argsort(order)
-    moved = int((counts * np.abs(np.arange(counts.shape[1])[None, :] - rank_of[:, None])).sum())
-    return order, Guarantee.non_private("footrule optimum (min-cost assignment)"), {"footrule_cost": moved / n}
-
-
-def _dp_footrule(tally, args):
-    if args.epsilon is None:
-        raise InputError("--method dp-footrule needs --epsilon")
-    delta = args.delta or 0.0
-    rel = footrule_counts_release(tally.position_counts, tally.n_voters, epsilon=args.epsilon, delta=delta,
-                                  noise="gaussian" if delta else "laplace", kappa=args.kappa, rng=args.seed)
-    return assignment_order(rel.costs), rel.guarantee, {"noise_scale": rel.noise_scale}
-
-
-def _ldp_footrule(tally, args):
-    rel = local_footrule_release(tally.reports, tally.n_voters, tree_layout(tally.n_items, tally.kappa),
-                                 tally.epsilon)
-    return assignment_order(rel.costs), rel.guarantee, {}
-
-
-#: the footrule methods of ``aggregate`` on a tally (their in-memory versions take the profile)
-FOOTRULE_ENGINE_METHODS = {"footrule": _footrule, "dp-footrule": _dp_footrule, "ldp-footrule": _ldp_footrule}
 
 
 class ProgressBar:

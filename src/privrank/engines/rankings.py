@@ -20,13 +20,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..aggregation.footrule import positions_of
 from ..data.io import RANKING_BATCH_CELLS, RankingFile, different_items_error, read_rankings
-from ..data.rankings import TALLY_STATISTICS, Rankings, RankingTally
+from ..data.rankings import TALLY_STATISTICS, Rankings, RankingTally, position_counts, positions_of
 from ..errors import InputError
 from ..mechanisms.pairwise_matrix import local_pair_reports
 from ..mechanisms.randomized_response import record_key
-from ..mechanisms.tree import DEFAULT_KAPPA, local_footrule_reports, position_counts, tree_layout
+from ..mechanisms.tree import DEFAULT_KAPPA, local_footrule_reports, tree_layout
 
 CONTAINER = Rankings
 open_file = RankingFile
