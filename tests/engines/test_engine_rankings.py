@@ -148,6 +148,29 @@ def test_kemeny_algorithms_take_a_tally(ranking_files):
     assert isinstance(sufficient_statistics(R, kind="rankings"), RankingTally)
 
 
+def test_footrule_functions_take_a_tally(ranking_files):
+    R = pr.read_rankings(ranking_files["order_csv"])
+    t = sufficient_statistics(ranking_files["order_parquet"], kind="rankings", statistic="positions")
+    np.testing.assert_array_equal(pr.footrule_cost_matrix(t), pr.footrule_cost_matrix(R))
+    order = pr.footrule_optimal_order(t)
+    np.testing.assert_array_equal(order, pr.footrule_optimal_order(R))
+    assert pr.footrule_cost(order, t) == pr.footrule_cost(order, R)
+    for delta in (0.0, 1e-6):
+        a, b = pr.dp_footrule(R, epsilon=1.0, delta=delta, rng=3), pr.dp_footrule(t, epsilon=1.0, delta=delta, rng=3)
+        np.testing.assert_array_equal(a.release.aggregates, b.release.aggregates)
+        assert a.guarantee == b.guarantee and a.details == b.details
+    with pytest.raises(InputError, match="no local reports of the positions statistic"):
+        pr.ldp_footrule(t, epsilon=1.0)
+    local = sufficient_statistics(ranking_files["order_parquet"], kind="rankings", statistic="positions",
+                                  epsilon=1.0, kappa=1.2)
+    with pytest.raises(InputError, match="have kappa 1.2"):
+        pr.ldp_footrule(local, epsilon=1.0, kappa=1.5)
+    with pytest.raises(InputError, match="no exact position counts"):
+        pr.dp_footrule(local, epsilon=1.0)
+    with pytest.raises(InputError, match="the rankings themselves"):
+        pr.dp_ptas(t, epsilon=1.0)
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(items=["a", "b"]), "give no items"),
     (dict(epsilon=1.0), "give statistic='pairwise'"),
