@@ -142,9 +142,10 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
         answers give the non-private fit); see also
         :func:`privrank.pairwise.release.release_from_reports`. For ``kind="rankings"``: the
         number of voters and the int64 statistics (or the sum of the local reports), identical
-        for every engine; the Kemeny algorithms that read only w take it in place of the
-        profile (``privrank.private_kemeny``, ``privrank.dp_kwiksort``, ``privrank.ldp_matrix``
-        for pair reports, ...).
+        for every engine; the algorithms that read only one of them take it in place of the
+        profile (``privrank.private_kemeny``, ``privrank.dp_kwiksort``, ``privrank.dp_footrule``,
+        ``privrank.footrule_optimal_order``, ...; ``privrank.ldp_matrix`` and
+        ``privrank.ldp_footrule`` for the voters' reports).
     """
     try:
         module = KINDS[kind]
