@@ -280,7 +280,7 @@ def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool) -> None
           f"{flat_mb:,.0f} MB as int64 orders")
     results = against_pyarrow(("rankings_pyarrow", "rankings_stream", "rankings_ldp"), path, batch, n, "rankings")
     exact = results["rankings_stream"]
-    print(f"statistics -> private ranking (m = {RANK_M}): noisy matrix + exact Kemeny {exact["kemeny_s"]:.3f} s, "
+    print(f"statistics -> private ranking (m = {RANK_M}): noisy matrix + exact Kemeny {exact['kemeny_s']:.3f} s, "
           f"footrule assignment {exact['footrule_s']:.3f} s")
     if not skip_dask:
         for workers in (1, 2):
