@@ -898,7 +898,8 @@ class RankingFile(ColumnarFile):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             raise InputError(f"{self.path}: the rank columns must hold labels of one type") from None
         encoded = pc.dictionary_encode(flat)
-        codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        indices = pc.fill_null(encoded.indices, -1) if encoded.indices.null_count else encoded.indices
+        codes = indices.to_numpy(zero_copy_only=False).astype(np.int64)
         labels = encoded.dictionary.to_pylist()
         empty = np.array([label == "" for label in labels] + [True])  # code -1: null
         codes = codes.reshape(len(cols), -1).T[kept]  # (kept rows, rank columns)
@@ -906,7 +907,7 @@ class RankingFile(ColumnarFile):
         gap = np.flatnonzero(np.any(present[:, 1:] & ~present[:, :-1], axis=1))
         if gap.size:
             raise InputError(f"record {first_row + int(kept[gap[0]]) + 1}: empty cells may only trail the ranking")
-        used = np.unique(codes[present])
+        used = np.flatnonzero(np.bincount(codes[present], minlength=len(labels)))  # codes that occur, sorted
         items = sorted_labels(labels[c] for c in used)
         position = {label: k for k, label in enumerate(items)}
         index = np.full(len(labels) + 1, -1, dtype=np.int64)
