@@ -28,7 +28,6 @@ probability that ``i`` is ahead of ``j``.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from .guarantees import Guarantee
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, debias, report_probability
 from .pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
-from .pairwise.central import CentralRanking
+from .pairwise.central import CentralRanking, copeland_noise
 from .pairwise.links import LOGISTIC, Link, as_link
 
 METHODS = ("sandwich", "bootstrap")
@@ -127,7 +126,8 @@ class _Problem:
     estimate: np.ndarray
     ridge: float
     item_noise: float  # variance of the noise added to each item's score or count
-    release: object = None
+    release: object = None  # the local release a BTL fit was fitted to
+    noise_scale: float = 0.0  # Laplace scale of that noise (central releases)
 
     @property
     def m(self) -> int:
@@ -255,12 +255,13 @@ def _problem(result, design) -> _Problem:
     if isinstance(result, CentralRanking) and result.method in ("perturbed MLE", "penalised MLE"):
         p = result.params
         theta = result.scores - result.scores.mean()
+        scale = p.get("noise_scale", 0.0)
         return _Problem("perturbed", result.items, *_design(result, design), as_link(p["link"]), theta, p["gamma"],
-                        2.0 * p.get("noise_scale", 0.0) ** 2)
+                        2.0 * scale ** 2, noise_scale=scale)
     if isinstance(result, CentralRanking) and result.method in ("noisy Copeland", "Copeland"):
         counts = np.asarray(result.scores, dtype=float)
         return _Problem("copeland", result.items, *_design(result, design), LOGISTIC, counts, 1.0,
-                        2.0 * result.params.get("noise_scale", 0.0) ** 2)
+                        result.params.get("noise_variance", 0.0), noise_scale=result.params.get("noise_scale", 0.0))
     raise InputError("confidence intervals need a fit_btl fit, a perturbed or penalised MLE, or (noisy) Copeland "
                      "counts")
 
@@ -360,13 +361,14 @@ def _bootstrap_chunk(prob: _Problem, theta, ridge, B: int, gen):
     n = np.rint(prob.totals)
     P = prob.link.cdf(theta[prob.i] - theta[prob.j])
     wins = gen.binomial(n.astype(np.int64), P, size=(B, P.size)).astype(float)
-    scale = math.sqrt(prob.item_noise / 2.0)
-    noise = laplace(scale, (B, prob.m), gen) if scale > 0 else np.zeros((B, prob.m))
+    scale = prob.noise_scale
     if prob.kind == "copeland":
+        noise = copeland_noise(scale, (B, prob.m), gen) if scale > 0 else np.zeros((B, prob.m))
         rows = np.arange(P.size)
         first = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.i)), shape=(P.size, prob.m))
         second = scipy.sparse.csr_matrix((np.ones(P.size), (rows, prob.j)), shape=(P.size, prob.m))
         return (first.T @ wins.T + second.T @ (n - wins).T).T + noise, np.ones(B, dtype=bool)
+    noise = laplace(scale, (B, prob.m), gen) if scale > 0 else np.zeros((B, prob.m))
     return prob.solve(wins, ridge, linear=noise, totals=n)
 
 
