@@ -21,7 +21,7 @@ def _profile(seed, n, m):
 @pytest.mark.parametrize("seed", range(4))
 def test_footrule_method_equals_brute_force(seed):
     prof = _profile(seed, 7, 5)
-    order, g, extra = METHODS["footrule"](prof, SimpleNamespace(epsilon=None))
+    order, g, extra, _ = METHODS["footrule"](prof, SimpleNamespace(epsilon=None))
     best = min(footrule_cost(np.array(p), prof.orders) for p in itertools.permutations(range(5)))
     assert extra["footrule_cost"] == pytest.approx(best)
     assert footrule_cost(order, prof.orders) == pytest.approx(best)
@@ -35,7 +35,7 @@ def test_private_methods_report_no_exact_statistic():
                                name == "dp-ptas" else None, buckets=None, kappa=None)
         if name == "dp-ptas":
             args.solver = lambda W: np.argsort(-(W.sum(axis=1)))  # any post-processing
-        order, g, extra = METHODS[name](prof, args)
+        order, g, extra, _ = METHODS[name](prof, args)
         assert g.private and sorted(order) == [0, 1, 2, 3]
         assert "footrule_cost" not in extra
     with pytest.raises(InputError):

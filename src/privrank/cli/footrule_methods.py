@@ -1,7 +1,8 @@
 """Footrule methods of ``privrank aggregate`` (Hillebrand et al.).
 
-``METHODS`` maps a ``--method`` name to ``(profile, args) -> (order, guarantee, extra)``; the
-aggregate command renders the order with the profile's item labels. ``args`` carries the
+``METHODS`` maps a ``--method`` name to ``(profile, args) -> (order, guarantee, extra, result)``
+(``result``: the private result object, None for the non-private method); the aggregate command
+renders the order with the profile's item labels. ``args`` carries the
 aggregate command's options (``epsilon``, ``delta``, ``seed``; optionally ``solver``,
 ``variant``, ``buckets``, ``kappa``). Non-private methods add ``footrule_cost`` (mean Spearman
 footrule distance from the output to the input rankings, per voter, unnormalised); private
@@ -31,14 +32,14 @@ def _footrule(profile, args):
     orders, w = profile_arrays(profile)
     order = footrule_optimal_order(orders, w)
     g = Guarantee.non_private("footrule optimum (min-cost assignment)")
-    return order, g, {"footrule_cost": footrule_cost(order, orders, w)}
+    return order, g, {"footrule_cost": footrule_cost(order, orders, w)}, None
 
 
 def _dp_footrule(profile, args):
     res = dp_footrule(profile, epsilon=_need_epsilon(args, "dp-footrule"),
                       delta=getattr(args, "delta", 0.0) or 0.0,
                       kappa=getattr(args, "kappa", None), rng=getattr(args, "seed", None))
-    return res.order, res.guarantee, {"noise_scale": res.release.noise_scale}
+    return res.order, res.guarantee, {"noise_scale": res.release.noise_scale}, res
 
 
 def _ldp_footrule(profile, args):
@@ -46,7 +47,7 @@ def _ldp_footrule(profile, args):
         raise InputError("--method ldp-footrule is pure epsilon-local DP: drop --delta")
     res = ldp_footrule(profile, epsilon=_need_epsilon(args, "ldp-footrule"),
                        kappa=getattr(args, "kappa", None), rng=getattr(args, "seed", None))
-    return res.order, res.guarantee, {}
+    return res.order, res.guarantee, {}, res
 
 
 def _dp_ptas(profile, args):
@@ -57,7 +58,7 @@ def _dp_ptas(profile, args):
                   buckets=getattr(args, "buckets", None), rng=getattr(args, "seed", None))
     extra = {"variant": res.variant}
     extra.update({k: v for k, v in res.details.items()})
-    return res.order, res.guarantee, extra
+    return res.order, res.guarantee, extra, res
 
 
 METHODS = {
