@@ -62,7 +62,7 @@ COUNT_TARGET = "expected win counts sum_j n_ij P(i beats j)"
 TINY_RIDGE = 1e-9  # ridge of the ridge-free fits, relative to the mean number of comparisons per item
 BOOTSTRAP_FAILURES = 0.05  # largest share of bootstrap fits allowed to fail
 BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
-KEMENY_TARGET = "ranks in the Kemeny aggregate of the raw rankings (the release's solver on their exact pairwise matrix)"
+KEMENY_TARGET = "ranks in the Kemeny aggregate of the raw rankings"
 FOOTRULE_TARGET = "ranks in the footrule-optimal aggregate of the raw rankings"
 AGGREGATE_BOOTSTRAP_MIN = 100
 
@@ -490,9 +490,9 @@ class RankIntervals:
 
     def describe(self) -> str:
         """The intervals in words."""
-        return (f"{100 * self.level:g}% intervals for the {self.target} (parametric bootstrap of the privacy "
-                f"noise, {self.n_bootstrap} re-solved releases); they cover the privacy noise, not the sampling "
-                "of the voters")
+        return (f"{100 * self.level:g}% intervals for the {self.target}, from {self.n_bootstrap} re-solved "
+                "releases with the privacy noise drawn again; they cover the privacy noise, not the sampling of "
+                "the voters")
 
 
 def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap: int = 1000, solver=None,
