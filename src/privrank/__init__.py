@@ -14,7 +14,7 @@ from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
                          zcdp_epsilon, zcdp_rho)
-from .inference import ConfidenceIntervals, confidence_intervals
+from .inference import ConfidenceIntervals, RankIntervals, aggregate_intervals, confidence_intervals
 from .ledger import Ledger
 from .mechanisms.counts import CountRelease, noisy_counts
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
@@ -32,8 +32,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Accountant", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking", "ComparisonTally",
     "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee", "InputError", "Ledger",
-    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "Rankings", "ScoredRanking",
-    "ZCDP", "adaptive_epsilon", "classic_randomized_response", "compose", "compose_budgets",
+    "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP", "RankIntervals", "Rankings", "ScoredRanking",
+    "ZCDP", "adaptive_epsilon", "aggregate_intervals", "classic_randomized_response", "compose", "compose_budgets",
     "confidence_intervals", "copeland", "debias", "debiased_randomized_response", "dp_kwiksort",
     "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "hay_quicksort",
     "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_kwiksort",

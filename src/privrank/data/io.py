@@ -621,12 +621,14 @@ def holds_rankings(path) -> bool:
     """Whether a data file holds rankings rather than comparisons.
 
     PrefLib files hold rankings, Parquet and Arrow files comparisons; a CSV file holds
-    comparisons when its header has the comparison columns (module docstring), else rankings.
+    comparisons when its header has the comparison columns (module docstring), else rankings. A
+    remote path (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
     """
-    path = Path(path)
+    remote = "://" in str(path)
+    path = Path(str(path))
     if path.suffix.lower() in PREFLIB_SUFFIXES:
         return True
-    if file_format(path) != "csv":
+    if remote or file_format(path) != "csv":
         return False
     if not path.is_file():
         raise InputError(f"no such file: {path}")
