@@ -87,6 +87,9 @@ def test_kemeny_cost_is_the_mean_kendall_distance_to_the_voters():
         assert kemeny_cost(sigma, W) == pytest.approx(mean)
     with pytest.raises(InputError):
         kemeny_cost([0, 1], np.ones((3, 2)))
+    # a stack of orders gives each order's cost
+    stack = np.array([rng.permutation(5) for _ in range(7)])
+    np.testing.assert_allclose(kemeny_cost(stack, W), [kemeny_cost(o, W) for o in stack])
 
 
 def test_relative_errors_and_position_mismatch():

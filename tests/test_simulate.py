@@ -4,6 +4,7 @@ import pytest
 import scipy.stats
 
 import privrank as pr
+from privrank.data.comparisons import PairCounts
 from privrank.errors import InputError
 from privrank.simulate import (btl_complete_design, release_complete_answers, sample_debiased_release,
                                sample_local_releases)
@@ -169,6 +170,23 @@ def test_mallows_matches_its_exact_distribution():
         sample_mallows(3, phi=1.5, n=3)
 
 
+def test_polarized_profile_shares():
+    from privrank.simulate import sample_polarized
+
+    n, share = 20_000, 0.35
+    R = sample_polarized(6, n=n, share=share, rng=2)
+    rows, counts = np.unique(R.expanded(), axis=0, return_counts=True)
+    top = np.argsort(-counts)[:2]
+    np.testing.assert_array_equal(rows[top[0]], rows[top[1]][::-1])  # an order and its reverse
+    # a uniform row also equals a given order with probability 1/720, so each share is
+    # 0.35 + 0.3/720; binomial SE sqrt(0.35 * 0.65 / n) = 0.0034, tolerance 5 SE
+    expected = share + (1 - 2 * share) / 720
+    assert np.all(np.abs(counts[top] / n - expected) < 5 * np.sqrt(expected * (1 - expected) / n))
+    assert counts[np.argsort(-counts)[2]] < 0.01 * n  # the rest is uniform: ~ 0.3 n / 720 each
+    with pytest.raises(InputError):
+        sample_polarized(4, n=10, share=0.6)
+
+
 # ------------------------------------------------------------------ Erdos-Renyi designs (Cai et al.)
 
 def test_erdos_renyi_pairs_count_and_shape():
@@ -204,3 +222,55 @@ def test_separated_top_k_scores():
     top = theta[-k:]
     assert np.ptp(top) < 1e-12 and top[0] - theta[:-k].max() >= np.log(1 / 0.7) - 1e-12
     assert theta[:-k].min() > top[0] + np.log(0.2) - 1e-12
+
+
+def _shared_uniform_counts(theta, p, L, rng):
+    """A broken sampler: every outcome reuses the uniform draw that decided whether the pair is observed."""
+    from privrank.pairwise.links import LOGISTIC
+    i, j = np.triu_indices(theta.size, 1)
+    u = rng.random(i.size)
+    keep = u < p
+    wins = L * (u < LOGISTIC.cdf(theta[i] - theta[j]))
+    return PairCounts.from_arrays(theta.size, i[keep], j[keep], wins[keep], np.full(keep.sum(), float(L)))
+
+
+def _erdos_renyi_fit_pvalue(sample, theta, p, L, draws, seed):
+    """Chi-square p-value of per-pair outcomes against the exact law: unobserved w.p. 1 - p, else Binomial wins."""
+    from privrank.pairwise.links import LOGISTIC
+    m = theta.size
+    i, j = np.triu_indices(m, 1)
+    slot = np.full((m, m), -1)
+    slot[i, j] = np.arange(i.size)
+    cats = np.zeros((i.size, L + 2))  # category 0: pair unobserved; 1 + w: observed, w wins of the lower index
+    rng = np.random.default_rng(seed)
+    for _ in range(draws):
+        pc = sample(theta, p, L, rng)
+        assert np.all(pc.totals == L)
+        state = np.zeros(i.size, dtype=int)
+        state[slot[pc.i, pc.j]] = 1 + pc.wins.astype(int)
+        cats[np.arange(i.size), state] += 1
+    win = LOGISTIC.cdf(theta[i] - theta[j])[:, None]
+    law = np.column_stack([np.full(i.size, 1 - p), p * scipy.stats.binom.pmf(np.arange(L + 1)[None, :], L, win)])
+    chi2 = float(np.sum((cats - draws * law) ** 2 / (draws * law)))
+    return scipy.stats.chi2.sf(chi2, df=i.size * (L + 1))
+
+
+def test_erdos_renyi_counts_have_the_law_of_the_comparisons_and_a_shared_draw_is_caught():
+    from privrank.simulate import erdos_renyi_comparisons, erdos_renyi_counts
+    theta, p, L, draws = np.array([0.9, 0.2, -0.3, -0.8]), 0.6, 3, 1500
+    # 6 pairs x 5 categories, 1500 draws: expected counts >= 1500 * 0.4 * 0.03 = 18 per category, so the
+    # chi-square law applies; a threshold of 1e-4 with fixed seeds never flakes on a correct sampler
+    fast = _erdos_renyi_fit_pvalue(lambda t, q, n, r: erdos_renyi_counts(t, q, n, rng=r), theta, p, L, draws, 1)
+
+    def from_records(t, q, n, r):
+        try:
+            return erdos_renyi_comparisons(t, q, n, rng=r).pair_counts()
+        except InputError:  # the records generator refuses an empty design (probability 0.4^6 per draw)
+            return PairCounts.from_arrays(t.size, [], [], [], [])
+
+    records = _erdos_renyi_fit_pvalue(from_records, theta, p, L, draws, 2)
+    broken = _erdos_renyi_fit_pvalue(_shared_uniform_counts, theta, p, L, draws, 3)
+    assert fast > 1e-4 and records > 1e-4, (fast, records)
+    assert broken < 1e-4
+    empty = erdos_renyi_counts(theta, 1e-12, rng=0)
+    assert empty.n_pairs == 0 and empty.n_items == 4

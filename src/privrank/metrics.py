@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data.rankings import as_rankings, check_permutations, positions_of
 from .errors import InputError
 
 
@@ -101,41 +102,28 @@ def rank_position_mismatch(est, ref) -> float:
 
 # --- Spearman footrule (Hillebrand et al. §1.2) ---------------------------------------------
 
-def _orders(orders, m: int | None = None) -> np.ndarray:
-    o = np.asarray(orders)
-    if o.ndim == 1:
-        o = o[None, :]
-    if o.ndim != 2 or o.shape[1] < 1:
-        raise InputError("orders must be a ranking or an (n, m) array of rankings")
-    if m is not None and o.shape[1] != m:
-        raise InputError("rankings must rank the same number of items")
-    if np.any(np.sort(o, axis=1) != np.arange(o.shape[1])):
-        raise InputError("every ranking must be a permutation of the items 0 .. m-1")
-    return o
-
-
 def footrule_distance(order_a, order_b) -> int:
     """Spearman footrule ``F = sum_q |pos_a(q) - pos_b(q)|`` between two orders (best first)."""
-    a = _orders(order_a)
-    b = _orders(order_b, a.shape[1])
-    return int(np.abs(np.argsort(a[0]) - np.argsort(b[0])).sum())
+    a = check_permutations(order_a, what="order")[0]
+    b = check_permutations(order_b, what="order")[0]
+    if a.size != b.size:
+        raise InputError("rankings must rank the same number of items")
+    return int(np.abs(positions_of(a) - positions_of(b)).sum())
 
 
-def footrule_cost(order, orders, weights=None) -> float:
-    """Mean footrule distance from ``order`` to the rankings ``orders`` (per voter, unnormalised).
+def footrule_cost(order, profile, weights=None) -> float:
+    """Mean footrule distance from ``order`` to the rankings of ``profile`` (per voter, unnormalised).
 
-    ``(1/n) sum_i F(order, orders_i)`` with optional non-negative voter ``weights`` (then the
-    weighted mean), the objective of footrule aggregation (Hillebrand et al. §1.2).
+    ``(1/n) sum_i F(order, pi_i)``, the objective of footrule aggregation (Hillebrand et al.
+    §1.2). ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of
+    orders; ``weights`` are ranking multiplicities.
     """
-    out = _orders(order)
-    rs = _orders(orders, out.shape[1])
-    d = np.abs(np.argsort(rs, axis=1) - np.argsort(out[0])[None, :]).sum(axis=1)
-    if weights is None:
-        return float(d.mean())
-    w = np.asarray(weights, dtype=float)
-    if w.shape != (rs.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise InputError("weights must be non-negative, finite, one per ranking, not all zero")
-    return float(np.dot(w, d) / w.sum())
+    R = as_rankings(profile, weights)
+    pos = positions_of(check_permutations(order, what="order")[0])
+    if pos.size != R.n_items:
+        raise InputError("rankings must rank the same number of items")
+    d = np.abs(R.positions - pos[None, :]).sum(axis=1)
+    return float(np.dot(R.weights, d) / R.n_voters)
 
 
 # --- Kendall tau between orders and the Kemeny objective (Alabi et al. §2) -------------------
@@ -146,26 +134,33 @@ def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float
     Returns the count (an integer in ``0 .. m(m-1)/2``), or that count divided by
     ``m(m-1)/2`` when ``normalized``.
     """
-    a = _orders(order_a)
-    b = _orders(order_b, a.shape[1])
-    m = a.shape[1]
-    p = np.argsort(b[0])[a[0]]  # positions in b, listed in the order of a
+    a = check_permutations(order_a, what="order")[0]
+    b = check_permutations(order_b, what="order")[0]
+    if a.size != b.size:
+        raise InputError("rankings must rank the same number of items")
+    m = a.size
+    p = positions_of(b)[a]  # positions in b, listed in the order of a
     count = int(np.sum(np.triu(p[:, None] > p[None, :], 1)))
     if normalized:
         return count / (m * (m - 1) / 2) if m > 1 else 0.0
     return count
 
 
-def kemeny_cost(order, w) -> float:
+def kemeny_cost(order, w):
     """Kemeny cost ``K(order, w) = sum over pairs a before b of w[b, a]`` (Alabi et al. §2).
 
     With ``w`` the pairwise-preference matrix of a profile
     (:meth:`privrank.data.rankings.Rankings.pairwise_matrix`) this is the mean Kendall tau
     distance from ``order`` to the profile's rankings (unnormalised pair count per voter).
-    Any real matrix is accepted (noisy matrices: the cost a solver minimises).
+    Any real matrix is accepted (noisy matrices: the cost a solver minimises). ``order`` may be
+    one order (returns a float) or a ``(k, m)`` stack of orders (returns their ``k`` costs).
     """
     W = np.asarray(w, dtype=float)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
         raise InputError("w must be a square matrix of pairwise preferences")
-    o = _orders(order, W.shape[0])[0]
-    return float(np.tril(W[np.ix_(o, o)], -1).sum())
+    o = check_permutations(order, what="order")
+    if o.shape[1] != W.shape[0]:
+        raise InputError("the order and w must have the same number of items")
+    # entry [k, a, b] = W[order_k[a], order_k[b]]; below the diagonal, the item at a comes later
+    costs = np.tril(W[o[:, :, None], o[:, None, :]], -1).sum(axis=(1, 2))
+    return float(costs[0]) if np.ndim(order) == 1 else costs

@@ -9,9 +9,12 @@
 * :func:`release_complete_answers`: the same fast path for given (real) answers of a complete
   design.
 * :func:`sample_mallows`: complete rankings from the Mallows model around a central order.
+* :func:`sample_polarized`: complete rankings split between one order, its reverse and uniform
+  noise -- a profile full of near-ties, hard for private aggregation.
 * :func:`erdos_renyi_pairs` and :func:`erdos_renyi_comparisons`: the random comparison design
   of Cai, Chakraborty and Wang (each pair observed with probability p, L comparisons per
-  observed pair) under any link of :mod:`privrank.pairwise.links`.
+  observed pair) under any link of :mod:`privrank.pairwise.links`;
+  :func:`erdos_renyi_counts` samples its per-pair counts directly.
 * :func:`separated_top_k_scores`: the scores of their simulations (§4.1).
 """
 from __future__ import annotations
@@ -241,6 +244,28 @@ def sample_mallows(center, *, phi: float, n: int, rng=None) -> Rankings:
     return Rankings.from_orders(orders)
 
 
+def sample_polarized(m: int, *, n: int, share: float = 0.35, rng=None) -> Rankings:
+    """``n`` rankings of ``m`` items: a share one random order, the same share its reverse, the rest uniform.
+
+    Two opposed camps make the consensus nearly tied everywhere, so private aggregation errs
+    even at moderate noise; on well-separated profiles the excess cost of a private method
+    collapses to 0 and tests nothing (Hillebrand et al. notes §7.2). ``share`` must lie in
+    ``[0, 1/2]``; each ranking's kind is drawn independently.
+    """
+    m, n, share = int(m), int(n), float(share)
+    if m < 1 or n < 1:
+        raise InputError("m and n must be >= 1")
+    if not 0.0 <= share <= 0.5:
+        raise InputError("share must lie in [0, 1/2]")
+    gen = as_generator(rng)
+    centre = gen.permutation(m)
+    orders = np.argsort(gen.random((n, m)), axis=1)
+    kind = gen.random(n)
+    orders[kind < share] = centre
+    orders[(kind >= share) & (kind < 2 * share)] = centre[::-1]
+    return Rankings.from_orders(orders)
+
+
 def erdos_renyi_pairs(n: int, p: float, rng=None) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)``, ``i < j``, of an Erdos-Renyi graph G(n, p): each pair kept independently."""
     if int(n) < 2:
@@ -273,6 +298,23 @@ def erdos_renyi_comparisons(theta, p: float = 1.0, L: int = 1, link="logistic", 
     a = np.repeat(i, int(L))
     b = np.repeat(j, int(L))
     return PairwiseComparisons.from_indices(tuple(range(t.size)), a, b, np.where(wins.ravel(), 1, -1))
+
+
+def erdos_renyi_counts(theta, p: float = 1.0, L: int = 1, link="logistic", rng=None) -> PairCounts:
+    """The per-pair counts of :func:`erdos_renyi_comparisons`, sampled directly.
+
+    Each pair ``i < j`` is observed with probability ``p`` and then won by ``i`` in
+    ``Binomial(L, F(theta_i - theta_j))`` of its ``L`` comparisons: exactly the distribution of
+    ``erdos_renyi_comparisons(theta, p, L, link).pair_counts()``, without building one record
+    per comparison. Unlike it, an empty design is returned as it is (no pairs).
+    """
+    t = _check_theta(theta)
+    if int(L) < 1:
+        raise InputError("L must be >= 1")
+    gen = as_generator(rng)
+    i, j = erdos_renyi_pairs(t.size, p, gen)
+    wins = gen.binomial(int(L), as_link(link).cdf(t[i] - t[j]))
+    return PairCounts.from_arrays(t.size, i, j, wins, np.full(i.size, float(L)), items=tuple(range(t.size)))
 
 
 def separated_top_k_scores(n: int, rng=None) -> tuple[np.ndarray, int]:

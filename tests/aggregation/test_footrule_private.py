@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from privrank.aggregation.footrule import (footrule_cost_matrix, footrule_optimal_order,
-                                           positions_of)
-from privrank.aggregation.private_footrule import (dp_footrule, dp_ptas, ldp_footrule,
-                                                   same_bucket_pairs)
-from privrank.data.rankings import Rankings
+from privrank.aggregation.footrule import footrule_cost_matrix, footrule_optimal_order
+from privrank.aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
+from privrank.data.rankings import Rankings, positions_of
+from privrank.mechanisms.pairwise_matrix import same_bucket_pairs
 from privrank.errors import InputError
 from privrank.mechanisms import noise, pairwise_matrix, tree
 from privrank.metrics import footrule_cost, kemeny_cost, kendall_tau_distance
@@ -123,7 +122,7 @@ def test_ptas_variants_find_the_kemeny_optimum_with_a_large_budget(variant, delt
     opt = kemeny_cost(brute_wfas(W), W)
     res = dp_ptas(orders, epsilon=1e5, delta=delta, variant=variant, solver=brute_wfas,
                   buckets=2, rng=0)
-    assert res.variant == variant
+    assert res.details["variant"] == variant
     assert kemeny_cost(res.order, W) == pytest.approx(opt, abs=1e-9)
     assert res.guarantee.epsilon == 1e5 and res.guarantee.delta == delta
     if variant == "lopsided":
@@ -133,12 +132,12 @@ def test_ptas_variants_find_the_kemeny_optimum_with_a_large_budget(variant, delt
 def test_ptas_auto_dispatch_uses_public_quantities_only():
     rng = np.random.default_rng(4)
     small = hard_profile(rng, 30, 5)
-    assert dp_ptas(small, epsilon=1.0, solver=brute_wfas, rng=0).variant == "buckets"
+    assert dp_ptas(small, epsilon=1.0, solver=brute_wfas, rng=0).details["variant"] == "buckets"
     big = np.repeat(small, 4000, axis=0)
-    assert dp_ptas(big, epsilon=1.0, delta=1e-6, solver=brute_wfas, rng=0).variant == "lopsided"
+    assert dp_ptas(big, epsilon=1.0, delta=1e-6, solver=brute_wfas, rng=0).details["variant"] == "lopsided"
     # same public (n, m, eps, delta), different data: same variant
     other = np.repeat(np.array([rng.permutation(5) for _ in range(30)]), 4000, axis=0)
-    assert dp_ptas(other, epsilon=1.0, delta=1e-6, solver=brute_wfas, rng=0).variant == "lopsided"
+    assert dp_ptas(other, epsilon=1.0, delta=1e-6, solver=brute_wfas, rng=0).details["variant"] == "lopsided"
 
 
 def test_ptas_input_validation():

@@ -43,13 +43,27 @@ def test_pairwise_matrix_properties_and_query_access(rng):
     ([[0, 1, 1]], None, "not a permutation"),
     ([[0, 1, 3]], None, "not a permutation"),
     ([[0.5, 1, 2]], None, "integer"),
-    ([[0, 1, 2]], [0], "positive integers"),
-    ([[0, 1, 2]], [1.5], "positive integers"),
+    ([[0, 1, 2]], [0], "sum to zero"),
+    ([[0, 1, 2]], [1.5], "non-negative integers"),
+    ([[0, 1, 2]], [-1], "non-negative integers"),
     (np.zeros((0, 3), dtype=int), None, "n, m >= 1"),
 ])
 def test_invalid_rankings_are_refused(orders, weights, match):
     with pytest.raises(InputError, match=match):
         Rankings.from_orders(orders, weights=weights)
+
+
+def test_zero_multiplicities_are_left_out():
+    from privrank.data.rankings import as_rankings, position_counts
+
+    R = as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=[2, 0, 1])
+    assert R.n_voters == 3 and R.orders.shape == (2, 3)
+    assert as_rankings(R) is R
+    np.testing.assert_array_equal(position_counts(R.positions, R.weights),
+                                  [[2, 1, 0], [1, 2, 0], [0, 0, 3]])
+    for bad in ([0, 0, 0], [1, -1, 1], [1, 0.5, 1]):
+        with pytest.raises(InputError):
+            as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=bad)
 
 
 def test_from_labels_validation():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from dataclasses import replace
 
@@ -13,8 +14,8 @@ import pytest
 from privrank.data.datasets import DatasetNotFound
 from privrank.errors import InputError
 from privrank.experiments import runner
-from privrank.experiments.runner import (Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio, Sel, Slope,
-                                         Study, Within, grid)
+from privrank.experiments.runner import (Coefficient, Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio,
+                                         Sel, Slope, Study, Within, grid)
 
 CELLS = grid(L=(100, 400, 1600), group=("a", "b"))
 REPS = 200
@@ -190,6 +191,33 @@ def test_observations_are_reported_apart(tmp_path):
     assert read_csv(tmp_path / "observations.csv")[0]["id"] == "o"
 
 
+def peaked(cell, rng):
+    """A family of inputs: err ~ L^-1/2 scaled by a bump in c whose peak moves with L; 'zero' is 0."""
+    peak = np.log(cell["L"] / 1600) / np.log(4)  # log2 of the worst c: 1/4 at L = 100, 1/2 at 400, 1 at 1600
+    bump = np.exp(-4.0 * (np.log2(cell["c"]) - peak) ** 2)
+    return {"err": bump * np.exp(rng.normal(0.0, 0.2)) / np.sqrt(cell["L"]), "zero": 0.0}
+
+
+def test_worst_case_envelope_and_undefined_slopes(tmp_path):
+    # The largest mean over c sits at a different c for each L (1/4, 1/2, 1), with bump 1, so the
+    # envelope is 1/sqrt(L): slope -1/2 (SE ~0.2/sqrt(200)/sqrt(3.84) ~ 0.007). Fitted per c instead,
+    # each curve rises or falls with the moving bump and the common slope is far from -1/2.
+    cells = grid(L=(100, 400, 1600), c=(0.25, 0.5, 1.0))
+    exp = Experiment("fam", "family", cells, REPS, peaked)
+    claims = (
+        Within(id="envelope", text="worst case falls like L^-1/2", stat=Slope(Sel("fam", "err", worst="c")),
+               lo=-0.55, hi=-0.45),
+        Within(id="per-c", text="each c falls like L^-1/2", stat=Slope(Sel("fam", "err")), lo=-0.55, hi=-0.45),
+        Less(id="worst-mean", text="worst case below 0.11", a=Mean(Sel("fam", "err", worst="c", L=100)), b=0.11),
+        Within(id="zero", text="a slope through zero means", stat=Slope(Sel("fam", "zero")), lo=-1.0),
+    )
+    out = runner.run(Study("w", "worst", (exp,), claims), tmp_path, seed=0, jobs=1, progress=False)
+    holds = {c["id"]: c["holds"] for c in out["claims"]}
+    assert holds == {"envelope": True, "per-c": False, "worst-mean": True, "zero": False}, out["claims"]
+    assert "worst over c of err" in out["claims"][0]["expected"]
+    assert out["claims"][3]["observed"].startswith("undefined: a mean of 0")
+
+
 class _Terminal(io.StringIO):
     def isatty(self):
         return True
@@ -219,3 +247,42 @@ def test_study_declaration_errors():
     with pytest.raises(InputError, match="reps"):
         runner.load_study("xu", reps=1)
     assert "xu" in runner.studies()
+
+
+def linear(cell, rng):
+    """Cell means 0.5 + 2 x + 3 / y, replication noise sd 0.1."""
+    return {"v": 0.5 + 2.0 * cell["x"] + 3.0 / cell["y"] + rng.normal(0.0, 0.1)}
+
+
+LINEAR_TERMS = {"1": lambda c: 1.0, "x": lambda c: c["x"], "1/y": lambda c: 1.0 / c["y"]}
+
+
+def test_coefficient_recovers_a_linear_model_and_widens_its_error_when_the_model_misfits(tmp_path):
+    # 9 cells x 100 replications: each cell mean has SE 0.01, and the coefficients have SEs of 0.003 to 0.01
+    study = Study("lin", "linear", (Experiment("lin", "linear", grid(x=(0.0, 1.0, 2.0), y=(1.0, 2.0, 4.0)), 100,
+                                               linear),))
+    res = runner.run_cells(study, tmp_path, seed=3, jobs=1, progress=False)
+    sel = (Sel("lin", "v"),)
+    for term, true in (("1", 0.5), ("x", 2.0), ("1/y", 3.0)):
+        v, se = Coefficient(sel, LINEAR_TERMS, term).value(res)
+        assert abs(v - true) < 4 * se and se < 0.02, (term, v, se)
+    # without the 1/y term the residuals (~1) dwarf the cell SEs (0.01): chi2/dof ~ 1e4 widens the SE
+    # of x a hundredfold instead of reporting a precise but wrong fit
+    v, se = Coefficient(sel, {"1": LINEAR_TERMS["1"], "x": LINEAR_TERMS["x"]}, "x").value(res)
+    assert se > 0.1
+    claim = Within(id="c", text="x has a positive coefficient", stat=Coefficient(sel, LINEAR_TERMS, "x"), lo=0.0)
+    assert claim.evaluate(res)["holds"] is True
+    with pytest.raises(InputError, match="determine"):
+        Coefficient(sel, {"1": LINEAR_TERMS["1"], "one": LINEAR_TERMS["1"]}, "1").value(res)
+
+
+def blas_threads(cell, rng):
+    return {"single": float(os.environ.get("OPENBLAS_NUM_THREADS") == "1")}
+
+
+def test_parallel_workers_use_a_single_threaded_blas_and_the_environment_is_restored(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    study = Study("env", "environment", (Experiment("env", "environment", grid(k=(1, 2)), 2, blas_threads),))
+    res = runner.run_cells(study, tmp_path, jobs=2, progress=False)
+    assert all(np.all(c.values["single"] == 1.0) for c in res.cells["env"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "7"

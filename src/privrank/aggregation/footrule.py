@@ -20,54 +20,20 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..data.rankings import as_rankings, position_counts, positions_of
 from ..errors import InputError
 
 
-def profile_arrays(profile, weights=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(orders, weights)`` of a ranking profile.
-
-    ``profile`` is a :class:`privrank.Rankings`-like object (``orders`` n x m best first,
-    ``weights``) or an ``(n, m)`` integer array of orders. Weights default to 1 per ranking.
-    """
-    if hasattr(profile, "orders"):
-        orders = np.asarray(profile.orders)
-        if weights is None:
-            weights = getattr(profile, "weights", None)
-    else:
-        orders = np.asarray(profile)
-    if orders.ndim != 2 or orders.shape[0] < 1 or orders.shape[1] < 1:
-        raise InputError("rankings must be an (n, m) array of orders with n, m >= 1")
-    m = orders.shape[1]
-    if not np.issubdtype(orders.dtype, np.integer):
-        raise InputError("orders must hold integer item indices 0 .. m-1")
-    if np.any(np.sort(orders, axis=1) != np.arange(m)):
-        raise InputError("every ranking must be complete and strict: a permutation of the "
-                         "items (footrule aggregation does not handle ties or partial lists)")
-    if weights is None:
-        w = np.ones(orders.shape[0])
-    else:
-        w = np.asarray(weights, dtype=float)
-        if w.shape != (orders.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise InputError("weights must be finite, non-negative and one per ranking")
-        if w.sum() <= 0:
-            raise InputError("weights sum to zero: no rankings to aggregate")
-    return orders.astype(np.int64), w
-
-
-def positions_of(orders: np.ndarray) -> np.ndarray:
-    """Positions from orders: ``positions[i, q]`` = 0-based position of item ``q`` in ranking ``i``."""
-    return np.argsort(orders, axis=-1, kind="stable")
-
-
 def footrule_cost_matrix(profile, weights=None) -> np.ndarray:
-    """Exact footrule cost matrix ``C[q, j] = (weighted mean over rankings) |pi_i(q) - j|``."""
-    orders, w = profile_arrays(profile, weights)
-    n, m = orders.shape
-    pos = positions_of(orders)
-    flat = (np.arange(m)[None, :] * m + pos).ravel()
-    frac = np.bincount(flat, weights=np.repeat(w, m), minlength=m * m).reshape(m, m) / w.sum()
+    """Exact footrule cost matrix ``C[q, j] = (1/n) sum_i |pi_i(q) - j|`` (rows items, columns positions).
+
+    ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders;
+    ``weights`` are ranking multiplicities.
+    """
+    R = as_rankings(profile, weights)
+    m = R.n_items
     dist = np.abs(np.arange(m)[:, None] - np.arange(m)[None, :]).astype(float)
-    return frac @ dist
+    return position_counts(R.positions, R.weights) @ dist / R.n_voters
 
 
 def assignment_order(costs) -> np.ndarray:
@@ -84,16 +50,9 @@ def assignment_order(costs) -> np.ndarray:
     rows, cols = linear_sum_assignment(C)
     position = np.empty(C.shape[0], dtype=np.int64)
     position[rows] = cols
-    return np.argsort(position, kind="stable")
+    return positions_of(position)  # the order is the inverse permutation of the positions
 
 
 def footrule_optimal_order(profile, weights=None) -> np.ndarray:
     """An exact footrule-optimal consensus order (best first) of the profile (not private)."""
     return assignment_order(footrule_cost_matrix(profile, weights))
-
-
-def assignment_cost(costs, order) -> float:
-    """``sum_q C[q, position(q)]`` of an order under a cost matrix."""
-    C = np.asarray(costs, dtype=float)
-    order = np.asarray(order)
-    return float(C[order, np.arange(order.size)].sum())

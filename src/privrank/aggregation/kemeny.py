@@ -403,11 +403,13 @@ def copeland(W) -> np.ndarray:
 # solver table
 # --------------------------------------------------------------------------------------------
 
-def wfas_solver(solver: str = "auto", *, rng=None, best_of: int = 1):
-    """A solver ``W -> order`` (best first) by name (module docstring).
+def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
+    """A solver ``W -> order`` (best first) by name (module docstring); a callable is returned as is.
 
     ``rng`` drives the randomised solvers; ``best_of`` the number of KwikSort runs.
     """
+    if callable(solver):
+        return solver
     if solver not in SOLVERS:
         raise InputError(f"solver must be one of {', '.join(SOLVERS)}")
     gen = as_generator(rng)

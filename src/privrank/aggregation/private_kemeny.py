@@ -32,13 +32,14 @@ import numpy as np
 from scipy.stats import binom
 
 from .._rng import as_generator
-from ..data.rankings import Rankings
+from ..data.rankings import Rankings, as_rankings
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
                                           local_pairwise_sd, noisy_pairwise_matrix)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
+from ..metrics import kemeny_cost
 from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
 
 EXPONENTIAL_MAX_ITEMS = 8
@@ -60,7 +61,9 @@ class AggregateResult:
     release
         The private release the order was computed from, where the method has one worth
         keeping (the noisy pairwise matrix of :func:`private_kemeny` and :func:`ldp_matrix`, a
-        :class:`~privrank.mechanisms.pairwise_matrix.MatrixRelease`), else None.
+        :class:`~privrank.mechanisms.pairwise_matrix.MatrixRelease`; the footrule cost matrix of
+        :func:`~privrank.dp_footrule` and :func:`~privrank.ldp_footrule`, a
+        :class:`~privrank.mechanisms.tree.TreeRelease`), else None.
     """
 
     order: np.ndarray
@@ -69,20 +72,11 @@ class AggregateResult:
     release: object = None
 
 
-def _as_rankings(profile) -> Rankings:
-    """``profile`` as :class:`Rankings` (an ``(n, m)`` array of orders is accepted)."""
-    return profile if isinstance(profile, Rankings) else Rankings.from_orders(profile)
-
-
 def _fraction(value, name) -> float:
     v = float(value)
     if not 0.0 < v < 1.0:
         raise InputError(f"{name} must lie strictly between 0 and 1")
     return v
-
-
-def _solver(solver, rng, best_of):
-    return solver if callable(solver) else wfas_solver(solver, rng=rng, best_of=best_of)
 
 
 def _kwiksort_asking(oracle, m, rng, details):
@@ -139,13 +133,14 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     rng
         Noise and solver randomness.
     """
-    R = _as_rankings(profile)
+    R = as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m = R.n_items
     do_clip = _clip_default(clip, solver, m)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
-    order = np.asarray(_solver(solver, gen, best_of)(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
+    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
+                       dtype=np.int64)
     return AggregateResult(order, budget.guarantee("noisy pairwise matrix"),
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
                             **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale))
@@ -188,7 +183,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
         ``details``: the cap, the noise scales, the budget split, the queries asked and
         whether the fallback ran (both functions of noisy answers only).
     """
-    R = _as_rankings(profile)
+    R = as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -211,7 +206,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
             return AggregateResult(order, guarantee, details)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), n, budget, kappa, gen, clip=True)
     details.update(fallback=True, fallback_noise_scale=scale)
-    order = np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64)
+    order = np.asarray(wfas_solver(fallback_solver, rng=gen)(Wt), dtype=np.int64)
     return AggregateResult(order, guarantee, details)
 
 
@@ -226,14 +221,12 @@ def _exponential_utilities(R: Rankings):
         raise InputError(f"the exponential mechanism enumerates all m! orders; it needs "
                          f"m <= {EXPONENTIAL_MAX_ITEMS} (use dp-kwiksort or noisy-matrix)")
     perms = np.array(list(itertools.permutations(range(m))), dtype=np.int64)
-    N = R.pairwise_counts()
-    s, t = np.triu_indices(m, 1)  # positions s < t: the item at t placed after the one at s
-    return perms, -N[perms[:, t], perms[:, s]].sum(axis=1), max(1, m * (m - 1) // 2)
+    return perms, -kemeny_cost(perms, R.pairwise_counts()), max(1, m * (m - 1) // 2)
 
 
 def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarray]:
     """All ``m!`` orders and their probabilities under :func:`exponential_kemeny`."""
-    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
     return perms, exponential_probabilities(utility, sensitivity, epsilon)
 
 
@@ -245,7 +238,7 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     ``E K <= OPT + (2M/(eps n)) (ln m! + 1)`` (Alabi et al. Table 2, last row). Exact sampling
     enumerates the ``m!`` orders: ``m <= 8``.
     """
-    perms, utility, sensitivity = _exponential_utilities(_as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
     k = exponential_mechanism(utility, sensitivity, epsilon, rng)
     g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
                   mechanism="exponential mechanism over all orders")
@@ -267,7 +260,7 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
     ``2 (m + 1) H_m - 4 m``: the budget of a method planned for the average run (Hay et al. fix
     a budget without a tail bound).
     """
-    R = _as_rankings(profile)
+    R = as_rankings(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -306,12 +299,13 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     the reports into an unbiased ``w~`` and solves it. Each voter's whole ranking is
     epsilon-local DP; the expected additive error is ``O(m^3/(eps sqrt n))``.
     """
-    R = _as_rankings(profile)
+    R = as_rankings(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
     Wt = local_pairwise_matrix(R.expanded(), eps, gen)
-    order = np.asarray(_solver(solver, gen, best_of)(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
+    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
+                       dtype=np.int64)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
                          "Every voter sends one report.")
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
@@ -362,7 +356,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
     """
-    R = _as_rankings(profile)
+    R = as_rankings(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     m = R.n_items
@@ -387,4 +381,4 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         return AggregateResult(order, g, details)
     details["fallback"] = True
     Wt = clip_pairs(local_pairwise_matrix(orders, eps * kappa, gen))
-    return AggregateResult(np.asarray(_solver(fallback_solver, gen, 1)(Wt), dtype=np.int64), g, details)
+    return AggregateResult(np.asarray(wfas_solver(fallback_solver, rng=gen)(Wt), dtype=np.int64), g, details)

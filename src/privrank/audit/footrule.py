@@ -244,13 +244,17 @@ PTAS_CONTROLS = {  # (variant, noise): (declared control, runs per input, note)
         visible="epsilon = 1.58 at delta = 1e-6 (mu = 0.36 for epsilon = 1)", f=0.1)),
 }
 
+#: the releases of the pairwise-matrix module that only one variant draws
+PTAS_RELEASES = {"lopsided": ("privrank.mechanisms.pairwise_matrix.noisy_cost_difference",),
+                 "buckets": ("privrank.mechanisms.pairwise_matrix.bucket_release",)}
+
 for (_variant, _noise), (_control, _trials, _note) in PTAS_CONTROLS.items():
     _words = "Laplace, epsilon-DP" if _noise == "laplace" else "analytic Gaussian, (epsilon, delta)-DP"
     register(Mechanism(
         name=f"dp-ptas/{_variant}/{_noise}",
         description=f"private Kemeny via a noisy pairwise matrix, {_variant} variant, {_words}",
         unit="one ranking replaced (2 items, n public)",
-        covers=("privrank.aggregation.private_footrule.dp_ptas",),
+        covers=("privrank.aggregation.private_footrule.dp_ptas", *PTAS_RELEASES.get(_variant, ())),
         run=_ptas_run(_variant), approximate=_noise == "gaussian", trials=_trials,
         control=_control, note=_note))
 
@@ -258,7 +262,7 @@ register(Mechanism(
     name="dp-ptas/buckets/laplace-release",
     description="Algorithm 3's two Laplace releases, exact loss over all pairs of rankings",
     unit=f"one ranking replaced ({BUCKET_ITEMS} items, {BUCKETS} buckets, n = 1 public)",
-    covers=("privrank.aggregation.private_footrule.dp_ptas",),
+    covers=("privrank.aggregation.private_footrule.dp_ptas", *PTAS_RELEASES["buckets"]),
     run=_bucket_release(False), controls={"paper-scale": _bucket_release(True)},
     note="exact from the noise scales dp_ptas reports; dp-ptas/buckets/laplace checks the "
          "released outputs themselves"))

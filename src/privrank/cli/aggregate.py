@@ -1,17 +1,19 @@
 """``privrank aggregate``: one consensus ranking from complete rankings.
 
 One command serves Kemeny aggregation (Alabi et al.; :mod:`privrank.aggregation.kemeny` and
-:mod:`privrank.aggregation.private_kemeny`) and footrule aggregation (Hillebrand et al.;
-:mod:`privrank.cli.footrule_methods`). ``METHODS`` maps a ``--method`` name to
+:mod:`privrank.aggregation.private_kemeny`) and footrule aggregation with the improved private
+Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
+:mod:`privrank.aggregation.private_footrule`). ``METHODS`` maps a ``--method`` name to
 ``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
 result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
 (:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
 before its output is written (:func:`privrank.cli.ledger.record_release`).
 
-Non-private methods report ``kemeny_cost``: the mean Kendall tau distance from the output to
-the input rankings (unnormalised pair count per voter). A private method reports nothing
-computed exactly from the rankings; ``--non-private-diagnostics`` adds ``kemeny_cost`` and
-marks the whole output as not private (in the guarantee and with a warning on stderr).
+Non-private methods report ``kemeny_cost`` and ``footrule_cost``: the mean Kendall tau and
+Spearman footrule distances from the output to the input rankings (unnormalised, per voter). A
+private method reports nothing computed exactly from the rankings, only public parameters and
+facts about its own noisy run; ``--non-private-diagnostics`` adds both costs and marks the whole
+output as not private (in the guarantee and with a warning on stderr).
 """
 from __future__ import annotations
 
@@ -19,22 +21,22 @@ import sys
 
 import numpy as np
 
+from ..aggregation.footrule import footrule_optimal_order
 from ..aggregation.kemeny import SOLVERS, borda, copeland, exact_kemeny, kwiksort, kwiksort_matrix
-from ..aggregation.private_footrule import PTAS_VARIANTS
+from ..aggregation.private_footrule import PTAS_VARIANTS, dp_footrule, dp_ptas, ldp_footrule
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                           ldp_kwiksort, ldp_matrix, private_kemeny)
 from ..data.io import PARTIAL_POLICIES, read_rankings
 from ..errors import InputError
 from ..guarantees import Guarantee
 from ..inference import plot_intervals
-from ..metrics import kemeny_cost
-from . import footrule_methods
+from ..metrics import footrule_cost, kemeny_cost
 from .intervals import add_interval_options, interval_rows
 from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
-PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix")
+PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
 
 
 def _non_private(name, order_fn):
@@ -55,7 +57,8 @@ def _private(name, fn, **options):
     def method(R, args):
         if args.epsilon is None:
             raise InputError(f"--method {name} needs --epsilon")
-        kwargs = {key: getattr(args, attr) for key, attr in options.items()}
+        kwargs = {key: getattr(args, attr) for key, attr in options.items()
+                  if getattr(args, attr) is not None}  # None: the function's default
         if name in PURE_ONLY:
             if args.delta:
                 raise InputError(f"--method {name} is pure epsilon-DP: drop --delta")
@@ -80,7 +83,11 @@ METHODS = {
     "hay-quicksort": _private("hay-quicksort", hay_quicksort),
     "ldp-kwiksort": _private("ldp-kwiksort", ldp_kwiksort, fallback_solver="solver"),
     "ldp-matrix": _private("ldp-matrix", ldp_matrix, solver="solver", best_of="best_of"),
-    **footrule_methods.METHODS,
+    "footrule": _non_private("footrule optimum (min-cost assignment)",
+                             lambda R, a: footrule_optimal_order(R)),
+    "dp-footrule": _private("dp-footrule", dp_footrule, kappa="kappa"),
+    "ldp-footrule": _private("ldp-footrule", ldp_footrule, kappa="kappa"),
+    "dp-ptas": _private("dp-ptas", dp_ptas, solver="solver", variant="variant", buckets="buckets"),
 }
 
 
@@ -107,10 +114,13 @@ def register(sub) -> None:
                         "complete each at random")
     p.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
     p.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
-    p.add_argument("--kappa", type=float, help="binary-tree split of dp-footrule / ldp-footrule")
+    p.add_argument("--kappa", type=float,
+                   help="binary-tree weight growth of dp-footrule / ldp-footrule, in [1, 2) "
+                        "(default 1.25 with Laplace noise, sqrt(2) with Gaussian or local noise)")
     p.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
     p.add_argument("--non-private-diagnostics", action="store_true",
-                   help="also report the exact Kemeny cost; marks the output as NOT private")
+                   help="also report the exact Kemeny and footrule costs; marks the output as NOT "
+                        "private")
     add_interval_options(p, scores=False)
     add_output_options(p)
     add_ledger_option(p)
@@ -134,12 +144,13 @@ def run_aggregate(args) -> int:
     extra = dict(extra)
     if guarantee.private and args.non_private_diagnostics:
         guarantee = guarantee.without_privacy(
-            "The output includes kemeny_cost, computed exactly from the raw rankings "
-            "(--non-private-diagnostics).")
+            "The output includes kemeny_cost and footrule_cost, computed exactly from the raw "
+            "rankings (--non-private-diagnostics).")
         print("privrank: warning: --non-private-diagnostics: this output is NOT private",
               file=sys.stderr)
     if not guarantee.private:
         extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
+        extra["footrule_cost"] = footrule_cost(order, R)
     rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
     if result is None and (args.ci or args.plot):
         raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "

@@ -52,7 +52,7 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
     lines.append("")
     lines.append("guarantee: " + guarantee.describe())
     for k, v in (extra or {}).items():
-        lines.append(f"{k}: {v}")
+        lines.append(f"{k}: {_fmt_cell(v)}")
     return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,12 @@ The statistic every Kemeny algorithm reads is the pairwise-preference matrix
 for ``i != j`` and ``w[i, i] = 0``. :meth:`Rankings.pairwise_matrix` builds all of it in
 ``O(n m^2)``; :meth:`Rankings.preference` answers single entries on demand from the positions,
 so an algorithm that reads few entries (KwikSort reads ``O(m log m)``) never builds it.
+
+Footrule aggregation reads the position histogram instead (:func:`position_counts`,
+``counts[i, x]`` = voters placing item ``i`` at position ``x``). Orders and positions are
+inverse permutations of each other (:func:`positions_of`); :func:`check_permutations` is the one
+validation of both, and :func:`as_rankings` turns any ranking profile argument into
+:class:`Rankings`.
 """
 from __future__ import annotations
 
@@ -22,6 +28,80 @@ from ..errors import InputError
 
 # entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
 _QUERY_BLOCK = 1 << 22
+
+
+def check_permutations(rows, *, what: str = "ranking") -> np.ndarray:
+    """``rows`` as an ``(k, m)`` int64 array whose every row is a permutation of ``0 .. m-1``.
+
+    A 1-d input is one row. Raises :class:`InputError` naming the first bad row (by index only:
+    its content is an individual's preferences).
+    """
+    o = np.asarray(rows)
+    if o.ndim == 1:
+        o = o[None, :]
+    if o.ndim != 2 or o.shape[0] < 1 or o.shape[1] < 1:
+        raise InputError(f"{what}s must be an (n, m) array with n, m >= 1")
+    if not np.issubdtype(o.dtype, np.integer):
+        if not np.issubdtype(o.dtype, np.number) or not np.all(np.isfinite(o)) or np.any(o != np.round(o)):
+            raise InputError(f"{what}s must hold integer indices 0 .. m-1")
+    o = np.asarray(o, dtype=np.int64)
+    m = o.shape[1]
+    bad = np.flatnonzero(np.any(np.sort(o, axis=1) != np.arange(m), axis=1))
+    if bad.size:
+        raise InputError(f"{what} {int(bad[0])} is not a permutation of the {m} items: every "
+                         f"{what} must list each item exactly once (complete, no ties)")
+    return o
+
+
+def check_multiplicities(weights, rows: int) -> np.ndarray:
+    """Record multiplicities: one non-negative integer per row, not all zero (``None``: one each)."""
+    if weights is None:
+        return np.ones(rows, dtype=np.int64)
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (rows,):
+        raise InputError("weights must give one multiplicity per ranking")
+    if not np.all(np.isfinite(w)) or np.any(w != np.round(w)) or np.any(w < 0):
+        raise InputError("weights are multiplicities: non-negative integers, one per ranking")
+    if w.sum() < 1:
+        raise InputError("the weights sum to zero: there is nothing to aggregate")
+    return w.astype(np.int64)
+
+
+def positions_of(orders) -> np.ndarray:
+    """Positions from orders: ``positions[..., i]`` = 0-based position of item ``i``.
+
+    Orders and positions are inverse permutations, so this also turns positions into orders.
+    """
+    o = np.asarray(orders, dtype=np.int64)
+    pos = np.empty_like(o)
+    np.put_along_axis(pos, o, np.arange(o.shape[-1]), axis=-1)
+    return pos
+
+
+def position_counts(positions, weights=None) -> np.ndarray:
+    """``counts[i, x]``: (weighted) number of rankings placing item ``i`` at position ``x``.
+
+    ``positions`` is ``(n, m)``, each row a permutation; ``weights`` are non-negative integer
+    multiplicities. The sufficient statistic of footrule aggregation (Hillebrand et al. §2).
+    """
+    pos = check_permutations(positions, what="row of positions")
+    w = check_multiplicities(weights, pos.shape[0])
+    m = pos.shape[1]
+    flat = (np.arange(m)[None, :] * m + pos).ravel()
+    return np.bincount(flat, weights=np.repeat(w, m).astype(float), minlength=m * m).reshape(m, m)
+
+
+def as_rankings(profile, weights=None) -> "Rankings":
+    """``profile`` (:class:`Rankings` or an ``(n, m)`` array of orders) as :class:`Rankings`.
+
+    ``weights`` (multiplicities, as in :meth:`Rankings.from_orders`) replace the profile's own
+    when given.
+    """
+    if isinstance(profile, Rankings):
+        if weights is None:
+            return profile
+        return Rankings.from_orders(profile.orders, items=profile.items, weights=weights)
+    return Rankings.from_orders(profile, weights=weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,34 +129,21 @@ class Rankings:
         """Build from an ``(k, m)`` array of orders (item indices, best first).
 
         ``items`` gives the labels (default ``0 .. m-1``); ``weights`` the multiplicity of each
-        row (positive integers, default 1).
+        row (non-negative integers, not all zero, default 1; rows of multiplicity 0 stand for
+        nobody and are left out).
         """
-        o = np.asarray(orders)
-        if o.ndim != 2 or o.shape[0] < 1 or o.shape[1] < 1:
+        if np.ndim(orders) != 2:
             raise InputError("rankings must be an (n, m) array of orders with n, m >= 1")
-        if o.size and not np.issubdtype(o.dtype, np.integer):
-            if not np.all(np.isfinite(o)) or np.any(o != np.round(o)):
-                raise InputError("orders must hold integer item indices 0 .. m-1")
-        o = o.astype(np.int64)
+        o = np.array(check_permutations(orders))  # a private copy, frozen below
         m = o.shape[1]
-        bad = np.flatnonzero(np.any(np.sort(o, axis=1) != np.arange(m), axis=1))
-        if bad.size:
-            raise InputError(f"ranking {int(bad[0])} is not a permutation of the {m} items: every "
-                             "ranking must list each item exactly once (complete, no ties)")
         labels = tuple(range(m)) if items is None else tuple(items)
         if len(labels) != m:
             raise InputError(f"{len(labels)} item labels given for rankings of {m} items")
         if len(set(labels)) != m:
             raise InputError("the item list has a repeated label")
-        if weights is None:
-            w = np.ones(o.shape[0], dtype=np.int64)
-        else:
-            wf = np.asarray(weights, dtype=float)
-            if wf.shape != (o.shape[0],):
-                raise InputError("weights must give one multiplicity per ranking")
-            if not np.all(np.isfinite(wf)) or np.any(wf != np.round(wf)) or np.any(wf < 1):
-                raise InputError("weights are multiplicities: positive integers, one per ranking")
-            w = wf.astype(np.int64)
+        w = check_multiplicities(weights, o.shape[0])
+        if np.any(w == 0):
+            o, w = o[w > 0], w[w > 0]
         o.setflags(write=False)
         w.setflags(write=False)
         return cls(labels, o, w)
@@ -128,8 +195,7 @@ class Rankings:
     @cached_property
     def positions(self) -> np.ndarray:
         """``positions[r, i]``: 0-based position of item ``i`` in row ``r`` (0 = best)."""
-        pos = np.empty_like(self.orders)
-        np.put_along_axis(pos, self.orders, np.arange(self.n_items)[None, :], axis=1)
+        pos = positions_of(self.orders)
         pos.setflags(write=False)
         return pos
 

@@ -23,7 +23,8 @@ title and a description (the head of ``summary.md``) and holds
   :func:`functools.lru_cache`, keyed by the cell's settings; if it is random, seed it from a
   setting of the cell so that it stays a function of the cell.
 * claims (:class:`Less`, :class:`Within`, :class:`Never`): one-sided statistical tests on
-  cell means with tolerances in standard errors, declared before the run. Those with
+  cell means (:class:`Mean`, :class:`Ratio`, :class:`Slope`, or a fitted :class:`Coefficient`)
+  with tolerances in standard errors, declared before the run. Those with
   ``required=False`` are observations: statements of the paper reported against the data,
   not expected to hold.
 * :class:`Figure` s: panels of curves, each curve the mean of a metric against a setting
@@ -52,9 +53,12 @@ Standard errors
 ---------------
 A cell's standard error is ``sd / sqrt(reps)`` over its replications. A selection
 (:class:`Sel`) of several cells is pooled with equal weight per cell: the mean of the cell
-means, with standard error ``sqrt(sum se_c^2) / n_cells``. Two statistics compared by a
-claim must come from disjoint cells (independent), or be means of different metrics over
-the same cells, which are compared replication by replication (paired).
+means, with standard error ``sqrt(sum se_c^2) / n_cells``. A selection with ``worst`` (e.g. the
+worst case over a family of inputs) first keeps, of the cells that differ only in that setting,
+the one with the largest mean. Two statistics compared by a claim must come from disjoint cells
+(independent), or be means of different metrics over the same cells, which are compared
+replication by replication (paired). Cells of one experiment may return different metrics
+(a method that applies to some cells only).
 """
 from __future__ import annotations
 
@@ -64,6 +68,8 @@ import importlib
 import io
 import json
 import math
+import multiprocessing
+import os
 import pkgutil
 import sys
 import time
@@ -80,6 +86,7 @@ from ..data.io import write_text_atomic
 from ..errors import InputError
 
 Z95 = 1.959963984540054
+MAX_TICK_LABELS = 7
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,12 +115,17 @@ class Experiment:
 class Sel:
     """The cells of ``experiment`` whose settings match ``where``, and one ``metric`` of them.
 
-    A ``where`` value that is a tuple or list matches any of its elements.
+    A ``where`` value that is a tuple or list matches any of its elements. With ``worst`` (the
+    name of a setting), cells that differ only in that setting are reduced to the one with the
+    largest mean: the envelope, e.g. the worst case over a family of inputs. Its standard error
+    is that cell's; the selection biases the envelope upwards by at most about one standard
+    error where several cells are nearly tied.
     """
 
-    def __init__(self, experiment: str, metric: str, **where):
+    def __init__(self, experiment: str, metric: str, *, worst: str | None = None, **where):
         self.experiment = experiment
         self.metric = metric
+        self.worst = worst
         self.where = where
 
     def match(self, cell: Mapping) -> bool:
@@ -132,15 +144,27 @@ class Sel:
         missing = [c for c in found if self.metric not in c.values]
         if missing:
             raise InputError(f"{self.experiment} has no metric {self.metric!r}")
-        return found
+        if self.worst is None:
+            return found
+        envelope: dict[str, CellResult] = {}
+        for c in found:
+            rest = json.dumps({k: v for k, v in c.cell.items() if k != self.worst}, sort_keys=True)
+            if rest not in envelope or c.values[self.metric].mean() > envelope[rest].values[self.metric].mean():
+                envelope[rest] = c
+        return list(envelope.values())
 
     def label(self) -> str:
         where = f" at {_settings(self.where)}" if self.where else ""
-        return f"{self.metric}{where}"
+        worst = f"worst over {self.worst} of " if self.worst else ""
+        return f"{worst}{self.metric}{where}"
 
 
 class _Unavailable(Exception):
     """A claim's cells were not run (their experiment was skipped)."""
+
+
+class _Undefined(Exception):
+    """The results leave a claim's statistic undefined (e.g. the log of a zero mean)."""
 
 
 def _settings(where: Mapping) -> str:
@@ -188,9 +212,10 @@ class Ratio:
 class Slope:
     """Log-log slope of cell means against the setting ``x``.
 
-    Cells that share all other settings form a group with its own intercept; one common slope
-    is fitted by weighted least squares with weights ``(mean / se)^2`` (the inverse variance of
-    a log mean by the delta method), and its standard error is ``1 / sqrt(sum w (x - xbar_g)^2)``.
+    Cells that share all other settings (but the selection's ``worst``) form a group with its
+    own intercept; one common slope is fitted by weighted least squares with weights
+    ``(mean / se)^2`` (the inverse variance of a log mean by the delta method), and its standard
+    error is ``1 / sqrt(sum w (x - xbar_g)^2)``.
     """
 
     sel: Sel
@@ -199,12 +224,16 @@ class Slope:
     def value(self, results) -> tuple[float, float]:
         groups: dict[str, list] = {}
         for c in self.sel.cells(results):
-            rest = json.dumps({k: v for k, v in c.cell.items() if k != self.x}, sort_keys=True)
+            rest = json.dumps({k: v for k, v in c.cell.items() if k not in (self.x, self.sel.worst)},
+                              sort_keys=True)
             mean, se = _mean_se(c.values[self.sel.metric])
-            if mean <= 0 or c.cell[self.x] <= 0:
-                raise InputError(f"{self.label()}: log-log slope needs positive means and {self.x}")
-            groups.setdefault(rest, []).append((math.log(c.cell[self.x]), math.log(mean),
-                                                (mean / max(se, 1e-300)) ** 2))
+            if c.cell[self.x] <= 0:
+                raise InputError(f"{self.label()}: log-log slope needs positive {self.x}")
+            if mean <= 0:
+                raise _Undefined(f"a mean of {mean:.3g} at {_settings(c.cell)} has no logarithm")
+            if not se > 0:
+                raise _Undefined(f"the replications at {_settings(c.cell)} do not vary: no weight for the fit")
+            groups.setdefault(rest, []).append((math.log(c.cell[self.x]), math.log(mean), (mean / se) ** 2))
         sxy = sxx = 0.0
         for pts in groups.values():
             x, y, w = (np.array(v) for v in zip(*pts))
@@ -219,6 +248,45 @@ class Slope:
         return f"log-log slope in {self.x} of {self.sel.label()}"
 
 
+@dataclass(frozen=True)
+class Coefficient:
+    """One coefficient of a weighted least-squares fit of cell means on functions of the settings.
+
+    The means ``y_c`` of the cells of every selection in ``sels`` (their own metrics, from one
+    or several experiments) are fitted by ``sum_t b_t x_t(c)``, where ``terms`` maps each term's
+    name to ``x_t``, a function of a cell's settings (give a constant term for an intercept).
+    Weights are ``1 / se_c^2``. The value is ``b[term]``; its standard error is
+    ``sqrt([(X'WX)^-1]_tt)``, multiplied by ``sqrt(chi2 / dof)`` of the residuals when that is
+    above 1, so that a model that does not fit the means widens the error instead of hiding it.
+    """
+
+    sels: tuple
+    terms: Mapping
+    term: str
+
+    def value(self, results) -> tuple[float, float]:
+        rows, y, w = [], [], []
+        for sel in self.sels:
+            for c in sel.cells(results):
+                mean, se = _mean_se(c.values[sel.metric])
+                rows.append([float(f(c.cell)) for f in self.terms.values()])
+                y.append(mean)
+                w.append(1.0 / max(se, 1e-300) ** 2)
+        X, y, w = np.array(rows), np.array(y), np.array(w)
+        dof = X.shape[0] - X.shape[1]
+        if dof < 1 or np.linalg.matrix_rank(X) < X.shape[1]:
+            raise InputError(f"{self.label()}: the cells do not determine every term")
+        cov = np.linalg.inv(X.T @ (w[:, None] * X))
+        b = cov @ (X.T @ (w * y))
+        chi2 = float(np.sum(w * (y - X @ b) ** 2))
+        t = list(self.terms).index(self.term)
+        return float(b[t]), math.sqrt(cov[t, t] * max(1.0, chi2 / dof))
+
+    def label(self) -> str:
+        metrics = "/".join(dict.fromkeys(s.metric for s in self.sels))
+        return f"coefficient of {self.term} in mean {metrics} ~ {' + '.join(self.terms)}"
+
+
 def _check_disjoint(a: list, b: list) -> None:
     if {c.key for c in a} & {c.key for c in b}:
         raise InputError("statistics compared by a claim must come from disjoint cells")
@@ -231,7 +299,11 @@ def _mean_se(v: np.ndarray) -> tuple[float, float]:
 
 @dataclass(frozen=True, kw_only=True)
 class Claim:
-    """A statement tested on the results. ``required=False`` makes it an observation."""
+    """A statement tested on the results. ``required=False`` makes it an observation.
+
+    A claim whose statistic the results leave undefined (a log-log slope through a zero mean)
+    does not hold.
+    """
 
     id: str
     text: str
@@ -243,6 +315,8 @@ class Claim:
             expected, observed, holds = self._test(results)
         except _Unavailable as exc:
             expected, observed, holds = self._expected(), f"skipped: {exc}", None
+        except _Undefined as exc:
+            expected, observed, holds = self._expected(), f"undefined: {exc}", False
         return dict(id=self.id, claim=self.text, expected=expected, observed=observed,
                     holds="skipped" if holds is None else bool(holds))
 
@@ -251,8 +325,8 @@ class Claim:
 class Less(Claim):
     """``a < b`` by more than ``k`` standard errors of the difference (``b`` may be a number)."""
 
-    a: Mean | Ratio | Slope
-    b: Mean | Ratio | Slope | float
+    a: Mean | Ratio | Slope | Coefficient
+    b: Mean | Ratio | Slope | Coefficient | float
     k: float = 2.0
 
     def _expected(self) -> str:
@@ -280,6 +354,8 @@ class Less(Claim):
     def _cells(stat, results) -> list:
         if isinstance(stat, Ratio):
             return stat.num.cells(results) + stat.den.cells(results)
+        if isinstance(stat, Coefficient):
+            return [c for sel in stat.sels for c in sel.cells(results)]
         return stat.sel.cells(results)
 
     def _paired_se(self, results) -> float | None:
@@ -297,7 +373,7 @@ class Less(Claim):
 class Within(Claim):
     """``lo < stat < hi`` with ``k`` standard errors to spare on each side (None: unbounded)."""
 
-    stat: Mean | Ratio | Slope
+    stat: Mean | Ratio | Slope | Coefficient
     lo: float | None = None
     hi: float | None = None
     k: float = 2.0
@@ -340,12 +416,13 @@ class Curve:
 
 @dataclass(frozen=True)
 class Panel:
-    """One plot: its curves against the setting ``x`` on a log axis."""
+    """One plot: its curves against the setting ``x`` on a log axis (``logy``: log-log)."""
 
     title: str
     curves: tuple
     x: str = "L"
     ylabel: str = ""
+    logy: bool = False
 
 
 @dataclass(frozen=True)
@@ -547,17 +624,37 @@ def run_cells(study: Study, out: Path, *, seed: int = 0, jobs: int = 2, fresh: b
     return Results(cells, skipped, len(todo), resumed)
 
 
+ONE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
 def _run_parallel(todo, seed, jobs, finished) -> None:
-    with ProcessPoolExecutor(max_workers=int(jobs)) as pool:
-        pending = {pool.submit(run_cell, exp.replicate, cell, key, seed, exp.reps) for exp, cell, key in todo}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    finished(fut.result())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    """Run cells in ``jobs`` fresh worker processes, each with a single-threaded BLAS.
+
+    Every worker keeps one core busy, so a multithreaded BLAS in each of them would oversubscribe
+    the cores, and dense linear algebra (Newton steps on hundreds of items) then runs many times
+    slower. A BLAS reads its thread count when it is loaded, so the workers are started afresh
+    ("spawn") with :data:`ONE_THREAD_ENV` in their environment; the caller's environment is
+    restored afterwards.
+    """
+    saved = {name: os.environ.get(name) for name in ONE_THREAD_ENV}
+    os.environ.update(ONE_THREAD_ENV)
+    try:
+        with ProcessPoolExecutor(max_workers=int(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+            pending = {pool.submit(run_cell, exp.replicate, cell, key, seed, exp.reps) for exp, cell, key in todo}
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        finished(fut.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # --------------------------------------------------------------------------------------------
@@ -603,7 +700,8 @@ def plot_figure(fig: Figure, results: Results, path: Path) -> None:
     for ax, panel in zip(axes, fig.panels):
         for curve in panel.curves:
             sel = Sel(fig.experiment, curve.metric, **curve.where)
-            pts = sorted((c.cell[panel.x], *_mean_se(c.values[curve.metric])) for c in cells if sel.match(c.cell))
+            pts = sorted((c.cell[panel.x], *_mean_se(c.values[curve.metric])) for c in cells
+                         if sel.match(c.cell) and curve.metric in c.values)
             if len({p[0] for p in pts}) != len(pts):
                 raise InputError(f"figure {fig.id}: curve {curve.label!r} matches several cells per {panel.x}")
             x = np.array([p[0] for p in pts], dtype=float)
@@ -612,8 +710,11 @@ def plot_figure(fig: Figure, results: Results, path: Path) -> None:
             (line,) = ax.plot(x, y, marker="o", ms=3, lw=1.2, label=curve.label)
             ax.fill_between(x, y - half, y + half, color=line.get_color(), alpha=0.2, lw=0)
         ax.set_xscale("log")
+        if panel.logy:
+            ax.set_yscale("log")
         ticks = sorted({c.cell[panel.x] for c in cells})
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        step = math.ceil(len(ticks) / MAX_TICK_LABELS)  # a tick at every setting, a label at every step-th
+        ax.set_xticks(ticks, [f"{t:g}" if k % step == 0 else "" for k, t in enumerate(ticks)])
         ax.set_xticks([], minor=True)
         ax.set_title(panel.title, fontsize=9)
         ax.set_xlabel(panel.x, fontsize=8)
@@ -685,14 +786,15 @@ def summary_markdown(study: Study, results: Results, claims: list[dict], observa
         if exp.name not in results.cells:
             continue
         cells = results.cells[exp.name]
-        metrics = list(cells[0].values)
+        metrics = list(dict.fromkeys(mt for c in cells for mt in c.values))
         params = list(cells[0].cell)
         lines += [f"### {exp.title} ({exp.reps} replications per cell)", ""]
         rows = []
         for c in cells:
-            stats = [_mean_se(c.values[mt]) for mt in metrics]
+            stats = [_mean_se(c.values[mt]) if mt in c.values else None for mt in metrics]
             rows.append([c.cell[p] for p in params]
-                        + [f"{m:.4g} [{m - Z95 * s:.4g}, {m + Z95 * s:.4g}]" for m, s in stats])
+                        + ["" if st is None else f"{st[0]:.4g} [{st[0] - Z95 * st[1]:.4g}, {st[0] + Z95 * st[1]:.4g}]"
+                           for st in stats])
         lines += _md_table(params + metrics, rows) + [""]
     return "\n".join(lines)
 

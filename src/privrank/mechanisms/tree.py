@@ -55,6 +55,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .._rng import as_generator
+from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from .noise import gaussian, gaussian_sigma, laplace
@@ -252,25 +253,14 @@ def _check_noise(noise: str, kappa) -> tuple[str, float]:
 
 
 def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(values)
+    x = np.asarray(values).reshape(-1)
     if x.size and not np.issubdtype(x.dtype, np.integer):
         if not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
             raise InputError("values must be integers in 0 .. m-1")
         x = x.astype(np.int64)
     if x.size and (x.min() < 0 or x.max() >= m):
         raise InputError("values must lie in 0 .. m-1")
-    if weights is None:
-        w = np.ones(x.shape[0], dtype=np.int64)
-    else:
-        w = np.asarray(weights)
-        if w.shape != (x.shape[0],):
-            raise InputError("weights need one entry per record")
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w != np.round(w)):
-            raise InputError("weights must be non-negative integers (record multiplicities)")
-        w = w.astype(np.int64)
-    if w.sum() < 1:
-        raise InputError("no records to aggregate")
-    return x.astype(np.int64), w
+    return x.astype(np.int64), check_multiplicities(weights, x.shape[0])
 
 
 def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech):
@@ -328,7 +318,7 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
     dlt = check_delta(delta)
     noise, kap = _check_noise(noise, kappa)
     m = int(m)
-    x, w = _check_values(np.asarray(values).reshape(-1), m, weights)
+    x, w = _check_values(values, m, weights)
     layout = tree_layout(m, kap)
     n = int(w.sum())
     mech = "binary-tree approximate median"
@@ -343,27 +333,6 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
     return TreeRelease(costs=layout.read_off(noisy), aggregates=noisy, noise=noise,
                        noise_scale=scale, cost_sd=cost_sd, kappa=kap,
                        sensitivity=(s1 if noise == "laplace" else s2) / n, n=n, guarantee=g)
-
-
-def _check_positions(positions, weights) -> tuple[np.ndarray, np.ndarray]:
-    pos = np.asarray(positions)
-    if pos.ndim != 2 or pos.shape[0] < 1 or pos.shape[1] < 1:
-        raise InputError("positions must be an (n, m) array with n, m >= 1")
-    m = pos.shape[1]
-    pos, w = _check_values(pos, m, weights)
-    if np.any(np.sort(pos, axis=1) != np.arange(m)):
-        raise InputError("every row of positions must be a permutation of 0 .. m-1 "
-                         "(complete rankings without ties)")
-    return pos, w
-
-
-def position_counts(positions, weights=None) -> np.ndarray:
-    """``counts[q, x]`` = (weighted) number of rankings placing item ``q`` at position ``x``."""
-    pos, w = _check_positions(positions, weights)
-    n, m = pos.shape
-    flat = (np.arange(m)[None, :] * m + pos).ravel()
-    return np.bincount(flat, weights=np.repeat(w, m).astype(float),
-                       minlength=m * m).reshape(m, m)
 
 
 def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str = "laplace",
@@ -393,7 +362,10 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     noise, kap = _check_noise(noise, kappa)
-    pos, w = _check_positions(positions, weights)
+    if np.ndim(positions) != 2:
+        raise InputError("positions must be an (n, m) array with n, m >= 1")
+    pos = check_permutations(positions, what="row of positions")
+    w = check_multiplicities(weights, pos.shape[0])
     m = pos.shape[1]
     layout = tree_layout(m, kap)
     mech = "binary-tree footrule costs"
