@@ -4,7 +4,10 @@ One command serves Kemeny aggregation (Alabi et al.; :mod:`privrank.aggregation.
 :mod:`privrank.aggregation.private_kemeny`) and footrule aggregation with the improved private
 Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
 :mod:`privrank.aggregation.private_footrule`). ``METHODS`` maps a ``--method`` name to
-``(rankings, args) -> (order, guarantee, extra)``.
+``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
+result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
+(:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
+before its output is written (:func:`privrank.cli.ledger.record_release`).
 
 Non-private methods report ``kemeny_cost`` and ``footrule_cost``: the mean Kendall tau and
 Spearman footrule distances from the output to the input rankings (unnormalised, per voter). A
@@ -26,7 +29,10 @@ from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_q
 from ..data.io import PARTIAL_POLICIES, read_rankings
 from ..errors import InputError
 from ..guarantees import Guarantee
+from ..inference import plot_intervals
 from ..metrics import footrule_cost, kemeny_cost
+from .intervals import add_interval_options, interval_rows
+from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
@@ -37,7 +43,7 @@ def _non_private(name, order_fn):
     def method(R, args):
         if args.epsilon is not None:
             raise InputError(f"--method {name} is not private: drop --epsilon (or use a private method)")
-        return order_fn(R, args), Guarantee.non_private(name), {}
+        return order_fn(R, args), Guarantee.non_private(name), {}, None
     return method
 
 
@@ -62,7 +68,7 @@ def _private(name, fn, **options):
         extra = dict(res.details)
         if "unresolved" in extra:
             extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
-        return res.order, res.guarantee, extra
+        return res.order, res.guarantee, extra, res
     return method
 
 
@@ -115,7 +121,9 @@ def register(sub) -> None:
     p.add_argument("--non-private-diagnostics", action="store_true",
                    help="also report the exact Kemeny and footrule costs; marks the output as NOT "
                         "private")
+    add_interval_options(p, scores=False)
     add_output_options(p)
+    add_ledger_option(p)
     p.set_defaults(func=run_aggregate)
 
 
@@ -132,7 +140,7 @@ def run_aggregate(args) -> int:
     R = read_rankings(args.file, partial=args.partial, rng=partial_rng)
     if args.solver is None and args.method != "dp-ptas":
         args.solver = "auto"
-    order, guarantee, extra = METHODS[args.method](R, args)
+    order, guarantee, extra, result = METHODS[args.method](R, args)
     extra = dict(extra)
     if guarantee.private and args.non_private_diagnostics:
         guarantee = guarantee.without_privacy(
@@ -144,5 +152,16 @@ def run_aggregate(args) -> int:
         extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
         extra["footrule_cost"] = footrule_cost(order, R)
     rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
-    emit(render(rows, guarantee, args.format, extra), args)
+    if result is None and (args.ci or args.plot):
+        raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
+                         "adds none")
+    rows, ci = interval_rows(result, rows, args, items=R.items,
+                             rng=None if args.seed is None else np.random.default_rng([args.seed, 2]))
+    if ci is not None:
+        extra["intervals"] = ci.describe()
+    text = render(rows, guarantee, args.format, extra)
+    record_release(args, args.file, guarantee)
+    if args.plot:
+        plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
+    emit(text, args)
     return 0
