@@ -29,7 +29,7 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import bdtrc
 
 from .._rng import as_generator
 from ..data.rankings import Rankings, as_rankings
@@ -326,7 +326,7 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
     p = float(m) ** -4 if fail_probability is None else float(fail_probability)
     if m <= 1:
         return max(D, 1)
-    tail = m * binom.sf(np.arange(q + 1), q, 1.0 / m)
+    tail = m * bdtrc(np.arange(q + 1), q, 1.0 / m)  # P[Bin(q, 1/m) > k]
     tau = int(np.argmax(tail <= p)) if np.any(tail <= p) else q
     return max(1, min(tau, D))
 
