@@ -142,3 +142,14 @@ def test_compose_guarantees_stays_compatible_and_uses_rho():
     assert "zCDP" in cz.describe()
     with pytest.raises(InputError):
         Guarantee(epsilon=1.0, model="central", unit=UNIT_RANKING, mechanism="z", rho=-1.0)
+
+
+def test_accountant_history_is_counted_as_spent():
+    acct = Accountant(ApproxDP(2.0, 1e-5), history=[("a", PureDP(0.5)), ("b", ApproxDP(1.0, 4e-6))])
+    left = acct.remaining
+    assert (left.epsilon, left.delta) == (pytest.approx(0.5), pytest.approx(6e-6))
+    assert acct.can_spend(ApproxDP(0.5, 6e-6)) and not acct.can_spend(ApproxDP(0.5, 7e-6))
+    over = Accountant(PureDP(1.0), history=[("", PureDP(1.5))])  # recorded spending may exceed a later total
+    assert over.remaining is None and not over.can_spend(PureDP(1e-9))
+    with pytest.raises(InputError, match="does not convert"):
+        Accountant(PureDP(1.0), history=[("", ApproxDP(0.5, 1e-6))])

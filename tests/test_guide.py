@@ -56,8 +56,8 @@ def run(kind, code, data, shipped):
 
 def test_guide_examples_run_as_written(tmp_path, monkeypatch):
     data = datasets.data_dir()
-    if data is None or not (data / "cems_university").is_dir():
-        pytest.skip("the guide's CEMS examples need the data directory (../shared/data or PRIVRANK_DATA)")
+    if data is None or not all((data / folder).is_dir() for folder in ("cems_university", "preflib_apa")):
+        pytest.skip("the guide's CEMS and APA examples need the data directory (../shared/data or PRIVRANK_DATA)")
     shipped = str(Path(datasets.__file__).resolve().parents[1] / "datasets_shipped")
     monkeypatch.chdir(tmp_path)
     cases = examples()

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from privrank.data.comparisons import PairwiseComparisons
+from privrank.data.io import read_rankings
+from privrank.data.rankings import Rankings
 from privrank.errors import BudgetExceededError, InputError
-from privrank.guarantees import UNIT_COMPARISON, UNIT_EDGE, UNIT_USER, Guarantee
-from privrank.ledger import Ledger, fingerprint, spent
+from privrank.guarantees import UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, ApproxDP, Guarantee, PureDP
+from privrank.ledger import Ledger, charge, fingerprint, spent
 
 
 def comps(rows, items=None):
@@ -31,6 +33,61 @@ def test_fingerprint_is_canonical():
     assert fingerprint(comps([(3, "x", "y", 1)] + ROWS[1:])) != base  # another person
     with pytest.raises(InputError):
         fingerprint(42)
+
+
+SOC = """# NUMBER ALTERNATIVES: 3
+# ALTERNATIVE NAME 1: x
+# ALTERNATIVE NAME 2: y
+# ALTERNATIVE NAME 3: z
+{lines}
+"""
+
+
+def test_rankings_fingerprint_is_canonical(tmp_path):
+    def soc(name, lines):
+        path = tmp_path / name
+        path.write_text(SOC.format(lines="\n".join(lines)))
+        return path
+
+    base = fingerprint(soc("a.soc", ["2: 1,2,3", "1: 3,1,2"]))
+    assert fingerprint(soc("b.soc", ["1: 3,1,2", "1: 1,2,3", "1: 1,2,3"])) == base  # row order, multiplicities
+    csv_file = tmp_path / "c.csv"
+    csv_file.write_text("rank1,rank2,rank3\nz,x,y\nx,y,z\nx,y,z\n")
+    assert fingerprint(csv_file) == base  # another format, the same ballots
+    labels = Rankings.from_labels([list("xyz"), list("xyz"), list("zxy")], items="xyz")
+    assert fingerprint(labels) == base  # in memory
+    assert fingerprint(soc("d.soc", ["2: 1,2,3", "1: 3,2,1"])) != base  # one ballot changed
+    assert fingerprint(soc("e.soc", ["3: 1,2,3"])) != base
+    partial = soc("f.soi", ["2: 1,2,3", "1: 3,1,2", "4: 2"])
+    dropped = fingerprint(read_rankings(partial, partial="drop"))
+    assert dropped == base and fingerprint(partial) != base  # the file's own ballots, partial ones included
+    assert fingerprint(partial) == fingerprint(soc("g.soi", ["4: 2", "1: 3,1,2", "2: 1,2,3"]))
+
+
+def test_approximate_dp_releases_need_a_budget_with_delta(tmp_path):
+    approx = Guarantee(epsilon=1.0, delta=4e-6, model="central", unit=UNIT_RANKING, mechanism="gauss")
+    pure = Guarantee(epsilon=0.5, model="central", unit=UNIT_RANKING, mechanism="lap")
+    row = lambda g: {"unit": g.unit, "epsilon": g.epsilon, "delta": g.delta,  # noqa: E731
+                     "epsilon_per_user": None, "private": True}
+    assert charge(row(approx), UNIT_RANKING) == ApproxDP(1.0, 4e-6) and charge(row(pure), UNIT_RANKING) == PureDP(0.5)
+    assert spent([row(approx), row(pure), row(approx)], UNIT_RANKING) == (pytest.approx(2.5), pytest.approx(8e-6))
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        ledger.set_budget("p", "ranking", 5.0)
+        with pytest.raises(BudgetExceededError, match="needs a delta"):
+            ledger.record("p", approx)
+        ledger.set_budget("a", "ranking", 3.0, 1e-5)
+        ledger.record("a", approx)
+        ledger.record("a", approx)
+        with pytest.raises(BudgetExceededError, match="delta = 4e-06 exceeds the 2e-06 left"):
+            ledger.record("a", approx)
+        ledger.record("a", pure)  # a pure release spends no delta
+        with pytest.raises(BudgetExceededError, match="only 0.5 of"):
+            ledger.record("a", Guarantee(epsilon=0.6, model="central", unit=UNIT_RANKING, mechanism="lap"))
+        (b,) = ledger.budgets("a")
+        assert (b["spent_epsilon"], b["spent_delta"]) == (pytest.approx(2.5), pytest.approx(8e-6))
+        ledger.set_budget("a", "ranking", 10.0)  # a pure budget after approximate releases: nothing more fits
+        with pytest.raises(BudgetExceededError, match="already recorded"):
+            ledger.record("a", pure)
 
 
 def test_charges_per_unit():

@@ -16,7 +16,7 @@ from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
                          zcdp_epsilon, zcdp_rho)
-from .inference import ConfidenceIntervals, confidence_intervals
+from .inference import ConfidenceIntervals, RankIntervals, aggregate_intervals, confidence_intervals
 from .ledger import Ledger
 from .mechanisms.counts import CountRelease, noisy_counts
 from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
@@ -37,15 +37,15 @@ __all__ = [
     "Accountant", "AggregateResult", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking",
     "ComparisonTally", "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee",
     "InputError", "Ledger", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP",
-    "RankingTally", "Rankings", "ScoredRanking", "TreeRelease", "ZCDP", "adaptive_epsilon", "approximate_median",
-    "classic_randomized_response", "compose", "compose_budgets", "confidence_intervals",
-    "copeland", "debias", "debiased_randomized_response", "dp_footrule", "dp_kwiksort", "dp_ptas",
-    "exact_kemeny", "exponential_kemeny", "fit_btl", "flip_probability", "footrule_cost",
-    "footrule_cost_matrix", "footrule_cost_release", "footrule_distance", "footrule_optimal_order",
-    "hay_quicksort", "kemeny_cost", "kendall_distance", "kendall_tau_distance", "l2_error",
-    "ldp_footrule", "ldp_kwiksort", "ldp_matrix", "linf_error", "local_laplace", "noisy_copeland",
-    "noisy_counts", "penalised_mle", "perturbed_mle", "private_kemeny", "randomize_answer",
-    "randomized_response", "rank_centrality", "rank_position_mismatch", "read_comparisons",
-    "read_rankings", "release_from_reports", "sufficient_statistics", "top_k_hamming",
-    "zcdp_epsilon", "zcdp_rho",
+    "RankIntervals", "RankingTally", "Rankings", "ScoredRanking", "TreeRelease", "ZCDP", "adaptive_epsilon",
+    "aggregate_intervals", "approximate_median", "classic_randomized_response", "compose",
+    "compose_budgets", "confidence_intervals", "copeland", "debias", "debiased_randomized_response",
+    "dp_footrule", "dp_kwiksort", "dp_ptas", "exact_kemeny", "exponential_kemeny", "fit_btl",
+    "flip_probability", "footrule_cost", "footrule_cost_matrix", "footrule_cost_release",
+    "footrule_distance", "footrule_optimal_order", "hay_quicksort", "kemeny_cost", "kendall_distance",
+    "kendall_tau_distance", "l2_error", "ldp_footrule", "ldp_kwiksort", "ldp_matrix", "linf_error",
+    "local_laplace", "noisy_copeland", "noisy_counts", "penalised_mle", "perturbed_mle",
+    "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality",
+    "rank_position_mismatch", "read_comparisons", "read_rankings", "release_from_reports",
+    "sufficient_statistics", "top_k_hamming", "zcdp_epsilon", "zcdp_rho",
 ]

@@ -303,6 +303,10 @@ class Accountant:
     unit, model
         Optional: when given, every :class:`Guarantee` spent must protect this unit in this
         model (budgets for different units do not add up to anything meaningful).
+    history
+        Costs already spent, as ``(label, cost)`` pairs (e.g. the releases a persistent ledger
+        recorded): they are converted like any cost and counted as they are, even when they
+        exceed the total (then nothing remains).
 
     Examples
     --------
@@ -319,13 +323,13 @@ class Accountant:
     # relative slack for floating-point sums of budget parts
     _SLACK = 1e-12
 
-    def __init__(self, total, *, unit: str | None = None, model: str | None = None):
+    def __init__(self, total, *, unit: str | None = None, model: str | None = None, history=()):
         if not isinstance(total, _BUDGETS):
             raise InputError("the total budget must be PureDP, ApproxDP or ZCDP")
         self.total = total
         self.unit = unit
         self.model = model
-        self._history: list = []
+        self._history: list = [(str(label), self._cost(cost)) for label, cost in history]
 
     @property
     def history(self) -> tuple:

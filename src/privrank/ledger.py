@@ -7,6 +7,13 @@ One SQLite file (WAL journal, ``synchronous=FULL``) holds two tables:
 * ``releases``: one row per release: data set fingerprint, time, mechanism, model, unit, epsilon,
   delta, per-user epsilon, whether it is private, and where the output went.
 
+Budget arithmetic is the accountant's (:class:`~privrank.guarantees.Accountant`, typed
+composition): every release is charged to a budget as a :class:`~privrank.guarantees.PureDP` or
+:class:`~privrank.guarantees.ApproxDP` cost in the budget's unit (:func:`charge`); epsilons add
+and deltas add. A budget with ``delta = 0`` is pure and refuses approximate-DP releases; give the
+budget a delta to allow them. Releases that state zero-concentrated DP are charged by the
+``(epsilon, delta)`` statement they carry.
+
 Never under-counting. :meth:`Ledger.record` checks the budgets and inserts the release in one
 ``BEGIN IMMEDIATE`` transaction, so two processes cannot both pass the check; release commands
 record *before* they write any output. A crash after the commit and before the output leaves a
@@ -14,8 +21,10 @@ charge for nothing (the ledger over-counts, the safe side); a crash before the c
 charge and no output.
 
 The data set is identified by :func:`fingerprint`, computed from its records as a multiset
-(independent of row order, file format and unused items), in memory or streamed from the file. A modified data set is a different
-data set to the ledger: keep one canonical file per data set. The ledger describes the raw data
+(independent of row order, file format and unused items), in memory or streamed from the file:
+comparisons, or the ballots of a rankings file as they are written (before any completion of
+partial ballots). A modified data set is a different data set to the ledger: keep one
+canonical file per data set. The ledger describes the raw data
 (fingerprints, file names): it is the curator's internal record, not something to publish.
 """
 from __future__ import annotations
@@ -30,8 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from .data.comparisons import PairwiseComparisons
+from .data.rankings import Rankings
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
-from .guarantees import UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, Guarantee
+from .guarantees import (UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee,
+                         PureDP, compose_budgets)
 
 ENV_PATH = "PRIVRANK_LEDGER"
 BUDGET_UNITS = {"comparison": UNIT_COMPARISON, "user": UNIT_USER, "ranking": UNIT_RANKING}
@@ -59,19 +70,43 @@ def default_path() -> Path:
 
 
 def fingerprint(data) -> str:
-    """SHA-256 identifying a data set of comparisons by its records, whatever their order or file.
+    """SHA-256 identifying a data set by its records, whatever their order or file.
 
-    Each record is (user label, the pair's two item labels, the outcome seen from one of them,
-    epsilon), taken as text, so row order, the orientation of a pair, the file format and items
-    that never occur do not change the fingerprint, and one changed answer does. The records
-    are combined as a multiset: the sum over records (mod 2^64) of a 64-bit digest of each
-    record, and their number. A sum can be formed batch by batch, so a path is fingerprinted by
+    Comparisons: each record is (user label, the pair's two item labels, the outcome seen from
+    one of them, epsilon), taken as text, so row order, the orientation of a pair, the file
+    format and items that never occur do not change the fingerprint, and one changed answer
+    does. Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
+    (tied items share a place); :class:`~privrank.data.rankings.Rankings` in memory and a file
+    of the same complete ballots have the same fingerprint. The records are combined as a
+    multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
+    number. A sum can be formed batch by batch, so a comparisons path is fingerprinted by
     streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
-    pyarrow, a CSV file is read whole), with the same result as for the data in memory.
+    pyarrow, a CSV file is read whole), with the same result as for the data in memory; so is a
+    Parquet or Arrow rankings file (:class:`~privrank.data.io.RankingFile`). A path
+    holds rankings or comparisons as :func:`~privrank.data.io.holds_rankings` decides.
     """
+    if isinstance(data, Rankings):
+        return _fingerprint_text(*_orders_digest(data.items, data.orders, data.weights), "rankings")
     if isinstance(data, (str, Path)):
-        from .data.io import ComparisonFile, read_comparisons
+        from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
+                              read_ballots, read_comparisons)
 
+        columnar = Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+        if columnar and holds_rankings(data):  # complete rankings, streamed batch by batch
+            total, count = 0, 0
+            for batch in RankingFile(data).batches():
+                if batch.weights.size:
+                    part, n = _orders_digest(batch.items, batch.orders, batch.weights)
+                    total, count = (total + part) % 2 ** 64, count + n
+            return _fingerprint_text(total, count, "rankings")
+        if holds_rankings(data):
+            labels, ballots = read_ballots(data)
+            items = [i for _, _, groups in ballots for g in groups for i in g]
+            places = [p for _, _, groups in ballots for p, g in enumerate(groups) for _ in g]
+            sizes = [sum(len(g) for g in groups) for _, _, groups in ballots]
+            return _ballots_fingerprint(_text_digests([str(x) for x in labels]), np.array(items, dtype=np.int64),
+                                        np.array(places, dtype=np.int64), np.array(sizes, dtype=np.int64),
+                                        np.array([c for _, c, _ in ballots], dtype=np.int64))
         try:
             batches = ComparisonFile(data).batches()
             total = _digest_batches(batches)
@@ -81,7 +116,7 @@ def fingerprint(data) -> str:
             return fingerprint(read_comparisons(data))
         return _fingerprint_text(*total)
     if not isinstance(data, PairwiseComparisons):
-        raise InputError("fingerprint needs PairwiseComparisons or a file path")
+        raise InputError("fingerprint needs PairwiseComparisons, Rankings or a file path")
     items = _text_digests([str(x) for x in data.items])
     users = np.zeros(data.n_records, dtype=np.uint64) if data.user is None else \
         _text_digests([str(u) for u in data.users])[data.user]
@@ -138,35 +173,79 @@ def _records_digest(user, a, b, outcome, epsilon) -> tuple[int, int]:
         return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
 
 
-def _fingerprint_text(total: int, count: int) -> str:
-    return hashlib.sha256(f"privrank comparisons {count} {total}".encode()).hexdigest()
+def _fingerprint_text(total: int, count: int, kind: str = "comparisons") -> str:
+    return hashlib.sha256(f"privrank {kind} {count} {total}".encode()).hexdigest()
+
+
+def _orders_digest(items, orders, weights) -> tuple[int, int]:
+    """:func:`_ballots_digest` of complete rankings: ``orders`` (best first) over ``items``."""
+    k, m = orders.shape
+    return _ballots_digest(_text_digests([str(x) for x in items]), np.asarray(orders).ravel(),
+                           np.tile(np.arange(m), k), np.full(k, m), np.asarray(weights))
+
+
+def _ballots_fingerprint(labels, items, places, sizes, counts) -> str:
+    """Fingerprint of ballots given flat (:func:`_ballots_digest`)."""
+    return _fingerprint_text(*_ballots_digest(labels, items, places, sizes, counts), "rankings")
+
+
+def _ballots_digest(labels, items, places, sizes, counts) -> tuple[int, int]:
+    """Sum of ballot digests (mod 2^64) and number of voters of ballots given flat: ``items[k]``
+    ranked at ``places[k]``, ``sizes[b]`` entries per ballot in ballot order, ``counts[b]`` voters
+    per ballot; ``labels`` are the item label digests."""
+    with np.errstate(over="ignore"):
+        x = _mix((labels[items] * _K[0]) ^ ((places.astype(np.uint64) + np.uint64(1)) * _K[1]))
+        ends = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(x, dtype=np.uint64)])  # mod 2^64
+        bounds = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
+        ballot = _mix((ends[bounds[1:]] - ends[bounds[:-1]]) ^ (sizes.astype(np.uint64) * _K[2]))
+        total = int((ballot * counts.astype(np.uint64)).sum(dtype=np.uint64))
+    return total, int(counts.sum())
+
+
+def charge(release: dict, unit: str):
+    """What one recorded release costs a budget protecting ``unit``: PureDP, ApproxDP, or None.
+
+    The release is charged in the budget's unit: its own epsilon when it protects that unit (one
+    comparison of the comparison graph counts as one comparison); its per-user epsilon when the
+    budget protects users and a pure-DP release protects single comparisons; its epsilon when
+    the budget protects comparisons and the release protects users (a user's data include each
+    of their comparisons). Its delta is charged as it is. None means the release cannot be
+    bounded in that unit: it is not private, or its unit does not convert.
+    """
+    r_unit = UNIT_COMPARISON if release["unit"] == UNIT_EDGE else release["unit"]
+    if not release["private"]:
+        return None
+    if r_unit == unit or (unit == UNIT_COMPARISON and r_unit == UNIT_USER):
+        eps = release["epsilon"]
+    elif unit == UNIT_USER and r_unit == UNIT_COMPARISON and release["epsilon_per_user"] is not None \
+            and release["delta"] == 0:
+        eps = release["epsilon_per_user"]
+    else:
+        return None
+    return ApproxDP(eps, release["delta"]) if release["delta"] > 0 else PureDP(eps)
 
 
 def spent(releases, unit: str) -> tuple[float, float]:
-    """The ``(epsilon, delta)`` that ``releases`` spent on a budget protecting ``unit``: basic composition.
+    """The ``(epsilon, delta)`` that ``releases`` spent on a budget protecting ``unit``.
 
-    Each release is charged in the budget's unit. Its own epsilon when it protects that unit (one
-    comparison of the comparison graph counts as one comparison); its per-user epsilon when the
-    budget protects users and the release protects single comparisons; its epsilon when the
-    budget protects comparisons and the release protects users (a user's data include each of
-    their comparisons). A release that is not private, or whose unit cannot be converted, is
-    charged infinity. Charges add up, epsilons and deltas separately.
+    The :func:`charge` of every release, composed by :func:`~privrank.guarantees.compose_budgets`
+    (epsilons add, deltas add); epsilon is infinite when some release cannot be bounded in that
+    unit or the deltas reach 1.
     """
-    eps = delta = 0.0
-    for r in releases:
-        r_unit = UNIT_COMPARISON if r["unit"] == UNIT_EDGE else r["unit"]
-        if not r["private"]:
-            charge = math.inf
-        elif r_unit == unit or (unit == UNIT_COMPARISON and r_unit == UNIT_USER):
-            charge = r["epsilon"]
-        elif unit == UNIT_USER and r_unit == UNIT_COMPARISON and r["epsilon_per_user"] is not None \
-                and r["delta"] == 0:
-            charge = r["epsilon_per_user"]
-        else:
-            charge = math.inf
-        eps += charge
-        delta += r["delta"]
-    return eps, delta
+    releases = list(releases)
+    charges = [charge(r, unit) for r in releases]
+    delta = math.fsum(r["delta"] for r in releases)
+    if not charges:
+        return 0.0, 0.0
+    if any(c is None for c in charges) or delta >= 1:
+        return math.inf, delta
+    total = compose_budgets(*charges)
+    return total.epsilon, getattr(total, "delta", 0.0)
+
+
+def _budget_total(budget: dict):
+    """A budget row's total as a typed budget: PureDP when its delta is 0, else ApproxDP."""
+    return ApproxDP(budget["epsilon"], budget["delta"]) if budget["delta"] > 0 else PureDP(budget["epsilon"])
 
 
 def _now() -> str:
@@ -237,11 +316,11 @@ class Ledger:
         """
         row = _release_row(guarantee)
         with self._transaction():
+            past = self._releases(fingerprint)
             for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
-                before = spent(self._releases(fingerprint), budget["unit"])
-                after = spent(self._releases(fingerprint) + [row], budget["unit"])
-                if after[0] > budget["epsilon"] * (1 + 1e-12) or after[1] > budget["delta"] + 1e-15:
-                    raise BudgetExceededError(_refusal(budget, before, after, guarantee))
+                refusal = _refusal(budget, past, row, guarantee)
+                if refusal:
+                    raise BudgetExceededError(refusal)
             cur = self._db.execute(
                 "INSERT INTO releases (fingerprint, dataset, time, mechanism, model, unit, epsilon, delta, "
                 "epsilon_per_user, private, output, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -286,16 +365,32 @@ class _Transaction:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def _refusal(budget, before, after, guarantee: Guarantee) -> str:
+def _refusal(budget, past, row, guarantee: Guarantee) -> str:
+    """Why ``row`` may not be added to ``past`` under ``budget`` (the accountant decides), or ``""``."""
     unit = next(k for k, v in BUDGET_UNITS.items() if v == budget["unit"])
     if not guarantee.private:
         return (f"refused: this output is not private, and the data set has a privacy budget per {unit} "
                 f"(epsilon = {budget['epsilon']:g}); use a private mechanism")
-    charge = after[0] - before[0]
-    if math.isinf(charge):
+    cost = charge(row, budget["unit"])
+    if cost is None:
         return (f"refused: this release ({guarantee.unit}) states no guarantee per {unit}, and the data set has a "
                 f"budget per {unit}; give a budget per {unit} instead (e.g. --user-epsilon)")
-    left = max(budget["epsilon"] - before[0], 0.0)
-    return (f"refused: this release costs epsilon = {charge:.4g} per {unit}, but only {left:.4g} of the data set's "
-            f"budget of {budget['epsilon']:g} per {unit} remains ({before[0]:.4g} spent); lower epsilon or stop "
-            "releasing from this data set")
+    total = _budget_total(budget)
+    if isinstance(cost, ApproxDP) and isinstance(total, PureDP):
+        return (f"refused: this release is {cost}, but the data set's budget per {unit} is pure "
+                f"epsilon-DP ({total}); a budget that allows it needs a delta (ledger set-budget --delta)")
+    before = spent(past, budget["unit"])
+    charges = [charge(r, budget["unit"]) for r in past]
+    if isinstance(total, PureDP) and before[1] > 0:
+        return (f"refused: approximate-DP releases (delta > 0) are already recorded on this data set, but its budget "
+                f"per {unit} is pure epsilon-DP ({total}); give the budget a delta (ledger set-budget --delta)")
+    if None not in charges and Accountant(total, history=[("", c) for c in charges]).can_spend(cost):
+        return ""
+    left_eps = max(budget["epsilon"] - before[0], 0.0)
+    if isinstance(cost, ApproxDP) and before[0] + cost.epsilon <= budget["epsilon"] * (1 + 1e-12):
+        return (f"refused: this release's delta = {cost.delta:g} exceeds the {max(budget['delta'] - before[1], 0.0):g} "
+                f"left of the data set's budget of delta {budget['delta']:g} per {unit}; lower delta or stop "
+                "releasing from this data set")
+    return (f"refused: this release costs epsilon = {cost.epsilon:.4g} per {unit}, but only {left_eps:.4g} of the "
+            f"data set's budget of {budget['epsilon']:g} per {unit} remains ({before[0]:.4g} spent); lower epsilon or "
+            "stop releasing from this data set")

@@ -46,7 +46,8 @@ from .mechanisms.randomized_response import added_variance, variance_inflation
 from .inference import pyplot_for
 from .metrics import kendall_distance, linf_error, top_k_hamming
 from .pairwise.btl import newton_btl_many
-from .pairwise.central import copeland_noise_scale, objective_perturbation_calibration, theory_ridge
+from .pairwise.central import (copeland_noise, copeland_noise_scale, objective_perturbation_calibration,
+                               theory_ridge)
 from .pairwise.links import LOGISTIC
 from .simulate import sample_debiased_release
 
@@ -222,7 +223,7 @@ def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
     wins = gen.binomial(totals.astype(np.int64), LOGISTIC.cdf(theta[i] - theta[j])).astype(float)
     if design.method == "noisy-copeland":
         counts = np.stack([np.bincount(i, w, m) + np.bincount(j, t - w, m) for w, t in zip(wins, totals)])
-        return counts + laplace(copeland_noise_scale(eps), (R, m), gen)
+        return counts + copeland_noise(copeland_noise_scale(eps), (R, m), gen)
     scale, gamma_min = objective_perturbation_calibration(eps)
     gamma = max(theory_ridge(m, design.users * design.per_user), gamma_min)
     est, _ = newton_btl_many(i, j, m, totals, wins, gamma / 2.0, linear=laplace(scale, (R, m), gen))

@@ -58,6 +58,19 @@ def test_exact_solvers_equal_brute_force(rng, m):
         assert kemeny_cost(K.exact_ilp(W), W) == pytest.approx(best, abs=1e-9)
 
 
+@pytest.mark.parametrize("m", [1, 2, 4, 7, 9])
+def test_exact_dp_on_a_stack_equals_each_matrix_alone(rng, m, monkeypatch):
+    Ws = np.stack(list(random_matrices(rng, m, 20)))
+    Ws[3] = 0.5  # an all-tie matrix: ties are broken as for the matrix alone
+    monkeypatch.setattr(K, "_DP_CELLS", 7 * (1 << m) * m)  # chunks of 7 matrices: the chunking is exercised
+    np.testing.assert_array_equal(K.exact_dp(Ws), np.stack([K.exact_dp(W) for W in Ws]))
+    np.testing.assert_array_equal(K.solve_many(Ws, "auto"), K.exact_dp(Ws))
+    orders = K.solve_many(Ws, "local-search", rng=0)
+    assert orders.shape == (20, m) and np.all(np.sort(orders, axis=1) == np.arange(m))
+    with pytest.raises(InputError, match="stack"):
+        K.solve_many(Ws[0], "exact")
+
+
 def test_ilp_equals_dp_on_hard_near_tie_matrices(rng):
     for m in (10, 13):
         for W in random_matrices(rng, m, 3):

@@ -1,5 +1,7 @@
 """End-to-end tests of ``privrank aggregate``."""
+import csv
 import glob
+import io
 import itertools
 import json
 import time
@@ -144,6 +146,45 @@ def test_table_output_and_unresolved_labels(capsys, ballots):
 def test_errors(capsys, ballots, argv, match):
     code, _, err = run(capsys, "aggregate", ballots, *argv)
     assert code == 2 and match in err
+
+
+@pytest.mark.parametrize("method", ["noisy-matrix", "ldp-matrix", "dp-footrule", "ldp-footrule"])
+def test_ci_columns(capsys, ballots, method):
+    code, out, err = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",
+                         "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["rank", "item", "rank_lower", "rank_upper"]
+    assert all(1 <= int(r["rank_lower"]) <= int(r["rank"]) <= int(r["rank_upper"]) <= 5 for r in rows)
+    code, again, _ = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",
+                         "--format", "csv")
+    assert again == out  # the seed covers the bootstrap too
+
+
+def test_ci_json_level_and_plot(capsys, ballots, tmp_path):
+    code, out, err = run(capsys, "aggregate", ballots, "--method", "noisy-matrix", "--epsilon", 1, "--delta", 1e-6,
+                         "--seed", 1, "--ci", "--ci-level", 0.8, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["intervals"].startswith("80% intervals for the ranks in the Kemeny aggregate")
+    assert {"rank_lower", "rank_upper"} <= set(doc["ranking"][0]) and doc["guarantee"]["delta"] == 1e-6
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "ranks.png"
+    code, out, err = run(capsys, "aggregate", ballots, "--method", "dp-footrule", "--epsilon", 1, "--plot", plot)
+    assert code == 0, err
+    assert plot.stat().st_size > 1000 and "rank_lower" in out and "intervals: 95% intervals" in out
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--method", "exact", "--ci"], "adds none"),
+    (["--method", "dp-kwiksort", "--epsilon", "1", "--ci"], "private_kemeny"),
+    (["--method", "noisy-matrix", "--epsilon", "1", "--ci-level", "0.9"], "applies with --ci"),
+])
+def test_ci_errors(capsys, ballots, argv, match):
+    code, _, err = run(capsys, "aggregate", ballots, *argv)
+    assert code == 2 and match in err
+    with pytest.raises(SystemExit):  # score intervals do not exist for a consensus ranking
+        main(["aggregate", str(ballots), "--method", "noisy-matrix", "--epsilon", "1", "--ci-method", "bootstrap"])
 
 
 def test_partial_ballots(capsys, tmp_path):

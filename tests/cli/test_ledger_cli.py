@@ -19,6 +19,7 @@ from privrank.ledger import Ledger
 
 KILL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
+    import privrank.cli.aggregate as aggregate_cli
     import privrank.cli.output as output
     import privrank.cli.rank as rank_cli
     import privrank.ledger as ledger
@@ -33,7 +34,7 @@ KILL_SCRIPT = textwrap.dedent("""
     elif point == "after-output":
         output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
     elif point == "broken-order":
-        rank_cli.record_release = lambda *a, **k: None
+        rank_cli.record_release = aggregate_cli.record_release = lambda *a, **k: None
         output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
     from privrank.cli import main
     sys.exit(main(argv))
@@ -114,3 +115,43 @@ def test_ledger_option_overrides_environment(cli, pairs, tmp_path):
     assert cli("rank", pairs, "--epsilon", "1", "--ledger", path)[0] == 0
     with Ledger(path) as ledger:
         assert len(ledger.releases()) == 1
+
+
+SOC = ("# NUMBER ALTERNATIVES: 3\n# ALTERNATIVE NAME 1: x\n# ALTERNATIVE NAME 2: y\n# ALTERNATIVE NAME 3: z\n"
+       "30: 1,2,3\n20: 2,1,3\n10: 3,2,1\n")
+
+
+def test_aggregate_releases_are_charged_per_ranking(cli, tmp_path, private_ledger):
+    ballots = tmp_path / "ballots.soc"
+    ballots.write_text(SOC)
+    code, out, err = cli("ledger", "set-budget", ballots, "--epsilon", "3")
+    assert code == 0 and "per ranking: epsilon 3 total, 0 spent, 3 left" in out, err
+    code, _, err = cli("ledger", "set-budget", ballots, "--epsilon", "3", "--unit", "user")
+    assert code == 2 and "use --unit ranking" in err
+    first = tmp_path / "a.csv"
+    assert cli("aggregate", ballots, "--method", "noisy-matrix", "--epsilon", "2", "--ci", "-o", first)[0] == 0
+    code, _, err = cli("aggregate", ballots, "--method", "dp-footrule", "--epsilon", "1", "--delta", "1e-6")
+    assert code == 2 and "needs a delta" in err
+    second = tmp_path / "b.csv"
+    code, _, err = cli("aggregate", ballots, "--method", "ldp-matrix", "--epsilon", "1.5", "-o", second)
+    assert code == 2 and "only 1 of the data set's budget of 3 per ranking remains" in err and not second.exists()
+    code, _, err = cli("aggregate", ballots)  # the exact Kemeny ranking is not private
+    assert code == 2 and "not private" in err
+    assert cli("ledger", "set-budget", ballots, "--epsilon", "4", "--delta", "1e-5")[0] == 0
+    assert cli("aggregate", ballots, "--method", "dp-footrule", "--epsilon", "1", "--delta", "1e-6")[0] == 0
+    code, out, _ = cli("ledger", "show", ballots)
+    assert "per ranking: epsilon 4 total, 3 spent, 1 left; delta 1e-05 total, 1e-06 spent" in out
+    assert "noisy pairwise matrix (Laplace), central, epsilon 2, protecting one ranking -> " + str(first) in out
+
+
+def test_aggregate_crash_never_under_counts(tmp_path):
+    ballots = tmp_path / "ballots.soc"
+    ballots.write_text(SOC)
+    ledger_path = tmp_path / "crash.sqlite"
+    outputs = {p: tmp_path / f"{p}.csv" for p in ("after-output", "broken-order")}
+    for point, out in outputs.items():  # both killed right after the output is written
+        argv = ["aggregate", ballots, "--method", "dp-footrule", "--epsilon", "1", "--seed", "1", "-o", out]
+        assert run_killed(point, argv, ledger_path) == -signal.SIGKILL
+        assert out.exists()
+    # the broken variant (aggregate writes without recording) leaves output without a charge: caught
+    assert under_counted(ledger_path, outputs.values()) == [str(outputs["broken-order"])]

@@ -211,3 +211,22 @@ def test_incomplete_ballots_are_refused_with_their_record(tmp_path):
     pytest.importorskip("pyarrow.parquet").write_table(pa.table({"rank1": ["x"], "rank2": ["y"], "count": [0]}), empty)
     with pytest.raises(InputError, match="no rankings"):
         sufficient_statistics(empty, kind="rankings")
+
+
+def test_ledger_fingerprints_columnar_rankings_like_the_same_ballots(ranking_files, raw_files):
+    from privrank.data.io import holds_rankings
+    from privrank.ledger import fingerprint
+
+    R = pr.read_rankings(ranking_files["order_csv"])
+    assert holds_rankings(ranking_files["order_parquet"]) and not holds_rankings(raw_files["parquet"])
+    expected = fingerprint(R)
+    for name in ("order_csv", "order_parquet", "order_dict", "order_arrow"):
+        assert fingerprint(ranking_files[name]) == expected, name
+    orders, counts = make_rankings()
+
+    def generated(c):  # the generated ballots, labelled in generation order
+        return fingerprint(pr.Rankings.from_orders(orders[c > 0], items=RANK_ITEMS, weights=c[c > 0]))
+    assert generated(counts) == expected
+    more = counts.copy()
+    more[np.flatnonzero(more)[0]] += 1  # one more voter: another data set
+    assert generated(more) != expected

@@ -9,7 +9,7 @@ from privrank.data.comparisons import PairCounts, PairwiseComparisons
 from privrank.data.datasets import DatasetNotFound, load_cems, load_immigration
 from privrank.errors import DisconnectedError, InputError
 from privrank.guarantees import UNIT_EDGE, UNIT_USER
-from privrank.mechanisms.noise import laplace
+from privrank.mechanisms.noise import discrete_laplace, laplace
 from privrank.pairwise.btl import btl_gradient, btl_objective
 from privrank.pairwise.central import (copeland, noisy_copeland, objective_perturbation_calibration, penalised_mle,
                                        perturbed_mle, rank_centrality, theory_ridge)
@@ -137,19 +137,20 @@ def test_respondent_answers_beyond_the_bound_are_dropped():
                                              [1, 1, -1, 1, 1, 0], user=[0, 0, 0, 0, 1, 1])
     res = noisy_copeland(comps, user_epsilon=1.0, max_answers=2, rng=9)
     kept = PairwiseComparisons.from_indices(("a", "b", "c"), [0, 1, 2, 1], [1, 2, 0, 0], [1, 1, 1, 0])
-    noise = laplace(2 * 2 / 1.0, 3, np.random.default_rng(9))
-    np.testing.assert_allclose(res.scores, kept.pair_counts().borda() + noise)
+    noise = discrete_laplace(2 * 2 * 2 / 1.0, 3, np.random.default_rng(9)) / 2  # scale 2m/eps, half-integer grid
+    np.testing.assert_array_equal(res.scores, kept.pair_counts().borda() + noise)
     assert perturbed_mle(comps, user_epsilon=1.0, max_answers=2, diagnostics=True, rng=0).diagnostics[
         "answers_dropped"] == 2
 
 
 # ------------------------------------------------------------------ Algorithm 2 and baselines
 
-def test_noisy_copeland_is_counts_plus_laplace():
+def test_noisy_copeland_is_counts_plus_exact_discrete_laplace():
     data = small_data(7)
     res = noisy_copeland(data, 0.5, rng=11)
-    noise = laplace(4.0, 8, np.random.default_rng(11))
-    np.testing.assert_allclose(res.scores, data.pair_counts().borda() + noise)
+    noise = discrete_laplace(8.0, 8, np.random.default_rng(11)) / 2  # scale 4 on the half-integer grid
+    np.testing.assert_array_equal(res.scores, data.pair_counts().borda() + noise)
+    assert np.all(2 * res.scores == np.rint(2 * res.scores))
     assert res.params["noise_scale"] == 4.0
     assert res.top_k(3) == res.ranking[:3] and len(res.table(3)) == 3
 

@@ -11,6 +11,7 @@ import pytest
 import scipy.optimize
 
 from privrank.data.comparisons import PairCounts
+from privrank.mechanisms.noise import discrete_laplace_pmf
 from privrank.pairwise import central
 from privrank.pairwise.central import (copeland_noise_scale, noisy_copeland, objective_perturbation_calibration,
                                        perturbed_mle, perturbed_mle_log_density)
@@ -170,9 +171,18 @@ def test_person_win_count_sensitivity_is_two_m():
 
 
 def top_probability(t, b):
-    """P(N_0 + W_0 > N_1 + W_1) for N_1 - N_0 = t, W i.i.d. Laplace(b): the tail of a Laplace difference."""
-    tail = 0.5 * math.exp(-abs(t) / b) * (1 + abs(t) / (2 * b))
-    return tail if t >= 0 else 1 - tail
+    """P(item 0 ranked first) for N_1 - N_0 = t under the production noise, computed exactly.
+
+    The noise is discrete Laplace of scale 2b on doubled counts (``copeland_noise``), and equal
+    noisy counts are ordered at random: P(D > 2t) + P(D = 2t) / 2 for D the difference of two
+    independent draws, whose pmf is the convolution of the discrete Laplace pmf with itself.
+    """
+    k = np.arange(-1500, 1501)
+    pmf = discrete_laplace_pmf(k, 2 * b)
+    diff = np.convolve(pmf, pmf)  # support -3000..3000
+    support = np.arange(-3000, 3001)
+    T = int(round(2 * t))
+    return float(diff[support > T].sum() + 0.5 * diff[support == T].sum())
 
 
 def worst_top_ratio(scale):

@@ -53,16 +53,20 @@ from ..metrics import kemeny_cost
 SOLVERS = ("auto", "exact", "kwiksort", "local-search")
 DP_MAX_ITEMS = 14
 AUTO_EXACT_MAX = 20
+_DP_CELLS = 1 << 23  # (matrices x subsets x items) held at once by a stacked exact_dp
 
 
-def _matrix(W) -> np.ndarray:
+def _matrix(W, *, stack: bool = False) -> np.ndarray:
+    """A validated copy of ``W`` with a zero diagonal (``stack``: of every matrix of ``(B, m, m)``)."""
     A = np.asarray(W, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
-        raise InputError("the pairwise matrix must be square (items x items)")
+    if A.ndim != 2 + stack or A.shape[-1] != A.shape[-2] or min(A.shape) < 1:
+        raise InputError("the pairwise matrix must be square (items x items)"
+                         + (", one per entry of a non-empty stack" if stack else ""))
     if not np.all(np.isfinite(A)):
         raise InputError("the pairwise matrix must be finite")
     A = A.copy()
-    np.fill_diagonal(A, 0.0)
+    m = A.shape[-1]
+    A[..., np.arange(m), np.arange(m)] = 0.0
     return A
 
 
@@ -71,9 +75,14 @@ def _matrix(W) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 def exact_dp(W) -> np.ndarray:
-    """Exact Kemeny order (best first) by dynamic programming over subsets (``m <= 22``)."""
-    A = _matrix(W)
-    m = A.shape[0]
+    """Exact Kemeny order (best first) by dynamic programming over subsets (``m <= 22``).
+
+    ``W`` is one matrix, or a stack ``(B, m, m)`` whose orders ``(B, m)`` are computed together
+    (vectorised over the stack in chunks of bounded memory), each as for the matrix alone.
+    """
+    stack = np.ndim(W) == 3
+    A = _matrix(W, stack=stack) if stack else _matrix(W)[None]
+    m = A.shape[1]
     if m > 22:
         raise InputError("subset dynamic programming needs m <= 22; use the integer program")
     full = 1 << m
@@ -82,23 +91,29 @@ def exact_dp(W) -> np.ndarray:
     size = bits.sum(axis=1)
     by_size = np.argsort(size, kind="stable")
     bounds = np.searchsorted(size[by_size], np.arange(m + 2))
-    f = np.zeros(full)
-    last = np.zeros(full, dtype=np.int8)
     onehot = (1 << np.arange(m)).astype(np.int64)
-    for k in range(1, m + 1):  # one subset size at a time, vectorised over the subsets
-        S = by_size[bounds[k]:bounds[k + 1]]
-        B = bits[S]
-        cand = B @ A.T + f[S[:, None] ^ onehot[None, :]]  # v last: f(S - v) + sum_u W[v, u]
-        cand[B == 0] = np.inf
-        best = np.argmin(cand, axis=1)
-        f[S] = cand[np.arange(S.size), best]
-        last[S] = best
-    order = np.empty(m, dtype=np.int64)
-    S = full - 1
-    for p in range(m - 1, -1, -1):
-        order[p] = last[S]
-        S ^= 1 << int(last[S])
-    return order
+    chunk = max(1, _DP_CELLS // (full * m))
+    orders = np.empty((A.shape[0], m), dtype=np.int64)
+    for start in range(0, A.shape[0], chunk):  # chunks of the stack bound the memory
+        block = A[start:start + chunk]
+        rows = np.arange(block.shape[0])
+        f = np.zeros((block.shape[0], full))
+        last = np.zeros((block.shape[0], full), dtype=np.int8)
+        for k in range(1, m + 1):  # one subset size at a time, vectorised over subsets and the stack
+            S = by_size[bounds[k]:bounds[k + 1]]
+            B = bits[S]
+            # v last: f(S - v) + sum_{u in S} W[v, u]
+            cand = B.astype(float) @ block.transpose(0, 2, 1) + f[:, S[:, None] ^ onehot[None, :]]
+            cand[:, B == 0] = np.inf
+            best = np.argmin(cand, axis=2)
+            f[:, S] = np.take_along_axis(cand, best[:, :, None], axis=2)[:, :, 0]
+            last[:, S] = best
+        S = np.full(block.shape[0], full - 1, dtype=np.int64)
+        for p in range(m - 1, -1, -1):
+            item = last[rows, S].astype(np.int64)
+            orders[start + rows, p] = item
+            S ^= onehot[item]
+    return orders if stack else orders[0]
 
 
 def _violated_triangles(X: np.ndarray, limit: int):
@@ -412,3 +427,16 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     return {"auto": auto, "exact": exact_kemeny,
             "kwiksort": lambda W: kwiksort_matrix(W, gen, best_of=k),
             "local-search": polished}[solver]
+
+
+def solve_many(Ws, solver: str = "auto", *, rng=None, best_of: int = 1) -> np.ndarray:
+    """Orders ``(B, m)`` (best first) of a stack of matrices ``(B, m, m)`` by a named solver.
+
+    ``exact``, and ``auto`` up to ``DP_MAX_ITEMS`` items, solve the whole stack at once by subset
+    dynamic programming (:func:`exact_dp`); the other solvers run matrix by matrix.
+    """
+    A = _matrix(Ws, stack=True)
+    if solver in ("exact", "auto") and A.shape[1] <= DP_MAX_ITEMS:
+        return exact_dp(A)
+    solve = wfas_solver(solver, rng=rng, best_of=best_of)
+    return np.stack([np.asarray(solve(W), dtype=np.int64) for W in A])  # one solve per matrix

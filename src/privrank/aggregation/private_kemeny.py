@@ -29,15 +29,15 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import bdtrc
 
 from .._rng import as_generator
 from ..data.rankings import Rankings, RankingTally, as_rankings
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
-from ..mechanisms.pairwise_matrix import (Budget, clip_pairs, local_pairwise_matrix,
-                                          noisy_pairwise_matrix, pairwise_from_reports)
+from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
+                                          local_pairwise_sd, noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
 from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
@@ -60,7 +60,10 @@ class AggregateResult:
         functions of private values only (queries asked, whether the fallback ran).
     release
         The private release the order was computed from, where the method has one worth
-        keeping (the footrule cost matrix of :func:`~privrank.dp_footrule`), else None.
+        keeping (the noisy pairwise matrix of :func:`private_kemeny` and :func:`ldp_matrix`, a
+        :class:`~privrank.mechanisms.pairwise_matrix.MatrixRelease`; the footrule cost matrix of
+        :func:`~privrank.dp_footrule` and :func:`~privrank.ldp_footrule`, a
+        :class:`~privrank.mechanisms.tree.TreeRelease`), else None.
     """
 
     order: np.ndarray
@@ -90,6 +93,11 @@ def _kwiksort_asking(oracle, m, rng, details):
         return None
     finally:
         details["queries"] = oracle.queries
+
+
+def _solver_details(solver, best_of) -> dict:
+    """The solver of a released matrix, by name (``"custom"`` for a callable), for re-solving it."""
+    return {"solver": solver if isinstance(solver, str) else "custom", "best_of": int(best_of)}
 
 
 def _clip_default(clip, solver, m) -> bool:
@@ -140,10 +148,12 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     gen = as_generator(rng)
     m = R.n_items
     do_clip = _clip_default(clip, solver, m)
-    Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen, clip=do_clip)
-    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(Wt), dtype=np.int64)
+    Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
+    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
+                       dtype=np.int64)
     return AggregateResult(order, budget.guarantee("noisy pairwise matrix"),
-                           {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip})
+                           {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
+                            **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale))
 
 
 def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
@@ -316,12 +326,13 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
         Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
     else:
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
-    if do_clip:
-        Wt = clip_pairs(Wt)
-    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(Wt), dtype=np.int64)
+    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
+                       dtype=np.int64)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
                          "Every voter sends one report.")
-    return AggregateResult(order, g, {"clipped": do_clip})
+    sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
+    return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
+                                      **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd))
 
 
 def local_group_cap(m: int, queries: int, fail_probability: float | None = None) -> int:
@@ -337,7 +348,7 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
     p = float(m) ** -4 if fail_probability is None else float(fail_probability)
     if m <= 1:
         return max(D, 1)
-    tail = m * binom.sf(np.arange(q + 1), q, 1.0 / m)
+    tail = m * bdtrc(np.arange(q + 1), q, 1.0 / m)  # P[Bin(q, 1/m) > k]
     tau = int(np.argmax(tail <= p)) if np.any(tail <= p) else q
     return max(1, min(tau, D))
 

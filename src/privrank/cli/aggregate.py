@@ -4,8 +4,11 @@ One command serves Kemeny aggregation (Alabi et al.; :mod:`privrank.aggregation.
 :mod:`privrank.aggregation.private_kemeny`) and footrule aggregation with the improved private
 Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
 :mod:`privrank.aggregation.private_footrule`). ``METHODS`` maps a ``--method`` name to
-``(rankings, args) -> (order, guarantee, extra)``. With ``--engine stream`` or ``dask`` the
-methods that read only a statistic of the rankings run on it
+``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
+result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
+(:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
+before its output is written (:func:`privrank.cli.ledger.record_release`). With ``--engine
+stream`` or ``dask`` the methods that read only a statistic of the rankings run on it
 (:func:`privrank.cli.engine_options.engine_rankings`).
 
 Non-private methods report ``kemeny_cost`` and ``footrule_cost``: the mean Kendall tau and
@@ -28,8 +31,11 @@ from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_q
 from ..data.io import PARTIAL_POLICIES, read_rankings
 from ..errors import InputError
 from ..guarantees import Guarantee
+from ..inference import plot_intervals
 from ..metrics import footrule_cost, kemeny_cost
 from .engine_options import add_engine_options, engine_rankings
+from .intervals import add_interval_options, interval_rows
+from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
@@ -40,7 +46,7 @@ def _non_private(name, order_fn):
     def method(R, args):
         if args.epsilon is not None:
             raise InputError(f"--method {name} is not private: drop --epsilon (or use a private method)")
-        return order_fn(R, args), Guarantee.non_private(name), {}
+        return order_fn(R, args), Guarantee.non_private(name), {}, None
     return method
 
 
@@ -65,7 +71,7 @@ def _private(name, fn, **options):
         extra = dict(res.details)
         if "unresolved" in extra:
             extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
-        return res.order, res.guarantee, extra
+        return res.order, res.guarantee, extra, res
     return method
 
 
@@ -119,7 +125,9 @@ def register(sub) -> None:
                    help="also report the exact Kemeny and footrule costs; marks the output as NOT "
                         "private")
     add_engine_options(p)
+    add_interval_options(p, scores=False)
     add_output_options(p)
+    add_ledger_option(p)
     p.set_defaults(func=run_aggregate)
 
 
@@ -139,7 +147,7 @@ def run_aggregate(args) -> int:
         R, method = engine_rankings(args, METHODS)
     if args.solver is None and args.method != "dp-ptas":
         args.solver = "auto"
-    order, guarantee, extra = method(R, args)
+    order, guarantee, extra, result = method(R, args)
     extra = dict(extra)
     if guarantee.private and args.non_private_diagnostics:
         guarantee = guarantee.without_privacy(
@@ -151,5 +159,16 @@ def run_aggregate(args) -> int:
         extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
         extra["footrule_cost"] = footrule_cost(order, R)
     rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
-    emit(render(rows, guarantee, args.format, extra), args)
+    if result is None and (args.ci or args.plot):
+        raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
+                         "adds none")
+    rows, ci = interval_rows(result, rows, args, items=R.items,
+                             rng=None if args.seed is None else np.random.default_rng([args.seed, 2]))
+    if ci is not None:
+        extra["intervals"] = ci.describe()
+    text = render(rows, guarantee, args.format, extra)
+    record_release(args, args.file, guarantee)
+    if args.plot:
+        plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
+    emit(text, args)
     return 0

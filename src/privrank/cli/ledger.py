@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from ..data.io import read_comparisons
+from ..data.io import holds_rankings
 from ..errors import InputError
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
 from .output import _fmt_cell, _json_safe, emit
@@ -41,17 +41,20 @@ def record_release(args, data, guarantee) -> None:
 def register(sub) -> None:
     p = sub.add_parser("ledger", help="the privacy ledger: budgets and what releases spent",
                        description="Show, budget and export the persistent privacy ledger. Every release of "
-                                   "`privrank rank` and `top-k` is recorded before its output is written.")
+                                   "`privrank rank`, `top-k` and `aggregate` is recorded before its output is "
+                                   "written.")
     ledger_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = ledger_sub.add_parser("show", help="budgets, spending and releases")
-    show.add_argument("file", nargs="?", help="only this data set (a comparisons CSV)")
+    show.add_argument("file", nargs="?", help="only this data set (a comparisons or rankings file)")
     show.add_argument("--format", choices=("table", "json"), default="table")
     budget = ledger_sub.add_parser("set-budget", help="promise a total budget for a data set")
-    budget.add_argument("file", help="the data set (a comparisons CSV)")
+    budget.add_argument("file", help="the data set (a comparisons or rankings file)")
     budget.add_argument("--epsilon", type=float, required=True, help="total epsilon for the data set")
-    budget.add_argument("--delta", type=float, default=0.0, help="total delta (default 0)")
-    budget.add_argument("--unit", choices=sorted(BUDGET_UNITS), default="user",
-                        help="what the budget protects: one user's answers (default) or one comparison")
+    budget.add_argument("--delta", type=float, default=0.0,
+                        help="total delta (default 0: a pure budget, which refuses approximate-DP releases)")
+    budget.add_argument("--unit", choices=sorted(BUDGET_UNITS),
+                        help="what the budget protects: comparisons data: one user's answers (default) or one "
+                             "comparison; rankings data: one ranking (default, one voter's ballot)")
     export = ledger_sub.add_parser("export", help="every recorded release as CSV or JSON")
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
@@ -64,15 +67,14 @@ def register(sub) -> None:
 def run_ledger(args) -> int:
     with Ledger(args.ledger) as ledger:
         if args.action == "set-budget":
-            ledger.set_budget(fingerprint(read_comparisons(args.file)), args.unit, args.epsilon, args.delta,
-                              dataset=args.file)
+            ledger.set_budget(fingerprint(args.file), _budget_unit(args), args.epsilon, args.delta, dataset=args.file)
             budget = [b for b in ledger.budgets() if b["dataset"] == args.file][-1]
             print(_budget_line(budget))
             return 0
         if args.action == "export":
             emit(_export(ledger.releases(), args.format), args)
             return 0
-        fp = fingerprint(read_comparisons(args.file)) if args.file else None
+        fp = fingerprint(args.file) if args.file else None
         budgets, releases = ledger.budgets(fp), ledger.releases(fp)
     if args.format == "json":
         print(json.dumps(_json_safe({"ledger": str(ledger.path), "budgets": budgets, "releases": releases}), indent=2))
@@ -90,11 +92,23 @@ def run_ledger(args) -> int:
     return 0
 
 
+def _budget_unit(args) -> str:
+    """The unit of ``set-budget``: one ranking for rankings data, one user (default) or comparison otherwise."""
+    rankings = holds_rankings(args.file)
+    if args.unit is None:
+        return "ranking" if rankings else "user"
+    if rankings != (args.unit == "ranking"):
+        raise InputError(f"{args.file} holds {'rankings' if rankings else 'comparisons'}: use --unit "
+                         + ("ranking (each voter casts one ranking)" if rankings else "user or --unit comparison"))
+    return args.unit
+
+
 def _budget_line(b) -> str:
     unit = next(k for k, v in BUDGET_UNITS.items() if v == b["unit"])
     spent = "inf" if math.isinf(b["spent_epsilon"]) else f"{b['spent_epsilon']:.4g}"
     return (f"{b['dataset']} [{b['fingerprint'][:12]}] per {unit}: epsilon {b['epsilon']:g} total, "
-            f"{spent} spent, {b['remaining_epsilon']:.4g} left" + (f"; delta {b['delta']:g}" if b["delta"] else ""))
+            f"{spent} spent, {b['remaining_epsilon']:.4g} left"
+            + (f"; delta {b['delta']:g} total, {b['spent_delta']:.4g} spent" if b["delta"] else ""))
 
 
 def _export(releases, fmt) -> str:

@@ -627,22 +627,59 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
     """
     if partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
+    if Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+        if partial != "error":
+            raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
+                             "the partial policies apply to CSV and PrefLib files")
+        return RankingFile(path).read()
+    labels, ballots = read_ballots(path)
+    return _complete_ballots(labels, ballots, partial, rng, path)
+
+
+def read_ballots(path) -> tuple[tuple, list]:
+    """The ballots of a rankings file as they are, before any ``partial`` policy.
+
+    Returns ``(labels, ballots)``: the item labels and one ``(line, count, groups)`` per ballot
+    line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
+    items absent. Raises :class:`InputError` as :func:`read_rankings` does.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no such file: {path}")
     suffix = path.suffix.lower()
     if suffix in PREFLIB_SUFFIXES:
-        labels, ballots = _read_text(_read_preflib, path)
-    elif suffix == ".csv":
-        labels, ballots = _read_text(_read_ranking_csv, path)
-    elif file_format(path) != "csv":
-        if partial != "error":
-            raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
-                             "the partial policies apply to CSV and PrefLib files")
-        return RankingFile(path).read()
-    else:
-        raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc, .csv, .parquet or .arrow")
-    return _complete_ballots(labels, ballots, partial, rng, path)
+        return _read_text(_read_preflib, path)
+    if suffix == ".csv":
+        return _read_text(_read_ranking_csv, path)
+    raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc or .csv")
+
+
+def holds_rankings(path) -> bool:
+    """Whether a data file holds rankings rather than comparisons.
+
+    PrefLib files hold rankings; a CSV, Parquet or Arrow file holds comparisons when its header
+    has the comparison columns (module docstring), else rankings. A remote path
+    (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
+    """
+    remote = "://" in str(path)
+    path = Path(str(path))
+    if path.suffix.lower() in PREFLIB_SUFFIXES:
+        return True
+    if remote:
+        return False
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    try:
+        header = _read_text(_csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
+        ComparisonColumns.from_header(header, path)
+    except InputError:
+        return True
+    return False
+
+
+def _csv_header(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        return next(_rows(csv.reader(fh)), [])
 
 
 def _read_preflib(path: Path):

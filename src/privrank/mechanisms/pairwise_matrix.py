@@ -21,10 +21,14 @@ as ``1 - w~``: drawing both triangles independently would double the sensitivity
 * :func:`bucket_release` is Hillebrand et al.'s Algorithm 3 release (``w = s + t`` over
   position buckets) and :func:`noisy_cost_difference` the selection step of their Lemma B.11;
   both are calibrated to exact sensitivities derived in their docstrings.
+* :class:`MatrixRelease` keeps a released matrix with the law of its noise, which is all that
+  post-processing (solvers, the bootstrap of :func:`privrank.inference.aggregate_intervals`)
+  needs.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -32,7 +36,7 @@ import numpy as np
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..metrics import kemeny_cost, kendall_tau_distance
-from .local_vectors import MAX_REPORTS, duchi_l2_records, report_unit
+from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import gaussian, gaussian_mu, laplace
 from .randomized_response import record_key
 
@@ -64,6 +68,27 @@ class Budget:
                          mechanism=f"{mechanism} ({kind})", note=note)
 
 
+@dataclass(frozen=True)
+class MatrixRelease:
+    """A private release of the pairwise-preference matrix ``w``.
+
+    Attributes
+    ----------
+    matrix
+        The released ``w~`` as released: noise on the upper triangle, not clipped, lower
+        triangle ``1 - w~``.
+    noise
+        ``"laplace"`` or ``"gaussian"`` (central), or ``"local"`` (mean of Duchi et al. reports).
+    scale
+        Laplace scale, or standard deviation, of the noise on each upper-triangle entry
+        (:func:`local_pairwise_sd` for local releases).
+    """
+
+    matrix: np.ndarray
+    noise: str
+    scale: float
+
+
 @lru_cache(maxsize=64)
 def upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Row and column indices of the pairs ``i < j`` (row-major), cached: releases run in loops."""
@@ -74,11 +99,15 @@ def upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def matrix_from_upper(upper: np.ndarray, m: int) -> np.ndarray:
-    """The ``m x m`` matrix with upper triangle ``upper`` (row-major), ``W[j, i] = 1 - W[i, j]``."""
-    iu = upper_triangle(m)
-    W = np.zeros((m, m))
-    W[iu] = upper
-    W[(iu[1], iu[0])] = 1.0 - upper
+    """The ``m x m`` matrix with upper triangle ``upper`` (row-major), ``W[j, i] = 1 - W[i, j]``.
+
+    ``upper`` may be a stack ``(..., M)``; the result is then ``(..., m, m)``.
+    """
+    iu, ju = upper_triangle(m)
+    upper = np.asarray(upper, dtype=float)
+    W = np.zeros(upper.shape[:-1] + (m, m))
+    W[..., iu, ju] = upper
+    W[..., ju, iu] = 1.0 - upper
     return W
 
 
@@ -271,3 +300,21 @@ def local_pairwise_matrix(orders, epsilon, rng=None) -> np.ndarray:
     o = np.asarray(orders, dtype=np.int64)
     return pairwise_from_reports(local_pair_reports(o, epsilon, record_key(rng)), o.shape[0], o.shape[1],
                                  epsilon)
+
+
+def local_pairwise_sd(m: int, n: int, epsilon) -> float:
+    """Standard deviation of the noise on each entry of :func:`local_pairwise_matrix`'s estimate.
+
+    A Duchi et al. report ``Z`` has norm ``B`` (:func:`~privrank.mechanisms.local_vectors.duchi_l2_scale`)
+    and a direction uniform up to its sign, so ``E[Z Z'] = B^2/M I`` whatever the input; with
+    ``E Z = v`` and every entry of the centred indicator vector ``v`` equal to ``+-1/2``, each
+    entry of one report has variance ``B^2/M - 1/4``, and of the mean over ``n`` voters
+    ``(B^2/M - 1/4)/n``: the same for every profile. (Entries are correlated through
+    ``-v v'/n``, a data-dependent term at most ``1/(4n)``.)
+    """
+    m, n = int(m), int(n)
+    M = m * (m - 1) // 2
+    if M == 0:
+        return 0.0
+    B = duchi_l2_scale(M, math.sqrt(M) / 2.0, epsilon)
+    return math.sqrt((B * B / M - 0.25) / n)

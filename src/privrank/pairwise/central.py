@@ -52,7 +52,7 @@ from .._rng import as_generator
 from ..data.comparisons import PairCounts, PairwiseComparisons
 from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
-from ..mechanisms.noise import laplace
+from ..mechanisms.noise import discrete_laplace, laplace
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
 
@@ -102,6 +102,26 @@ def objective_perturbation_calibration(epsilon: float, link="logistic", answers:
 def copeland_noise_scale(epsilon: float, answers: int = 1) -> float:
     """Laplace scale ``2 answers / eps`` for win counts (l1 sensitivity 2 per comparison, §3.1)."""
     return 2.0 * answers / check_epsilon(epsilon)
+
+
+def copeland_noise(scale: float, size, rng=None) -> np.ndarray:
+    """Exact Laplace noise of scale ``scale`` on the grid of half-integers that win counts live on.
+
+    A tie is half a win, so doubled win counts are integers with twice the sensitivity:
+    discrete Laplace of scale ``2 scale`` on them, halved, is exactly as private as continuous
+    Laplace of scale ``scale`` on the counts, and has no floating-point side channel
+    (:func:`privrank.mechanisms.noise.discrete_laplace`).
+    """
+    return discrete_laplace(2.0 * scale, size, rng) / 2.0
+
+
+def copeland_noise_variance(scale: float) -> float:
+    """Variance of :func:`copeland_noise`: ``q / (2 (1 - q)^2)`` with ``q = exp(-1 / (2 scale))``.
+
+    Slightly below the continuous ``2 scale^2`` (by about 1/24 of a squared win).
+    """
+    q = math.exp(-1.0 / (2.0 * scale))
+    return q / (2.0 * (1.0 - q) ** 2)
 
 
 def theory_ridge(n_items: int, n_comparisons: float) -> float:
@@ -365,19 +385,27 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
     Guarantee: central, pure epsilon-DP for one comparison under edge adjacency (the count
     vector moves by at most 2 in l1 norm when one outcome flips or one comparison moves), or
     for one respondent's answers with ``user_epsilon`` and ``max_answers = m`` (at most ``2m``).
-    The noise is continuous (floating point), so ties have probability zero.
+    The noise is the exact discrete Laplace on the half-integer grid of the counts
+    (:func:`copeland_noise`; integer arithmetic, no floating-point side channel), so noisy
+    counts can tie: equal noisy counts are ordered uniformly at random (post-processing).
+    ``params["noise_variance"]`` is its exact variance.
     """
     pc, budget, _ = _budget(data, epsilon, user_epsilon, max_answers)
     n_users = data.n_users if isinstance(data, PairwiseComparisons) else None
     scale = copeland_noise_scale(budget.epsilon, budget.answers)
-    noisy = pc.borda() + laplace(scale, pc.n_items, as_generator(rng))
+    wins = pc.borda()
+    if np.any(2.0 * wins != np.rint(2.0 * wins)):
+        raise InputError("noisy Copeland counts need whole comparisons (every win count a multiple of 1/2)")
+    gen = as_generator(rng)
+    noisy = wins + copeland_noise(scale, pc.n_items, gen)
     guarantee = Guarantee(
         epsilon=budget.epsilon, model="central", unit=budget.unit, mechanism="noisy Copeland counts",
         epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
         epsilon_per_user=budget.per_user_epsilon, note=budget.note)
-    params = {"epsilon": budget.epsilon, "noise_scale": scale, "max_answers": budget.max_answers,
-              **budget.public_size(pc, n_users)}
-    return CentralRanking(noisy, _items(pc), guarantee, method="noisy Copeland", params=params)
+    params = {"epsilon": budget.epsilon, "noise_scale": scale, "noise_variance": copeland_noise_variance(scale),
+              "max_answers": budget.max_answers, **budget.public_size(pc, n_users)}
+    return CentralRanking(noisy, _items(pc), guarantee, tie_break=gen.permutation(pc.n_items),
+                          method="noisy Copeland", params=params)
 
 
 def copeland(data, *, rng=None) -> CentralRanking:
