@@ -16,11 +16,21 @@ CPU time much less):
   ``privrank.cli.main`` in the subprocess, with a ledger of its own), which also streams the file
   once more to fingerprint it for the privacy ledger;
 
-and the time from the statistic to the ranking (debiasing and the BTL fit). The last line is
-``stream_comparisons_per_s=<x>`` for the private stream run.
+and the time from the statistic to the ranking (debiasing and the BTL fit).
 
-    python benchmarks/bench_scale.py                  # 2e8 comparisons, file under /tmp
-    python benchmarks/bench_scale.py --n 2e7 --skip-dask
+Rankings: a second Parquet file of ``--rankings`` (default 5e6) complete rankings of
+``RANK_M = 20`` items (Plackett-Luce, order layout ``rank1 .. rank20``, dictionary-encoded string
+labels), and the same measurements for ``kind="rankings"``: pyarrow alone; the stream engine
+computing both exact statistics (pairwise and position counts) and the voters' ``ldp-matrix``
+reports at epsilon = 1; the dask engine (exact statistics) on 1 and 2 workers; the whole
+command ``privrank aggregate FILE --engine stream --method dp-footrule --epsilon 1``; and the
+time from the statistics to a private ranking (noisy matrix with the exact Kemeny solver;
+footrule assignment).
+
+The last line is ``stream_comparisons_per_s=<x>`` for the private stream run of comparisons.
+
+    python benchmarks/bench_scale.py                  # 2e8 comparisons, 5e6 rankings, files under /tmp
+    python benchmarks/bench_scale.py --n 2e7 --rankings 1e6 --skip-dask
 """
 from __future__ import annotations
 
@@ -38,6 +48,8 @@ M = 1000
 PER_USER = 200
 ROW_GROUP = 1 << 20
 TIE_RATE = 0.05
+RANK_M = 20
+RANK_ROW_GROUP = 1 << 18
 
 
 def generate(path: Path, n: int, seed: int = 0) -> None:
@@ -64,6 +76,25 @@ def generate(path: Path, n: int, seed: int = 0) -> None:
                 "item_a": pa.DictionaryArray.from_arrays(pa.array(a.astype(np.int32)), labels),
                 "item_b": pa.DictionaryArray.from_arrays(pa.array(b.astype(np.int32)), labels),
                 "outcome": outcome}, schema=schema), row_group_size=ROW_GROUP)
+    tmp.rename(path)
+
+
+def generate_rankings(path: Path, n: int, seed: int = 0) -> None:
+    """Write ``n`` Plackett-Luce rankings of ``RANK_M`` items to ``path``, order layout."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, RANK_M)
+    labels = pa.array([f"item{k:02d}" for k in range(RANK_M)])
+    schema = pa.schema([(f"rank{k + 1}", pa.dictionary(pa.int32(), pa.string())) for k in range(RANK_M)])
+    tmp = path.with_suffix(".partial")
+    with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
+        for start in range(0, n, RANK_ROW_GROUP):
+            size = min(RANK_ROW_GROUP, n - start)
+            orders = np.argsort(-(theta + rng.gumbel(size=(size, RANK_M))), axis=1).astype(np.int32)
+            writer.write_table(pa.table({f"rank{k + 1}": pa.DictionaryArray.from_arrays(pa.array(orders[:, k]), labels)
+                                         for k in range(RANK_M)}, schema=schema), row_group_size=RANK_ROW_GROUP)
     tmp.rename(path)
 
 
@@ -105,6 +136,49 @@ RESULT = {"records": tally.n_records,
           "worker_peak_mb": sum(client.run(lambda: __import__("resource").getrusage(
               __import__("resource").RUSAGE_SELF).ru_maxrss).values()) / 1024}
 """),
+    "rankings_pyarrow": ("import pyarrow.parquet as pq", """
+f = pq.ParquetFile(PATH, read_dictionary=[f"rank{k + 1}" for k in range(20)])
+rows = 0
+for batch in f.iter_batches(batch_size=BATCH, columns=[f"rank{k + 1}" for k in range(20)]):
+    rows += batch.num_rows
+RESULT = {"records": rows}
+"""),
+    "rankings_stream": ("""
+from privrank.aggregation.footrule import footrule_optimal_order
+from privrank.aggregation.private_kemeny import private_kemeny
+from privrank.engines import sufficient_statistics
+""", """
+tally = sufficient_statistics(PATH, kind="rankings", engine="stream", batch_size=BATCH)
+t = time.perf_counter()
+kemeny = private_kemeny(tally, epsilon=1.0, solver="exact", rng=1)
+t_kemeny = time.perf_counter() - t
+t = time.perf_counter()
+footrule = footrule_optimal_order(tally)
+RESULT = {"records": tally.n_voters, "kemeny_s": t_kemeny, "footrule_s": time.perf_counter() - t}
+"""),
+    "rankings_ldp": ("from privrank.engines import sufficient_statistics", """
+tally = sufficient_statistics(PATH, kind="rankings", engine="stream", statistic="pairwise", epsilon=1.0, rng=1,
+                              batch_size=BATCH)
+RESULT = {"records": tally.n_voters}
+"""),
+    "rankings_dask": ("""
+from distributed import LocalCluster
+from privrank.engines import sufficient_statistics
+cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
+                       memory_limit=0)
+client = cluster.get_client()
+client.run(lambda: __import__("privrank.engines"))
+""", """
+tally = sufficient_statistics(PATH, kind="rankings", engine="dask", scheduler=cluster.scheduler_address)
+RESULT = {"records": tally.n_voters,
+          "worker_peak_mb": sum(client.run(lambda: __import__("resource").getrusage(
+              __import__("resource").RUSAGE_SELF).ru_maxrss).values()) / 1024}
+"""),
+    "aggregate": ("from privrank.cli import main", """
+main(["aggregate", PATH, "--engine", "stream", "--method", "dp-footrule", "--epsilon", "1", "--seed", "1",
+      "--batch-size", str(BATCH), "--format", "csv", "--output", OUT, "--force"])
+RESULT = {}
+"""),
     "rank": ("from privrank.cli import main", """
 main(["rank", PATH, "--engine", "stream", "--epsilon", "1", "--seed", "1", "--batch-size", str(BATCH),
       "--format", "csv", "--output", OUT, "--force", "--ledger", OUT + ".ledger"])
@@ -140,30 +214,19 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=float, default=2e8, help="number of comparisons (default 2e8)")
     parser.add_argument("--dir", default="/tmp/privrank_bench_scale", help="where the Parquet file goes")
     parser.add_argument("--batch-size", type=int, default=1 << 20)
+    parser.add_argument("--rankings", type=float, default=5e6, help="number of rankings (default 5e6; 0: none)")
     parser.add_argument("--skip-dask", action="store_true")
     args = parser.parse_args(argv)
     n = int(args.n)
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"comparisons_{n}.parquet"
-    if not path.exists():
-        t = time.perf_counter()
-        generate(path, n)
-        print(f"generated {path} in {time.perf_counter() - t:.0f} s")
+    path = generated(directory / f"comparisons_{n}.parquet", generate, n)
     size_mb = path.stat().st_size / 2 ** 20
     print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
           f"{n * 17 / 2 ** 20:,.0f} MB as flat arrays (8 B user + 2 x 4 B item index + 1 B outcome)")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
-    results = {}
-    for name in ("pyarrow", "stream", "stream_private"):
-        results[name] = r = run_job(name, path, args.batch_size)
-        print(f"{name:15s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} comparisons/s  "
-              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
-    base = results["pyarrow"]
-    for name in ("stream", "stream_private"):
-        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
-              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    results = against_pyarrow(("pyarrow", "stream", "stream_private"), path, args.batch_size, n, "comparisons")
     private = results["stream_private"]
     print(f"statistic -> ranking (debias + BTL fit, m = {M}): {private['to_ranking_s']:.2f} s; "
           f"top 3 {private['top3']}")
@@ -178,8 +241,56 @@ def main(argv=None) -> None:
     print(f"privrank rank FILE --engine stream --epsilon 1: {cli['seconds']:.1f} s after imports, peak RSS "
           f"{cli['peak_mb']:.0f} MB; file on disk / peak RSS = {size_mb / cli['peak_mb']:.2f}, "
           f"flat arrays / peak RSS = {n * 17 / 2 ** 20 / cli['peak_mb']:.1f}")
+    if args.rankings:
+        bench_rankings(directory, int(args.rankings), args.batch_size, args.skip_dask)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"stream_comparisons_per_s={n / private['seconds']:.0f}")
+
+
+def generated(path: Path, write, n: int) -> Path:
+    """``path``, written by ``write(path, n)`` unless it exists from an earlier run."""
+    if not path.exists():
+        t = time.perf_counter()
+        write(path, n)
+        print(f"generated {path} in {time.perf_counter() - t:.0f} s")
+    return path
+
+
+def against_pyarrow(names, path: Path, batch: int, n: int, unit: str) -> dict:
+    """Run the jobs ``names`` (the first reads the columns with pyarrow alone), print each and its
+    ratio to the first, and return their results."""
+    results = {}
+    for name in names:
+        results[name] = r = run_job(name, path, batch)
+        print(f"{name:16s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} {unit}/s  "
+              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
+    base = results[names[0]]
+    for name in names[1:]:
+        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
+              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+    return results
+
+
+def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool) -> None:
+    """The rankings measurements (module docstring)."""
+    path = generated(directory / f"rankings_{n}.parquet", generate_rankings, n)
+    size_mb = path.stat().st_size / 2 ** 20
+    flat_mb = n * RANK_M * 8 / 2 ** 20
+    print(f"rankings file: {n:,} rankings of m = {RANK_M} items, {size_mb:,.0f} MB on disk; "
+          f"{flat_mb:,.0f} MB as int64 orders")
+    results = against_pyarrow(("rankings_pyarrow", "rankings_stream", "rankings_ldp"), path, batch, n, "rankings")
+    exact = results["rankings_stream"]
+    print(f"statistics -> private ranking (m = {RANK_M}): noisy matrix + exact Kemeny {exact['kemeny_s']:.3f} s, "
+          f"footrule assignment {exact['footrule_s']:.3f} s")
+    if not skip_dask:
+        for workers in (1, 2):
+            r = run_job("rankings_dask", path, batch, workers)
+            total = r["peak_mb"] + r["worker_peak_mb"]
+            print(f"rankings dask {workers} worker(s) {r['seconds']:8.1f} s  {n / r['seconds']:12,.0f} rankings/s  "
+                  f"peak RSS client {r['peak_mb']:.0f} MB + workers {r['worker_peak_mb']:.0f} MB = {total:.0f} MB")
+    cli = run_job("aggregate", path, batch)
+    print(f"privrank aggregate FILE --engine stream --method dp-footrule --epsilon 1: {cli['seconds']:.1f} s "
+          f"after imports, peak RSS {cli['peak_mb']:.0f} MB; int64 orders / peak RSS = {flat_mb / cli['peak_mb']:.1f}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from .aggregation.private_kemeny import (AggregateResult, dp_kwiksort, exponenti
                                          hay_quicksort, ldp_kwiksort, ldp_matrix, private_kemeny)
 from .data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from .data.io import read_comparisons, read_rankings
-from .data.rankings import Rankings
+from .data.rankings import Rankings, RankingTally
 from .engines import sufficient_statistics
 from .errors import BudgetExceededError, DisconnectedError, InputError
 from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets,
@@ -37,7 +37,7 @@ __all__ = [
     "Accountant", "AggregateResult", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking",
     "ComparisonTally", "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee",
     "InputError", "Ledger", "PairCounts", "PairwiseComparisons", "PairwiseRelease", "PureDP",
-    "RankIntervals", "Rankings", "ScoredRanking", "TreeRelease", "ZCDP", "adaptive_epsilon",
+    "RankIntervals", "RankingTally", "Rankings", "ScoredRanking", "TreeRelease", "ZCDP", "adaptive_epsilon",
     "aggregate_intervals", "approximate_median", "classic_randomized_response", "compose",
     "compose_budgets", "confidence_intervals", "copeland", "debias", "debiased_randomized_response",
     "dp_footrule", "dp_kwiksort", "dp_ptas", "exact_kemeny", "exponential_kemeny", "fit_btl",

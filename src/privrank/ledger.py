@@ -81,17 +81,24 @@ def fingerprint(data) -> str:
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number. A sum can be formed batch by batch, so a comparisons path is fingerprinted by
     streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
-    pyarrow, a CSV file is read whole), with the same result as for the data in memory. A path
+    pyarrow, a CSV file is read whole), with the same result as for the data in memory; so is a
+    Parquet or Arrow rankings file (:class:`~privrank.data.io.RankingFile`). A path
     holds rankings or comparisons as :func:`~privrank.data.io.holds_rankings` decides.
     """
     if isinstance(data, Rankings):
-        m = data.n_items
-        return _ballots_fingerprint(_text_digests([str(x) for x in data.items]), data.orders.ravel(),
-                                    np.tile(np.arange(m), data.orders.shape[0]), np.full(data.orders.shape[0], m),
-                                    data.weights)
+        return _fingerprint_text(*_orders_digest(data.items, data.orders, data.weights), "rankings")
     if isinstance(data, (str, Path)):
-        from .data.io import ComparisonFile, holds_rankings, read_ballots, read_comparisons
+        from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
+                              read_ballots, read_comparisons)
 
+        columnar = Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+        if columnar and holds_rankings(data):  # complete rankings, streamed batch by batch
+            total, count = 0, 0
+            for batch in RankingFile(data).batches():
+                if batch.weights.size:
+                    part, n = _orders_digest(batch.items, batch.orders, batch.weights)
+                    total, count = (total + part) % 2 ** 64, count + n
+            return _fingerprint_text(total, count, "rankings")
         if holds_rankings(data):
             labels, ballots = read_ballots(data)
             items = [i for _, _, groups in ballots for g in groups for i in g]
@@ -170,17 +177,29 @@ def _fingerprint_text(total: int, count: int, kind: str = "comparisons") -> str:
     return hashlib.sha256(f"privrank {kind} {count} {total}".encode()).hexdigest()
 
 
+def _orders_digest(items, orders, weights) -> tuple[int, int]:
+    """:func:`_ballots_digest` of complete rankings: ``orders`` (best first) over ``items``."""
+    k, m = orders.shape
+    return _ballots_digest(_text_digests([str(x) for x in items]), np.asarray(orders).ravel(),
+                           np.tile(np.arange(m), k), np.full(k, m), np.asarray(weights))
+
+
 def _ballots_fingerprint(labels, items, places, sizes, counts) -> str:
-    """Fingerprint of ballots given flat: ``items[k]`` ranked at ``places[k]``, ``sizes[b]``
-    entries per ballot in ballot order, ``counts[b]`` voters per ballot; ``labels`` are the item
-    label digests."""
+    """Fingerprint of ballots given flat (:func:`_ballots_digest`)."""
+    return _fingerprint_text(*_ballots_digest(labels, items, places, sizes, counts), "rankings")
+
+
+def _ballots_digest(labels, items, places, sizes, counts) -> tuple[int, int]:
+    """Sum of ballot digests (mod 2^64) and number of voters of ballots given flat: ``items[k]``
+    ranked at ``places[k]``, ``sizes[b]`` entries per ballot in ballot order, ``counts[b]`` voters
+    per ballot; ``labels`` are the item label digests."""
     with np.errstate(over="ignore"):
         x = _mix((labels[items] * _K[0]) ^ ((places.astype(np.uint64) + np.uint64(1)) * _K[1]))
         ends = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(x, dtype=np.uint64)])  # mod 2^64
         bounds = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
         ballot = _mix((ends[bounds[1:]] - ends[bounds[:-1]]) ^ (sizes.astype(np.uint64) * _K[2]))
         total = int((ballot * counts.astype(np.uint64)).sum(dtype=np.uint64))
-    return _fingerprint_text(total, int(counts.sum()), "rankings")
+    return total, int(counts.sum())
 
 
 def charge(release: dict, unit: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data.rankings import as_rankings, check_permutations, positions_of
+from .data.rankings import RankingTally, as_rankings, check_permutations, positions_of
 from .errors import InputError
 
 
@@ -118,8 +118,13 @@ def footrule_cost(order, profile, weights=None) -> float:
     §1.2). ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of
     orders; ``weights`` are ranking multiplicities.
     """
-    R = as_rankings(profile, weights)
     pos = positions_of(check_permutations(order, what="order")[0])
+    if isinstance(profile, RankingTally):  # from the position counts
+        counts = profile.position_histogram()
+        if pos.size != profile.n_items:
+            raise InputError("rankings must rank the same number of items")
+        return float((counts * np.abs(np.arange(pos.size)[None, :] - pos[:, None])).sum() / profile.n_voters)
+    R = as_rankings(profile, weights)
     if pos.size != R.n_items:
         raise InputError("rankings must rank the same number of items")
     d = np.abs(R.positions - pos[None, :]).sum(axis=1)

@@ -260,19 +260,19 @@ def test_ldp_per_voter_budget(monkeypatch, broken):
         oracle_cls = Broken
     monkeypatch.setattr(pk, "LocalPairOracle", oracle_cls)
     rr_eps, djw_eps = [], []
-    orig_rr, orig_djw = query_oracle.randomize_bits, pairwise_matrix.duchi_l2
+    orig_rr, orig_djw = query_oracle.randomize_bits, pairwise_matrix.duchi_l2_records
 
     def rr(bits, epsilon, rng=None):
         rr_eps.append(float(epsilon))
         return orig_rr(bits, epsilon, rng)
 
-    def djw(vectors, *, radius, epsilon, rng=None):
+    def djw(vectors, *, radius, epsilon, key, first_record=0):
         assert np.all(np.linalg.norm(vectors, axis=1) <= radius * (1 + 1e-12))
         djw_eps.append(float(epsilon))
-        return orig_djw(vectors, radius=radius, epsilon=epsilon, rng=rng)
+        return orig_djw(vectors, radius=radius, epsilon=epsilon, key=key, first_record=first_record)
 
     monkeypatch.setattr(query_oracle, "randomize_bits", rr)
-    monkeypatch.setattr(pairwise_matrix, "duchi_l2", djw)
+    monkeypatch.setattr(pairwise_matrix, "duchi_l2_records", djw)
     eps = 2.0
     rng = np.random.default_rng(8)
     worst, fallbacks = 0.0, 0

@@ -1,6 +1,6 @@
 """Session fixtures: the engine test data set as raw answers and as randomized reports."""
 import pytest
-from engine_data import make_records, write_all
+from engine_data import make_rankings, make_records, write_all, write_rankings
 
 
 @pytest.fixture(scope="session")
@@ -11,3 +11,9 @@ def raw_files(tmp_path_factory):
 @pytest.fixture(scope="session")
 def report_files(tmp_path_factory):
     return write_all(tmp_path_factory.mktemp("reports"), make_records(seed=1, reports=True))
+
+
+@pytest.fixture(scope="session")
+def ranking_files(tmp_path_factory):
+    orders, counts = make_rankings()
+    return write_rankings(tmp_path_factory.mktemp("rankings"), orders, counts)

@@ -55,3 +55,53 @@ def assert_same_tally(t, ref):
     for field in ("level", "i", "j", "n", "wins2"):
         np.testing.assert_array_equal(getattr(t, field), getattr(ref, field), err_msg=field)
     assert t.epsilon_per_user == ref.epsilon_per_user
+
+
+RANK_ITEMS = ("kiwi", "apple", "mango", "fig", "pear", "date")  # sorted order differs from this one
+RANKING_ROWS = 800
+
+
+def make_rankings(rows=RANKING_ROWS, items=RANK_ITEMS, seed=0):
+    """Orders (indices into ``items``, best first) and counts 0..3 of a ranking data set."""
+    rng = np.random.default_rng(seed)
+    scores = np.linspace(1.0, -1.0, len(items))
+    orders = np.argsort(-(scores + rng.gumbel(size=(rows, len(items)))), axis=1)  # Plackett-Luce
+    return orders, rng.integers(0, 4, rows)
+
+
+def write_rankings(directory, orders, counts, items=RANK_ITEMS, row_group=200):
+    """The same ballots in both layouts: order layout (rank1.. labels) as CSV, Parquet with string
+    and dictionary labels and Arrow; rank layout (one rank column per item) as CSV and Parquet.
+    Every file has a ``count`` column and an ignored ``voter`` column."""
+    labels = np.asarray(items)[orders]
+    ranks = np.argsort(orders, axis=1) + 1
+    voter = np.arange(len(counts))
+    order_cols = {"voter": voter, **{f"rank{k + 1}": labels[:, k] for k in range(len(items))}, "count": counts}
+    rank_cols = {"voter": voter, **{item: ranks[:, q] for q, item in enumerate(items)}, "count": counts}
+    paths = {name: directory / f"{name}.{ext}" for name, ext in (
+        ("order_csv", "csv"), ("order_parquet", "parquet"), ("order_dict", "parquet"), ("order_arrow", "arrow"),
+        ("rank_csv", "csv"), ("rank_parquet", "parquet"))}
+    for key, cols in (("order_csv", order_cols), ("rank_csv", rank_cols)):
+        with paths[key].open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(list(cols))
+            w.writerows(zip(*(c.tolist() for c in cols.values())))
+    table = pa.table(order_cols)
+    pq.write_table(table, paths["order_parquet"], row_group_size=row_group)
+    feather.write_feather(table, paths["order_arrow"], chunksize=row_group)
+    pq.write_table(pa.table({k: pa.array(v).dictionary_encode() if k.startswith("rank") else v
+                             for k, v in order_cols.items()}), paths["order_dict"], row_group_size=row_group)
+    pq.write_table(pa.table(rank_cols), paths["rank_parquet"], row_group_size=row_group)
+    return paths
+
+
+def assert_same_ranking_tally(t, ref):
+    """Identical ranking tallies: items, voters and every integer array, exactly."""
+    assert t.items == ref.items and t.n_voters == ref.n_voters
+    assert (t.statistic, t.epsilon, t.kappa) == (ref.statistic, ref.epsilon, ref.kappa)
+    for field in ("pair_counts", "position_counts", "reports"):
+        a, b = getattr(t, field), getattr(ref, field)
+        assert (a is None) == (b is None), field
+        if b is not None:
+            assert a.dtype == np.int64
+            np.testing.assert_array_equal(a, b, err_msg=field)

@@ -5,7 +5,7 @@ import threading
 import time
 
 import pytest
-from engine_data import assert_same_tally, make_records, write_all
+from engine_data import assert_same_ranking_tally, assert_same_tally, make_records, write_all
 
 from privrank.engines import sufficient_statistics
 
@@ -33,6 +33,16 @@ def test_cluster_gives_the_local_tally(cluster, raw_files, report_files, kind):
     for fmt in ("csv", "parquet", "parquet_dict"):
         assert_same_tally(sufficient_statistics(files[fmt], engine="dask", epsilon=eps, rng=4,
                                                 scheduler=local.scheduler_address), ref)
+
+
+@pytest.mark.parametrize("statistic,eps", [(None, None), ("pairwise", 0.7), ("positions", 0.7)])
+def test_cluster_gives_the_local_ranking_tally(cluster, ranking_files, statistic, eps):
+    local, _ = cluster
+    kwargs = dict(kind="rankings", statistic=statistic, epsilon=eps, rng=4)
+    ref = sufficient_statistics(ranking_files["order_csv"], engine="local", **kwargs)
+    for fmt in ("order_csv", "order_dict"):
+        assert_same_ranking_tally(sufficient_statistics(ranking_files[fmt], engine="dask",
+                                                        scheduler=local.scheduler_address, **kwargs), ref)
 
 
 def _partials(dask_scheduler):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..data.rankings import as_rankings, position_counts, positions_of
+from ..data.rankings import RankingTally, as_rankings, position_counts, positions_of
 from ..errors import InputError
 
 
@@ -30,10 +30,22 @@ def footrule_cost_matrix(profile, weights=None) -> np.ndarray:
     ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders;
     ``weights`` are ranking multiplicities.
     """
+    if isinstance(profile, RankingTally):
+        return costs_from_position_counts(profile.position_histogram(), profile.n_voters)
     R = as_rankings(profile, weights)
-    m = R.n_items
+    return costs_from_position_counts(position_counts(R.positions, R.weights), R.n_voters)
+
+
+def costs_from_position_counts(counts, n) -> np.ndarray:
+    """The footrule cost matrix from position counts: ``C[q, j] = (1/n) sum_x counts[q, x] |x - j|``.
+
+    ``counts[q, x]`` is the (weighted) number of the ``n`` rankings placing item ``q`` at
+    position ``x`` (:func:`privrank.data.rankings.position_counts`), the whole statistic
+    footrule aggregation needs.
+    """
+    m = np.shape(counts)[0]
     dist = np.abs(np.arange(m)[:, None] - np.arange(m)[None, :]).astype(float)
-    return position_counts(R.positions, R.weights) @ dist / R.n_voters
+    return np.asarray(counts) @ dist / n
 
 
 def assignment_order(costs) -> np.ndarray:

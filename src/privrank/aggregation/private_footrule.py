@@ -78,11 +78,12 @@ import math
 import numpy as np
 
 from .._rng import as_generator
-from ..data.rankings import as_rankings
-from ..errors import InputError, check_delta
+from ..data.rankings import RankingTally, as_rankings
+from ..errors import InputError, check_delta, check_epsilon
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
-from ..mechanisms.tree import footrule_cost_release
+from ..mechanisms.tree import (footrule_cost_release, footrule_counts_release, local_footrule_release,
+                               tree_layout)
 from .footrule import assignment_order
 from .kemeny import wfas_solver
 from .private_kemeny import AggregateResult
@@ -208,6 +209,15 @@ def _footrule_result(release) -> AggregateResult:
     return AggregateResult(assignment_order(release.costs), release.guarantee, details, release)
 
 
+def _tally(profile, weights) -> RankingTally | None:
+    """``profile`` when it is a :class:`RankingTally` (which carries its own multiplicities), else None."""
+    if not isinstance(profile, RankingTally):
+        return None
+    if weights is not None:
+        raise InputError("a tally already counts every voter: give no weights")
+    return profile
+
+
 def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = None,
                 weights=None, rng=None) -> AggregateResult:
     """Central-DP footrule aggregation (Hillebrand et al. Algorithm 2).
@@ -218,15 +228,25 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
     the footrule optimum and a ``(2, beta)``-approximation of the Kemeny optimum (module
     docstring). Protects one ranking; ``n`` is public.
 
+    ``profile`` is the rankings, or a :class:`~privrank.data.rankings.RankingTally` with their
+    exact position counts (:func:`privrank.sufficient_statistics`, ``kind="rankings"``): the
+    release reads nothing else (:func:`~privrank.mechanisms.tree.footrule_counts_release`), so
+    both give the same output for the same ``rng``.
+
     Returns
     -------
     AggregateResult
         ``release`` is the :class:`~privrank.mechanisms.tree.TreeRelease` of the cost matrix;
         ``details`` holds its public noise parameters.
     """
+    noise = "laplace" if check_delta(delta) == 0 else "gaussian"
+    tally = _tally(profile, weights)
+    if tally is not None:
+        return _footrule_result(footrule_counts_release(tally.position_histogram(), tally.n_voters,
+                                                        epsilon=epsilon, delta=delta, noise=noise,
+                                                        kappa=kappa, rng=rng))
     R = as_rankings(profile, weights)
-    rel = footrule_cost_release(R.positions, epsilon=epsilon, delta=delta,
-                                noise="laplace" if check_delta(delta) == 0 else "gaussian",
+    rel = footrule_cost_release(R.positions, epsilon=epsilon, delta=delta, noise=noise,
                                 kappa=kappa, weights=R.weights, rng=rng)
     return _footrule_result(rel)
 
@@ -238,7 +258,20 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
     Every ranking's weighted tree vector is randomized by the Duchi et al. l2 randomizer
     before aggregation; the analyst averages and solves the assignment. epsilon-local DP per
     ranking. Returns an :class:`AggregateResult` as :func:`dp_footrule` does.
+
+    ``profile`` is the rankings (ranking ``i`` draws its report as record ``i`` under the key
+    :func:`~privrank.mechanisms.randomized_response.record_key` derives from ``rng``), or a
+    :class:`~privrank.data.rankings.RankingTally` of reports the voters already sent at
+    ``epsilon`` (:func:`privrank.sufficient_statistics` with ``kind="rankings"``,
+    ``statistic="positions"``; its ``kappa`` is the one they used), which the analyst averages.
     """
+    tally = _tally(profile, weights)
+    if tally is not None:
+        if kappa is not None and float(kappa) != tally.kappa:
+            raise InputError(f"the voters' tree vectors have kappa {tally.kappa:g}: give that kappa or none")
+        eps = check_epsilon(epsilon)
+        return _footrule_result(local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,
+                                                       tree_layout(tally.n_items, tally.kappa), eps))
     R = as_rankings(profile, weights)
     rel = footrule_cost_release(R.positions, epsilon=epsilon, noise="local", kappa=kappa,
                                 weights=R.weights, rng=rng)

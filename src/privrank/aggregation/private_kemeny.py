@@ -32,12 +32,12 @@ import numpy as np
 from scipy.special import bdtrc
 
 from .._rng import as_generator
-from ..data.rankings import Rankings, as_rankings
+from ..data.rankings import Rankings, RankingTally, as_rankings
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
-                                          local_pairwise_sd, noisy_pairwise_matrix)
+                                          local_pairwise_sd, noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
 from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
@@ -70,6 +70,12 @@ class AggregateResult:
     guarantee: Guarantee
     details: dict = field(default_factory=dict)
     release: object = None
+
+
+def _pairwise_profile(profile) -> Rankings | RankingTally:
+    """``profile`` of an algorithm that reads only ``w``: a :class:`RankingTally` as it is, anything
+    else through :func:`~privrank.data.rankings.as_rankings`."""
+    return profile if isinstance(profile, RankingTally) else as_rankings(profile)
 
 
 def _fraction(value, name) -> float:
@@ -119,7 +125,11 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     Parameters
     ----------
     profile
-        :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders.
+        :class:`~privrank.data.rankings.Rankings`, an ``(n, m)`` array of orders, or a
+        :class:`~privrank.data.rankings.RankingTally` with the pairwise counts (from
+        :func:`privrank.sufficient_statistics`, ``kind="rankings"``; likewise in
+        :func:`dp_kwiksort`, :func:`exponential_kemeny` and :func:`hay_quicksort`, which read
+        only ``w``).
     epsilon, delta
         Total budget (central model, one ranking).
     solver
@@ -133,7 +143,7 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     rng
         Noise and solver randomness.
     """
-    R = as_rankings(profile)
+    R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m = R.n_items
@@ -183,7 +193,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
         ``details``: the cap, the noise scales, the budget split, the queries asked and
         whether the fallback ran (both functions of noisy answers only).
     """
-    R = as_rankings(profile)
+    R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -226,7 +236,7 @@ def _exponential_utilities(R: Rankings):
 
 def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarray]:
     """All ``m!`` orders and their probabilities under :func:`exponential_kemeny`."""
-    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(_pairwise_profile(profile))
     return perms, exponential_probabilities(utility, sensitivity, epsilon)
 
 
@@ -238,7 +248,7 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     ``E K <= OPT + (2M/(eps n)) (ln m! + 1)`` (Alabi et al. Table 2, last row). Exact sampling
     enumerates the ``m!`` orders: ``m <= 8``.
     """
-    perms, utility, sensitivity = _exponential_utilities(as_rankings(profile))
+    perms, utility, sensitivity = _exponential_utilities(_pairwise_profile(profile))
     k = exponential_mechanism(utility, sensitivity, epsilon, rng)
     g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
                   mechanism="exponential mechanism over all orders")
@@ -260,7 +270,7 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
     ``2 (m + 1) H_m - 4 m``: the budget of a method planned for the average run (Hay et al. fix
     a budget without a tail bound).
     """
-    R = as_rankings(profile)
+    R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
@@ -295,15 +305,27 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
 
     Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
-    (:func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_matrix`); the analyst averages
-    the reports into an unbiased ``w~`` and solves it. Each voter's whole ranking is
-    epsilon-local DP; the expected additive error is ``O(m^3/(eps sqrt n))``.
+    (:func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_matrix`; the key of the
+    voters' randomness is the first draw of ``rng``); the analyst averages the reports into an
+    unbiased ``w~`` and solves it. Each voter's whole ranking is epsilon-local DP; the expected
+    additive error is ``O(m^3/(eps sqrt n))``.
+
+    ``profile`` is the rankings (:class:`~privrank.data.rankings.Rankings` or an array of
+    orders) or a :class:`~privrank.data.rankings.RankingTally` whose voters already sent their
+    reports at ``epsilon`` (:func:`privrank.sufficient_statistics` with ``kind="rankings"``,
+    ``statistic="pairwise"``). The reports of a profile are keyed by the first draw of
+    ``as_generator(rng)``, so an engine fed a Generator ``g`` followed by this function fed the
+    tally and ``g`` gives what this function fed the rankings and an equally seeded Generator
+    gives.
     """
-    R = as_rankings(profile)
+    R = _pairwise_profile(profile)
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
-    Wt = local_pairwise_matrix(R.expanded(), eps, gen)
+    if isinstance(R, RankingTally):
+        Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
+    else:
+        Wt = local_pairwise_matrix(R.expanded(), eps, gen)
     order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
                        dtype=np.int64)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",

@@ -10,8 +10,12 @@ Binary tree and footrule
     every audit first checks that, for the same seed, the batch's first copy is bit-for-bit
     the release of the public function (:func:`~privrank.mechanisms.tree.approximate_median`,
     :func:`~privrank.aggregation.private_footrule.dp_footrule`,
-    :func:`~privrank.aggregation.private_footrule.ldp_footrule`), so the batch is the public
-    mechanism run ``trials`` times.
+    :func:`~privrank.aggregation.private_footrule.ldp_footrule`, whose central release is
+    :func:`~privrank.mechanisms.tree.footrule_counts_release`), so the batch is the public
+    mechanism run ``trials`` times. Local reports are drawn per record from a counter-based
+    stream, so the batch is ``trials`` records under one key; the local footrule audit also
+    checks the first against the report the engines draw for that record
+    (:func:`privrank.sufficient_statistics`, ``kind="rankings"``).
 
 DP-PTAS (:func:`~privrank.aggregation.private_footrule.dp_ptas`)
     Run once per trial on two items (the smallest instance, where one ranking moves one
@@ -37,13 +41,15 @@ from itertools import permutations
 
 import numpy as np
 
-from ..aggregation.footrule import positions_of
 from ..aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
+from ..data.rankings import Rankings, position_counts, positions_of
+from ..engines import sufficient_statistics
 from ..errors import InputError
 from ..guarantees import UNIT_RANKING
 from ..mechanisms import tree
-from ..mechanisms.local_vectors import duchi_l2
+from ..mechanisms.local_vectors import duchi_l2_records, report_unit
 from ..mechanisms.noise import gaussian_mu
+from ..mechanisms.randomized_response import record_key
 from .registry import LaplaceRelease, Mechanism, Samples, register
 from .runs import GAUSSIAN_TAILS_NOTE, TWO_ITEMS, solver_views
 
@@ -59,19 +65,25 @@ class BatchMismatch(InputError):
     """The batched sampler does not reproduce the public function: the audit would be void."""
 
 
-def _tree_batch(noise, layout, counts, public, radius, unit, epsilon, delta, trials, seed):
+def _tree_batch(noise, layout, counts, public, radius, unit, epsilon, delta, trials, seed, engine=None):
     """``trials`` releases of the tree vector of one input, after checking the batch against
-    ``public`` -- the public function's release for the same ``seed``.
+    ``public`` -- the public function's release for the same ``seed`` -- and, for local noise,
+    ``engine``, the engines' sum of the record's fixed-point report for that seed.
 
     ``counts`` holds one row per tree (a one-hot row per record value); central noise is added
-    by the tree's own release function to ``trials`` stacked copies, local noise by the Duchi
-    randomizer to ``trials`` copies of the record's concatenated vector of radius ``radius``.
+    by the tree's own release function to ``trials`` stacked copies; local noise is the
+    fixed-point Duchi report of ``trials`` records (records 0, 1, ... under the seed's key, each
+    holding the record's concatenated vector of radius ``radius``; record 0 is the public one).
     """
     rng = np.random.default_rng
     if noise == "local":
         vector = (counts @ layout.design.T).ravel()
-        batch = duchi_l2(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon, rng=rng(seed))
-        first = duchi_l2(vector[None, :], radius=radius, epsilon=epsilon, rng=rng(seed))
+        reports = duchi_l2_records(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
+                                   key=record_key(seed))
+        batch = report_unit(vector.size, radius, epsilon) * reports
+        first = batch[0]
+        if engine is not None and not np.array_equal(engine, reports[0]):
+            raise BatchMismatch("the engines' local report differs from the batch's for the same seed")
     else:
         k = counts.shape[0]
         s1, s2 = (tree.single_sensitivity(layout, p) if k == 1 else
@@ -128,13 +140,16 @@ def _footrule_run(noise: str):
         out = []
         for order in _ranking_pair(layout, 1 if noise == "laplace" else 2):
             seed = int(rng.integers(2 ** 63))
+            engine = None
             if noise == "local":
                 public = ldp_footrule(order[None, :], epsilon=epsilon, rng=seed)
+                engine = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
+                                               statistic="positions", epsilon=epsilon, rng=seed).reports
             else:
                 public = dp_footrule(order[None, :], epsilon=epsilon, delta=delta, rng=seed)
-            counts = tree.position_counts(positions_of(order[None, :]))
+            counts = position_counts(positions_of(order[None, :]))
             out.append(_tree_batch(noise, layout, counts, public.release.aggregates, radius,
-                                   UNIT_RANKING, epsilon, delta, trials, seed))
+                                   UNIT_RANKING, epsilon, delta, trials, seed, engine))
         return Samples(*out)
     return run
 
@@ -223,9 +238,10 @@ for _noise, _words in (("laplace", "Laplace noise, epsilon-DP"),
         name=f"footrule/{_noise}",
         description=f"footrule cost matrix and aggregation (Algorithm 2), {_words}",
         unit=f"one ranking replaced ({FOOTRULE_ITEMS[_noise]} items, n public)",
-        covers=("privrank.mechanisms.tree.footrule_cost_release",
-                "privrank.aggregation.private_footrule.ldp_footrule" if _noise == "local" else
-                "privrank.aggregation.private_footrule.dp_footrule"),
+        covers=("privrank.mechanisms.tree.footrule_cost_release",) + (
+            ("privrank.aggregation.private_footrule.ldp_footrule", "privrank.engines.sufficient_statistics")
+            if _noise == "local" else ("privrank.aggregation.private_footrule.dp_footrule",
+                                       "privrank.mechanisms.tree.footrule_counts_release")),
         run=_footrule_run(_noise), approximate=_noise == "gaussian", trials=TREE_TRIALS[_noise]))
 
 _LOPSIDED = (

@@ -12,8 +12,10 @@ Central
     ``exponential-kemeny``: exact, from the mechanism's own output distribution over all orders
     of three items, for every choice of the one ranking that differs.
 Local
-    ``ldp-matrix``: every voter's Duchi et al. report, batched and checked bit for bit against
-    :func:`~privrank.aggregation.private_kemeny.ldp_matrix` for the same seed.
+    ``ldp-matrix``: every voter's fixed-point Duchi et al. report (voters 0, 1, ... under the
+    seed's key), batched and checked bit for bit against
+    :func:`~privrank.aggregation.private_kemeny.ldp_matrix` and against the report the engines
+    draw (:func:`privrank.sufficient_statistics`, ``kind="rankings"``) for the same seed.
     ``ldp-kwiksort``: two voters, two items, one query per group: the order is the report of
     whichever voter the public randomness assigns to the pair.
 """
@@ -26,8 +28,11 @@ import numpy as np
 
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, hay_quicksort,
                                           ldp_kwiksort, ldp_matrix, private_kemeny)
-from ..mechanisms.local_vectors import duchi_l2
+from ..data.rankings import Rankings
+from ..engines import sufficient_statistics
+from ..mechanisms.local_vectors import duchi_l2_records, report_unit
 from ..mechanisms.noise import gaussian_mu
+from ..mechanisms.randomized_response import record_key
 from .footrule import BatchMismatch
 from .registry import Exact, Mechanism, Samples, register
 from .runs import (GAUSSIAN_TAILS_NOTE, TWO_ITEMS, order_bits, solver_views, two_item_votes,
@@ -67,6 +72,7 @@ def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:
     m = 3
     i, j = np.triu_indices(m, 1)
     radius = math.sqrt(i.size) / 2.0
+    unit = report_unit(i.size, radius, epsilon)
     out = []
     for order in (np.arange(m), np.arange(m)[::-1]):
         seed = int(rng.integers(2 ** 63))
@@ -77,14 +83,17 @@ def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:
             return np.arange(m)
 
         ldp_matrix(order[None, :], epsilon=epsilon, solver=solver, clip=False, rng=seed)
+        engine = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
+                                       statistic="pairwise", epsilon=epsilon,
+                                       rng=np.random.default_rng(seed)).reports
         pos = np.argsort(order)
         vector = (pos[i] < pos[j]) - 0.5  # the voter's centred pair indicators
-        first = duchi_l2(vector[None, :], radius=radius, epsilon=epsilon,
-                         rng=np.random.default_rng(seed))
-        if not np.array_equal(seen[0], 0.5 + (np.zeros(i.size) + first[0]) / 1):
-            raise BatchMismatch("the batched local release differs from ldp_matrix's for the same seed")
-        out.append(duchi_l2(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
-                            rng=np.random.default_rng(seed)))
+        reports = duchi_l2_records(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,
+                                   key=record_key(np.random.default_rng(seed)))  # ldp_matrix's key
+        if not (np.array_equal(seen[0], 0.5 + unit * reports[0] / 1) and np.array_equal(engine, reports[0])):
+            raise BatchMismatch("the batched local reports differ from ldp_matrix's or the engines' "
+                                "for the same seed")
+        out.append(unit * reports)
     return Samples(*out)
 
 
@@ -132,7 +141,8 @@ register(Mechanism(
     description="one-round local Kemeny: Duchi et al. report of each ranking's pair vector",
     unit="one ranking (3 items), local model", run=_ldp_matrix, trials=100_000,
     covers=("privrank.aggregation.private_kemeny.ldp_matrix",
-            "privrank.mechanisms.pairwise_matrix.local_pairwise_matrix")))
+            "privrank.mechanisms.pairwise_matrix.local_pairwise_matrix",
+            "privrank.engines.sufficient_statistics")))
 
 register(Mechanism(
     name="ldp-kwiksort",

@@ -7,7 +7,9 @@ Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
 ``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
 result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
 (:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
-before its output is written (:func:`privrank.cli.ledger.record_release`).
+before its output is written (:func:`privrank.cli.ledger.record_release`). With ``--engine
+stream`` or ``dask`` the methods that read only a statistic of the rankings run on it
+(:func:`privrank.cli.engine_options.engine_rankings`).
 
 Non-private methods report ``kemeny_cost`` and ``footrule_cost``: the mean Kendall tau and
 Spearman footrule distances from the output to the input rankings (unnormalised, per voter). A
@@ -31,6 +33,7 @@ from ..errors import InputError
 from ..guarantees import Guarantee
 from ..inference import plot_intervals
 from ..metrics import footrule_cost, kemeny_cost
+from .engine_options import add_engine_options, engine_rankings
 from .intervals import add_interval_options, interval_rows
 from .ledger import add_ledger_option, record_release
 from .output import add_output_options, emit, render
@@ -121,6 +124,7 @@ def register(sub) -> None:
     p.add_argument("--non-private-diagnostics", action="store_true",
                    help="also report the exact Kemeny and footrule costs; marks the output as NOT "
                         "private")
+    add_engine_options(p)
     add_interval_options(p, scores=False)
     add_output_options(p)
     add_ledger_option(p)
@@ -137,10 +141,13 @@ def run_aggregate(args) -> int:
         if getattr(args, option) is not None and args.method not in methods:
             raise InputError(f"--{option} applies to {', '.join(methods)} only")
     partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
-    R = read_rankings(args.file, partial=args.partial, rng=partial_rng)
+    if args.engine == "local" and args.scheduler is None:
+        R, method = read_rankings(args.file, partial=args.partial, rng=partial_rng), METHODS[args.method]
+    else:
+        R, method = engine_rankings(args, METHODS)
     if args.solver is None and args.method != "dp-ptas":
         args.solver = "auto"
-    order, guarantee, extra, result = METHODS[args.method](R, args)
+    order, guarantee, extra, result = method(R, args)
     extra = dict(extra)
     if guarantee.private and args.non_private_diagnostics:
         guarantee = guarantee.without_privacy(

@@ -1,27 +1,43 @@
-"""``--engine``, ``--scheduler`` and ``--batch-size`` of ``rank`` and ``top-k``, and the progress bar.
+"""``--engine``, ``--scheduler`` and ``--batch-size`` of ``rank``, ``top-k`` and ``aggregate``, and the progress bar.
 
-``local`` reads the whole file into memory and supports every mechanism and budget. ``stream``
-and ``dask`` compute the statistic batch by batch or partition by partition
-(:mod:`privrank.engines`); they support the mechanisms whose release is a function of integer
-counts (``none``, ``debiased-rr``, ``rr``) with a per-comparison ``--epsilon`` or a file of
-randomized reports, and give output identical to ``local`` byte for byte.
+``local`` reads the whole file into memory and supports every mechanism, method and budget.
+``stream`` and ``dask`` compute the statistic batch by batch or partition by partition
+(:mod:`privrank.engines`) and give output identical to ``local`` byte for byte:
+
+* ``rank`` and ``top-k``: the mechanisms whose release is a function of integer counts
+  (``none``, ``debiased-rr``, ``rr``) with a per-comparison ``--epsilon`` or a file of
+  randomized reports;
+* ``aggregate``: the methods whose input is a statistic of complete rankings
+  (``ENGINE_AGGREGATION``): the pairwise counts (the matrix w of the Kemeny methods) or the
+  position counts (footrule); for ``ldp-matrix`` and ``ldp-footrule`` every voter's report is
+  drawn in the engine, keyed by the voter's index in the file.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
+from .._rng import as_generator
 from ..data.io import ComparisonFile
 from ..engines import DEFAULT_BATCH_SIZE, ENGINES, sufficient_statistics
 from ..errors import InputError
 from ..pairwise.release import non_private_release, release_from_reports
 
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
+#: aggregate methods the stream and dask engines run, and the statistic of the rankings each reads
+ENGINE_AGGREGATION = {
+    **dict.fromkeys(("exact", "kwiksort", "borda", "copeland", "noisy-matrix", "dp-kwiksort", "exponential",
+                     "hay-quicksort", "ldp-matrix"), "pairwise"),
+    **dict.fromkeys(("footrule", "dp-footrule", "ldp-footrule"), "positions"),
+}
+#: methods whose voters randomize their own rankings (in the engine)
+LOCAL_AGGREGATION = ("ldp-matrix", "ldp-footrule")
 
 
 def add_engine_options(parser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="local",
-                        help="where the statistic is computed: local (in memory, every mechanism), "
+                        help="where the statistic is computed: local (in memory, every method), "
                              "stream (batches, bounded memory) or dask (a Dask cluster); default local")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="Dask scheduler address for --engine dask, e.g. tcp://10.0.0.5:8786 "
@@ -30,11 +46,26 @@ def add_engine_options(parser) -> None:
                         help=f"records per batch of --engine stream (default {DEFAULT_BATCH_SIZE})")
 
 
+def _check_scheduler(args) -> None:
+    if args.engine != "dask" and args.scheduler is not None:
+        raise InputError("--scheduler is used only with --engine dask")
+
+
+def _statistics(args, **kwargs):
+    """``sufficient_statistics`` of ``args.file`` on ``--engine``, with a progress bar on a terminal."""
+    bar = ProgressBar(sys.stderr) if args.engine == "stream" and sys.stderr.isatty() else None
+    try:
+        return sufficient_statistics(args.file, engine=args.engine, batch_size=args.batch_size,
+                                     scheduler=args.scheduler, progress=bar, **kwargs)
+    finally:
+        if bar:
+            bar.close()
+
+
 def engine_release(args, items=None):
     """The release of ``args.file`` for ``--mechanism`` computed by ``--engine stream`` or ``dask``
     (the same release, float for float, as the local engine's); ``items`` is the item list."""
-    if args.engine != "dask" and args.scheduler is not None:
-        raise InputError("--scheduler is used only with --engine dask")
+    _check_scheduler(args)
     if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None:
         raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
                          "--epsilon per comparison; use --engine local for this mechanism or budget")
@@ -46,18 +77,43 @@ def engine_release(args, items=None):
     if args.mechanism != "none" and not reports and args.epsilon is None:
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon with --engine {args.engine} "
                          "(or use --mechanism none for the non-private fit)")
-    bar = ProgressBar(sys.stderr) if args.engine == "stream" and sys.stderr.isatty() else None
-    try:
-        tally = sufficient_statistics(args.file, engine=args.engine, items=items, epsilon=args.epsilon,
-                                      rng=args.seed, batch_size=args.batch_size, scheduler=args.scheduler,
-                                      progress=bar)
-    finally:
-        if bar:
-            bar.close()
+    tally = _statistics(args, items=items, epsilon=args.epsilon, rng=args.seed)
     if args.mechanism == "none":
         return non_private_release(tally)
     debiased = args.mechanism == "debiased-rr"
     return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased)
+
+
+def engine_rankings(args, methods):
+    """``(tally, method)`` for ``aggregate --engine stream`` or ``dask``: the statistic of the
+    rankings ``--method`` reads, and the method run on it, giving the local engine's output.
+
+    Every method gets a Generator seeded with ``--seed`` in place of the seed. The voters'
+    randomization key comes from the source the in-memory method takes it from: ``ldp-matrix``
+    draws it from its Generator (and then solves with it), ``ldp-footrule`` derives it from the
+    seed. Non-private outputs and ``--non-private-diagnostics`` report the Kemeny and footrule
+    costs, so they read both exact statistics.
+    """
+    _check_scheduler(args)
+    if args.method not in ENGINE_AGGREGATION:
+        raise InputError(f"--method {args.method} needs the whole profile in memory (ldp-kwiksort asks voters "
+                         "adaptively chosen questions; dp-ptas reads every ranking's bucket pattern): use "
+                         f"--engine local. --engine {args.engine} runs {', '.join(ENGINE_AGGREGATION)}")
+    if args.partial != "error":
+        raise InputError(f"--engine {args.engine} reads complete strict rankings; --partial {args.partial} "
+                         "needs --engine local")
+    local = args.method in LOCAL_AGGREGATION
+    if local and (args.epsilon is None or args.delta or args.non_private_diagnostics):
+        raise InputError(f"--method {args.method} is epsilon-local DP: it needs --epsilon, no --delta, and "
+                         "--non-private-diagnostics only with --engine local")
+    both = not local and (args.epsilon is None or args.non_private_diagnostics)
+    gen = as_generator(args.seed)
+    tally = _statistics(args, kind="rankings", statistic=None if both else ENGINE_AGGREGATION[args.method],
+                        epsilon=args.epsilon if local else None,
+                        kappa=args.kappa if args.method == "ldp-footrule" else None,
+                        rng=gen if args.method == "ldp-matrix" else args.seed)
+    method = methods[args.method]
+    return tally, lambda R, a: method(R, argparse.Namespace(**{**vars(a), "seed": gen}))
 
 
 class ProgressBar:

@@ -14,8 +14,8 @@ applied randomized response with that epsilon on their device): they will be deb
 randomized again. Errors name the offending line or record number but never echo its contents.
 
 :class:`ComparisonFile` reads any of the three formats in batches of bounded size with pyarrow
-(the streaming and Dask engines of :mod:`privrank.engines` use it); :func:`read_comparisons`
-reads a whole file into memory. Both apply the same rules: CSV fields are text with surrounding
+(the streaming and Dask engines of :mod:`privrank.engines` use it, and :class:`RankingFile` for
+rankings); :func:`read_comparisons` reads a whole file into memory. Both apply the same rules: CSV fields are text with surrounding
 whitespace removed (so labels are strings), Parquet and Arrow columns keep their types.
 
 Rankings (:func:`read_rankings`) come from PrefLib files (``.soc`` complete strict orders,
@@ -301,20 +301,26 @@ def _indices(labels, known: tuple) -> np.ndarray:
     return idx
 
 
-class ComparisonFile:
-    """A comparison file (CSV, Parquet or Arrow IPC) read in batches with pyarrow.
+class ColumnarFile:
+    """A CSV, Parquet or Arrow IPC file read in batches of columns with pyarrow.
 
     Parameters
     ----------
     path : str or Path
-        The file. Its header is read and checked on construction.
+        The file. Its header is read on construction; a subclass checks it and sets ``names``
+        (the columns to read) and ``label_names`` (those of them holding labels, read
+        dictionary-encoded from Parquet when they are strings).
 
     Batches hold at most ``batch_size`` records; Parquet files are read row group by row group
-    and CSV files in blocks of 16 MB, so memory stays bounded whatever the file size. Records
+    and CSV files in blocks of 16 MB, so memory stays bounded whatever the file size. CSV fields
+    are text without surrounding whitespace; Parquet and Arrow columns keep their types. Records
     are numbered from 0 in file order (blank CSV lines are not records); errors name the record
     (counting from 1) and never echo its contents. The object holds no open file and can be sent
     to other processes (the Dask engine does).
     """
+
+    names: list
+    label_names: list
 
     def __init__(self, path):
         self.path = str(path)
@@ -322,8 +328,6 @@ class ComparisonFile:
         if "://" not in self.path and not Path(self.path).is_file():
             raise InputError(f"no such file: {self.path}")
         self.header = self._header()
-        self.columns = ComparisonColumns.from_header(self.header, self.path)
-        self.names = [self.header[k] for k in self.columns.positions()]
 
     def _header(self) -> list[str]:
         pa = _pyarrow()
@@ -342,15 +346,6 @@ class ComparisonFile:
             except StopIteration:
                 raise InputError(f"{self.path} is empty") from None
 
-    @property
-    def is_randomized(self) -> bool:
-        """True when the file has an epsilon column (randomized reports)."""
-        return self.columns.epsilon is not None
-
-    @property
-    def has_users(self) -> bool:
-        return self.columns.user is not None
-
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
         pa = _pyarrow()
@@ -363,6 +358,16 @@ class ComparisonFile:
                 return sum(reader.get_batch(k).num_rows for k in range(reader.num_record_batches))
         return None
 
+    @property
+    def extent_columns(self) -> list:
+        """The columns :meth:`extent` needs."""
+        return self.names[:1]
+
+    def extent(self, table):
+        """How far a table of this file's columns reaches: its number of records (the Dask
+        engine's first pass, which tells every partition where it starts)."""
+        return len(table)
+
     def raw_batches(self, batch_size: int):
         """The file's columns of interest in pyarrow record batches of at most ``batch_size`` rows."""
         pa = _pyarrow()
@@ -372,8 +377,7 @@ class ComparisonFile:
         if self.format == "parquet":
             import pyarrow.parquet as pq
             schema = pq.read_schema(self.path)
-            labels = [self.header[k] for k in (self.columns.item_a, self.columns.item_b)]
-            dictionary = [n for n in labels if pa.types.is_string(schema.field(n).type)
+            dictionary = [n for n in self.label_names if pa.types.is_string(schema.field(n).type)
                           or pa.types.is_large_string(schema.field(n).type)]
             source = pq.ParquetFile(self.path, read_dictionary=dictionary, pre_buffer=False)
             yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
@@ -414,6 +418,50 @@ class ComparisonFile:
                                  f"expected {row.expected_columns}") from None
             raise InputError(f"{self.path} could not be parsed as CSV") from None
 
+    def column(self, table, name):
+        """Column ``name`` of a table of this file as one array (CSV text without surrounding whitespace)."""
+        pa = _pyarrow()
+        col = table.column(name)
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if self.format == "csv":
+            import pyarrow.compute as pc
+            col = pc.utf8_trim_whitespace(col)
+        return col
+
+    @staticmethod
+    def _numbers(col, name, first_record) -> np.ndarray:
+        pa = _pyarrow()
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            return col.to_numpy(zero_copy_only=False)
+        try:
+            return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            for k, text in enumerate(col.to_pylist()):  # locate the culprit only on the error path
+                try:
+                    float(text)
+                except (TypeError, ValueError):
+                    raise InputError(f"record {first_record + k + 1}: {name} must be a number") from None
+            raise InputError(f"{name} must be numeric") from None
+
+
+class ComparisonFile(ColumnarFile):
+    """A comparison file (CSV, Parquet or Arrow IPC) read in batches (:class:`ColumnarFile`)."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.columns = ComparisonColumns.from_header(self.header, self.path)
+        self.names = [self.header[k] for k in self.columns.positions()]
+        self.label_names = [self.header[k] for k in (self.columns.item_a, self.columns.item_b)]
+
+    @property
+    def is_randomized(self) -> bool:
+        """True when the file has an epsilon column (randomized reports)."""
+        return self.columns.epsilon is not None
+
+    @property
+    def has_users(self) -> bool:
+        return self.columns.user is not None
+
     def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated :class:`ComparisonBatch` objects covering the file in order."""
         first = 0
@@ -429,12 +477,7 @@ class ComparisonFile:
         c = self.columns
 
         def column(pos):
-            col = table.column(self.header[pos])
-            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-            if self.format == "csv":
-                import pyarrow.compute as pc
-                col = pc.utf8_trim_whitespace(col)
-            return col
+            return self.column(table, self.header[pos])
 
         def check_present(col, name):
             if col.null_count:
@@ -475,21 +518,6 @@ class ComparisonFile:
                 raise InputError(f"record {first_record + int(ties[0]) + 1}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
         return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record))
-
-    @staticmethod
-    def _numbers(col, name, first_record) -> np.ndarray:
-        pa = _pyarrow()
-        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            return col.to_numpy(zero_copy_only=False)
-        try:
-            return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            for k, text in enumerate(col.to_pylist()):  # locate the culprit only on the error path
-                try:
-                    float(text)
-                except (TypeError, ValueError):
-                    raise InputError(f"record {first_record + k + 1}: {name} must be a number") from None
-            raise InputError(f"{name} must be numeric") from None
 
     def read(self, *, items=None) -> PairwiseComparisons:
         """The whole file in memory (items in sorted label order unless ``items`` is given)."""
@@ -555,6 +583,8 @@ def write_text_atomic(path, text: str, *, force: bool = False) -> None:
 
 PARTIAL_POLICIES = ("error", "drop", "randomize")
 PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
+#: most ranking cells (rows x item columns) in one batch of a RankingFile
+RANKING_BATCH_CELLS = 1 << 20
 RANKING_ID_COLUMNS = ("voter", "user", "respondent", "judge", "id", "ballot")
 _PREFLIB_NAME = re.compile(r"#\s*ALTERNATIVE NAME\s+(\d+)\s*:\s*(.*)$")
 _PREFLIB_COUNT = re.compile(r"#\s*NUMBER ALTERNATIVES\s*:\s*(\d+)\s*$")
@@ -576,6 +606,8 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
     In both, an optional ``count`` column gives how many voters cast the row (rows with count 0
     are skipped, as are PrefLib lines with count 0), and one optional
     id column (``voter``, ``user``, ``respondent``, ``judge``, ``id`` or ``ballot``) is ignored.
+    Parquet and Arrow files (``.parquet``, ``.pq``, ``.arrow``, ``.feather``, ``.ipc``) have the
+    same columns and are read by :class:`RankingFile`; they must hold complete strict rankings.
 
     Parameters
     ----------
@@ -595,6 +627,11 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
     """
     if partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
+    if Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+        if partial != "error":
+            raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
+                             "the partial policies apply to CSV and PrefLib files")
+        return RankingFile(path).read()
     labels, ballots = read_ballots(path)
     return _complete_ballots(labels, ballots, partial, rng, path)
 
@@ -620,20 +657,21 @@ def read_ballots(path) -> tuple[tuple, list]:
 def holds_rankings(path) -> bool:
     """Whether a data file holds rankings rather than comparisons.
 
-    PrefLib files hold rankings, Parquet and Arrow files comparisons; a CSV file holds
-    comparisons when its header has the comparison columns (module docstring), else rankings. A
-    remote path (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
+    PrefLib files hold rankings; a CSV, Parquet or Arrow file holds comparisons when its header
+    has the comparison columns (module docstring), else rankings. A remote path
+    (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
     """
     remote = "://" in str(path)
     path = Path(str(path))
     if path.suffix.lower() in PREFLIB_SUFFIXES:
         return True
-    if remote or file_format(path) != "csv":
+    if remote:
         return False
     if not path.is_file():
         raise InputError(f"no such file: {path}")
     try:
-        ComparisonColumns.from_header(_read_text(_csv_header, path), path)
+        header = _read_text(_csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
+        ComparisonColumns.from_header(header, path)
     except InputError:
         return True
     return False
@@ -746,6 +784,218 @@ def _read_ranking_csv(path: Path):
         levels = np.unique(ranks[ranked])
         ballots.append((line_no, count, [list(ranked[ranks[ranked] == v]) for v in levels]))
     return labels, ballots
+
+
+@dataclass(frozen=True, eq=False)
+class RankingBatch:
+    """Validated complete rankings of one batch of a :class:`RankingFile`.
+
+    ``items`` are the labels in index order (empty when the batch holds no voter); ``orders``
+    the ``(k, m)`` rankings (item indices, best first) of the batch's rows with a count of at
+    least 1, and ``weights`` those counts. ``first_row`` and ``first_voter`` are the file
+    indices of the batch's first row and first voter (voters are numbered in file order, a row
+    of count ``c`` holding ``c`` of them); ``rows`` counts every row read, count 0 included.
+    """
+
+    items: tuple
+    orders: np.ndarray
+    weights: np.ndarray
+    first_row: int
+    first_voter: int
+    rows: int
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def __repr__(self) -> str:  # never print raw preferences
+        return f"RankingBatch({self.rows} rows, {self.n_voters} voters, {len(self.items)} items)"
+
+    @property
+    def n_voters(self) -> int:
+        return int(self.weights.sum())
+
+
+def different_items_error() -> InputError:
+    """The error for ballots that do not all rank the same items."""
+    return InputError("the ballots do not all rank the same items: some rankings are incomplete, but the "
+                      "stream and dask engines and Parquet files need complete strict rankings (read a CSV "
+                      "file with --engine local and --partial drop or randomize)")
+
+
+class RankingFile(ColumnarFile):
+    """A rankings file (CSV, Parquet or Arrow IPC) read in batches of complete rankings.
+
+    The columns are those of the CSV layouts of :func:`read_rankings` in every format: the
+    *order* layout (columns ``rank1, rank2, ...`` holding item labels, best first) or the
+    *rank* layout (one column per item holding its rank, 1 = best), an optional ``count``
+    column (voters per row; rows of count 0 are skipped) and an optional id column, ignored.
+    In Parquet and Arrow files labels keep their type (strings, integers) and ranks are
+    numbers; a null or an empty string is an empty cell (an unranked item).
+
+    Every ballot must be a complete strict ranking: each item ranked exactly once, no ties (a
+    batch refuses any other ballot, naming its record; ballots of different batches that rank
+    different item sets are refused when their statistics are added). Items are indexed in
+    sorted label order (order layout) or in column order (rank layout), as :func:`read_rankings`
+    does. A batch holds at most ``batch_size`` rows and at most ``RANKING_BATCH_CELLS`` cells.
+    A position in the file is the pair (row, voter): :meth:`validate` takes the position of a
+    table's first row and :meth:`extent` returns how far a table reaches.
+    """
+
+    def __init__(self, path):
+        if Path(str(path)).suffix.lower() in PREFLIB_SUFFIXES:
+            raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
+                             "CSV or Parquet to read them in batches")
+        super().__init__(path)
+        lower = [str(h).strip().lower() for h in self.header]
+        count = lower.index("count") if "count" in lower else None
+        ident = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
+        cols = [k for k in range(len(self.header)) if k not in (count, ident)]
+        if not cols:
+            raise InputError(f"{self.path}: no item or rank columns")
+        self.order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
+        self.cells = [self.header[k] for k in cols]
+        self.count = None if count is None else self.header[count]
+        self.items = None if self.order_layout else tuple(str(h).strip() for h in self.cells)
+        if self.items is not None and len(set(self.items)) != len(self.items):
+            raise InputError(f"{self.path}: two item columns have the same name")
+        self.names = self.cells + ([] if self.count is None else [self.count])
+        self.label_names = self.cells if self.order_layout else []
+
+    @property
+    def extent_columns(self) -> list:
+        return [self.count] if self.count is not None else self.cells[:1]
+
+    def extent(self, table) -> np.ndarray:
+        """``[rows, voters]`` of a table of this file's columns."""
+        return np.array([len(table), int(self._counts(table, 0).sum())])
+
+    def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
+        """Validated :class:`RankingBatch` objects covering the file in order."""
+        size = min(int(batch_size), max(1, RANKING_BATCH_CELLS // len(self.cells)))
+        position = (0, 0)
+        for raw in self.raw_batches(size):
+            batch = self.validate(raw, position)
+            position = (position[0] + batch.rows, position[1] + batch.n_voters)
+            yield batch
+
+    def read(self) -> Rankings:
+        """The whole file in memory."""
+        batches = [b for b in self.batches() if b.weights.size]
+        if not batches:
+            raise InputError(f"{self.path} has a header but no rankings")
+        if any(b.items != batches[0].items for b in batches):
+            raise different_items_error()
+        return Rankings.from_orders(np.concatenate([b.orders for b in batches]), items=batches[0].items,
+                                    weights=np.concatenate([b.weights for b in batches]))
+
+    def _counts(self, table, first_row: int) -> np.ndarray:
+        """Voters per row (the count column, or 1)."""
+        pa = _pyarrow()
+        if self.count is None:
+            return np.ones(len(table), dtype=np.int64)
+        col = self.column(table, self.count)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                x = col.cast(pa.int64()).to_numpy(zero_copy_only=False)
+            except pa.ArrowInvalid:  # find the culprit only on the error path
+                x = np.array([int(text) if _is_count(text) else -1 for text in col.to_pylist()])
+        else:
+            x = self._numbers(col, "count", first_row)
+        x = np.asarray(x, dtype=float)
+        bad = np.flatnonzero(~np.isfinite(x) | (x < 0) | (x != np.round(x)))
+        if bad.size:
+            raise InputError(f"record {first_row + int(bad[0]) + 1}: count must be an integer >= 0")
+        return x.astype(np.int64)
+
+    def validate(self, table, first) -> RankingBatch:
+        """Check and convert a table (or record batch) of this file's columns whose first row is
+        at position ``first = (row, voter)`` of the file (see the class docstring)."""
+        first_row, first_voter = (int(x) for x in first)
+        counts = self._counts(table, first_row)
+        kept = np.flatnonzero(counts > 0)
+        if self.order_layout:
+            items, orders = self._orders_from_labels(table, kept, first_row)
+        else:
+            items, orders = self.items, self._orders_from_ranks(table, kept, first_row)
+        return RankingBatch(items if kept.size else (), orders, counts[kept], first_row, first_voter, len(table))
+
+    def _incomplete(self, row: int) -> InputError:
+        return InputError(f"record {row + 1}: a ballot with ties or unranked items; the stream and dask "
+                          "engines and Parquet files need complete strict rankings (read a CSV file with "
+                          "--engine local and --partial drop or randomize)")
+
+    def _orders_from_labels(self, table, kept, first_row):
+        pa = _pyarrow()
+        import pyarrow.compute as pc
+
+        cols = [self.column(table, name) for name in self.cells]
+        cols = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in cols]
+        try:
+            flat = pa.concat_arrays([c.cast(cols[0].type) for c in cols])
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            raise InputError(f"{self.path}: the rank columns must hold labels of one type") from None
+        encoded = pc.dictionary_encode(flat)
+        indices = pc.fill_null(encoded.indices, -1) if encoded.indices.null_count else encoded.indices
+        codes = indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        labels = encoded.dictionary.to_pylist()
+        empty = np.array([label == "" for label in labels] + [True])  # code -1: null
+        codes = codes.reshape(len(cols), -1).T[kept]  # (kept rows, rank columns)
+        present = ~empty[codes]
+        gap = np.flatnonzero(np.any(present[:, 1:] & ~present[:, :-1], axis=1))
+        if gap.size:
+            raise InputError(f"record {first_row + int(kept[gap[0]]) + 1}: empty cells may only trail the ranking")
+        used = np.flatnonzero(np.bincount(codes[present], minlength=len(labels)))  # codes that occur, sorted
+        items = sorted_labels(labels[c] for c in used)
+        position = {label: k for k, label in enumerate(items)}
+        index = np.full(len(labels) + 1, -1, dtype=np.int64)
+        index[used] = [position[labels[c]] for c in used]  # one step per distinct label
+        m = len(items)
+        idx = index[codes]
+        twice = np.flatnonzero(np.any(np.diff(np.sort(np.where(present, idx, -1 - np.arange(idx.shape[1])),
+                                                      axis=1), axis=1) == 0, axis=1))
+        if twice.size:
+            raise InputError(f"record {first_row + int(kept[twice[0]]) + 1}: an item is ranked twice")
+        short = np.flatnonzero(present.sum(axis=1) != m)
+        if short.size:
+            raise self._incomplete(first_row + int(kept[short[0]]))
+        return items, np.ascontiguousarray(idx[:, :m])
+
+    def _orders_from_ranks(self, table, kept, first_row):
+        pa = _pyarrow()
+        import pyarrow.compute as pc
+
+        ranks = np.empty((kept.size, len(self.cells)))
+        for k, name in enumerate(self.cells):  # one step per item column, vectorised over rows
+            col = self.column(table, name)
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                missing = pc.or_(pc.equal(col, ""), pc.equal(pc.utf8_lower(col), "na"))
+                col = pc.if_else(missing, pa.scalar(None, col.type), col)
+                try:
+                    col = col.cast(pa.float64())
+                except pa.ArrowInvalid:
+                    bad = [r for r, text in enumerate(col.to_pylist()) if text is not None and not _is_number(text)]
+                    raise InputError(f"record {first_row + bad[0] + 1}: ranks must be numbers (1 = best)") from None
+            ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
+        ordered = np.sort(ranks, axis=1)
+        bad = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
+        if bad.size:
+            raise self._incomplete(first_row + int(kept[bad[0]]))
+        return np.argsort(ranks, axis=1, kind="stable")
+
+
+def _is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_count(text) -> bool:
+    try:
+        return int(text) >= 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _complete_ballots(labels, ballots, partial, rng, path) -> Rankings:

@@ -16,6 +16,11 @@ Footrule aggregation reads the position histogram instead (:func:`position_count
 inverse permutations of each other (:func:`positions_of`); :func:`check_permutations` is the one
 validation of both, and :func:`as_rankings` turns any ranking profile argument into
 :class:`Rankings`.
+
+:class:`RankingTally` holds the same statistics without the rankings -- the integer counts
+``N`` and the position counts, or the sum of the voters' local reports -- as the engines of
+:mod:`privrank.engines` compute them (``kind="rankings"``); every algorithm that reads only
+``w`` takes it in place of a :class:`Rankings`.
 """
 from __future__ import annotations
 
@@ -29,6 +34,19 @@ from ..errors import InputError
 # entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
 _QUERY_BLOCK = 1 << 22
 
+
+def _pairwise_matrix(self) -> np.ndarray:
+    """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
+    return self.pairwise_counts() / self.n_voters
+
+
+def _pair_indices(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """The index arrays of a :meth:`Rankings.preference` query, checked."""
+    a = np.asarray(a, dtype=np.int64).ravel()
+    b = np.asarray(b, dtype=np.int64).ravel()
+    if a.shape != b.shape:
+        raise InputError("a and b must have the same length")
+    return a, b
 
 def check_permutations(rows, *, what: str = "ranking") -> np.ndarray:
     """``rows`` as an ``(k, m)`` int64 array whose every row is a permutation of ``0 .. m-1``.
@@ -79,7 +97,7 @@ def positions_of(orders) -> np.ndarray:
 
 
 def position_counts(positions, weights=None) -> np.ndarray:
-    """``counts[i, x]``: (weighted) number of rankings placing item ``i`` at position ``x``.
+    """``counts[i, x]``: (weighted) number of rankings placing item ``i`` at position ``x`` (int64).
 
     ``positions`` is ``(n, m)``, each row a permutation; ``weights`` are non-negative integer
     multiplicities. The sufficient statistic of footrule aggregation (Hillebrand et al. §2).
@@ -88,7 +106,8 @@ def position_counts(positions, weights=None) -> np.ndarray:
     w = check_multiplicities(weights, pos.shape[0])
     m = pos.shape[1]
     flat = (np.arange(m)[None, :] * m + pos).ravel()
-    return np.bincount(flat, weights=np.repeat(w, m).astype(float), minlength=m * m).reshape(m, m)
+    return np.bincount(flat, weights=np.repeat(w, m).astype(float),
+                       minlength=m * m).reshape(m, m).astype(np.int64)
 
 
 def as_rankings(profile, weights=None) -> "Rankings":
@@ -97,6 +116,9 @@ def as_rankings(profile, weights=None) -> "Rankings":
     ``weights`` (multiplicities, as in :meth:`Rankings.from_orders`) replace the profile's own
     when given.
     """
+    if isinstance(profile, RankingTally):
+        raise InputError("this algorithm needs the rankings themselves, not their statistics (a "
+                         "RankingTally): read the file with read_rankings")
     if isinstance(profile, Rankings):
         if weights is None:
             return profile
@@ -231,27 +253,110 @@ class Rankings:
 
     # ------------------------------------------------------------------ pairwise statistic
     def pairwise_counts(self) -> np.ndarray:
-        """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), as floats."""
+        """``N[i, j]``: number of voters placing ``i`` before ``j`` (``N[i, i] = 0``), int64."""
         P = self._by_item
         m = self.n_items
-        N = np.empty((m, m))
+        N = np.empty((m, m), dtype=np.int64)
         for j in range(m):  # one column per item, vectorised over items and rankings
             N[:, j] = self._weighted_count(P < P[j])
         return N
 
-    def pairwise_matrix(self) -> np.ndarray:
-        """The pairwise-preference matrix ``w = N / n`` (Alabi et al. §2)."""
-        return self.pairwise_counts() / self.n_voters
+    pairwise_matrix = _pairwise_matrix
 
     def preference(self, a, b) -> np.ndarray:
         """``w[a[k], b[k]]`` for index arrays ``a``, ``b``, computed from the positions on demand."""
-        a = np.asarray(a, dtype=np.int64).ravel()
-        b = np.asarray(b, dtype=np.int64).ravel()
-        if a.shape != b.shape:
-            raise InputError("a and b must have the same length")
+        a, b = _pair_indices(a, b)
         P = self._by_item
         out = np.empty(a.size)
         step = max(1, _QUERY_BLOCK // max(1, P.shape[1]))
         for s in range(0, a.size, step):  # blocks of queries, each vectorised
             out[s:s + step] = self._weighted_count(P[a[s:s + step]] < P[b[s:s + step]])
         return out / self.n_voters
+
+
+TALLY_STATISTICS = ("pairwise", "positions")
+
+
+@dataclass(frozen=True, eq=False)
+class RankingTally:
+    """Sufficient statistics of ``n`` complete rankings, without the rankings.
+
+    Built by :func:`privrank.sufficient_statistics` (``kind="rankings"``). It answers the
+    queries of :class:`Rankings` that need only ``w`` (:meth:`pairwise_counts`,
+    :meth:`pairwise_matrix`, :meth:`preference`), so the Kemeny algorithms that read only ``w``
+    take it in place of the profile.
+
+    Attributes
+    ----------
+    items : tuple
+        Item labels in index order.
+    n_voters : int
+        Number of voters ``n`` (public in every guarantee of privrank's ranking aggregation).
+    pair_counts : ndarray of int64, shape (m, m), or None
+        ``N[i, j]``: voters placing ``i`` before ``j`` (exact, computed from the raw rankings).
+    position_counts : ndarray of int64, shape (m, m), or None
+        ``counts[q, x]``: voters placing item ``q`` at position ``x`` (0 = best; exact).
+    reports : ndarray of int64 or None
+        The fixed-point sum of the voters' epsilon-local-DP reports of ``statistic``
+        (:func:`~privrank.mechanisms.pairwise_matrix.local_pair_reports` or
+        :func:`~privrank.mechanisms.tree.local_footrule_reports`); when set, the tally holds
+        nothing exact.
+    statistic : {"pairwise", "positions"} or None
+        What ``reports`` randomize.
+    epsilon : float or None
+        Every voter's epsilon for ``reports``.
+    kappa : float or None
+        Weight growth factor of the binary tree of ``positions`` reports.
+    """
+
+    items: tuple
+    n_voters: int
+    pair_counts: np.ndarray | None = None
+    position_counts: np.ndarray | None = None
+    reports: np.ndarray | None = None
+    statistic: str | None = None
+    epsilon: float | None = None
+    kappa: float | None = None
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:  # never print statistics of the raw data
+        held = [name for name in ("pair_counts", "position_counts", "reports") if getattr(self, name) is not None]
+        return f"RankingTally({self.n_voters} rankings of {self.n_items} items; {', '.join(held)})"
+
+    def labels_of(self, order) -> list:
+        """Item labels of an order of item indices."""
+        return [self.items[int(k)] for k in order]
+
+    def pairwise_counts(self) -> np.ndarray:
+        """``N[i, j]``: number of voters placing ``i`` before ``j`` (int64), as :meth:`Rankings.pairwise_counts`."""
+        if self.pair_counts is None:
+            raise InputError("this tally holds no exact pairwise counts; compute it with "
+                             "statistic='pairwise' (or both statistics) and without epsilon")
+        return self.pair_counts
+
+    pairwise_matrix = _pairwise_matrix
+
+    def preference(self, a, b) -> np.ndarray:
+        """``w[a[k], b[k]]`` for index arrays ``a``, ``b``."""
+        a, b = _pair_indices(a, b)
+        return self.pairwise_counts()[a, b] / self.n_voters
+
+    def position_histogram(self) -> np.ndarray:
+        """``counts[i, x]``: voters placing item ``i`` at position ``x`` (int64), as :func:`position_counts`."""
+        if self.position_counts is None:
+            raise InputError("this tally holds no exact position counts; compute it with "
+                             "statistic='positions' (or both statistics) and without epsilon")
+        return self.position_counts
+
+    def local_reports(self, statistic: str, epsilon: float) -> np.ndarray:
+        """The sum of the voters' local reports of ``statistic``, checked to be drawn at ``epsilon``."""
+        if self.reports is None or self.statistic != statistic:
+            raise InputError(f"this tally holds no local reports of the {statistic} statistic; compute it "
+                             f"with sufficient_statistics(..., kind='rankings', statistic='{statistic}', "
+                             "epsilon=...)")
+        if self.epsilon != epsilon:
+            raise InputError(f"the voters randomized their rankings at epsilon {self.epsilon:g}: give that epsilon")
+        return self.reports

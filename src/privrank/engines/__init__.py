@@ -45,13 +45,18 @@ Adding a kind. A kind is a module of this package registered in ``KINDS`` that p
 * ``partial(batch, options)``, ``combine(partials)`` and ``finish(partial, options)``: the map,
   an exact and associative sum, and the final statistic.
 
-Rankings fit the same mould: the pairwise matrix w and the footrule position counts are sums
-over rankings of per-ranking contributions, so their ``partial`` is a ``bincount`` over a batch
-of rankings and their ``combine`` an integer addition, and the engines are unchanged.
+The file object also tells the Dask engine where each partition starts: ``extent(table)``
+(how far a table of its ``extent_columns`` reaches: records, or rows and voters) and
+``validate(table, first)`` taking the sum of the extents before it.
+
+Rankings (:mod:`privrank.engines.rankings`) fit the same mould: the pairwise counts, the footrule
+position counts and the sum of the voters' fixed-point local reports are sums over rankings of
+per-ranking contributions, so their ``partial`` reduces a batch of rankings and their
+``combine`` is an integer addition.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -59,51 +64,69 @@ import numpy as np
 from ..data.io import DEFAULT_BATCH_SIZE
 from ..errors import InputError, check_epsilon
 from ..mechanisms.randomized_response import record_key
-from . import comparisons
+from . import comparisons, rankings
 
 ENGINES = ("local", "stream", "dask")
-KINDS = {"comparisons": comparisons}
+KINDS = {"comparisons": comparisons, "rankings": rankings}
 
 
 @dataclass(frozen=True)
 class Options:
     """What every partial statistic needs to know, shipped with each task.
 
-    ``items``: a fixed item list (None: the sorted labels that occur); ``epsilon``: randomize raw
-    answers with randomized response at this per-comparison epsilon (None: no randomization);
-    ``key``: the Philox key of that randomization.
+    ``items``: a fixed item list (None: the sorted labels that occur); ``epsilon``: randomize
+    every record at this epsilon (None: no randomization); ``key``: the Philox key of that
+    randomization; ``statistic`` and ``kappa``: what a ranking contributes (rankings only).
     """
 
     items: tuple | None = None
     epsilon: float | None = None
     key: np.ndarray | None = None
+    statistic: str | None = None
+    kappa: float | None = None
 
 
 def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
-                          epsilon=None, rng=None, batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None,
-                          progress=None):
+                          epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
+                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None):
     """Compute the sufficient statistic of ``source`` on an engine (see the module docstring).
 
     Parameters
     ----------
     source : str, Path or in-memory data
-        A file (CSV, Parquet or Arrow, see :mod:`privrank.data.io`) or, for the local engine,
-        the in-memory container of the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`).
-    kind : {"comparisons"}
-        What the records are.
+        A file (CSV, Parquet or Arrow, see :mod:`privrank.data.io`; for rankings the local
+        engine also reads PrefLib files) or, for the local engine, the in-memory container of
+        the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`,
+        :class:`~privrank.data.rankings.Rankings`).
+    kind : {"comparisons", "rankings"}
+        What the records are: pairwise comparisons, or complete strict rankings (one ballot per
+        row, the layouts of :class:`~privrank.data.io.RankingFile`).
     engine : {"local", "stream", "dask"}, optional
         Default: ``stream`` for a file, ``local`` for in-memory data.
     items : sequence, optional
-        The item list, in index order (default: the labels that occur, sorted).
+        Comparisons: the item list, in index order (default: the labels that occur, sorted).
+        Rankings name every item in every ballot and take their item list from the file.
     epsilon : float, optional
-        Randomize every raw answer with randomized response at this epsilon before it is counted
-        (Xu, Sun, Cheng §2.1): the statistic is then eps-local DP per comparison, and per user
-        by basic composition over that user's comparisons. Refused for randomized reports
-        (files with an epsilon column), which are counted as they are.
+        Comparisons: randomize every raw answer with randomized response at this epsilon before
+        it is counted (Xu, Sun, Cheng §2.1): the statistic is then eps-local DP per comparison,
+        and per user by basic composition over that user's comparisons. Refused for randomized
+        reports (files with an epsilon column), which are counted as they are. Rankings: every
+        voter sends one Duchi et al. l2 report of its vector for ``statistic`` -- the centred
+        pair vector (Alabi et al. Theorem 8, ``ldp_matrix``) or the weighted binary-tree vector
+        of its positions (Hillebrand et al. §4, ``ldp_footrule``) -- and the tally holds their
+        fixed-point sum: eps-local DP per ranking, ``n`` public.
+    statistic : {"pairwise", "positions"}, optional
+        Rankings only: the pairwise counts (the matrix w of the Kemeny methods), the position
+        counts (footrule), or by default both; with ``epsilon``, the one the voters randomize.
+    kappa : float, optional
+        Rankings with ``epsilon`` and ``statistic="positions"``: the tree weight (default
+        sqrt(2), :data:`privrank.mechanisms.tree.DEFAULT_KAPPA`).
     rng : None, int or numpy.random.Generator
-        Source of the randomization key (used only with ``epsilon``).
+        Source of the randomization key (used only with ``epsilon``;
+        :func:`~privrank.mechanisms.randomized_response.record_key`).
     batch_size : int
-        Records per batch of the stream engine (bounds its memory).
+        Records per batch of the stream engine (bounds its memory; a batch of rankings also
+        holds at most 2^20 ranking cells).
     scheduler : None, str or distributed.Client
         Dask engine only: None for Dask's current default scheduler, a scheduler address such as
         ``"tcp://10.0.0.5:8786"``, or a Client.
@@ -113,11 +136,16 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
 
     Returns
     -------
-    ComparisonTally
+    ComparisonTally or RankingTally
         For ``kind="comparisons"``: exact integer counts per privacy level and pair, identical
         for every engine. ``privrank.fit_btl`` takes it directly (reports are debiased, raw
         answers give the non-private fit); see also
-        :func:`privrank.pairwise.release.release_from_reports`.
+        :func:`privrank.pairwise.release.release_from_reports`. For ``kind="rankings"``: the
+        number of voters and the int64 statistics (or the sum of the local reports), identical
+        for every engine; the algorithms that read only one of them take it in place of the
+        profile (``privrank.private_kemeny``, ``privrank.dp_kwiksort``, ``privrank.dp_footrule``,
+        ``privrank.footrule_optimal_order``, ...; ``privrank.ldp_matrix`` and
+        ``privrank.ldp_footrule`` for the voters' reports).
     """
     try:
         module = KINDS[kind]
@@ -134,7 +162,8 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     if scheduler is not None and engine != "dask":
         raise InputError("a scheduler is used only by the dask engine")
     eps = None if epsilon is None else check_epsilon(epsilon)
-    options = Options(items=None if items is None else module.item_list(items), epsilon=eps)
+    options = Options(items=None if items is None else module.item_list(items), epsilon=eps,
+                      statistic=statistic, kappa=kappa)
     if in_memory:
         module.check(source, options)
         return module.in_memory(source, options, rng)
@@ -145,7 +174,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     file = module.open_file(source)
     module.check(file, options)
     if eps is not None:
-        options = Options(options.items, eps, record_key(rng))
+        options = replace(options, key=record_key(rng))
     if engine == "stream":
         return _stream(module, file, options, int(batch_size), progress)
     from .dask_engine import run_dask

@@ -62,6 +62,8 @@ def read(path, options) -> PairwiseComparisons:
 
 def check(source, options) -> None:
     """Refuse to randomize randomized reports (``source`` is a file or in-memory data)."""
+    if options.statistic is not None or options.kappa is not None:
+        raise InputError("statistic and kappa apply to kind='rankings'")
     if options.epsilon is not None and source.is_randomized:
         raise InputError("the data are randomized reports with their own epsilon column; they are "
                          "counted as they are, so give no epsilon")

@@ -2,11 +2,12 @@
 
 ``dask.dataframe`` reads the file: Parquet with one partition per row group, CSV in blocks of
 ``CSV_BLOCKSIZE`` with every field as text (as the other engines read it; Dask splits CSV at line
-breaks, so quoted fields must not contain any). A first computation counts the records of each partition, which gives every
-partition the file index of its first record (needed by the counter-based randomization and by
-error messages); the second reduces each partition to its partial statistic and adds the
-partials ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a
-worker dies the scheduler runs its tasks again elsewhere and the result does not change.
+breaks, so quoted fields must not contain any). A first computation measures each partition
+(``file.extent``: its records; for rankings, its rows and voters), which gives every partition
+the file position of its first record (needed by the counter-based randomization and by error
+messages); the second reduces each partition to its partial statistic and adds the partials
+``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a worker dies
+the scheduler runs its tasks again elsewhere and the result does not change.
 """
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ def run_dask(module, file, options, scheduler):
         raise InputError("the dask engine reads Parquet and CSV files; convert Arrow files to Parquet")
     client, owned = _client(scheduler)
     try:
-        lengths = dask.compute(*[dask.delayed(len)(part) for part in frame[[file.names[0]]].to_delayed()],
-                               scheduler=client)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int)
-        partials = [dask.delayed(_partial)(module.partial, file, part, int(start), options)
+        extents = np.array(dask.compute(*[dask.delayed(_extent)(file, part)
+                                          for part in frame[file.extent_columns].to_delayed()], scheduler=client))
+        starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
+        partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options)
                     for part, start in zip(frame.to_delayed(), starts)]
         while len(partials) > 1:
             partials = [dask.delayed(module.combine)(partials[k:k + SPLIT_EVERY])
@@ -50,10 +51,16 @@ def run_dask(module, file, options, scheduler):
     return module.finish(total, options)
 
 
-def _partial(partial, file, frame, first_record, options):
+def _extent(file, frame):
     import pyarrow as pa
 
-    return partial(file.validate(pa.Table.from_pandas(frame, preserve_index=False), first_record), options)
+    return file.extent(pa.Table.from_pandas(frame, preserve_index=False))
+
+
+def _partial(partial, file, frame, first, options):
+    import pyarrow as pa
+
+    return partial(file.validate(pa.Table.from_pandas(frame, preserve_index=False), first), options)
 
 
 def _client(scheduler):

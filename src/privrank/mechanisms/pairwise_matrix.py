@@ -16,7 +16,8 @@ as ``1 - w~``: drawing both triangles independently would double the sensitivity
   clipped to ``[0, 1]`` (post-processing that restores the probability constraints).
 * :func:`local_pairwise_matrix` is the one-round local release (Alabi et al. Theorem 8,
   Lemma 17): every voter randomizes their own vector of pair indicators with the Duchi et al.
-  l2 randomizer.
+  l2 randomizer. It is :func:`local_pair_reports` (the voters' side: randomize and add, per
+  record, exactly; the map step of the engines) followed by :func:`pairwise_from_reports`.
 * :func:`bucket_release` is Hillebrand et al.'s Algorithm 3 release (``w = s + t`` over
   position buckets) and :func:`noisy_cost_difference` the selection step of their Lemma B.11;
   both are calibrated to exact sensitivities derived in their docstrings.
@@ -32,14 +33,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._rng import as_generator
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..metrics import kemeny_cost, kendall_tau_distance
-from .local_vectors import duchi_l2, duchi_l2_scale
+from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import gaussian, gaussian_mu, laplace
+from .randomized_response import record_key
 
-# voters randomized per vectorised block by local_pairwise_matrix
+# rankings handled per vectorised block by local_pair_reports and bucket_release
 _LOCAL_BLOCK = 1 << 21
 
 
@@ -139,6 +140,47 @@ def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rn
     upper = W[upper_triangle(m)] + budget.draw(scale, M, rng)
     Wt = matrix_from_upper(upper, m)
     return (clip_pairs(Wt) if clip else Wt), scale
+
+
+def local_pair_reports(orders, epsilon, key, first_record: int = 0) -> np.ndarray:
+    """Sum of the voters' fixed-point reports of their centred pair vectors (Alabi et al. Thm 8).
+
+    Row ``k`` of ``orders`` (best first) is voter ``first_record + k``. Voter ``k`` holds
+    ``v_k = (1[i before j] - 1/2)_{i<j}`` (norm exactly ``r = sqrt(M)/2``; centring halves the
+    radius of the paper's 0/1 vector and with it the noise) and sends the Duchi et al. l2 report
+    of it, drawn from the voter's own counter-based randomness under ``key``
+    (:func:`privrank.mechanisms.local_vectors.duchi_l2_records`): epsilon-local DP for the
+    whole ranking. Returns the int64 sum of the reports (length ``M = m(m-1)/2``), which adds
+    up exactly over any split of the voters; :func:`pairwise_from_reports` turns it into ``w~``.
+    """
+    eps = check_epsilon(epsilon)
+    o = np.asarray(orders, dtype=np.int64)
+    iu, ju = upper_triangle(o.shape[1])
+    M = iu.size
+    total = np.zeros(M, dtype=np.int64)
+    if not M:
+        return total
+    step = max(1, _LOCAL_BLOCK // M)
+    for s in range(0, o.shape[0], step):  # blocks of voters, each block vectorised
+        pos = np.argsort(o[s:s + step], axis=1)
+        v = (pos[:, iu] < pos[:, ju]) - 0.5
+        total += duchi_l2_records(v, radius=math.sqrt(M) / 2.0, epsilon=eps, key=key,
+                                  first_record=int(first_record) + s).sum(axis=0)
+    return total
+
+
+def pairwise_from_reports(total, n: int, m: int, epsilon) -> np.ndarray:
+    """The analyst's estimate ``w~_ij = 1/2 + mean_k Z_k`` from :func:`local_pair_reports`'s sum
+    over ``n`` voters: unbiased and not clipped; the lower triangle is ``1 - w~``."""
+    if n < 1:
+        raise InputError("local aggregation needs at least one ranking")
+    if n >= MAX_REPORTS:
+        raise InputError(f"local aggregation adds the reports of fewer than {MAX_REPORTS} voters exactly")
+    if m < 2:
+        return np.zeros((m, m))
+    M = m * (m - 1) // 2
+    unit = report_unit(M, math.sqrt(M) / 2.0, epsilon)
+    return matrix_from_upper(0.5 + unit * np.asarray(total) / n, m)
 
 
 def noisy_cost_difference(W, order_a, order_b, n: float, budget: Budget, fraction: float,
@@ -243,11 +285,10 @@ def bucket_release(rankings, buckets: int, budget: Budget, rng=None) -> tuple[np
 def local_pairwise_matrix(orders, epsilon, rng=None) -> np.ndarray:
     """One-round epsilon-local-DP estimate of ``w`` from one order per voter (Alabi et al. Thm 8).
 
-    Voter ``k`` holds the vector ``v_k = (1[i before j] - 1/2)_{i<j}`` (norm exactly
-    ``r = sqrt(M)/2``; centring halves the radius of the paper's 0/1 vector and with it the
-    noise) and sends the Duchi et al. l2 report ``Z_k`` (:func:`privrank.mechanisms.local_vectors.duchi_l2`,
-    unbiased, epsilon-local DP for the whole ranking). The analyst's estimate
-    ``w~_ij = 1/2 + mean_k Z_k`` is unbiased and not clipped; the lower triangle is ``1 - w~``.
+    Every voter sends one Duchi et al. report of their centred pair vector
+    (:func:`local_pair_reports`; voter ``k`` is record ``k`` under the key
+    :func:`~privrank.mechanisms.randomized_response.record_key` draws from ``rng``), and the
+    analyst averages them (:func:`pairwise_from_reports`).
 
     Parameters
     ----------
@@ -256,24 +297,9 @@ def local_pairwise_matrix(orders, epsilon, rng=None) -> np.ndarray:
     epsilon
         Each voter's privacy parameter.
     """
-    eps = check_epsilon(epsilon)
-    gen = as_generator(rng)
     o = np.asarray(orders, dtype=np.int64)
-    n, m = o.shape
-    if n < 1:
-        raise InputError("local aggregation needs at least one ranking")
-    if m < 2:
-        return np.zeros((m, m))
-    iu, ju = upper_triangle(m)
-    M = iu.size
-    radius = math.sqrt(M) / 2.0
-    total = np.zeros(M)
-    step = max(1, _LOCAL_BLOCK // M)
-    for s in range(0, n, step):  # blocks of voters, each block vectorised
-        pos = np.argsort(o[s:s + step], axis=1)
-        v = (pos[:, iu] < pos[:, ju]) - 0.5
-        total += duchi_l2(v, radius=radius, epsilon=eps, rng=gen).sum(axis=0)
-    return matrix_from_upper(0.5 + total / n, m)
+    return pairwise_from_reports(local_pair_reports(o, epsilon, record_key(rng)), o.shape[0], o.shape[1],
+                                 epsilon)
 
 
 def local_pairwise_sd(m: int, n: int, epsilon) -> float:

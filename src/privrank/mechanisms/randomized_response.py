@@ -50,6 +50,22 @@ def record_key(rng=None) -> np.ndarray:
     return np.random.SeedSequence(rng).generate_state(2, dtype=np.uint64)
 
 
+def record_uniforms(key, first_record: int, n_records: int, per_record: int = 1) -> np.ndarray:
+    """``(n_records, per_record)`` uniforms in [0, 1) of records ``first_record, ...`` under ``key``.
+
+    Record ``r`` owns outputs ``r * per_record`` to ``(r + 1) * per_record - 1`` of the Philox
+    stream under ``key``, so its uniforms depend only on (key, r, per_record), never on which
+    other records are drawn with it.
+    """
+    first, n, per = int(first_record), int(n_records), int(per_record)
+    if first < 0:
+        raise InputError("first_record must be >= 0")
+    # Philox yields four 64-bit outputs per counter value: output p sits at counter p // 4.
+    block, skip = divmod(first * per, 4)
+    gen = np.random.Generator(np.random.Philox(key=np.asarray(key, dtype=np.uint64), counter=block))
+    return gen.random(skip + n * per)[skip:].reshape(n, per)
+
+
 def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarray:
     """Randomized response on answers given as twice their value, record by record.
 
@@ -63,19 +79,13 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     v = np.asarray(values2)
     if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
-    first = int(first_record)
-    if first < 0:
-        raise InputError("first_record must be >= 0")
     if np.ndim(epsilon):
         p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape))
         report_one = np.where(v == 1, 0.5, np.where(v == 2, 1.0 - p, p))
     else:
         p = flip_probability(check_epsilon(epsilon))
         report_one = np.array([p, 0.5, 1.0 - p])[v]
-    # Philox yields four 64-bit outputs per counter value: output r sits at counter r // 4.
-    block, skip = divmod(first, 4)
-    gen = np.random.Generator(np.random.Philox(key=np.asarray(key, dtype=np.uint64), counter=[block, 0, 0, 0]))
-    u = gen.random(skip + v.size)[skip:].reshape(v.shape)
+    u = record_uniforms(key, first_record, v.size).reshape(v.shape)
     return (u < report_one).astype(np.int8)
 
 

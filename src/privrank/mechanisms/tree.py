@@ -41,7 +41,9 @@ Noise back ends (vector aggregation, paper App. D):
   than converting zero-concentrated DP, and never looser.
 * ``"local"`` -- epsilon-local DP, one round: every user sends the Duchi, Jordan, Wainwright
   l2-ball randomisation of their own concatenated weighted vector (every ranking's vector has
-  the same l2 norm); the analyst averages (:mod:`privrank.mechanisms.local_vectors`).
+  the same l2 norm), drawn from its own counter-based randomness and in fixed point, so that
+  the reports add up exactly in any grouping (:mod:`privrank.mechanisms.local_vectors`); the
+  analyst averages.
 
 The samplers are floating point (see :mod:`privrank.mechanisms.noise`).
 """
@@ -54,11 +56,12 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .._rng import as_generator
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
+from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import gaussian, gaussian_sigma, laplace
+from .randomized_response import record_key
 
 NOISE_TYPES = ("laplace", "gaussian", "local")
 #: Default weight growth factor per noise type (see module docstring).
@@ -323,9 +326,10 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
     n = int(w.sum())
     mech = "binary-tree approximate median"
     if noise == "local":
-        reports_rows = np.repeat(x, w)[:, None]
-        return _local_release(reports_rows, m, layout, eps, rng, UNIT_RECORD, mech,
-                              radius=float(np.max(np.linalg.norm(layout.design, axis=0))))
+        rows = np.repeat(x, w)[:, None]
+        radius = float(np.max(np.linalg.norm(layout.design, axis=0)))
+        return _local_release(_local_reports(rows, layout, eps, record_key(rng), 0, radius), n, 1, layout,
+                              eps, UNIT_RECORD, mech, radius=radius)
     counts = np.bincount(x, weights=w, minlength=m)[None, :].astype(float)
     s1, s2 = single_sensitivity(layout, 1), single_sensitivity(layout, 2)
     noisy, scale, cost_sd, g = _central_release(counts, n, layout, s1, s2, noise, eps, dlt,
@@ -341,7 +345,11 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
 
     ``costs[q, j]`` estimates ``(1/n) sum_i |pi_i(q) - j|``, the mean footrule displacement of
     item ``q`` if it were put at position ``j`` (0-based). All ``m`` trees are released as one
-    concatenated vector whose sensitivity is computed exactly (module docstring).
+    concatenated vector whose sensitivity is computed exactly (module docstring). Central
+    noise is added to the position counts (:func:`footrule_counts_release`); local noise is
+    each ranking's own report (:func:`local_footrule_reports`, ranking ``i`` is record ``i``
+    under the key :func:`~privrank.mechanisms.randomized_response.record_key` draws from
+    ``rng``), averaged by :func:`local_footrule_release`.
 
     Parameters
     ----------
@@ -366,38 +374,93 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
         raise InputError("positions must be an (n, m) array with n, m >= 1")
     pos = check_permutations(positions, what="row of positions")
     w = check_multiplicities(weights, pos.shape[0])
-    m = pos.shape[1]
-    layout = tree_layout(m, kap)
-    mech = "binary-tree footrule costs"
     if noise == "local":
+        layout = tree_layout(pos.shape[1], kap)
         rows = np.repeat(pos, w, axis=0)
-        radius = float(np.sqrt(np.sum(layout.design ** 2)))  # same for every ranking
-        return _local_release(rows, m, layout, eps, rng, UNIT_RANKING, mech, radius=radius)
-    n = int(w.sum())
-    counts = position_counts(pos, w)
+        return local_footrule_release(local_footrule_reports(rows, layout, eps, record_key(rng)),
+                                      rows.shape[0], layout, eps)
+    return footrule_counts_release(position_counts(pos, w), int(w.sum()), epsilon=eps, delta=dlt,
+                                   noise=noise, kappa=kap, rng=rng)
+
+
+def footrule_counts_release(counts, n: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
+                            kappa: float | None = None, rng=None) -> TreeRelease:
+    """Central release of the footrule cost matrix from the position counts of ``n`` rankings.
+
+    The release of :func:`footrule_cost_release` (central noise) computed from its sufficient
+    statistic: ``counts[q, x]``, the number of rankings placing item ``q`` at position ``x``
+    (:func:`position_counts`; every row and column sums to ``n``). Same guarantee: epsilon-DP
+    (Laplace) or (epsilon, delta)-DP (Gaussian) for one ranking, ``n`` public.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    noise, kap = _check_noise(noise, kappa)
+    if noise == "local":
+        raise InputError("local noise randomizes every ranking before counting: use local_footrule_reports")
+    c = np.asarray(counts)
+    n = int(n)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] < 1 or not np.issubdtype(c.dtype, np.integer):
+        raise InputError("counts must be a square integer matrix (items x positions)")
+    if n < 1 or np.any(c < 0) or np.any(c.sum(axis=0) != n) or np.any(c.sum(axis=1) != n):
+        raise InputError("counts must be the position counts of n complete rankings: non-negative, "
+                         "every row and column summing to n")
+    layout = tree_layout(c.shape[0], kap)
     s1, s2 = parallel_sensitivity(layout, 1), parallel_sensitivity(layout, 2)
-    noisy, scale, cost_sd, g = _central_release(counts, n, layout, s1, s2, noise, eps, dlt,
-                                                rng, UNIT_RANKING, mech)
+    noisy, scale, cost_sd, g = _central_release(c, n, layout, s1, s2, noise, eps, dlt, rng,
+                                                UNIT_RANKING, "binary-tree footrule costs")
     return TreeRelease(costs=layout.read_off(noisy), aggregates=noisy, noise=noise,
                        noise_scale=scale, cost_sd=cost_sd, kappa=kap,
                        sensitivity=(s1 if noise == "laplace" else s2) / n, n=n, guarantee=g)
 
 
-def _local_release(rows, m, layout, epsilon, rng, unit, mech, *, radius) -> TreeRelease:
-    """One-round local release: each row's concatenated weighted vector, Duchi-randomised."""
-    from .local_vectors import duchi_l2, duchi_l2_scale
+def ranking_radius(layout: TreeLayout) -> float:
+    """l2 norm of one ranking's concatenated weighted vector (the same for every ranking)."""
+    return float(np.sqrt(np.sum(layout.design ** 2)))
 
-    gen = as_generator(rng)
+
+def local_footrule_reports(positions, layout: TreeLayout, epsilon, key, first_record: int = 0) -> np.ndarray:
+    """Sum of the rankings' fixed-point local reports (Hillebrand et al. §4, one round).
+
+    Row ``i`` of ``positions`` is ranking ``first_record + i``; it sends the Duchi et al. l2
+    report of its concatenated weighted tree vector (radius :func:`ranking_radius`), drawn from
+    its own counter-based randomness under ``key``
+    (:func:`~privrank.mechanisms.local_vectors.duchi_l2_records`): epsilon-local DP per ranking.
+    Returns the int64 sum, which adds up exactly over any split of the rankings;
+    :func:`local_footrule_release` averages it.
+    """
+    return _local_reports(np.asarray(positions, dtype=np.int64), layout, check_epsilon(epsilon), key,
+                          first_record, ranking_radius(layout))
+
+
+def local_footrule_release(total, n: int, layout: TreeLayout, epsilon) -> TreeRelease:
+    """The local footrule release from :func:`local_footrule_reports`'s sum over ``n`` rankings."""
+    return _local_release(total, n, layout.m, layout, check_epsilon(epsilon), UNIT_RANKING,
+                          "binary-tree footrule costs", radius=ranking_radius(layout))
+
+
+def _local_reports(rows, layout, epsilon, key, first_record, radius) -> np.ndarray:
+    """Sum of the fixed-point Duchi reports of every row's concatenated weighted vector."""
     n, k = rows.shape
     D = k * layout.size
-    total = np.zeros(D)
+    total = np.zeros(D, dtype=np.int64)
     if D:
         batch = max(1, int(2_000_000 // D))
         design_t = np.ascontiguousarray(layout.design.T)  # (m, T)
-        for start in range(0, n, batch):
+        for start in range(0, n, batch):  # blocks of records, each vectorised
             vec = design_t[rows[start:start + batch]].reshape(-1, D)
-            total += duchi_l2(vec, radius=radius, epsilon=epsilon, rng=gen).sum(axis=0)
-    noisy = (total / n).reshape(k, layout.size)
+            total += duchi_l2_records(vec, radius=radius, epsilon=epsilon, key=key,
+                                      first_record=int(first_record) + start).sum(axis=0)
+    return total
+
+
+def _local_release(total, n, k, layout, epsilon, unit, mech, *, radius) -> TreeRelease:
+    """One-round local release: the average of ``n`` rows' reports (summed in fixed point)."""
+    if n < 1:
+        raise InputError("no records to aggregate")
+    if n >= MAX_REPORTS:
+        raise InputError(f"a local release adds the reports of fewer than {MAX_REPORTS} records exactly")
+    D = k * layout.size
+    noisy = (report_unit(D, radius, epsilon) * np.asarray(total) / n if D else np.zeros(0)).reshape(k, layout.size)
     bound = duchi_l2_scale(D, radius, epsilon) if D else 0.0
     # per-coordinate sd of one report is at most bound / sqrt(D); of the mean, / sqrt(n)
     scale = bound / math.sqrt(max(D, 1)) / math.sqrt(n)
