@@ -8,18 +8,25 @@ are compared as well as the scores.
 
 Prints one line per size and, last, ``speedup_vs_choix=<min ratio over m = 50 and 200 against
 choix's fastest method>``. Also times privatise + fit for L = 1e5 users x m = 30 items.
+
+Both libraries run with one BLAS thread (unless the environment says otherwise): on a busy
+two-core machine a multithreaded BLAS makes timings of small dense solves swing by 50x.
 """
 from __future__ import annotations
 
-import time
+import os
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # read when numpy loads its BLAS
 
-from privrank.data.comparisons import PairCounts
-from privrank.guarantees import Guarantee
-from privrank.pairwise.btl import btl_gradient, btl_objective, fit_pair_counts
-from privrank.simulate import sample_debiased_release
-from privrank.pairwise.btl import fit_btl
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from privrank.data.comparisons import PairCounts  # noqa: E402
+from privrank.guarantees import Guarantee  # noqa: E402
+from privrank.pairwise.btl import btl_gradient, btl_objective, fit_btl, fit_pair_counts  # noqa: E402
+from privrank.simulate import sample_debiased_release  # noqa: E402
 
 LAM = 0.005
 
