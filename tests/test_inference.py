@@ -317,12 +317,12 @@ def test_rank_intervals_read_only_the_release():
     np.fill_diagonal(clear, 0.0)
     guarantee = pr.Guarantee(epsilon=1.0, model="central", unit="one ranking", mechanism="test")
     details = {"clipped": False, "solver": "exact"}
-    res = AggregateResult(np.arange(m), guarantee, details, MatrixRelease(clear, "laplace", 0.01))
+    res = AggregateResult(np.arange(m), guarantee, details, MatrixRelease(clear, "laplace", 0.01, 1000))
     ci = aggregate_intervals(res, items="abcd", rng=0)
     assert list(ci.rank_lower) == list(ci.rank_upper) == [1, 2, 3, 4] and ci.items == tuple("abcd")
     assert ci.ahead[0, 3] == 1.0 and np.isnan(ci.ahead[0, 0]) and ci.guarantee is guarantee
     assert ci.target == KEMENY_TARGET and "not the sampling of the voters" in ci.describe()
-    flat = AggregateResult(np.arange(m), guarantee, details, MatrixRelease(np.full((m, m), 0.5), "gaussian", 1.0))
+    flat = AggregateResult(np.arange(m), guarantee, details, MatrixRelease(np.full((m, m), 0.5), "gaussian", 1.0, 10))
     wide = aggregate_intervals(flat, rng=0)
     assert list(wide.rank_lower) == [1] * m and list(wide.rank_upper) == [m] * m
     off = ~np.eye(m, dtype=bool)

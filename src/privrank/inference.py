@@ -48,7 +48,7 @@ from .data.comparisons import PairCounts
 from .errors import InputError
 from .guarantees import Guarantee
 from .mechanisms.noise import gaussian, laplace
-from .mechanisms.pairwise_matrix import MatrixRelease, matrix_from_upper
+from .mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
 from .mechanisms.randomized_response import added_variance, debias, report_probability
 from .mechanisms.tree import TreeRelease, tree_layout
 from .pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
@@ -582,10 +582,17 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
                          "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
     noise = release.noise
     scale = release.scale if isinstance(release, MatrixRelease) else release.noise_scale
+
+    def redraw(b):
+        if noise != "laplace":
+            return gaussian(scale, (b, statistic.size), gen)
+        if isinstance(release, MatrixRelease):  # exact Laplace on the counts, as released
+            return count_noise(scale, release.n, (b, statistic.size), gen) / release.n
+        return laplace(scale, (b, statistic.size), gen)
+
     step = max(1, BOOTSTRAP_CHUNK // max(statistic.size, m * m))
     ranks = np.concatenate([  # chunks of replicates bound the memory
-        np.argsort(solve(statistic + (laplace(scale, (b, statistic.size), gen) if noise == "laplace" else
-                                      gaussian(scale, (b, statistic.size), gen))), axis=1) + 1
+        np.argsort(solve(statistic + redraw(b)), axis=1) + 1
         for b in (min(step, B - start) for start in range(0, B, step))])
     shares = np.bincount((np.arange(m) * m + ranks - 1).ravel(), minlength=m * m).reshape(m, m) / B
     ahead = np.zeros((m, m))

@@ -176,9 +176,9 @@ class _Recorder:
         self.calls = []
         orig = pairwise_matrix.Budget.draw
 
-        def draw(budget, scale, size, rng):
+        def draw(budget, scale, size, rng, n=None):
             self.calls.append((budget.noise, float(scale), size))
-            return orig(budget, scale, size, rng)
+            return orig(budget, scale, size, rng, n)
 
         monkeypatch.setattr(pairwise_matrix.Budget, "draw", draw)
 

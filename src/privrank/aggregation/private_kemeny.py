@@ -153,7 +153,7 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
                        dtype=np.int64)
     return AggregateResult(order, budget.guarantee("noisy pairwise matrix"),
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
-                            **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale))
+                            **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale, R.n_voters))
 
 
 def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
@@ -332,7 +332,7 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
                          "Every voter sends one report.")
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
-                                      **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd))
+                                      **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd, R.n_voters))
 
 
 def local_group_cap(m: int, queries: int, fail_probability: float | None = None) -> int:

@@ -11,6 +11,8 @@ as ``1 - w~``: drawing both triangles independently would double the sensitivity
 * :class:`Budget` splits a total budget over several noisy stages: pure epsilon-DP stages
   (Laplace) add their epsilons, Gaussian stages add their Gaussian-DP ``mu^2`` (Dong, Roth,
   Su 2022), with ``mu`` from the exact analytic calibration of (epsilon, delta).
+  :meth:`Budget.release` adds a stage's noise to fractions of voters (``count / n``): Laplace
+  noise is then exact, drawn on the counts by :func:`count_noise`.
 * :func:`noisy_pairwise_matrix` is the central release (Alabi et al. Corollaries 3 and 4 with
   exact constants: Laplace scale ``M/(eps n)``, Gaussian ``sigma = sqrt(M)/(n mu)``), optionally
   clipped to ``[0, 1]`` (post-processing that restores the probability constraints).
@@ -37,7 +39,7 @@ from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..metrics import kemeny_cost, kendall_tau_distance
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
-from .noise import gaussian, gaussian_mu, laplace
+from .noise import discrete_laplace, gaussian, gaussian_mu, laplace
 from .randomized_response import record_key
 
 # rankings handled per vectorised block by local_pair_reports and bucket_release
@@ -59,13 +61,45 @@ class Budget:
             return l1 / (self.epsilon * fraction)
         return l2 / (self.mu * math.sqrt(fraction))
 
-    def draw(self, scale: float, size, rng) -> np.ndarray:
-        return laplace(scale, size, rng) if self.noise == "laplace" else gaussian(scale, size, rng)
+    def draw(self, scale: float, size, rng, n: int | None = None) -> np.ndarray:
+        """Noise of ``scale``; with ``n``, Laplace noise for fractions of ``n`` voters is exact.
+
+        With ``n`` the Laplace noise is :func:`count_noise` divided by ``n`` (multiples of
+        ``1/n``); without it (statistics that are not fractions of voters) it is continuous.
+        Gaussian noise is always continuous.
+        """
+        if self.noise == "gaussian":
+            return gaussian(scale, size, rng)
+        return laplace(scale, size, rng) if n is None else count_noise(scale, n, size, rng) / n
+
+    def release(self, fractions, n: int, scale: float, rng) -> np.ndarray:
+        """``fractions`` (``count / n`` for ``n`` voters) plus this budget's noise of ``scale``.
+
+        Laplace: the counts plus exact discrete Laplace noise, divided by ``n``, so the release is
+        a function of integers only. Gaussian: continuous noise.
+        """
+        fractions = np.asarray(fractions, dtype=float)
+        noise = self.draw(scale, fractions.size, rng, n).reshape(fractions.shape)
+        if self.noise == "gaussian":
+            return fractions + noise
+        return (np.rint(fractions * n) + np.rint(noise * n)) / n
 
     def guarantee(self, mechanism: str, note: str = "") -> Guarantee:
         kind = "Laplace" if self.noise == "laplace" else "analytic Gaussian"
         return Guarantee(epsilon=self.epsilon, delta=self.delta, model="central", unit=UNIT_RANKING,
                          mechanism=f"{mechanism} ({kind})", note=note)
+
+
+def count_noise(scale: float, n: int, size, rng=None) -> np.ndarray:
+    """Laplace noise of scale ``scale`` for fractions of ``n`` voters, in counts (integers).
+
+    Discrete Laplace of scale ``n * scale`` (:func:`~privrank.mechanisms.noise.discrete_laplace`):
+    a fraction's sensitivity ``Delta / n`` is a count's ``Delta``, so adding it to the counts is
+    exactly as private as continuous Laplace of scale ``scale`` on the fractions, with integer
+    arithmetic and no floating-point side channel. Its variance is slightly below
+    ``2 (n scale)^2``.
+    """
+    return discrete_laplace(n * scale, size, rng)
 
 
 @dataclass(frozen=True)
@@ -78,15 +112,19 @@ class MatrixRelease:
         The released ``w~`` as released: noise on the upper triangle, not clipped, lower
         triangle ``1 - w~``.
     noise
-        ``"laplace"`` or ``"gaussian"`` (central), or ``"local"`` (mean of Duchi et al. reports).
+        ``"laplace"`` (exact, :func:`count_noise` on the counts) or ``"gaussian"`` (central), or
+        ``"local"`` (mean of Duchi et al. reports).
     scale
         Laplace scale, or standard deviation, of the noise on each upper-triangle entry
         (:func:`local_pairwise_sd` for local releases).
+    n
+        Number of voters (public): Laplace noise lives on the grid ``1/n``.
     """
 
     matrix: np.ndarray
     noise: str
     scale: float
+    n: int
 
 
 @lru_cache(maxsize=64)
@@ -129,7 +167,8 @@ def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rn
                           clip: bool = False) -> tuple[np.ndarray, float]:
     """Central release of ``w``: noise on the upper triangle, lower triangle ``1 - w~``.
 
-    Spends ``fraction`` of ``budget``: Laplace scale ``M/(n eps fraction)`` or Gaussian sd
+    Spends ``fraction`` of ``budget``: Laplace scale ``M/(n eps fraction)`` (exact discrete
+    Laplace on the counts ``n w``, :meth:`Budget.release`) or Gaussian sd
     ``sqrt(M)/(n mu sqrt(fraction))`` with ``M = m(m-1)/2``. Returns ``(w~, scale)``; ``w~`` is
     unbiased when ``clip`` is False.
     """
@@ -137,7 +176,7 @@ def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rn
     m = W.shape[0]
     M = m * (m - 1) // 2
     scale = budget.scale(fraction, M / n, math.sqrt(M) / n)
-    upper = W[upper_triangle(m)] + budget.draw(scale, M, rng)
+    upper = budget.release(W[upper_triangle(m)], n, scale, rng)
     Wt = matrix_from_upper(upper, m)
     return (clip_pairs(Wt) if clip else Wt), scale
 

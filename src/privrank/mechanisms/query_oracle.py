@@ -10,7 +10,8 @@ algorithm, only from the oracle:
     Answers at most ``cap`` distinct pairs. Each answer is ``w[lo, hi]`` plus fresh noise for
     the unordered pair ``lo < hi`` (the reversed orientation is ``1 - answer``); repeated
     queries are served from a cache and cost nothing. One entry has sensitivity ``1/n``, so
-    by adaptive composition ``cap`` Laplace answers of scale ``cap/(eps n)`` are eps-DP and
+    by adaptive composition ``cap`` Laplace answers of scale ``cap/(eps n)`` (exact discrete
+    Laplace on the count of voters, :meth:`~privrank.mechanisms.pairwise_matrix.Budget.release`) are eps-DP and
     ``cap`` Gaussian answers of sd ``sqrt(cap)/(n mu)`` are ``mu``-Gaussian-DP. The scales come
     from a :class:`~privrank.mechanisms.pairwise_matrix.Budget` and a budget fraction. (The
     paper prints ``Lap(q/(eps n))`` for the half budget ``eps/2``: twice too little noise.)
@@ -111,7 +112,7 @@ class NoisyPairOracle:
                 raise QueryCapExceeded(f"more than {self.cap} queries")
             m = self._cache.m
             exact = np.asarray(self._preference(new // m, new % m), dtype=float)
-            self._cache.store(new, exact + self._budget.draw(self.scale, new.size, self._rng))
+            self._cache.store(new, self._budget.release(exact, self.n, self.scale, self._rng))
             self.queries += int(new.size)
         return self._cache.lookup(a, b, key)
 
