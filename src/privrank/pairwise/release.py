@@ -18,7 +18,7 @@ from ..guarantees import UNIT_COMPARISON, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
-TIE_NOTE = "Ties are answered as a fair coin before randomization"
+TIE_NOTE = "Ties are answered as a fair coin before randomization."
 
 
 @dataclass(frozen=True)
