@@ -367,8 +367,13 @@ def max_user_epsilon(user, level, levels, counts=None) -> float:
     float.
     """
     who, eps, n = user_level_counts(user, level, levels, counts)
-    starts = np.flatnonzero(np.diff(who, prepend=-1))
-    return float(np.max(np.add.reduceat(eps * n, starts)))
+    return largest_user_sum(np.flatnonzero(np.diff(who, prepend=-1)), eps, n)
+
+
+def largest_user_sum(starts, epsilon, records) -> float:
+    """:func:`max_user_epsilon` of rows already grouped: one row per (user, epsilon), sorted by
+    user, then epsilon; ``starts`` are the first rows of the users."""
+    return float(np.max(np.add.reduceat(epsilon * records, starts)))
 
 
 def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:

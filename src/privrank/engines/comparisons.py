@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, group_sums,
-                                max_user_epsilon, record_codes, sorted_labels, user_level_counts)
+                                largest_user_sum, record_codes, sorted_labels, user_level_counts)
 from ..data.io import ComparisonFile, item_list, read_comparisons
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_records
@@ -33,8 +33,8 @@ class Partial:
 
     ``codes`` is None when ``counts`` is dense (indexed by code); otherwise ``counts[k]``
     records have code ``codes[k]``. ``levels`` are the distinct epsilons (None for raw
-    answers). ``users`` holds pyarrow tables with columns ``user``, ``epsilon``, ``records`` (a
-    user may appear in several); it is empty for raw answers or records without user ids.
+    answers). ``users`` holds user tables ``(user, epsilon, records)`` (see :func:`_user_table`;
+    a user may appear in several); it is empty for raw answers or records without user ids.
     """
 
     items: tuple
@@ -103,21 +103,26 @@ def _counted(items, levels, codes, counts, users) -> Partial:
     return replace(part, counts=np.asarray(n).astype(np.int64), codes=keys)
 
 
-def _user_table(user, level, levels):
-    """Records per (user, epsilon) of one batch. Integer ids in a range not much wider than the
-    batch are their own codes (offset by the smallest); other ids are dictionary-encoded."""
+def _user_table(user, level, levels) -> tuple:
+    """Records per (user, epsilon) of one batch: a user table ``(user, epsilon, records)``, one row
+    per (user, epsilon), each user's rows together and in increasing epsilon. Integer ids are a
+    numpy array, sorted (a range not much wider than the batch is counted densely); other ids
+    are dictionary-encoded and kept as a pyarrow array."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if pa.types.is_integer(user.type) and len(user):
+    if pa.types.is_integer(user.type):
         ids = user.to_numpy()
-        low = ids.min()
-        if int(ids.max()) - int(low) < 4 * ids.size:
+        if ids.size and int(ids.max()) - int(ids.min()) < 4 * ids.size:
+            low = ids.min()
             who, eps, n = user_level_counts(ids - low, level, levels)
-            return pa.table({"user": pa.array(who + low, type=user.type), "epsilon": eps, "records": n})
+            return who.astype(ids.dtype) + low, eps, n
+        ids, codes = np.unique(ids, return_inverse=True)
+        who, eps, n = user_level_counts(codes, level, levels)
+        return ids[who], eps, n
     encoded = pc.dictionary_encode(user)
     who, eps, n = user_level_counts(encoded.indices.to_numpy(zero_copy_only=False), level, levels)
-    return pa.table({"user": encoded.dictionary.take(pa.array(who)), "epsilon": eps, "records": n})
+    return encoded.dictionary.take(pa.array(who)), eps, n
 
 
 def combine(partials) -> Partial:
@@ -158,20 +163,49 @@ def _reindex(codes, m: int, index, new_m: int, level_index=None) -> np.ndarray:
 
 
 def _user_tables(tables: list) -> tuple:
-    """Keep per-user tables compact: group them into one when the ungrouped rows outgrow it."""
-    if len(tables) < 2:
+    """Keep user tables compact: group them into one when the ungrouped rows outgrow it."""
+    rows = [len(t[1]) for t in tables]
+    if len(tables) < 2 or sum(rows) - max(rows) <= max(max(rows), USER_TABLE_SLACK):
         return tuple(tables)
-    import pyarrow as pa
+    return (_grouped(tables),)
 
-    rows = [t.num_rows for t in tables]
-    if sum(rows) - max(rows) <= max(max(rows), USER_TABLE_SLACK):
-        return tuple(tables)
-    grouped = pa.concat_tables(tables, promote_options="permissive").group_by(["user", "epsilon"]) \
-        .aggregate([("records", "sum")])
-    # one contiguous copy: the grouped columns are slices of larger buffers, which pickling (Dask
-    # sends partials between processes) would copy whole
-    return (pa.table({"user": grouped["user"], "epsilon": grouped["epsilon"],
-                      "records": grouped["records_sum"]}).combine_chunks(),)
+
+def _grouped(tables: list) -> tuple:
+    """One user table of the rows of ``tables``: records summed per (user, epsilon), sorted by
+    user, then epsilon. Integer ids already in order (files stored user by user) are not sorted
+    again; the arrays are fresh, so they pickle at their own size (Dask sends partials between
+    processes)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    numeric = all(isinstance(t[0], np.ndarray) for t in tables)
+    user = np.concatenate([t[0] for t in tables]) if numeric else pa.concat_arrays([t[0] for t in tables])
+    epsilon = np.concatenate([t[1] for t in tables])
+    records = np.concatenate([t[2] for t in tables])
+    if not numeric:
+        order = pc.sort_indices(pa.table({"user": user, "epsilon": epsilon}),
+                                sort_keys=[("user", "ascending"), ("epsilon", "ascending")]).to_numpy()
+    elif not np.all((user[1:] > user[:-1]) | ((user[1:] == user[:-1]) & (epsilon[1:] >= epsilon[:-1]))):
+        order = np.lexsort((epsilon, user))
+    else:
+        order = None
+    if order is not None:
+        user = user[order] if numeric else user.take(order)
+        epsilon, records, order = epsilon[order], records[order], None
+    change = np.ones(len(epsilon), dtype=bool)
+    change[1:] = (epsilon[1:] != epsilon[:-1]) | _user_changes(user)
+    first = np.flatnonzero(change)
+    del change
+    return (user[first] if numeric else user.take(first)), epsilon[first], np.add.reduceat(records, first)
+
+
+def _user_changes(user) -> np.ndarray:
+    """Whether each row of a user table after the first has another user than the row before."""
+    if isinstance(user, np.ndarray):
+        return user[1:] != user[:-1]
+    import pyarrow.compute as pc
+
+    return pc.not_equal(user[1:], user[:-1]).to_numpy(zero_copy_only=False)
 
 
 def finish(part: Partial | None, options) -> ComparisonTally:
@@ -191,12 +225,7 @@ def finish(part: Partial | None, options) -> ComparisonTally:
         raise InputError("at least two distinct items are needed to rank anything")
     tally = ComparisonTally.from_codes(items, part.levels, codes, counts)
     if part.users:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        users = pa.concat_tables(part.users, promote_options="permissive").combine_chunks()
-        codes = pc.dictionary_encode(users["user"]).chunk(0).indices.to_numpy(zero_copy_only=False)
-        levels, level = epsilon_levels(users["epsilon"].to_numpy(), users.num_rows)
-        per_user = max_user_epsilon(codes, level, levels, users["records"].to_numpy())
-        tally = replace(tally, epsilon_per_user=per_user)
+        user, epsilon, records = part.users[0] if len(part.users) == 1 else _grouped(list(part.users))
+        starts = np.flatnonzero(np.concatenate(([True], _user_changes(user))))
+        tally = replace(tally, epsilon_per_user=largest_user_sum(starts, epsilon, records))
     return tally
