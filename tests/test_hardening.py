@@ -44,7 +44,7 @@ bad_delta = st.one_of(st.sampled_from(BAD_NUMBERS + ["x", None]),
 
 def _comps():
     return PairwiseComparisons.from_labels(["a", "b", "c", "a"], ["b", "c", "a", "c"],
-                                           [1, -1, 0, 1], user=["u", "u", "v", "v"])
+                                           [1, -1, 0, 1], user=["u", "u", "v", "v"], items=["a", "b", "c"])
 
 
 ORDERS = np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]])
@@ -77,7 +77,7 @@ PRIVATE_CALLS = {
                                                      rng=0),
     "perturbed_mle": lambda e, d: central.perturbed_mle(_comps(), e, rng=0),
     "perturbed_mle/user": lambda e, d: central.perturbed_mle(_comps(), user_epsilon=e, max_answers=2,
-                                                             rng=0),
+                                                             respondents=2, rng=0),
     "noisy_copeland": lambda e, d: central.noisy_copeland(_comps(), e, rng=0),
     "private_kemeny": lambda e, d: pk.private_kemeny(ORDERS, epsilon=e, delta=d, rng=0),
     "dp_kwiksort": lambda e, d: pk.dp_kwiksort(ORDERS, epsilon=e, delta=d, rng=0),

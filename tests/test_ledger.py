@@ -30,7 +30,11 @@ def test_fingerprint_is_canonical():
     assert fingerprint(comps([(1, "y", "x", -1)] + ROWS[1:])) == base  # orientation of a pair
     assert fingerprint(comps(ROWS, items=["w", "x", "y", "z"])) == base  # an item nobody compared
     assert fingerprint(comps([(1, "x", "y", -1)] + ROWS[1:])) != base  # one answer changed
-    assert fingerprint(comps([(3, "x", "y", 1)] + ROWS[1:])) != base  # another person
+    assert fingerprint(comps([(1, "x", "y", 1), (1, "y", "z", -1)])) != base  # one answer removed
+    # regression (issue 15, finding 4): dropping or renaming the user column kept no budget
+    no_users = PairwiseComparisons.from_labels([r[1] for r in ROWS], [r[2] for r in ROWS], [r[3] for r in ROWS])
+    assert fingerprint(no_users) == base
+    assert fingerprint(comps([(3, "x", "y", 1)] + ROWS[1:])) == base  # the same answers, another person: safe side
     with pytest.raises(InputError):
         fingerprint(42)
 

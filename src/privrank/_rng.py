@@ -18,3 +18,8 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         return np.random.default_rng(rng)
     raise TypeError("rng must be None, an int seed or a numpy.random.Generator")
+
+
+def is_seeded(rng: RNGLike) -> bool:
+    """True when ``rng`` makes a run reproducible (an int seed or a Generator): research, not a release."""
+    return rng is not None

@@ -4,9 +4,10 @@ A :class:`Guarantee` states exactly what a release protects: the privacy paramet
 (epsilon, delta), the trust model (``local`` or ``central``), the *unit* whose presence or
 value is protected (one comparison, all comparisons of one user, one ranking, ...), and the
 mechanism. For per-comparison DP the guarantee also reports the per-user epsilon implied over
-the comparisons each user actually made (the maximum over users; basic composition in the
-local model, group privacy in the central model), so a per-comparison epsilon is never
-mistaken for a per-person one.
+a declared bound on each user's answers (basic composition in the local model, group privacy in
+the central model), or the formula ``k x epsilon`` when no bound was declared, so a
+per-comparison epsilon is never mistaken for a per-person one. Every number in a guarantee is a
+declared public parameter: none is read off the data.
 
 Budgets are typed: :class:`PureDP` (epsilon), :class:`ApproxDP` (epsilon, delta) and
 :class:`ZCDP` (rho, zero-concentrated DP). They compose sequentially by
@@ -44,12 +45,12 @@ class Guarantee:
     mechanism
         Name of the mechanism that produced the release.
     epsilon_per_comparison, epsilon_per_user
-        For per-comparison mechanisms: the per-comparison epsilon (max over records) and the
-        per-user epsilon it implies (max over users): by basic composition of that user's
-        per-comparison epsilons in the local model, by group privacy over that user's
-        comparisons in the central model. ``None`` where they do not apply;
-        ``epsilon_per_user`` is ``None`` when the data carry no user ids, so no per-user
-        statement can be made.
+        For per-comparison mechanisms: the per-comparison epsilon and the per-user epsilon it
+        implies over a *declared* bound ``K`` on the answers of one user (``K * epsilon``: basic
+        composition in the local model, group privacy in the central model). ``None`` where they
+        do not apply, and ``epsilon_per_user`` is ``None`` when no bound was declared: a
+        statistic of the data (such as the busiest user's count) is never printed as a
+        guarantee, so the text then states the per-user protection as a formula in ``k``.
     private
         False for non-private outputs, and for outputs that include non-private diagnostics.
     note
@@ -57,6 +58,9 @@ class Guarantee:
     rho
         For releases that are rho-zCDP (discrete Gaussian noise): ``rho``; ``epsilon`` is then
         the (epsilon, delta) statement at ``delta`` that the zCDP conversion gives.
+    seeded
+        The run was given a seed: reproducible research output, not a private release (anyone
+        who knows the seed can subtract the noise). Set by :func:`privrank.release.private_release`.
     """
 
     epsilon: float
@@ -69,6 +73,7 @@ class Guarantee:
     private: bool = True
     note: str = ""
     rho: float | None = None
+    seeded: bool = False
 
     def __post_init__(self):
         if self.model not in ("local", "central", "none"):
@@ -102,21 +107,27 @@ class Guarantee:
             base = "NOT PRIVATE: no differential-privacy guarantee"
             if self.model != "none":
                 base += f" (the underlying {self.mechanism} release alone would be {self._dp_words()})"
-            return base + (f". {self.note}" if self.note else ".")
+            return base + (f". {self.note}" if self.note else ".") + (" " + SEEDED_NOTE if self.seeded else "")
         text = self._dp_words()
         if self.epsilon_per_comparison is not None and self.unit in (UNIT_COMPARISON, UNIT_EDGE):
             if self.epsilon_per_user is not None:
                 how = "basic composition" if self.model == "local" else "group privacy"
-                text += (f"; by {how} over the comparisons each user made, "
-                         f"{_fmt(self.epsilon_per_user)}-DP per user (worst user)")
+                text += (f"; by {how} over at most the declared number of answers per user, "
+                         f"{_fmt(self.epsilon_per_user)}-DP per user")
             else:
-                text += "; no user ids were given, so no per-user guarantee can be stated"
-        return text + (f". {self.note}" if self.note else ".")
+                text += (f"; a user who made k comparisons is protected at k x {_fmt(self.epsilon)} "
+                         "(declare a bound on answers per user, max_answers, to state one per-user number)")
+        text += f". {self.note}" if self.note else "."
+        return text + (" " + SEEDED_NOTE if self.seeded else "")
 
     def _dp_words(self) -> str:
         params = f"({_fmt(self.epsilon)}, {self.delta:g})" if self.delta > 0 else _fmt(self.epsilon)
         zcdp = f" (from {_fmt(self.rho)}-zCDP)" if self.rho is not None else ""
         return f"{params}-DP{zcdp}, {self.model} model, protecting {self.unit} [{self.mechanism}]"
+
+
+SEEDED_NOTE = ("SEEDED RUN: reproducible research output, not a private release (whoever knows the seed "
+               "can remove the noise); leave the seed out for a real release.")
 
 
 def _fmt(x: float) -> str:

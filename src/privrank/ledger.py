@@ -72,10 +72,12 @@ def default_path() -> Path:
 def fingerprint(data) -> str:
     """SHA-256 identifying a data set by its records, whatever their order or file.
 
-    Comparisons: each record is (user label, the pair's two item labels, the outcome seen from
-    one of them, epsilon), taken as text, so row order, the orientation of a pair, the file
-    format and items that never occur do not change the fingerprint, and one changed answer
-    does. Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
+    Comparisons: each record is (the pair's two item labels, the outcome seen from one of
+    them), taken as text, so row order, the orientation of a pair, the file format, column
+    names, items that never occur, and the user and epsilon columns do not change the
+    fingerprint -- dropping or renaming a column does not give a data set a fresh budget -- and
+    one changed answer does. (Two data sets with the same answers by different users share a
+    fingerprint, and so a budget: the ledger over-counts, the safe side.) Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
     (tied items share a place); :class:`~privrank.data.rankings.Rankings` in memory and a file
     of the same complete ballots have the same fingerprint. The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
@@ -118,10 +120,7 @@ def fingerprint(data) -> str:
     if not isinstance(data, PairwiseComparisons):
         raise InputError("fingerprint needs PairwiseComparisons, Rankings or a file path")
     items = _text_digests([str(x) for x in data.items])
-    users = np.zeros(data.n_records, dtype=np.uint64) if data.user is None else \
-        _text_digests([str(u) for u in data.users])[data.user]
-    eps = None if data.epsilon is None else data.epsilon
-    return _fingerprint_text(*_records_digest(users, items[data.item_a], items[data.item_b], data.outcome, eps))
+    return _fingerprint_text(*_records_digest(items[data.item_a], items[data.item_b], data.outcome))
 
 
 def _digest_batches(batches) -> tuple[int, int]:
@@ -136,8 +135,7 @@ def _digest_batches(batches) -> tuple[int, int]:
         return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
     total, count = 0, 0
     for batch in batches:
-        users = np.zeros(len(batch), dtype=np.uint64) if batch.user is None else digests(batch.user)
-        part, n = _records_digest(users, digests(batch.item_a), digests(batch.item_b), batch.outcome, batch.epsilon)
+        part, n = _records_digest(digests(batch.item_a), digests(batch.item_b), batch.outcome)
         total, count = (total + part) % 2 ** 64, count + n
     return total, count
 
@@ -161,15 +159,13 @@ def _text_digests(texts) -> np.ndarray:
                      for t in texts], dtype=np.uint64)
 
 
-def _records_digest(user, a, b, outcome, epsilon) -> tuple[int, int]:
-    """Sum (mod 2^64) of the records' digests and their number; ``user``, ``a``, ``b`` are label
-    digests per record, the pair ordered by digest so that its orientation does not matter."""
+def _records_digest(a, b, outcome) -> tuple[int, int]:
+    """Sum (mod 2^64) of the records' digests and their number; ``a``, ``b`` are label digests
+    per record, the pair ordered by digest so that its orientation does not matter."""
     swap = a > b
     with np.errstate(over="ignore"):
-        x = user ^ (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
+        x = (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
         x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
-        if epsilon is not None:
-            x ^= np.asarray(epsilon, dtype=np.float64).view(np.uint64) * _K[3]
         return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
 
 

@@ -34,6 +34,14 @@ def pairs(tmp_path):
 
 
 @pytest.fixture
+def pairs_items(pairs):
+    """The public item list of ``pairs``: what the central mechanisms need declared."""
+    p = pairs.parent / "pairs_items.txt"
+    p.write_text("A\nB\nC\n")
+    return p
+
+
+@pytest.fixture
 def cli(capsys):
     """Run ``privrank ARGV...``; returns ``(exit code, stdout, stderr)``."""
     def run(*argv):

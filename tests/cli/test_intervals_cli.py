@@ -5,11 +5,13 @@ import json
 
 import pytest
 
+from cli_data import items_of
+
 CI_COLUMNS = ["score_lower", "score_upper", "rank_lower", "rank_upper"]
 
 
 def test_rank_ci_columns_on_cems(cli, cems_file):
-    code, out, err = cli("rank", cems_file, "--epsilon", "1", "--seed", "3", "--ci", "--format", "csv")
+    code, out, err = cli("rank", cems_file, "--items", items_of(cems_file), "--epsilon", "1", "--seed", "3", "--ci", "--format", "csv")
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == ["rank", "item", "score"] + CI_COLUMNS
@@ -20,18 +22,18 @@ def test_rank_ci_columns_on_cems(cli, cems_file):
 
 
 def test_top_k_ci_json_and_bias_correction(cli, cems_file):
-    code, out, err = cli("top-k", cems_file, "--k", "2", "--epsilon", "1", "--seed", "2", "--ci", "--format", "json")
+    code, out, err = cli("top-k", cems_file, "--items", items_of(cems_file), "--k", "2", "--epsilon", "1", "--seed", "2", "--ci", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert len(doc["ranking"]) == 2 and set(CI_COLUMNS) <= set(doc["ranking"][0])
     assert "expected win counts" in doc["intervals"] and doc["guarantee"]["model"] == "central"
-    code, out, err = cli("rank", cems_file, "--mechanism", "objective-perturbation", "--epsilon", "1", "--seed", "5",
+    code, out, err = cli("rank", cems_file, "--items", items_of(cems_file), "--mechanism", "objective-perturbation", "--epsilon", "1", "--seed", "5",
                          "--ci", "--bias-corrected", "--format", "json")
     assert code == 0, err
     first = json.loads(out)["ranking"][0]
     assert first["score_lower"] < first["score_corrected"] < first["score_upper"]
     assert first["score_corrected"] > first["score"]  # the ridge shrank London's score
-    code, _, err = cli("rank", cems_file, "--mechanism", "objective-perturbation", "--epsilon", "1", "--ci")
+    code, _, err = cli("rank", cems_file, "--items", items_of(cems_file), "--mechanism", "objective-perturbation", "--epsilon", "1", "--ci")
     assert code == 0 and "privrank: warning: the ridge shrinks" in err  # plain intervals under the theory ridge
 
 
@@ -42,7 +44,7 @@ def test_shipped_llmfao_and_bootstrap(cli, cems_file):
     assert code == 0, err
     first = json.loads(out)["ranking"][0]
     assert first["item"] == "GPT 4" and first["rank_lower"] == 1 and first["rank_upper"] < 59
-    code, out, err = cli("rank", cems_file, "--epsilon", "1", "--seed", "3", "--ci", "--ci-method", "bootstrap",
+    code, out, err = cli("rank", cems_file, "--items", items_of(cems_file), "--epsilon", "1", "--seed", "3", "--ci", "--ci-method", "bootstrap",
                          "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
@@ -66,6 +68,6 @@ def test_plot(cli, pairs, tmp_path):
     (["--epsilon", "1", "--ci", "--ci-level", "1.5"], "level"),
     (["--mechanism", "noisy-copeland", "--epsilon", "1", "--ci", "--bias-corrected"], "unbiased"),
 ])
-def test_interval_errors(cli, pairs, argv, match):
-    code, _, err = cli("rank", pairs, *argv)
+def test_interval_errors(cli, pairs, pairs_items, argv, match):
+    code, _, err = cli("rank", pairs, *argv, "--items", pairs_items)
     assert code == 2 and match in err

@@ -14,14 +14,13 @@ import subprocess
 import sys
 import textwrap
 
+from privrank.data.io import read_comparisons
 from privrank.guarantees import Guarantee
 from privrank.ledger import Ledger
 
 KILL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
-    import privrank.cli.aggregate as aggregate_cli
     import privrank.cli.output as output
-    import privrank.cli.rank as rank_cli
     import privrank.ledger as ledger
     point, argv = sys.argv[1], sys.argv[2:]
     die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
@@ -33,8 +32,8 @@ KILL_SCRIPT = textwrap.dedent("""
         ledger._now = die
     elif point == "after-output":
         output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
-    elif point == "broken-order":
-        rank_cli.record_release = aggregate_cli.record_release = lambda *a, **k: None
+    elif point == "broken-order":  # a ledger that records nothing
+        ledger.Ledger.record = lambda self, *a, **k: 0
         output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
     from privrank.cli import main
     sys.exit(main(argv))
@@ -81,15 +80,20 @@ def test_crash_between_recording_and_output_never_under_counts(pairs, tmp_path):
 def test_budget_refusal_writes_nothing(cli, pairs, tmp_path, private_ledger):
     assert cli("ledger", "set-budget", pairs, "--epsilon", "5", "--unit", "user")[0] == 0
     target = tmp_path / "r.csv"
-    code, _, err = cli("rank", pairs, "--epsilon", "1", "--seed", "0", "-o", target)  # 3 answers per user: 3
-    assert code == 0 and target.exists()
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--seed", "0", "-o", target)  # no declared bound per user
+    assert code == 2 and "states no guarantee per user" in err and not target.exists()
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--max-answers", "3", "--seed", "0", "-o", target)
+    assert code == 0 and target.exists()  # 3 answers per user at most: 3 per user
     out2 = tmp_path / "r2.csv"
-    code, _, err = cli("rank", pairs, "--epsilon", "1", "--seed", "0", "-o", out2)
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--max-answers", "3", "--seed", "0", "-o", out2)
     assert code == 2 and "refused" in err and "only 2 of the data set's budget of 5 per user" in err
     assert not out2.exists()
     code, _, err = cli("rank", pairs, "--mechanism", "none")
     assert code == 2 and "not private" in err
-    assert cli("top-k", pairs, "--k", "1", "--user-epsilon", "2", "--max-answers", "3", "--seed", "0")[0] == 0
+    items = tmp_path / "items.txt"
+    items.write_text("\n".join(read_comparisons(pairs).items))
+    assert cli("top-k", pairs, "--k", "1", "--user-epsilon", "2", "--max-answers", "3", "--items", items,
+               "--seed", "0")[0] == 0
     code, out, _ = cli("ledger", "show", pairs, "--format", "json")
     doc = json.loads(out)
     assert [b["spent_epsilon"] for b in doc["budgets"]] == [5.0] and len(doc["releases"]) == 2
@@ -155,3 +159,32 @@ def test_aggregate_crash_never_under_counts(tmp_path):
         assert out.exists()
     # the broken variant (aggregate writes without recording) leaves output without a charge: caught
     assert under_counted(ledger_path, outputs.values()) == [str(outputs["broken-order"])]
+
+
+def test_a_release_that_fails_after_its_draw_stays_charged(cli, tmp_path, private_ledger):
+    # regression (issue 15, finding 3): intervals raised after the noise was drawn, before the charge;
+    # 10 seeded runs drew epsilon 1.2 and recorded 0.6. Now the charge precedes the draw.
+    rows = ["user,item_a,item_b,outcome"] + [f"{u},A,B,1" for u in range(30)] + [f"{u},B,C,1" for u in range(30)]
+    path = tmp_path / "lopsided.csv"
+    path.write_text("\n".join(rows) + "\n")
+    failed = 0
+    for seed in range(10):
+        code, _, err = cli("rank", path, "--epsilon", "0.1", "--ci", "--bias-corrected", "--seed", seed)
+        failed += code == 2
+    assert failed >= 1  # the ridge-free estimate does not exist on these noisy releases
+    with Ledger(private_ledger) as ledger:
+        assert len(ledger.releases()) == 10  # every run that drew noise is recorded, failed or not
+
+
+def test_randomize_is_charged_and_a_dropped_column_keeps_the_budget(cli, pairs, tmp_path, private_ledger):
+    # regression (issue 15, finding 4): randomize was never charged; dropping the user column gave a fresh budget
+    assert cli("ledger", "set-budget", pairs, "--epsilon", "2", "--unit", "comparison")[0] == 0
+    out = tmp_path / "reports.csv"
+    assert cli("randomize", pairs, "--epsilon", "1.5", "--seed", "0", "-o", out)[0] == 0
+    with Ledger(private_ledger) as ledger:
+        (row,) = ledger.releases()
+    assert row["command"] == "randomize" and row["epsilon"] == 1.5 and row["output"] == str(out)
+    no_users = tmp_path / "no_users.csv"
+    no_users.write_text("".join(",".join(line.split(",")[1:]) + "\n" for line in pairs.read_text().splitlines()))
+    code, _, err = cli("rank", no_users, "--epsilon", "1", "--seed", "0")
+    assert code == 2 and "refused" in err  # the same data set: 1.5 of 2 spent already

@@ -24,7 +24,10 @@ def test_cems_private_json(cli, cems_file):
     assert [r["rank"] for r in doc["ranking"]] == list(range(1, 7))
     g = doc["guarantee"]
     assert g["model"] == "local" and g["unit"] == "one comparison" and g["mechanism"]
-    assert g["epsilon_per_comparison"] == 1.0 and g["epsilon_per_user"] == 15.0
+    assert g["epsilon_per_comparison"] == 1.0 and g["epsilon_per_user"] is None  # no declared bound
+    assert "k x 1" in g["description"] and "15" not in g["description"]
+    code, out, _ = cli("rank", cems_file, "--epsilon", "1", "--max-answers", "15", "--seed", "3", "--format", "json")
+    assert code == 0 and json.loads(out)["guarantee"]["epsilon_per_user"] == 15.0
 
 
 def test_lambda_and_mechanisms(cli, pairs):
@@ -35,7 +38,9 @@ def test_lambda_and_mechanisms(cli, pairs):
         code, out, _ = cli("rank", str(pairs), "--mechanism", mech, "--user-epsilon", "3", "--seed", "1",
                            "--format", "json")
         assert code == 0
-        assert json.loads(out)["guarantee"]["epsilon_per_user"] == pytest.approx(3.0)
+        g = json.loads(out)["guarantee"]
+        assert g["epsilon"] == pytest.approx(3.0) and g["unit"] == "all comparisons of one user"
+        assert g["epsilon_per_comparison"] is None
 
 
 def test_table_output_has_guarantee(cli, pairs):

@@ -97,7 +97,7 @@ def test_input_guards():
     data = small_data(6)
     with pytest.raises(InputError, match="exactly one"):
         perturbed_mle(data)
-    with pytest.raises(InputError, match="respondent ids"):
+    with pytest.raises(InputError, match="user ids"):
         perturbed_mle(data, user_epsilon=1.0, max_answers=3)
     with pytest.raises(InputError, match="max_answers"):
         noisy_copeland(data, user_epsilon=1.0)
@@ -113,18 +113,21 @@ def test_input_guards():
 
 def test_guarantees_and_public_outputs():
     comps = PairwiseComparisons.from_labels(["a", "a", "b", "c", "a"], ["b", "c", "c", "a", "b"], [1, 0, -1, 1, 1],
-                                            user=[1, 1, 1, 2, 2])
+                                            user=[1, 1, 1, 2, 2], items=["a", "b", "c"])
     for res in (perturbed_mle(comps, 2.0, rng=0), noisy_copeland(comps, 2.0, rng=0)):
         g = res.guarantee
         assert (g.model, g.unit, g.epsilon, g.delta, g.private) == ("central", UNIT_EDGE, 2.0, 0.0, True)
-        assert g.epsilon_per_user == 6.0 and "group privacy" in g.describe()  # busiest user: 3 answers
+        assert g.epsilon_per_user is None and "6" not in g.describe()  # the busiest user's 3 answers stay unsaid
         assert res.diagnostics is None and res.ranking[0] in "abc"
-    res = perturbed_mle(comps, user_epsilon=2.0, max_answers=3, rng=0)
+    for res in (perturbed_mle(comps, 2.0, max_answers=3, rng=0), noisy_copeland(comps, 2.0, max_answers=3, rng=0)):
+        assert res.guarantee.epsilon_per_user == 6.0 and "group privacy" in res.guarantee.describe()  # declared
+    res = perturbed_mle(comps, user_epsilon=2.0, max_answers=3, respondents=40, rng=0)
     assert res.guarantee.unit == UNIT_USER and res.params["max_answers"] == 3
     assert res.params["noise_scale"] == 8 * 3 / 2.0
     assert set(res.params) == {"epsilon", "noise_scale", "gamma", "link", "kappa_1", "kappa_2", "centred",
                                "max_answers", "n_respondents"}
-    assert res.params["n_respondents"] == 2  # public under respondent adjacency
+    assert res.params["n_respondents"] == 40  # declared, never counted
+    assert "n_respondents" not in perturbed_mle(comps, user_epsilon=2.0, max_answers=3, gamma=10.0, rng=0).params
     assert perturbed_mle(comps, 2.0, rng=0).params["n_comparisons"] == 5  # public under edge adjacency
     diag = perturbed_mle(comps, 2.0, diagnostics=True, rng=0)
     assert not diag.guarantee.private and "NOT PRIVATE" in diag.guarantee.describe()
@@ -139,8 +142,35 @@ def test_respondent_answers_beyond_the_bound_are_dropped():
     kept = PairwiseComparisons.from_indices(("a", "b", "c"), [0, 1, 2, 1], [1, 2, 0, 0], [1, 1, 1, 0])
     noise = discrete_laplace(2 * 2 * 2 / 1.0, 3, np.random.default_rng(9)) / 2  # scale 2m/eps, half-integer grid
     np.testing.assert_array_equal(res.scores, kept.pair_counts().borda() + noise)
-    assert perturbed_mle(comps, user_epsilon=1.0, max_answers=2, diagnostics=True, rng=0).diagnostics[
+    assert perturbed_mle(comps, user_epsilon=1.0, max_answers=2, gamma=10.0, diagnostics=True, rng=0).diagnostics[
         "answers_dropped"] == 2
+
+
+def test_central_releases_need_the_declared_item_list():
+    # regression (issue 15, finding 2): one person's only comparison naming an item decided whether it appeared
+    labels = PairwiseComparisons.from_labels(["a", "a", "b", "d"], ["b", "c", "c", "a"], [1, 1, -1, 1], user=[1, 1, 2, 3])
+    assert not labels.items_declared
+    for release in (noisy_copeland, perturbed_mle):
+        with pytest.raises(InputError, match="public item list"):
+            release(labels, 1.0, rng=0)
+    declared = PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, -1], user=[1, 1, 2],
+                                               items=["a", "b", "c", "d"])
+    assert noisy_copeland(declared, 1.0, rng=0).items == ("a", "b", "c", "d")  # d present without a comparison
+
+
+def test_per_respondent_ridge_reads_only_declared_parameters():
+    # regression (issue 15, finding 7): the default ridge and the respondent count were read off the data
+    comps = small_data(8)
+    comps = PairwiseComparisons.from_indices(comps.items, comps.item_a, comps.item_b, comps.outcome,
+                                             user=np.arange(comps.n_records) % 40)
+    fewer = comps.select_users(np.arange(39))
+    with pytest.raises(InputError, match="respondents"):
+        perturbed_mle(comps, user_epsilon=1.0, max_answers=5, rng=0)
+    a = perturbed_mle(comps, user_epsilon=1.0, max_answers=5, respondents=40, rng=0)
+    b = perturbed_mle(fewer, user_epsilon=1.0, max_answers=5, respondents=40, rng=0)
+    assert a.params == b.params  # nothing printed depends on who is in the data
+    assert noisy_copeland(comps, user_epsilon=1.0, max_answers=5, rng=0).params == \
+        noisy_copeland(fewer, user_epsilon=1.0, max_answers=5, rng=0).params
 
 
 # ------------------------------------------------------------------ Algorithm 2 and baselines

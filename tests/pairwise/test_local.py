@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import privrank as pr
+import privrank.guarantees
 from privrank.data.datasets import load_llmfao
 from privrank.errors import InputError
 from privrank.pairwise.local import record_epsilons
@@ -15,35 +16,49 @@ def small(users=True):
         user=["u1", "u1", "u1", "u2", "u2"] if users else None)
 
 
-def test_per_user_epsilon_by_composition():
-    rel = pr.debiased_randomized_response(small(), 0.5, rng=0)
+def test_per_user_epsilon_by_composition_over_a_declared_bound():
+    rel = pr.debiased_randomized_response(small(), 0.5, max_answers=3, rng=0)
     g = rel.guarantee
     assert g.model == "local" and g.unit == "one comparison" and g.private
     assert g.epsilon_per_comparison == 0.5
-    assert g.epsilon_per_user == pytest.approx(1.5)  # u1 made 3 comparisons
+    assert g.epsilon_per_user == pytest.approx(1.5)  # the declared bound: 3 answers per user
     assert "1.5-DP per user" in g.describe()
+    # answers beyond the bound are not used: the second user's third answer never enters
+    capped = pr.debiased_randomized_response(small(), 0.5, max_answers=1, rng=0)
+    assert capped.counts.totals.sum() == 2
 
 
 def test_complete_design_user_level_epsilon():
-    # notes §8 test 3: eps * m(m-1)/2 for a user who answers every pair
+    # notes §8 test 3: eps * m(m-1)/2 for a user who answers every pair (a declared design)
     comps = btl_complete_design(np.zeros(6), 4, rng=0)
-    rel = pr.debiased_randomized_response(comps, 0.7, rng=1)
+    rel = pr.debiased_randomized_response(comps, 0.7, max_answers=15, rng=1)
     assert rel.guarantee.epsilon_per_user == pytest.approx(0.7 * 15)
     assert sample_debiased_release(np.zeros(6), 4, 0.7, rng=1).guarantee.epsilon_per_user == pytest.approx(0.7 * 15)
 
 
-def test_llmfao_per_worker_epsilon_is_eps_times_largest_count():
+def test_llmfao_guarantee_never_prints_the_busiest_workers_count():
+    # regression (issue 15, finding 5): "686-DP per user" was 2 x 343, the busiest worker's count
     comps = load_llmfao()
     counts = comps.records_per_user()
     assert counts.min() < 20 and counts.max() == 343  # workers made very different numbers
-    rel = pr.debiased_randomized_response(comps, 1.0, rng=0)
-    assert rel.guarantee.epsilon_per_user == pytest.approx(343.0)
+    for eps in (1.0, 2.0):
+        g = pr.debiased_randomized_response(comps, eps, rng=0).guarantee
+        assert g.epsilon_per_user is None
+        assert str(int(343 * eps)) not in g.describe() and "k x" in g.describe()
+    g = pr.debiased_randomized_response(comps, 1.0, max_answers=50, rng=0).guarantee
+    assert g.epsilon_per_user == 50.0
+    # a per-user budget: the per-comparison epsilon of the least active worker is not printed
+    g = pr.debiased_randomized_response(comps, user_epsilon=10.0, rng=0).guarantee
+    assert g.unit == pr.guarantees.UNIT_USER and g.epsilon == 10.0 and g.epsilon_per_comparison is None
+    assert "1.429" not in g.describe() and str(10 / counts.min())[:5] not in g.describe()
 
 
-def test_no_user_ids_no_per_user_claim():
+def test_no_user_ids_no_per_user_number():
     rel = pr.debiased_randomized_response(small(users=False), 1.0, rng=0)
     assert rel.guarantee.epsilon_per_user is None
-    assert "no per-user guarantee" in rel.guarantee.describe()
+    assert "k x 1" in rel.guarantee.describe()
+    with pytest.raises(InputError, match="user ids"):
+        pr.debiased_randomized_response(small(users=False), 1.0, max_answers=2, rng=0)
 
 
 def test_user_budget_is_split_evenly():
@@ -51,16 +66,16 @@ def test_user_budget_is_split_evenly():
     eps = record_epsilons(comps, user_epsilon=3.0)
     np.testing.assert_allclose(eps, [1.0, 1.0, 1.0, 1.5, 1.5])
     rel = pr.debiased_randomized_response(comps, user_epsilon=3.0, rng=0)
-    assert rel.guarantee.epsilon_per_user == pytest.approx(3.0)
-    assert rel.guarantee.epsilon_per_comparison == pytest.approx(1.5)
+    assert rel.guarantee.epsilon == pytest.approx(3.0) and rel.guarantee.unit == pr.guarantees.UNIT_USER
+    assert rel.guarantee.epsilon_per_comparison is None
 
 
 def test_personalised_epsilon():
     comps = small()
     eps = record_epsilons(comps, {"u1": 0.2, "u2": 2.0})
     np.testing.assert_allclose(eps, [0.2, 0.2, 0.2, 2.0, 2.0])
-    rel = pr.debiased_randomized_response(comps, {"u1": 0.2, "u2": 2.0}, rng=0)
-    assert rel.guarantee.epsilon_per_user == pytest.approx(4.0)
+    rel = pr.debiased_randomized_response(comps, {"u1": 0.2, "u2": 2.0}, max_answers=2, rng=0)
+    assert rel.guarantee.epsilon_per_user == pytest.approx(4.0)  # the declared bound at the largest epsilon
     with pytest.raises(InputError):
         record_epsilons(comps, {"u1": 0.2})
     with pytest.raises(InputError):

@@ -78,7 +78,8 @@ import math
 import numpy as np
 
 from .._rng import as_generator
-from ..data.rankings import RankingTally, as_rankings
+from ..release import charge, private_release
+from ..data.rankings import RankingTally, as_rankings, releasable
 from ..errors import InputError, check_delta, check_epsilon
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
@@ -133,6 +134,7 @@ def _auto_variant(m: int, n: int, budget: Budget) -> tuple[str, float]:
     return ("lopsided" if tail <= LOPSIDED_MARGIN else "buckets"), tail
 
 
+@private_release
 def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solver="exact",
             buckets: int | None = None, weights=None, rng=None) -> AggregateResult:
     """Private Kemeny aggregation through a privately released pairwise matrix (Section 5).
@@ -164,17 +166,21 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
     """
     if variant not in PTAS_VARIANTS:
         raise InputError(f"variant must be one of {', '.join(PTAS_VARIANTS)}")
-    R = as_rankings(profile, weights)
+    R = releasable(as_rankings(profile, weights))
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     n, m = R.n_voters, R.n_items
     solve = wfas_solver(solver, rng=gen)
     details = {"variant": variant, "noise": budget.noise}
     if m == 1:
-        return AggregateResult(np.zeros(1, dtype=np.int64), budget.guarantee("dp-ptas"), details)
+        guarantee = budget.guarantee("dp-ptas")
+        charge(guarantee)
+        return AggregateResult(np.zeros(1, dtype=np.int64), guarantee, details)
     if variant == "auto":
         variant, details["auto_tail"] = _auto_variant(m, n, budget)
         details["variant"] = variant
+    guarantee = budget.guarantee(f"dp-ptas/{variant}")
+    charge(guarantee)
     if variant == "one-release":
         Wt, details["noise_scale"] = noisy_pairwise_matrix(R.pairwise_matrix(), n, budget, 1.0, gen)
         order = np.asarray(solve(Wt))
@@ -197,7 +203,7 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
         order = np.asarray(solve(clip_pairs(Wt)))
         details.update(buckets=B, same_bucket_pairs=same_bucket_pairs(m, B), s_scale=scale_s,
                        marginal_scale=scale_t)
-    return AggregateResult(order.astype(np.int64), budget.guarantee(f"dp-ptas/{variant}"), details)
+    return AggregateResult(order.astype(np.int64), guarantee, details)
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,6 +224,7 @@ def _tally(profile, weights) -> RankingTally | None:
     return profile
 
 
+@private_release
 def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = None,
                 weights=None, rng=None) -> AggregateResult:
     """Central-DP footrule aggregation (Hillebrand et al. Algorithm 2).
@@ -245,12 +252,13 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
         return _footrule_result(footrule_counts_release(tally.position_histogram(), tally.n_voters,
                                                         epsilon=epsilon, delta=delta, noise=noise,
                                                         kappa=kappa, rng=rng))
-    R = as_rankings(profile, weights)
+    R = releasable(as_rankings(profile, weights))
     rel = footrule_cost_release(R.positions, epsilon=epsilon, delta=delta, noise=noise,
                                 kappa=kappa, weights=R.weights, rng=rng)
     return _footrule_result(rel)
 
 
+@private_release
 def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
                  rng=None) -> AggregateResult:
     """One-round epsilon-local-DP footrule aggregation (Hillebrand et al. §4, Theorem 4.1).
@@ -272,7 +280,7 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
         eps = check_epsilon(epsilon)
         return _footrule_result(local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,
                                                        tree_layout(tally.n_items, tally.kappa), eps))
-    R = as_rankings(profile, weights)
+    R = releasable(as_rankings(profile, weights))
     rel = footrule_cost_release(R.positions, epsilon=epsilon, noise="local", kappa=kappa,
                                 weights=R.weights, rng=rng)
     return _footrule_result(rel)

@@ -32,7 +32,8 @@ import numpy as np
 from scipy.special import bdtrc
 
 from .._rng import as_generator
-from ..data.rankings import Rankings, RankingTally, as_rankings
+from ..release import charge, private_release
+from ..data.rankings import Rankings, RankingTally, as_rankings, releasable
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
@@ -75,7 +76,7 @@ class AggregateResult:
 def _pairwise_profile(profile) -> Rankings | RankingTally:
     """``profile`` of an algorithm that reads only ``w``: a :class:`RankingTally` as it is, anything
     else through :func:`~privrank.data.rankings.as_rankings`."""
-    return profile if isinstance(profile, RankingTally) else as_rankings(profile)
+    return profile if isinstance(profile, RankingTally) else releasable(as_rankings(profile))
 
 
 def _fraction(value, name) -> float:
@@ -111,6 +112,7 @@ def _clip_default(clip, solver, m) -> bool:
 # central model
 # --------------------------------------------------------------------------------------------
 
+@private_release
 def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
                    best_of: int = 1, rng=None) -> AggregateResult:
     """Noisy-matrix reduction: privately release ``w``, then solve (Alabi et al. Theorem 1).
@@ -148,14 +150,17 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     gen = as_generator(rng)
     m = R.n_items
     do_clip = _clip_default(clip, solver, m)
+    guarantee = budget.guarantee("noisy pairwise matrix")
+    charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
     order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
                        dtype=np.int64)
-    return AggregateResult(order, budget.guarantee("noisy pairwise matrix"),
+    return AggregateResult(order, guarantee,
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
                             **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale, R.n_voters))
 
 
+@private_release
 def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
                 fail_probability: float | None = None, fallback_fraction: float = 0.5,
                 fallback_solver="auto", rng=None) -> AggregateResult:
@@ -205,6 +210,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "queries": 0,
                "fallback": False}
     guarantee = budget.guarantee("DPKwikSort", note=f"At most {q} noisy comparisons.")
+    charge(guarantee)
     if m == 1:
         return AggregateResult(np.zeros(1, dtype=np.int64), guarantee, details)
     if q >= 1:
@@ -240,6 +246,7 @@ def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarra
     return perms, exponential_probabilities(utility, sensitivity, epsilon)
 
 
+@private_release
 def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     """The exponential mechanism over all orders (McSherry and Talwar; Hay et al. 2017).
 
@@ -249,12 +256,14 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     enumerates the ``m!`` orders: ``m <= 8``.
     """
     perms, utility, sensitivity = _exponential_utilities(_pairwise_profile(profile))
-    k = exponential_mechanism(utility, sensitivity, epsilon, rng)
     g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
                   mechanism="exponential mechanism over all orders")
+    charge(g)
+    k = exponential_mechanism(utility, sensitivity, epsilon, rng)
     return AggregateResult(perms[k], g, {"orders": int(perms.shape[0])})
 
 
+@private_release
 def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
                   rng=None) -> AggregateResult:
     """Hay et al.'s budgeted private quicksort (the baseline Alabi et al. §1.2 improve on).
@@ -283,6 +292,7 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
             raise InputError("queries must be >= 1")
     guarantee = budget.guarantee("budgeted private quicksort (Hay et al.)",
                                  note=f"At most {q} noisy comparisons.")
+    charge(guarantee)
     oracle = NoisyPairOracle(R.preference, m=m, n=n, cap=q, budget=budget, rng=gen)
     run = kwiksort(m, oracle.prefers, gen, max_queries=q)
     return AggregateResult(run.order, guarantee,
@@ -300,6 +310,7 @@ def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
                      note=note)
 
 
+@private_release
 def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
                rng=None) -> AggregateResult:
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
@@ -322,14 +333,15 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
-    if isinstance(R, RankingTally):
+    g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
+                         "Every voter sends one report.")
+    if isinstance(R, RankingTally):  # the voters' reports, drawn and charged where they were tallied
         Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
     else:
+        charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
     order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
                        dtype=np.int64)
-    g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
-                         "Every voter sends one report.")
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
                                       **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd, R.n_voters))
@@ -353,6 +365,7 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
     return max(1, min(tau, D))
 
 
+@private_release
 def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: float | None = None,
                  fallback_fraction: float = 0.5, fallback_solver="auto", rng=None) -> AggregateResult:
     """LDPKwikSort (Alabi et al. Algorithm 3 as rebuilt in the notes §2.7; Theorem 11).
@@ -378,7 +391,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
     """
-    R = as_rankings(profile)
+    R = releasable(as_rankings(profile))
     eps = check_epsilon(epsilon)
     gen = as_generator(rng)
     m = R.n_items
@@ -393,6 +406,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
     note = (f"Each voter answers at most {tau} comparisons at epsilon {eps * (1 - kappa) / tau:.4g} each"
             + (f" and sends at most one fallback report at epsilon {eps * kappa:.4g}" if kappa else "") + ".")
     g = _local_guarantee(eps, "LDPKwikSort (randomized response per comparison)", note)
+    charge(g)
     details = {"tau": tau, "fallback_fraction": kappa, "fallback": False}
     if m == 1:
         return AggregateResult(np.zeros(1, dtype=np.int64), g, details)

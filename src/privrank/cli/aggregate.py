@@ -7,7 +7,7 @@ Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
 ``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
 result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
 (:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
-before its output is written (:func:`privrank.cli.ledger.record_release`). With ``--engine
+before its noise is drawn (:func:`privrank.cli.ledger.ledger_release`). With ``--engine
 stream`` or ``dask`` the methods that read only a statistic of the rankings run on it
 (:func:`privrank.cli.engine_options.engine_rankings`).
 
@@ -28,15 +28,15 @@ from ..aggregation.kemeny import SOLVERS, borda, copeland, exact_kemeny, kwiksor
 from ..aggregation.private_footrule import PTAS_VARIANTS, dp_footrule, dp_ptas, ldp_footrule
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                           ldp_kwiksort, ldp_matrix, private_kemeny)
-from ..data.io import PARTIAL_POLICIES, read_rankings
+from ..data.io import PARTIAL_POLICIES, read_item_list, read_rankings
 from ..errors import InputError
 from ..guarantees import Guarantee
 from ..inference import plot_intervals
 from ..metrics import footrule_cost, kemeny_cost
 from .engine_options import add_engine_options, engine_rankings
 from .intervals import add_interval_options, interval_rows
-from .ledger import add_ledger_option, record_release
-from .output import add_output_options, emit, render
+from .ledger import add_ledger_option, ledger_release
+from .output import add_output_options, emit, render, shown_guarantee
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
 PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
@@ -72,6 +72,7 @@ def _private(name, fn, **options):
         if "unresolved" in extra:
             extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
         return res.order, res.guarantee, extra, res
+    method.private = True
     return method
 
 
@@ -92,6 +93,7 @@ METHODS = {
     "ldp-footrule": _private("ldp-footrule", ldp_footrule, kappa="kappa"),
     "dp-ptas": _private("dp-ptas", dp_ptas, solver="solver", variant="variant", buckets="buckets"),
 }
+PRIVATE_METHODS = tuple(name for name, method in METHODS.items() if getattr(method, "private", False))
 
 
 def register(sub) -> None:
@@ -115,6 +117,9 @@ def register(sub) -> None:
     p.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
                    help="ballots with ties or unranked items: refuse (default), drop them, or "
                         "complete each at random")
+    p.add_argument("--items", metavar="PATH",
+                   help="file with the item labels, one per line: the public item list (required by the private "
+                        "methods on a CSV that names items only in its ballots, rank1,rank2,...)")
     p.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
     p.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
     p.add_argument("--kappa", type=float,
@@ -141,33 +146,41 @@ def run_aggregate(args) -> int:
         if getattr(args, option) is not None and args.method not in methods:
             raise InputError(f"--{option} applies to {', '.join(methods)} only")
     partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
-    if args.engine == "local" and args.scheduler is None:
-        R, method = read_rankings(args.file, partial=args.partial, rng=partial_rng), METHODS[args.method]
-    else:
-        R, method = engine_rankings(args, METHODS)
-    if args.solver is None and args.method != "dp-ptas":
-        args.solver = "auto"
-    order, guarantee, extra, result = method(R, args)
-    extra = dict(extra)
-    if guarantee.private and args.non_private_diagnostics:
-        guarantee = guarantee.without_privacy(
-            "The output includes kemeny_cost and footrule_cost, computed exactly from the raw "
-            "rankings (--non-private-diagnostics).")
-        print("privrank: warning: --non-private-diagnostics: this output is NOT private",
-              file=sys.stderr)
+    items = read_item_list(args.items) if args.items else None
+    if args.method in PRIVATE_METHODS and args.partial == "drop":
+        raise InputError("--partial drop keeps a number of ballots that depends on the data, and the private "
+                         "methods calibrate to the number of ballots: use --partial randomize (every ballot is "
+                         "kept, each completed at random) or complete the ballots before releasing")
+    if args.method not in PRIVATE_METHODS and (args.ci or args.plot):
+        raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
+                         "adds none")
+    with ledger_release(args, args.file) as release:
+        if args.engine == "local" and args.scheduler is None:
+            R = read_rankings(args.file, partial=args.partial, rng=partial_rng, items=items)
+            method = METHODS[args.method]
+        else:  # the engine draws the voters' reports of the local methods: inside the release
+            R, method = engine_rankings(args, METHODS)
+        if args.solver is None and args.method != "dp-ptas":
+            args.solver = "auto"
+        order, guarantee, extra, result = method(R, args)
+        extra = dict(extra)
+        if guarantee.private and args.non_private_diagnostics:
+            guarantee = guarantee.without_privacy(
+                "The output includes kemeny_cost and footrule_cost, computed exactly from the raw "
+                "rankings (--non-private-diagnostics).")
+            print("privrank: warning: --non-private-diagnostics: this output is NOT private",
+                  file=sys.stderr)
+        release.done(guarantee)
     if not guarantee.private:
         extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
         extra["footrule_cost"] = footrule_cost(order, R)
     rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
-    if result is None and (args.ci or args.plot):
-        raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
-                         "adds none")
     rows, ci = interval_rows(result, rows, args, items=R.items,
                              rng=None if args.seed is None else np.random.default_rng([args.seed, 2]))
     if ci is not None:
         extra["intervals"] = ci.describe()
+    guarantee = shown_guarantee(guarantee, args)
     text = render(rows, guarantee, args.format, extra)
-    record_release(args, args.file, guarantee)
     if args.plot:
         plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
     emit(text, args)

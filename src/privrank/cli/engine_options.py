@@ -66,9 +66,9 @@ def engine_release(args, items=None):
     """The release of ``args.file`` for ``--mechanism`` computed by ``--engine stream`` or ``dask``
     (the same release, float for float, as the local engine's); ``items`` is the item list."""
     _check_scheduler(args)
-    if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None:
+    if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None or args.max_answers is not None:
         raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
-                         "--epsilon per comparison; use --engine local for this mechanism or budget")
+                         "--epsilon per comparison; use --engine local for this mechanism, budget or --max-answers")
     reports = ComparisonFile(args.file).is_randomized
     if args.epsilon is not None and (args.mechanism == "none" or reports):
         raise InputError("--mechanism none is not private: drop --epsilon" if args.mechanism == "none" else

@@ -1,8 +1,10 @@
-"""``privrank ledger show|set-budget|export``, and the hook every release command calls.
+"""``privrank ledger show|set-budget|export``, and the context every release command runs in.
 
-A release command calls :func:`record_release` once, after computing its output and before
-writing it: the release is charged to the persistent ledger (:mod:`privrank.ledger`), or refused
-when it would exceed the data set's budget, in which case nothing is written.
+A release command computes its output inside :func:`ledger_release`: the outputs are checked
+first, then every private function called inside charges the persistent ledger
+(:mod:`privrank.ledger`) *before it draws its noise* (:mod:`privrank.release`), or is refused
+when it would exceed the data set's budget, in which case nothing is drawn or written. A
+non-private output is recorded when the command reports it (:meth:`LedgerRelease.done`).
 """
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ import csv
 import io
 import json
 import math
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..data.io import holds_rankings
 from ..errors import InputError
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
+from ..release import charging
 from .output import _fmt_cell, _json_safe, emit
 
 
@@ -23,19 +27,51 @@ def add_ledger_option(parser) -> None:
                         help=f"privacy ledger file (default ${ENV_PATH}, else ~/.local/share/privrank/ledger.sqlite)")
 
 
-def record_release(args, data, guarantee) -> None:
-    """Charge the release of ``data`` with ``guarantee`` to the ledger, or refuse it (BudgetExceededError).
+class LedgerRelease:
+    """The release a command runs inside :func:`ledger_release`; :meth:`done` closes its record."""
 
-    Call it after the output is computed and before any of it is written: a crash in between
-    leaves a charge without output, never output without a charge.
-    """
+    def __init__(self, ledger, payer, fp, args, outputs):
+        self._ledger, self._payer, self._fp = ledger, payer, fp
+        self._meta = {"dataset": str(args.file), "output": ", ".join(outputs) or "<stdout>", "command": args.command}
+
+    def done(self, guarantee, *, reports: bool = False) -> None:
+        """Record the output's guarantee unless a private function already charged it.
+
+        A non-private output (a baseline, or private output with exact diagnostics) is
+        recorded, and refused under a budget. ``reports``: the input was randomized reports,
+        whose spend was charged when they were randomized (``privrank randomize``) or spent on
+        the respondents' devices; debiasing them is post-processing and spends nothing. Any
+        other private output that nothing charged is a bug.
+        """
+        if guarantee.private and (self._payer.charged or reports):
+            return
+        if guarantee.private:
+            raise RuntimeError("a private output was computed without charging the ledger")
+        self._ledger.record(self._fp, guarantee, **self._meta)
+
+
+def _outputs(args) -> list[str]:
     outputs = [p for p in (getattr(args, "output", None), getattr(args, "plot", None)) if p]
     for path in outputs:
         if Path(path).exists() and not args.force:
             raise InputError(f"{path} exists; pass --force to overwrite it (nothing was released)")
+    return outputs
+
+
+@contextmanager
+def ledger_release(args, data):
+    """Check the outputs, then charge every release computed inside to the ledger before it draws.
+
+    ``data`` is what the ledger fingerprints: the comparisons or rankings in memory, or the
+    file. Yields a :class:`LedgerRelease`; call its ``done(guarantee)`` with the output's
+    guarantee before writing anything.
+    """
+    outputs = _outputs(args)
+    fp = fingerprint(data)
     with Ledger(args.ledger) as ledger:
-        ledger.record(fingerprint(data), guarantee, dataset=str(args.file), output=", ".join(outputs) or "<stdout>",
-                      command=args.command)
+        with charging(ledger, fingerprint=fp, dataset=str(args.file), output=", ".join(outputs) or "<stdout>",
+                      command=args.command) as payer:
+            yield LedgerRelease(ledger, payer, fp, args, outputs)
 
 
 def register(sub) -> None:

@@ -6,6 +6,7 @@ import io
 import json
 import math
 import sys
+from dataclasses import replace
 
 from ..data.io import write_text_atomic
 from ..guarantees import Guarantee
@@ -29,6 +30,11 @@ def _json_safe(x):
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         return _json_safe(x.item())
     return x
+
+
+def shown_guarantee(guarantee: Guarantee, args) -> Guarantee:
+    """The guarantee to print: a run with ``--seed`` says it is research output, not a release."""
+    return replace(guarantee, seeded=True) if getattr(args, "seed", None) is not None else guarantee
 
 
 def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None = None) -> str:

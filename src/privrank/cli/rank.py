@@ -6,9 +6,7 @@ print the same columns and guarantee.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..data.io import comparisons_to_csv, read_comparisons, write_text_atomic
+from ..data.io import ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list, write_text_atomic
 from ..errors import InputError
 from ..pairwise.btl import fit_btl
 from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
@@ -19,8 +17,8 @@ from ..pairwise.release import WEIGHTS, non_private_release
 from ..inference import plot_intervals
 from .engine_options import add_engine_options, engine_release
 from .intervals import add_interval_options, interval_rows
-from .ledger import add_ledger_option, record_release
-from .output import add_output_options, emit, render
+from .ledger import add_ledger_option, ledger_release
+from .output import add_output_options, emit, render, shown_guarantee
 
 LOCAL_MECHANISMS = {
     "debiased-rr": debiased_randomized_response,
@@ -56,11 +54,15 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("--gamma",
                         help="objective-perturbation and penalised-mle: ridge, a number or 'theory' (default)")
     parser.add_argument("--max-answers", type=int,
-                        help="central mechanisms with --user-epsilon: public bound on answers per respondent "
-                             "(answers beyond it are dropped)")
+                        help="public bound on answers per respondent (each respondent's first N answers are "
+                             "used): required by central mechanisms with --user-epsilon; with --epsilon it "
+                             "states the per-respondent epsilon N x epsilon")
+    parser.add_argument("--respondents", type=int,
+                        help="objective-perturbation with --user-epsilon and the default --gamma: the public "
+                             "number of respondents the ridge is set from")
     parser.add_argument("--items", metavar="PATH",
-                        help="file with the item labels, one per line: the public item list "
-                             "(default: the labels that occur in the data)")
+                        help="file with the item labels, one per line: the public item list (required by the "
+                             "central mechanisms; default for the others: the labels that occur in the data)")
     parser.add_argument("--non-private-diagnostics", action="store_true",
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")
@@ -91,6 +93,7 @@ def register(sub) -> None:
     add_budget_options(r)
     r.add_argument("--output", "-o", required=True, metavar="OUT")
     r.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    add_ledger_option(r)
     r.set_defaults(func=run_randomize)
 
 
@@ -112,7 +115,7 @@ def _gamma(text):
         raise InputError("--gamma must be a number or 'theory'") from None
 
 
-def private_release(comps, args):
+def local_release(comps, args):
     """The local release for ``--mechanism`` (a local mechanism or ``none``)."""
     if args.mechanism == "none":
         if args.epsilon is not None or args.user_epsilon is not None:
@@ -125,6 +128,8 @@ def private_release(comps, args):
                              "they are debiased as they are, so drop --epsilon / --user-epsilon")
         if args.mechanism == "laplace":
             raise InputError("the file holds randomized-response reports; use --mechanism debiased-rr or rr")
+        if args.max_answers is not None:
+            raise InputError("the file holds randomized reports; --max-answers applies when randomizing")
         if args.mechanism == "debiased-rr":
             return mech(comps, weights=args.weights)
         return mech(comps)
@@ -132,7 +137,8 @@ def private_release(comps, args):
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon or --user-epsilon "
                          "(or use --mechanism none for the non-private fit)")
     kwargs = {"weights": args.weights} if args.mechanism == "debiased-rr" else {}
-    return mech(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed, **kwargs)
+    return mech(comps, args.epsilon, user_epsilon=args.user_epsilon, max_answers=args.max_answers, rng=args.seed,
+                **kwargs)
 
 
 def _check_options(args) -> None:
@@ -143,8 +149,13 @@ def _check_options(args) -> None:
                          "objective-perturbation and penalised-mle take --gamma")
     if args.mechanism not in MLE_MECHANISMS and (args.link is not None or args.gamma is not None):
         raise InputError("--link and --gamma apply to objective-perturbation and penalised-mle")
-    if args.max_answers is not None and not (args.mechanism in CENTRAL_MECHANISMS and args.user_epsilon is not None):
-        raise InputError("--max-answers applies to central mechanisms with --user-epsilon")
+    if args.max_answers is not None and args.mechanism in ("none",) + BASELINES:
+        raise InputError("--max-answers applies to the private mechanisms")
+    if args.max_answers is not None and args.user_epsilon is not None and args.mechanism in LOCAL_MECHANISMS:
+        raise InputError("--max-answers goes with --epsilon for local mechanisms (--user-epsilon already "
+                         "bounds each respondent)")
+    if args.respondents is not None and not (args.mechanism in CENTRAL_MECHANISMS and args.user_epsilon is not None):
+        raise InputError("--respondents applies to central mechanisms with --user-epsilon")
     if args.non_private_diagnostics and args.mechanism != "objective-perturbation":
         raise InputError("--non-private-diagnostics applies to objective-perturbation")
     if args.mechanism in BASELINES and (args.epsilon is not None or args.user_epsilon is not None):
@@ -155,12 +166,7 @@ def _check_options(args) -> None:
 
 
 def _items(args):
-    if not args.items:
-        return None
-    path = Path(args.items)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_item_list(args.items) if args.items else None
 
 
 def _read(args):
@@ -183,7 +189,8 @@ def fitted_ranking(args, comps=None):
         return _local_fit(engine_release(args, _items(args)), args)
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
-        budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers}
+        budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
+                  "respondents": args.respondents}
         if args.mechanism == "objective-perturbation":
             res = perturbed_mle(comps, **budget, link=link, gamma=_gamma(args.gamma),
                                 diagnostics=args.non_private_diagnostics, rng=args.seed)
@@ -198,7 +205,7 @@ def fitted_ranking(args, comps=None):
         else:
             res = rank_centrality(comps)
         return res, {**res.params, **(res.diagnostics or {})}
-    return _local_fit(private_release(comps, args), args)
+    return _local_fit(local_release(comps, args), args)
 
 
 def _local_fit(release, args):
@@ -207,24 +214,30 @@ def _local_fit(release, args):
 
 
 def run_ranking(args) -> int:
+    """Charge (inside the mechanism, before its noise), then intervals, render and write."""
     comps = _read(args)
-    res, extra = fitted_ranking(args, comps)
+    with ledger_release(args, args.file if comps is None else comps) as release:
+        res, extra = fitted_ranking(args, comps)
+        reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized
+        release.done(res.guarantee, reports=reports)
     rows, ci = interval_rows(res, res.table(args.k), args)
     notes = extra if args.format == "json" else {}
     if ci is not None:
         notes["intervals"] = ci.describe()
-    text = render(rows, res.guarantee, args.format, notes)
-    record_release(args, args.file if comps is None else comps, res.guarantee)
+    guarantee = shown_guarantee(res.guarantee, args)
+    text = render(rows, guarantee, args.format, notes)
     if args.plot:
-        plot_intervals(ci, args.plot, force=args.force, title=res.guarantee.describe().split(";")[0])
+        plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
     emit(text, args)
     return 0
 
 
 def run_randomize(args) -> int:
+    """Randomize a file of answers: charged to the ledger (per comparison) before any answer is flipped."""
     comps = read_comparisons(args.file)
     if args.epsilon is None and args.user_epsilon is None:
         raise InputError("randomize needs --epsilon or --user-epsilon")
-    reports = randomized_response(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed)
+    with ledger_release(args, comps):
+        reports = randomized_response(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed)
     write_text_atomic(args.output, comparisons_to_csv(reports), force=args.force)
     return 0

@@ -61,6 +61,11 @@ class PairwiseComparisons:
         User labels.
     epsilon : ndarray of float or None
         Per-record epsilon of randomized reports (see module docstring), else None.
+    items_declared : bool
+        True when the caller gave the item list; False when it was read off the labels that
+        occur in the data. Central mechanisms refuse undeclared items: which items occur is a
+        fact of the data (one person's only comparison naming an item would decide whether it
+        appears in the output).
     """
 
     items: tuple
@@ -70,6 +75,7 @@ class PairwiseComparisons:
     user: np.ndarray | None = None
     users: tuple | None = None
     epsilon: np.ndarray | None = None
+    items_declared: bool = True
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -115,10 +121,11 @@ class PairwiseComparisons:
             users = sorted_labels(u_lab)
             uidx = {lab: k for k, lab in enumerate(users)}
             u = np.fromiter((uidx[x] for x in u_lab), dtype=np.int64, count=n)
-        return cls._checked(labels, a, b, out, u, users, epsilon)
+        return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)
 
     @classmethod
-    def from_indices(cls, items, item_a, item_b, outcome, *, user=None, users=None, epsilon=None):
+    def from_indices(cls, items, item_a, item_b, outcome, *, user=None, users=None, epsilon=None,
+                     items_declared: bool = True):
         """Build from internal indices (fast path for simulation and readers)."""
         a = np.asarray(item_a, dtype=np.int64)
         b = np.asarray(item_b, dtype=np.int64)
@@ -126,10 +133,10 @@ class PairwiseComparisons:
         u = None if user is None else np.asarray(user, dtype=np.int64)
         if u is not None and users is None:
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(tuple(items), a, b, out, u, users, epsilon)
+        return cls._checked(tuple(items), a, b, out, u, users, epsilon, items_declared)
 
     @classmethod
-    def _checked(cls, labels, a, b, out, u, users, epsilon):
+    def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True):
         m = len(labels)
         n = a.size
         if n == 0:
@@ -162,7 +169,7 @@ class PairwiseComparisons:
                                  "not a tie (randomized response never outputs a tie)")
         for arr in (a, b, out) + ((u,) if u is not None else ()) + ((eps,) if eps is not None else ()):
             arr.setflags(write=False)
-        return cls(labels, a, b, out, u, users, eps)
+        return cls(labels, a, b, out, u, users, eps, bool(items_declared))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -201,7 +208,32 @@ class PairwiseComparisons:
         keep = new[self.user] >= 0
         eps = None if self.epsilon is None else self.epsilon[keep]
         return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
-                                   new[self.user[keep]], tuple(self.users[k] for k in idx), eps)
+                                   new[self.user[keep]], tuple(self.users[k] for k in idx), eps, self.items_declared)
+
+    def first_answers(self, max_answers) -> "PairwiseComparisons":
+        """Each user's first ``max_answers`` records in data order: a declared per-user bound applied.
+
+        Which records are kept depends on each user's own records only, so the selection is
+        applied user by user and a per-user guarantee covers it.
+        """
+        if self.user is None:
+            raise InputError("a bound on answers per user needs user ids in the data")
+        try:
+            m = int(max_answers)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError("max_answers must be a whole number >= 1") from None
+        if m != max_answers or m < 1:
+            raise InputError("max_answers must be a whole number >= 1")
+        order = np.argsort(self.user, kind="stable")
+        u = self.user[order]
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size) - np.searchsorted(u, u, side="left")
+        keep = rank < m
+        if keep.all():
+            return self
+        eps = None if self.epsilon is None else self.epsilon[keep]
+        return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
+                                   self.user[keep], self.users, eps, self.items_declared)
 
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
@@ -210,7 +242,7 @@ class PairwiseComparisons:
     def with_outcomes(self, outcome, epsilon) -> "PairwiseComparisons":
         """Same records and users with new outcomes and per-record epsilons (randomized reports)."""
         return type(self)._checked(self.items, self.item_a, self.item_b, _as_outcome(outcome, self.n_records),
-                                   self.user, self.users, epsilon)
+                                   self.user, self.users, epsilon, self.items_declared)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""

@@ -533,7 +533,8 @@ class ComparisonFile(ColumnarFile):
         epsilon = np.concatenate([b.epsilon for b in batches]) if self.is_randomized else None
         return PairwiseComparisons.from_indices(
             labels, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),
-            np.concatenate([b.outcome for b in batches]), user=user, users=users, epsilon=epsilon)
+            np.concatenate([b.outcome for b in batches]), user=user, users=users, epsilon=epsilon,
+            items_declared=items is not None)
 
 
 def comparisons_to_csv(comps: PairwiseComparisons) -> str:
@@ -592,7 +593,35 @@ _PREFLIB_GROUP = re.compile(r"\{[^}]*\}|[^,{}\s]+")
 _RANK_COLUMN = re.compile(r"rank\s*_?\s*\d+$")
 
 
-def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
+def read_item_list(path) -> list:
+    """The public item list from a file: one label per line, or a CSV with an ``item`` column.
+
+    Blank lines are ignored. A first line that is a CSV header naming an ``item`` column (as the
+    item tables of the shipped data sets have) selects that column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    lines = [line for line in _read_text(lambda p: p.read_text(encoding="utf-8-sig"), path).splitlines()
+             if line.strip()]
+    header = next(csv.reader(lines[:1]), [])
+    names = [h.strip().lower() for h in header]
+    if "item" in names:
+        col = names.index("item")
+        rows = list(csv.reader(lines[1:]))
+        if any(len(r) != len(header) for r in rows):
+            raise InputError(f"{path}: every row of the item table needs {len(header)} fields")
+        labels = [r[col].strip() for r in rows if r[col].strip()]
+    else:
+        labels = [line.strip() for line in lines]
+    if len(labels) < 2:
+        raise InputError(f"{path}: the item list needs at least two labels, one per line")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"{path}: the item list has a repeated label")
+    return labels
+
+
+def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rankings:
     """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file.
 
     CSV files have a header row and one ranking per row, in one of two layouts recognised
@@ -618,6 +647,12 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
         ``"randomize"`` (module docstring).
     rng
         Randomness of ``partial="randomize"``.
+    items
+        The public item list. Ballots naming an item outside it are refused; items it lists
+        that no ballot ranks are unranked on every ballot. Without it, a CSV of the order layout
+        takes its items from the ballots: when ballots are completed at random the result is
+        marked ``items_declared=False`` and private algorithms refuse it (which items occur would
+        be a fact of the data). PrefLib files and the rank layout name their items in the header.
 
     Raises
     ------
@@ -631,9 +666,34 @@ def read_rankings(path, *, partial: str = "error", rng=None) -> Rankings:
         if partial != "error":
             raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
                              "the partial policies apply to CSV and PrefLib files")
+        if items is not None:
+            raise InputError(f"{path}: Parquet and Arrow rankings take their items from the file; drop items")
         return RankingFile(path).read()
     labels, ballots = read_ballots(path)
-    return _complete_ballots(labels, ballots, partial, rng, path)
+    declared = items is not None or not _names_items_in_ballots(path)
+    if items is not None:
+        labels, ballots = _on_item_list(labels, ballots, item_list(items), path)
+    R = _complete_ballots(labels, ballots, partial, rng, path)
+    return R.marked(items_declared=declared or partial != "randomize", selected=partial == "drop")
+
+
+def _names_items_in_ballots(path) -> bool:
+    """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
+    if Path(path).suffix.lower() in PREFLIB_SUFFIXES:
+        return False
+    header = [h.lower() for h in _csv_header(Path(path))]
+    cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
+    return bool(cols) and all(_RANK_COLUMN.match(h) for h in cols)
+
+
+def _on_item_list(labels, ballots, items: tuple, path):
+    """Ballots re-indexed onto the declared item list (every ballot's items must be on it)."""
+    index = {str(x): k for k, x in enumerate(items)}
+    try:
+        new = np.array([index[str(lab)] for lab in labels], dtype=np.int64)
+    except KeyError:
+        raise InputError(f"{path}: a ballot names an item that is not in the given item list") from None
+    return items, [(line, count, [[int(new[i]) for i in g] for g in groups]) for line, count, groups in ballots]
 
 
 def read_ballots(path) -> tuple[tuple, list]:
@@ -1017,8 +1077,7 @@ def _complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
         else:
             incomplete.append((count, groups))
     if incomplete and partial == "error":
-        voters = sum(c for c, _ in incomplete)
-        raise InputError(f"{path}: {voters} ballot(s) have ties or unranked items, but Kemeny and "
+        raise InputError(f"{path}: some ballots have ties or unranked items, but Kemeny and "
                          "footrule aggregation need complete strict rankings; choose a policy: "
                          "partial='drop' (--partial drop) keeps only complete ballots, "
                          "partial='randomize' (--partial randomize) completes each such ballot "

@@ -140,11 +140,23 @@ class Rankings:
         Row ``r`` is a permutation of ``0 .. m-1``, best item first.
     weights : ndarray of int64, shape (k,)
         Number of voters who cast row ``r`` (>= 1).
+    items_declared : bool
+        False when the item labels were read off the ballots and some ballots were completed at
+        random (:func:`~privrank.data.io.read_rankings` with ``partial="randomize"`` and no
+        ``items``): then which items occur is a fact of the data, and private algorithms refuse
+        the profile (:func:`public_items`). Complete strict ballots all rank the same items, so
+        their item list is the same in every neighbouring profile.
+    selected : bool
+        True when ballots were left out for what they hold (``partial="drop"``): the number of
+        voters is then a fact of the data, which the private algorithms' noise is calibrated
+        to, so they refuse the profile.
     """
 
     items: tuple
     orders: np.ndarray
     weights: np.ndarray
+    items_declared: bool = True
+    selected: bool = False
 
     @classmethod
     def from_orders(cls, orders, *, items=None, weights=None) -> "Rankings":
@@ -169,6 +181,10 @@ class Rankings:
         o.setflags(write=False)
         w.setflags(write=False)
         return cls(labels, o, w)
+
+    def marked(self, *, items_declared: bool = True, selected: bool = False) -> "Rankings":
+        """The same profile with its provenance marks (see ``items_declared`` and ``selected``)."""
+        return type(self)(self.items, self.orders, self.weights, items_declared, selected)
 
     @classmethod
     def from_labels(cls, rankings, *, items=None, weights=None) -> "Rankings":
@@ -360,3 +376,16 @@ class RankingTally:
         if self.epsilon != epsilon:
             raise InputError(f"the voters randomized their rankings at epsilon {self.epsilon:g}: give that epsilon")
         return self.reports
+
+
+def releasable(profile):
+    """``profile`` for a private algorithm: refused when its items or its size were decided by the data."""
+    if getattr(profile, "selected", False):
+        raise InputError("these rankings kept only the complete ballots (partial='drop'), so the number of "
+                         "voters is a fact of the data and the noise would be calibrated to it; use "
+                         "partial='randomize' (CLI: --partial randomize), which keeps every ballot")
+    if not getattr(profile, "items_declared", True):
+        raise InputError("a private release needs the public item list: these rankings name their items only "
+                         "in ballots completed at random, so which items occur is a fact of the data; give "
+                         "the item list (read_rankings(..., items=...); CLI: --items FILE)")
+    return profile

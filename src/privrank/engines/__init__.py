@@ -63,7 +63,9 @@ import numpy as np
 
 from ..data.io import DEFAULT_BATCH_SIZE
 from ..errors import InputError, check_epsilon
+from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
 from ..mechanisms.randomized_response import record_key
+from ..release import charge, private_release
 from . import comparisons, rankings
 
 ENGINES = ("local", "stream", "dask")
@@ -86,6 +88,7 @@ class Options:
     kappa: float | None = None
 
 
+@private_release
 def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
                           epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
                           batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None):
@@ -164,6 +167,8 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     eps = None if epsilon is None else check_epsilon(epsilon)
     options = Options(items=None if items is None else module.item_list(items), epsilon=eps,
                       statistic=statistic, kappa=kappa)
+    if eps is not None:
+        charge(local_guarantee(kind, eps, statistic))
     if in_memory:
         module.check(source, options)
         return module.in_memory(source, options, rng)
@@ -180,6 +185,17 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     from .dask_engine import run_dask
 
     return run_dask(module, file, options, scheduler)
+
+
+def local_guarantee(kind: str, epsilon: float, statistic: str | None) -> Guarantee:
+    """The guarantee of the reports the engines draw: per comparison, or per ranking (``n`` public)."""
+    if kind == "comparisons":
+        return Guarantee(epsilon=epsilon, model="local", unit=UNIT_COMPARISON, mechanism="randomized response",
+                         epsilon_per_comparison=epsilon)
+    vector = "pairwise vector" if statistic == "pairwise" else "weighted tree vector of positions"
+    return Guarantee(epsilon=epsilon, model="local", unit=UNIT_RANKING,
+                     mechanism=f"one-round Duchi et al. l2 randomizer of the {vector}",
+                     note="Every voter sends one report.")
 
 
 def _stream(module, file, options: Options, batch_size: int, progress):

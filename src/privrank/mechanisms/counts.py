@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import InputError, check_delta, check_epsilon, check_positive
 from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
+from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
 
 
@@ -67,6 +68,7 @@ def _check_counts(counts) -> np.ndarray:
     return c.astype(np.int64)
 
 
+@private_release
 def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensitivity=1,
                  l2_sensitivity=None, unit: str, mechanism: str = "noisy counts",
                  rng=None) -> CountRelease:
@@ -107,16 +109,18 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
     if rho is None and dlt == 0:
         eps = check_epsilon(epsilon)
         scale = d1 / eps
-        noise = discrete_laplace(scale, c.shape, rng)
         g = Guarantee(epsilon=eps, model="central", unit=unit,
                       mechanism=f"{mechanism} (discrete Laplace)")
+        charge(g)
+        noise = discrete_laplace(scale, c.shape, rng)
         return CountRelease(c + noise, "discrete-laplace", scale, g)
     if dlt == 0:
         raise InputError("a zCDP release states its (epsilon, delta) guarantee at a delta > 0")
     r = check_epsilon(rho, name="rho") if rho is not None else zcdp_rho(epsilon, dlt)
     scale = d2 / math.sqrt(2.0 * r)
-    noise = discrete_gaussian(scale, c.shape, rng)
     eps = zcdp_epsilon(r, dlt) if rho is not None else check_epsilon(epsilon)
     g = Guarantee(epsilon=eps, delta=dlt, model="central", unit=unit, rho=r,
                   mechanism=f"{mechanism} (discrete Gaussian)")
+    charge(g)
+    noise = discrete_gaussian(scale, c.shape, rng)
     return CountRelease(c + noise, "discrete-gaussian", scale, g)

@@ -59,6 +59,7 @@ from scipy.optimize import linear_sum_assignment
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
+from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import gaussian, gaussian_sigma, laplace
 from .randomized_response import record_key
@@ -266,6 +267,9 @@ def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
     return x.astype(np.int64), check_multiplicities(weights, x.shape[0])
 
 
+FOOTRULE_COSTS = "binary-tree footrule costs"
+
+
 def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech):
     """Noise the exact weighted aggregates of every tree in one release."""
     k = counts.shape[0]
@@ -275,19 +279,22 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
         if delta:
             raise InputError("Laplace noise gives pure DP: use delta = 0 (or noise='gaussian')")
         scale = sens1 / n / epsilon
+        g = Guarantee(epsilon=epsilon, model="central", unit=unit, mechanism=mech + " (Laplace)")
+        charge(g)
         noisy = exact + laplace(scale, size, rng) if scale > 0 else exact
         var = 2.0 * scale ** 2
-        g = Guarantee(epsilon=epsilon, model="central", unit=unit, mechanism=mech + " (Laplace)")
     else:
         scale = gaussian_sigma(sens2 / n, epsilon, delta)
-        noisy = exact + gaussian(scale, size, rng) if scale > 0 else exact
-        var = scale ** 2
         g = Guarantee(epsilon=epsilon, delta=delta, model="central", unit=unit,
                       mechanism=mech + " (analytic Gaussian)")
+        charge(g)
+        noisy = exact + gaussian(scale, size, rng) if scale > 0 else exact
+        var = scale ** 2
     cost_sd = np.sqrt(var * np.sum(layout.readoff ** 2, axis=1))
     return noisy, scale, cost_sd, g
 
 
+@private_release
 def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
                        kappa: float | None = None, weights=None, rng=None) -> TreeRelease:
     """Private mean absolute deviations ``gamma_j = (1/n) sum_i |x_i - j|`` for all ``j``.
@@ -328,6 +335,7 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
     if noise == "local":
         rows = np.repeat(x, w)[:, None]
         radius = float(np.max(np.linalg.norm(layout.design, axis=0)))
+        charge(_local_guarantee(eps, UNIT_RECORD, mech))
         return _local_release(_local_reports(rows, layout, eps, record_key(rng), 0, radius), n, 1, layout,
                               eps, UNIT_RECORD, mech, radius=radius)
     counts = np.bincount(x, weights=w, minlength=m)[None, :].astype(float)
@@ -339,6 +347,7 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
                        sensitivity=(s1 if noise == "laplace" else s2) / n, n=n, guarantee=g)
 
 
+@private_release
 def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str = "laplace",
                           kappa: float | None = None, weights=None, rng=None) -> TreeRelease:
     """Private footrule cost matrix of a ranking profile (m-parallel ApxMed, Corollary 3.2).
@@ -377,12 +386,14 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
     if noise == "local":
         layout = tree_layout(pos.shape[1], kap)
         rows = np.repeat(pos, w, axis=0)
+        charge(_local_guarantee(eps, UNIT_RANKING, FOOTRULE_COSTS))
         return local_footrule_release(local_footrule_reports(rows, layout, eps, record_key(rng)),
                                       rows.shape[0], layout, eps)
     return footrule_counts_release(position_counts(pos, w), int(w.sum()), epsilon=eps, delta=dlt,
                                    noise=noise, kappa=kap, rng=rng)
 
 
+@private_release
 def footrule_counts_release(counts, n: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
                             kappa: float | None = None, rng=None) -> TreeRelease:
     """Central release of the footrule cost matrix from the position counts of ``n`` rankings.
@@ -407,7 +418,7 @@ def footrule_counts_release(counts, n: int, *, epsilon, delta: float = 0.0, nois
     layout = tree_layout(c.shape[0], kap)
     s1, s2 = parallel_sensitivity(layout, 1), parallel_sensitivity(layout, 2)
     noisy, scale, cost_sd, g = _central_release(c, n, layout, s1, s2, noise, eps, dlt, rng,
-                                                UNIT_RANKING, "binary-tree footrule costs")
+                                                UNIT_RANKING, FOOTRULE_COSTS)
     return TreeRelease(costs=layout.read_off(noisy), aggregates=noisy, noise=noise,
                        noise_scale=scale, cost_sd=cost_sd, kappa=kap,
                        sensitivity=(s1 if noise == "laplace" else s2) / n, n=n, guarantee=g)
@@ -435,7 +446,7 @@ def local_footrule_reports(positions, layout: TreeLayout, epsilon, key, first_re
 def local_footrule_release(total, n: int, layout: TreeLayout, epsilon) -> TreeRelease:
     """The local footrule release from :func:`local_footrule_reports`'s sum over ``n`` rankings."""
     return _local_release(total, n, layout.m, layout, check_epsilon(epsilon), UNIT_RANKING,
-                          "binary-tree footrule costs", radius=ranking_radius(layout))
+                          FOOTRULE_COSTS, radius=ranking_radius(layout))
 
 
 def _local_reports(rows, layout, epsilon, key, first_record, radius) -> np.ndarray:
@@ -465,8 +476,10 @@ def _local_release(total, n, k, layout, epsilon, unit, mech, *, radius) -> TreeR
     # per-coordinate sd of one report is at most bound / sqrt(D); of the mean, / sqrt(n)
     scale = bound / math.sqrt(max(D, 1)) / math.sqrt(n)
     cost_sd = scale * np.sqrt(np.sum(layout.readoff ** 2, axis=1))
-    g = Guarantee(epsilon=epsilon, model="local", unit=unit,
-                  mechanism=mech + " (Duchi et al. l2 randomizer)")
     return TreeRelease(costs=layout.read_off(noisy), aggregates=noisy, noise="local",
                        noise_scale=scale, cost_sd=cost_sd, kappa=layout.kappa,
-                       sensitivity=radius, n=n, guarantee=g)
+                       sensitivity=radius, n=n, guarantee=_local_guarantee(epsilon, unit, mech))
+
+
+def _local_guarantee(epsilon, unit, mech) -> Guarantee:
+    return Guarantee(epsilon=epsilon, model="local", unit=unit, mechanism=mech + " (Duchi et al. l2 randomizer)")

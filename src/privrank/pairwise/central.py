@@ -19,15 +19,20 @@ Per comparison (``epsilon=``; unit :data:`~privrank.guarantees.UNIT_EDGE`)
     Edge adjacency of Cai et al. §1.4: neighbouring data sets differ in the outcome of one
     comparison, or in one comparison moved to another pair of items with everything else equal.
     The item list and the number of comparisons are the same in neighbouring data sets and are
-    treated as public. Ties count half a win for each item. A respondent who answered ``k``
-    comparisons is protected at ``k * epsilon`` by group privacy; the guarantee reports this
-    for the busiest respondent when the data carry respondent ids.
+    treated as public: the item list must be declared (``items_declared``), never read off the
+    labels that occur. Ties count half a win for each item. A respondent who answered ``k``
+    comparisons is protected at ``k * epsilon`` by group privacy; with a declared
+    ``max_answers=K`` (each respondent's first ``K`` answers used) the guarantee states
+    ``K * epsilon`` per respondent, and otherwise no number (the busiest respondent's count
+    is a fact of the data).
 Per respondent (``user_epsilon=``, ``max_answers=m``; unit :data:`~privrank.guarantees.UNIT_USER`)
     Neighbouring data sets differ in the whole set of answers of one respondent, replaced by
     any other set of at most ``m`` answers. ``m`` is a public bound: answers of a respondent
     beyond their first ``m`` (in file order) are dropped before anything is computed. The
     calibration is the edge-level one scaled by ``m`` (noise scale, ridge and count noise);
-    Cai et al. notes §7.21 verify that this is sufficient for replacing one respondent.
+    Cai et al. notes §7.21 verify that this is sufficient for replacing one respondent. The
+    number of respondents is not read off the data: ``gamma="theory"`` needs it declared
+    (``respondents=``), and only a declared number is reported.
 
 Calibration (Proposition 2.1 and §3.1, with the notes' corrections)
     Algorithm 1: ``w_i`` i.i.d. Laplace with scale ``lambda = 8 kappa_1 m / epsilon`` and ridge
@@ -52,6 +57,7 @@ from .._rng import as_generator
 from ..data.comparisons import PairCounts, PairwiseComparisons
 from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
+from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
@@ -152,11 +158,15 @@ def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
     return pc
 
 
-def _raw(data) -> PairwiseComparisons | PairCounts:
+def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
     if isinstance(data, PairwiseComparisons):
         if data.is_randomized:
             raise InputError("these are randomized reports; central mechanisms take the raw comparisons "
                              "held by a trusted curator")
+        if private and not data.items_declared:
+            raise InputError("a central release needs the public item list: which items occur is a fact of "
+                             "the data (one person's only comparison naming an item would decide whether it "
+                             "appears). Give items= (read_comparisons(path, items=...); CLI: --items FILE)")
         return data
     if isinstance(data, PairCounts):
         return data
@@ -166,23 +176,6 @@ def _raw(data) -> PairwiseComparisons | PairCounts:
 def _as_counts(data) -> PairCounts:
     data = _raw(data)
     return data if isinstance(data, PairCounts) else data.pair_counts()
-
-
-def _first_answers(comps: PairwiseComparisons, m: int) -> tuple[PairwiseComparisons, int]:
-    """Each respondent's first ``m`` records (file order), and how many records were dropped."""
-    if comps.user is None:
-        raise InputError("a per-respondent guarantee needs respondent ids in the data")
-    order = np.argsort(comps.user, kind="stable")
-    u = comps.user[order]
-    first = np.searchsorted(u, u, side="left")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size) - first
-    keep = rank < m
-    if keep.all():
-        return comps, 0
-    kept = PairwiseComparisons.from_indices(comps.items, comps.item_a[keep], comps.item_b[keep],
-                                            comps.outcome[keep], user=comps.user[keep], users=comps.users)
-    return kept, int((~keep).sum())
 
 
 @dataclass(frozen=True)
@@ -199,26 +192,32 @@ class _Budget:
     def max_answers(self) -> int | None:
         return self.answers if self.unit == UNIT_USER else None
 
-    def public_size(self, pc: PairCounts, n_users: int | None) -> dict:
-        """The design size the guarantee treats as public: comparisons, or respondents."""
+    def public_size(self, pc: PairCounts, respondents: int | None) -> dict:
+        """The design size the guarantee treats as public: comparisons, or the declared respondents."""
         if self.unit == UNIT_USER:
-            return {"n_respondents": n_users}
+            return {} if respondents is None else {"n_respondents": respondents}
         return {"n_comparisons": float(pc.totals.sum())}
 
 
 def _budget(data, epsilon, user_epsilon, max_answers):
-    """Counts, budget and number of dropped answers for ``epsilon`` or ``user_epsilon``."""
+    """Counts, budget and number of dropped answers for ``epsilon`` or ``user_epsilon``.
+
+    Every number of the budget is declared: with ``epsilon``, a per-user statement needs the
+    declared ``max_answers`` (each user's first answers are used, and group privacy gives
+    ``max_answers * epsilon``); the busiest user's count is never used.
+    """
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon "
                          "(per respondent, with max_answers)")
-    data = _raw(data)
+    data = _raw(data, private=True)
     if epsilon is not None:
-        if max_answers is not None:
-            raise InputError("max_answers belongs to a per-respondent budget (user_epsilon)")
         eps = check_epsilon(epsilon)
         per_user = None
-        if isinstance(data, PairwiseComparisons) and data.user is not None:
-            per_user = eps * float(data.records_per_user().max())
+        if max_answers is not None:
+            if not isinstance(data, PairwiseComparisons):
+                raise InputError("max_answers needs the comparisons with respondent ids, not counts")
+            data = data.first_answers(max_answers)
+            per_user = eps * int(max_answers)
         counts = _as_counts(data)
         note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
                 "moved to another pair; the item list and the number of comparisons are public.")
@@ -232,7 +231,8 @@ def _budget(data, epsilon, user_epsilon, max_answers):
     m = int(check_positive(max_answers, name="max_answers"))
     if m != max_answers:
         raise InputError("max_answers must be a whole number")
-    kept, dropped = _first_answers(data, m)
+    kept = data.first_answers(m)
+    dropped = data.n_records - kept.n_records
     note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
             f"first {m} answers are used); the item list and the list of respondents are public.")
     return _check_counts(kept.pair_counts(), private=True), _Budget(eps, m, UNIT_USER, None, note), dropped
@@ -242,13 +242,20 @@ def _items(pc: PairCounts) -> tuple:
     return pc.items if pc.items else tuple(range(pc.n_items))
 
 
-def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, n_users: int | None) -> float:
-    """Resolve the ridge: a number, or "theory" (Thm 2.2's rule floored at the privacy minimum)."""
+def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, respondents: int | None) -> float:
+    """Resolve the ridge: a number, or "theory" (Thm 2.2's rule floored at the privacy minimum).
+
+    Per respondent, "theory" reads the declared number of respondents (the respondents present
+    are a fact of the data: one respondent more or less would move the ridge).
+    """
     floor = 0.0 if budget is None else objective_perturbation_calibration(budget.epsilon, link, budget.answers)[1]
     if isinstance(gamma, str):
         if gamma != "theory":
             raise InputError("gamma must be a positive number or 'theory'")
-        public_total = float(budget.answers * n_users) if budget is not None and budget.unit == UNIT_USER \
+        if budget is not None and budget.unit == UNIT_USER and respondents is None:
+            raise InputError("gamma='theory' per respondent needs the public number of respondents "
+                             "(respondents=; CLI: --respondents N), or give gamma as a number")
+        public_total = float(budget.answers * respondents) if budget is not None and budget.unit == UNIT_USER \
             else float(pc.totals.sum())
         return max(theory_ridge(pc.n_items, public_total), floor)
     g = check_positive(gamma, name="gamma")
@@ -271,7 +278,8 @@ def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostic
     return (theta - theta.mean() if centre else theta), diag
 
 
-def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, link="logistic",
+@private_release
+def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None, link="logistic",
                   gamma="theory", centre: bool = True, diagnostics: bool = False, rng=None) -> CentralRanking:
     """Objective-perturbed penalised MLE (Cai, Chakraborty, Wang, Algorithm 1, eq. 2.2).
 
@@ -295,7 +303,10 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, li
     epsilon, user_epsilon : float
         Exactly one: the budget per comparison or per respondent.
     max_answers : int
-        With ``user_epsilon``: public bound on answers per respondent (extra answers dropped).
+        Public bound on answers per respondent (extra answers dropped): required with
+        ``user_epsilon``; with ``epsilon`` it states the per-respondent epsilon by group privacy.
+    respondents : int, optional
+        Per respondent: the public number of respondents, which ``gamma="theory"`` reads.
     link : {"logistic", "probit"} or Link
         ``"logistic"`` is BTL; ``"probit"`` is Thurstone with a bounded score (see
         :class:`~privrank.pairwise.links.ProbitLink`), which needs about 4.2 times more noise.
@@ -314,23 +325,25 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, li
     """
     link = as_link(link)
     pc, budget, dropped = _budget(data, epsilon, user_epsilon, max_answers)
-    n_users = data.n_users if isinstance(data, PairwiseComparisons) else None
-    g = _gamma(gamma, pc, budget, link, n_users)
+    respondents = _respondents(respondents, budget)
+    g = _gamma(gamma, pc, budget, link, respondents)
     scale, _ = objective_perturbation_calibration(budget.epsilon, link, budget.answers)
-    w = laplace(scale, pc.n_items, as_generator(rng))
-    theta, diag = _solve(pc, link, g, w, centre, diagnostics)
     guarantee = Guarantee(
         epsilon=budget.epsilon, model="central", unit=budget.unit,
         mechanism=f"objective-perturbed MLE ({link.name} link)",
         epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
         epsilon_per_user=budget.per_user_epsilon, note=budget.note)
-    params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
-              "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
-              "max_answers": budget.max_answers, **budget.public_size(pc, n_users)}
     if diagnostics:
-        diag["answers_dropped"] = dropped
         guarantee = guarantee.without_privacy("The result carries solver diagnostics computed exactly "
                                               "from the raw comparisons.")
+    charge(guarantee)
+    w = laplace(scale, pc.n_items, as_generator(rng))
+    theta, diag = _solve(pc, link, g, w, centre, diagnostics)
+    params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
+              "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
+              "max_answers": budget.max_answers, **budget.public_size(pc, respondents)}
+    if diagnostics:
+        diag["answers_dropped"] = dropped
     return CentralRanking(theta, _items(pc), guarantee, method="perturbed MLE", params=params, diagnostics=diag)
 
 
@@ -374,7 +387,21 @@ def perturbed_mle_log_density(theta, counts: PairCounts, *, noise_scale: float, 
 
 # ---------------------------------------------------------------------------------- Algorithm 2
 
-def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, rng=None) -> CentralRanking:
+def _respondents(respondents, budget: _Budget) -> int | None:
+    """The declared number of respondents (per-respondent budgets only)."""
+    if respondents is None:
+        return None
+    if budget.unit != UNIT_USER:
+        raise InputError("respondents= belongs to a per-respondent budget (user_epsilon)")
+    n = check_positive(respondents, name="respondents")
+    if n != int(n):
+        raise InputError("respondents must be a whole number")
+    return int(n)
+
+
+@private_release
+def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None,
+                   rng=None) -> CentralRanking:
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
 
     Every item's number of wins ``N_i`` (a tie is half a win each) plus i.i.d. Laplace noise of
@@ -391,19 +418,20 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
     ``params["noise_variance"]`` is its exact variance.
     """
     pc, budget, _ = _budget(data, epsilon, user_epsilon, max_answers)
-    n_users = data.n_users if isinstance(data, PairwiseComparisons) else None
+    respondents = _respondents(respondents, budget)
     scale = copeland_noise_scale(budget.epsilon, budget.answers)
     wins = pc.borda()
     if np.any(2.0 * wins != np.rint(2.0 * wins)):
         raise InputError("noisy Copeland counts need whole comparisons (every win count a multiple of 1/2)")
-    gen = as_generator(rng)
-    noisy = wins + copeland_noise(scale, pc.n_items, gen)
     guarantee = Guarantee(
         epsilon=budget.epsilon, model="central", unit=budget.unit, mechanism="noisy Copeland counts",
         epsilon_per_comparison=budget.epsilon if budget.answers == 1 else None,
         epsilon_per_user=budget.per_user_epsilon, note=budget.note)
+    charge(guarantee)
+    gen = as_generator(rng)
+    noisy = wins + copeland_noise(scale, pc.n_items, gen)
     params = {"epsilon": budget.epsilon, "noise_scale": scale, "noise_variance": copeland_noise_variance(scale),
-              "max_answers": budget.max_answers, **budget.public_size(pc, n_users)}
+              "max_answers": budget.max_answers, **budget.public_size(pc, respondents)}
     return CentralRanking(noisy, _items(pc), guarantee, tie_break=gen.permutation(pc.n_items),
                           method="noisy Copeland", params=params)
 

@@ -12,6 +12,13 @@ Privacy budgets can be given three ways:
   ``e_u`` (Xu, Sun, Cheng §2.6);
 * ``user_epsilon=b`` (scalar or per-user mapping): a per-user budget split evenly over the
   comparisons that user actually made, so each user's total is exactly ``b``.
+
+Per-user statements use declared public parameters only. With ``epsilon`` and a declared bound
+``max_answers=K``, each user's first ``K`` answers (in data order) are used and every user is
+protected at ``K * epsilon``; without a bound the guarantee states ``k * epsilon`` for a user
+with ``k`` answers and no number (the busiest user's count is a fact of the data). With
+``user_epsilon=b`` the guarantee protects *one user* at ``b``; the per-comparison epsilon each
+user's split gives is not printed (it would reveal that user's number of answers).
 """
 from __future__ import annotations
 
@@ -20,11 +27,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._rng import as_generator
-from ..data.comparisons import PairwiseComparisons, epsilon_levels, max_user_epsilon
+from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import randomize_bits
-from .release import PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
+from ..guarantees import UNIT_USER, Guarantee
+from ..release import charge, private_release
+from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -65,48 +74,85 @@ def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None)
     return (budget / np.maximum(counts, 1))[comps.user]
 
 
-def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
+def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers, mechanism: str,
+                 note: str) -> tuple[PairwiseComparisons, np.ndarray, Guarantee]:
+    """The records used, their epsilons and the guarantee -- from declared parameters only (module docstring)."""
+    if comps.is_randomized:
+        raise InputError("these comparisons are already randomized reports; do not randomize twice")
+    if max_answers is not None:
+        if user_epsilon is not None:
+            raise InputError("max_answers goes with epsilon per comparison; user_epsilon already bounds each user")
+        comps = comps.first_answers(max_answers)
+    eps = record_epsilons(comps, epsilon, user_epsilon)
+    if user_epsilon is not None:
+        budget = float(np.max(user_epsilon if np.ndim(user_epsilon) == 0 and not isinstance(user_epsilon, Mapping)
+                              else _per_user(comps, user_epsilon, "user_epsilon")))
+        g = Guarantee(epsilon=budget, model="local", unit=UNIT_USER, mechanism=mechanism,
+                      note=f"{note}; each user's budget is split evenly over that user's comparisons")
+        return comps, eps, g
+    declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
+        isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps[0]) if eps.size else float(epsilon)
+    per_user = None if max_answers is None else declared * int(max_answers)
+    return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
+
+
+@private_release
+def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
                         rng=None) -> PairwiseComparisons:
     """Play the respondents' side: randomize every answer, return reports with their epsilon.
 
     Each record is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise (a tie is a
     fair coin first). The result carries an ``epsilon`` column, which is what respondents send;
-    :func:`privrank.fit_btl` debiases such reports.
+    :func:`privrank.fit_btl` debiases such reports. ``max_answers``: a declared bound on each
+    user's answers (the first ``max_answers`` of each user are kept). The spend is charged
+    (:mod:`privrank.release`) before any answer is randomized.
     """
-    if comps.is_randomized:
-        raise InputError("these comparisons are already randomized reports; do not randomize twice")
-    eps = record_epsilons(comps, epsilon, user_epsilon)
+    comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
+    charge(g)
     bits = randomize_bits(comps.preference_values(), eps, rng)
     return comps.with_outcomes(2 * bits.astype(np.int64) - 1, eps)
 
 
+def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
+    """Randomized reports of raw comparisons, charged as ``mechanism``; reports are passed through."""
+    if comps.is_randomized:
+        if epsilon is not None or user_epsilon is not None or max_answers is not None:
+            raise InputError("these are randomized reports with their own epsilon column; drop epsilon, "
+                             "user_epsilon and max_answers")
+        return comps, None
+    comps, _, g = local_budget(comps, epsilon, user_epsilon, max_answers, mechanism, TIE_NOTE)
+    charge(g)
+    return randomized_response(comps, epsilon, user_epsilon=user_epsilon, rng=rng), g
+
+
+@private_release
 def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                 weights: str = "uniform", rng=None) -> PairwiseRelease:
+                                 max_answers=None, weights: str = "uniform", rng=None) -> PairwiseRelease:
     """Debiased randomized response (Xu, Sun, Cheng eq. 1): the paper's local-DP release.
 
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
     reports (data with an epsilon column) are only debiased. Guarantee: eps-local DP per
-    comparison, and the per-user epsilon by composition over each user's comparisons.
+    comparison, and per user over the declared ``max_answers`` (or ``user_epsilon`` per user).
     """
-    reports = comps if comps.is_randomized else randomized_response(comps, epsilon, user_epsilon=user_epsilon,
-                                                                     rng=rng)
-    return release_from_reports(reports, weights=weights)
+    reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "debiased randomized response")
+    return release_from_reports(reports, weights=weights, guarantee=g)
 
 
+@private_release
 def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                rng=None) -> PairwiseRelease:
+                                max_answers=None, rng=None) -> PairwiseRelease:
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
     towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
     noise variance, so confidence intervals for the BTL scores refuse it.
     """
-    reports = comps if comps.is_randomized else randomized_response(comps, epsilon, user_epsilon=user_epsilon,
-                                                                     rng=rng)
-    return release_from_reports(reports, debiased=False)
+    reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "classic randomized response")
+    return release_from_reports(reports, debiased=False, guarantee=g)
 
 
-def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
+@private_release
+def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
                   rng=None) -> PairwiseRelease:
     """Per-comparison Laplace baseline: each answer in {0, 1/2, 1} plus Laplace(1/eps) noise.
 
@@ -115,13 +161,10 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
     """
-    if comps.is_randomized:
-        raise InputError("these comparisons are already randomized reports")
-    eps = record_epsilons(comps, epsilon, user_epsilon)
+    comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
+    charge(g)
     gen = as_generator(rng)
     values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
-    per_user = None if comps.user is None else max_user_epsilon(comps.user, *epsilon_levels(eps, eps.size)[::-1])
-    g = local_guarantee(eps.max(), per_user, "local Laplace", note=LAPLACE_NOTE)
     return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps),
                            noise_variance=comps.pair_counts(weights=2.0 / eps ** 2).totals)
 

@@ -63,8 +63,8 @@ def local_guarantee(epsilon: float, epsilon_per_user: float | None, mechanism: s
                     note: str = "") -> Guarantee:
     """Per-comparison local-DP guarantee with the per-user epsilon by basic composition.
 
-    ``epsilon`` is the largest per-record epsilon; ``epsilon_per_user`` the largest per-user sum
-    (:func:`~privrank.data.comparisons.max_user_epsilon`), None when the data carry no user ids.
+    ``epsilon`` is the per-comparison epsilon; ``epsilon_per_user`` the per-user epsilon over a
+    declared bound on each user's answers, None when no bound was declared.
     """
     eps = float(epsilon)
     return Guarantee(epsilon=eps, model="local", unit=UNIT_COMPARISON, mechanism=mechanism,
@@ -98,7 +98,8 @@ def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
     return float(np.average((e + 1.0) ** 2 / (e - 1.0), weights=counts))
 
 
-def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True) -> PairwiseRelease:
+def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True,
+                         guarantee: Guarantee | None = None) -> PairwiseRelease:
     """Debias randomized reports (post-processing, no further randomization).
 
     Parameters
@@ -113,6 +114,10 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
         True: the unbiased values of Xu, Sun, Cheng eq. (1). False: the reports as they are
         (classic randomized response, the paper's biased baseline of §2.2, which carries no
         noise variance: confidence intervals refuse it).
+    guarantee : Guarantee, optional
+        The guarantee the reports were randomized under (the randomizing release passes its
+        own). Default: eps-local DP per comparison at the largest epsilon of the reports, which
+        each report carries; no per-user number (that would need a declared bound).
 
     The release is computed from the exact integer tally, per epsilon level, so it is the same
     float for float however the tally was computed.
@@ -130,7 +135,7 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     values = debias(reported, eps_entry, tally.n) if debiased else reported
     weight = 1.0 if w is None else w[tally.level]
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
-    g = local_guarantee(eps.max(), tally.epsilon_per_user, mechanism, note=TIE_NOTE)
+    g = guarantee if guarantee is not None else local_guarantee(eps.max(), None, mechanism, note=TIE_NOTE)
     counts = tally.pair_counts(weight * values, weight * tally.n)
     if not debiased:
         return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level))

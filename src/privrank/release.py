@@ -1,0 +1,165 @@
+"""The release contract: every private function charges its spend before it draws any noise.
+
+Every private function of the public API (and so every command of the CLI) is a *release*,
+marked with :func:`private_release`. A release
+
+1. validates its input and computes its :class:`~privrank.guarantees.Guarantee` from declared
+   public parameters only (epsilon, the item universe, declared bounds), never from a statistic
+   of the raw data;
+2. calls :func:`charge` with that guarantee: the spend is recorded in the ledger and/or spent
+   from the accountant the release was given -- atomically, and refused with
+   :class:`~privrank.errors.BudgetExceededError` before anything is drawn when it does not fit;
+3. only then draws its noise. The noise primitives of :mod:`privrank.mechanisms` check this
+   (:func:`privrank.mechanisms.draws.before_draw`): a release that draws before it has charged
+   raises :class:`~privrank.mechanisms.draws.UnchargedDrawError`, so a crash or an exception
+   after the draw can never leave privacy spent and unrecorded.
+
+Who pays
+--------
+Each release takes two keyword arguments, added by :func:`private_release`:
+
+``ledger``
+    A :class:`~privrank.ledger.Ledger`, or the path of a ledger file. Default ``None``: no
+    ledger -- a library call records nothing unless it is given one (or runs inside
+    :func:`charging`); the CLI always records, in ``--ledger`` or its default ledger. The data
+    set is identified by :func:`privrank.ledger.fingerprint` of the release's first argument
+    (comparisons, rankings or a file path).
+``accountant``
+    An :class:`~privrank.guarantees.Accountant` to spend the guarantee from (in memory).
+
+The CLI opens one :func:`charging` context around the release it runs, naming the ledger, the
+data set's fingerprint (of the file, computed before anything is drawn) and where the output
+goes; every release inside it pays there.
+
+A release called inside another release (a private building block of a larger algorithm) is
+part of the outer one: its own :func:`charge` is ignored, and the outer release must have
+charged before the inner one draws.
+
+Seeded runs
+-----------
+A release given a seed (``rng=`` an int or a Generator) is reproducible research output, not a
+private release; its guarantee says so (:attr:`Guarantee.seeded`). It is charged all the same.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from ._rng import is_seeded
+from .errors import InputError
+from .mechanisms.draws import mark_charged, open_release
+
+
+@dataclass
+class Payer:
+    """Where a release's spend goes: a ledger (with the data set's identity) and/or an accountant."""
+
+    ledger: object = None
+    accountant: object = None
+    fingerprint: str | None = None
+    dataset: str = ""
+    output: str = ""
+    command: str = ""
+    charged: list = field(default_factory=list)
+
+    def pay(self, guarantee, data) -> None:
+        """Charge ``guarantee`` (a non-private output is recorded in the ledger, and refused under a budget)."""
+        spend = self.accountant is not None and guarantee.private
+        if spend and not self.accountant.can_spend(guarantee):
+            self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
+        if self.ledger is not None:
+            from .ledger import Ledger, fingerprint
+
+            fp = self.fingerprint or fingerprint(data)
+            if isinstance(self.ledger, Ledger):
+                self.ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command)
+            else:
+                with Ledger(self.ledger) as ledger:
+                    ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command)
+        if spend:
+            self.accountant.spend(guarantee, self.command or guarantee.mechanism)
+        self.charged.append(guarantee)
+
+
+_AMBIENT: ContextVar[Payer | None] = ContextVar("privrank_payer", default=None)
+_OPEN: ContextVar[tuple | None] = ContextVar("privrank_open_release", default=None)
+
+
+@contextmanager
+def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, dataset: str = "",
+             output: str = "", command: str = ""):
+    """Every release inside this block pays ``ledger``/``accountant`` (the CLI's one place of payment).
+
+    Yields the :class:`Payer`; its ``charged`` list holds the guarantees charged inside.
+    """
+    payer = Payer(ledger, accountant, fingerprint, dataset, output, command)
+    token = _AMBIENT.set(payer)
+    try:
+        yield payer
+    finally:
+        _AMBIENT.reset(token)
+
+
+def _payer(ledger, accountant) -> Payer | None:
+    if ledger is not None or accountant is not None:
+        return Payer(ledger, accountant)
+    return _AMBIENT.get()
+
+
+def charge(guarantee) -> None:
+    """Record the spend of the open release (its guarantee) before it draws; see the module docstring.
+
+    A no-op outside a release, for a release nested in another, and after the first charge.
+    """
+    state = _OPEN.get()
+    if state is None:
+        return
+    payer, data, depth_state = state
+    if depth_state["charged"]:
+        return
+    if payer is not None:
+        payer.pay(guarantee, data)
+    depth_state["charged"] = True
+    mark_charged()
+
+
+def private_release(fn):
+    """Mark ``fn`` as a release: it takes ``ledger=`` and ``accountant=`` and must :func:`charge` before drawing."""
+    sig = inspect.signature(fn)
+    first = next(iter(sig.parameters))
+    extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None),
+             inspect.Parameter("accountant", inspect.Parameter.KEYWORD_ONLY, default=None)]
+
+    @functools.wraps(fn)
+    def release(*args, ledger=None, accountant=None, **kwargs):
+        if _OPEN.get() is not None:  # a building block of an open release: the outer one pays
+            if ledger is not None or accountant is not None:
+                raise InputError("ledger= and accountant= belong to the outermost release")
+            return fn(*args, **kwargs)
+        data = args[0] if args else kwargs.get(first)
+        state = {"charged": False}
+        token = _OPEN.set((_payer(ledger, accountant), data, state))
+        try:
+            with open_release():
+                result = fn(*args, **kwargs)
+        finally:
+            _OPEN.reset(token)
+        return _mark_seeded(result, kwargs.get("rng"))
+
+    release.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])
+    release.is_release = True
+    return release
+
+
+def _mark_seeded(result, rng):
+    """Say in the result's guarantee that a seeded run is research output, not a private release."""
+    if not is_seeded(rng):
+        return result
+    g = getattr(result, "guarantee", None)
+    if g is None or not dataclasses.is_dataclass(result) or getattr(g, "seeded", True):
+        return result
+    return dataclasses.replace(result, guarantee=dataclasses.replace(g, seeded=True))
