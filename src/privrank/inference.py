@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse
@@ -46,6 +45,7 @@ from .aggregation.footrule import assignment_order
 from .aggregation.kemeny import solve_many
 from .data.comparisons import PairCounts
 from .errors import InputError
+from .files import Output
 from .guarantees import Guarantee
 from .mechanisms.noise import gaussian, laplace
 from .mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
@@ -651,19 +651,20 @@ def _footrule_replicates(release: TreeRelease, m: int):
 # ---------------------------------------------------------------------------------- plot
 
 def pyplot_for(path, force: bool):
-    """matplotlib's pyplot (non-interactive), after checking that ``path`` may be written."""
+    """matplotlib's pyplot (non-interactive) and the :class:`~privrank.files.Output` of the plot.
+
+    ``path`` is a file name (checked and reserved here) or an Output already reserved.
+    """
+    out = path if isinstance(path, Output) else Output(path, force=force, plot=True)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("plots need matplotlib: pip install 'privrank[plot]'") from None
-    path = Path(path)
-    if path.exists() and not force:
-        raise InputError(f"{path} exists; pass --force (force=True) to overwrite it")
-    if not (path.parent if str(path.parent) else Path(".")).is_dir():
-        raise InputError(f"directory {path.parent} does not exist")
-    return plt
+    if not isinstance(path, Output):
+        out.reserve()
+    return plt, out
 
 
 def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -> None:
@@ -673,7 +674,7 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
     scores: the rank intervals alone). Needs matplotlib (``pip install 'privrank[plot]'``); the
     format follows the file suffix.
     """
-    plt = pyplot_for(path, force)
+    plt, out = pyplot_for(path, force)
     m = len(ci.items)
     scores = isinstance(ci, ConfidenceIntervals)
     order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
@@ -698,5 +699,7 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        out.save_figure(fig)
+    finally:
+        plt.close(fig)

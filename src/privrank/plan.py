@@ -232,7 +232,7 @@ def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
 
 def plot_curve(curve, path, *, chosen: Prediction | None = None, force: bool = False) -> None:
     """Predicted errors against epsilon (log scale), marking the chosen epsilon; needs matplotlib."""
-    plt = pyplot_for(path, force)
+    plt, out = pyplot_for(path, force)
     fig, ax = plt.subplots(figsize=(6, 4))
     eps = [c.epsilon for c in curve]
     for metric in METRICS:
@@ -247,5 +247,7 @@ def plot_curve(curve, path, *, chosen: Prediction | None = None, force: bool = F
     ax.set_title(f"{d.model} ({d.method}): {d.items} items, {d.users} users", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        out.save_figure(fig)
+    finally:
+        plt.close(fig)

@@ -20,21 +20,21 @@ from privrank.ledger import Ledger
 
 KILL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
-    import privrank.cli.output as output
+    import privrank.files as files
     import privrank.ledger as ledger
     point, argv = sys.argv[1], sys.argv[2:]
     die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
-    write = output.write_text_atomic
+    write = files.Output.write_text
     if point == "after-record":
         record = ledger.Ledger.record
         ledger.Ledger.record = lambda self, *a, **k: (record(self, *a, **k), die())
     elif point == "inside-transaction":
         ledger._now = die
     elif point == "after-output":
-        output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
+        files.Output.write_text = lambda *a, **k: (write(*a, **k), die())
     elif point == "broken-order":  # a ledger that records nothing
         ledger.Ledger.record = lambda self, *a, **k: 0
-        output.write_text_atomic = lambda *a, **k: (write(*a, **k), die())
+        files.Output.write_text = lambda *a, **k: (write(*a, **k), die())
     from privrank.cli import main
     sys.exit(main(argv))
 """)
@@ -47,11 +47,16 @@ def run_killed(point, argv, ledger_path):
     return proc.returncode
 
 
+def written(path) -> bool:
+    """An output holds released data (a reserved, never written output is an empty placeholder)."""
+    return path.exists() and path.stat().st_size > 0
+
+
 def under_counted(ledger_path, outputs):
-    """Output files that exist without a ledger entry naming them."""
+    """Output files holding data without a ledger entry naming them."""
     with Ledger(ledger_path) as ledger:
         recorded = {r["output"] for r in ledger.releases()}
-    return [str(p) for p in outputs if p.exists() and str(p) not in recorded]
+    return [str(p) for p in outputs if written(p) and str(p) not in recorded]
 
 
 def test_crash_between_recording_and_output_never_under_counts(pairs, tmp_path):
@@ -61,9 +66,9 @@ def test_crash_between_recording_and_output_never_under_counts(pairs, tmp_path):
     for point in ("after-record", "inside-transaction", "after-output"):
         argv = ["rank", pairs, "--epsilon", "1", "--seed", "1", "-o", outputs[point]]
         assert run_killed(point, argv, ledger_path) == -signal.SIGKILL
-    assert not outputs["after-record"].exists()  # killed after the charge: over-counts, the safe side
-    assert not outputs["inside-transaction"].exists()  # killed before the commit: neither charge nor output
-    assert outputs["after-output"].exists()
+    assert not written(outputs["after-record"])  # killed after the charge: over-counts, the safe side
+    assert not written(outputs["inside-transaction"])  # killed before the commit: neither charge nor output
+    assert written(outputs["after-output"])
     with Ledger(ledger_path) as ledger:
         assert sorted(r["output"] for r in ledger.releases()) == sorted(
             str(outputs[p]) for p in ("after-record", "after-output"))

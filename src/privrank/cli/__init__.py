@@ -3,11 +3,15 @@
 Each subcommand lives in its own module of this package and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit code).
 Input errors print ``privrank: error: <message>`` and exit with code 2; warnings print
-``privrank: warning: <message>``.
+``privrank: warning: <message>``. SIGINT and SIGTERM end a command cleanly: temporary files are
+removed, reserved outputs that were never written are removed, a ledger transaction under way
+is rolled back (a spend already committed stays: the safe side), and the command prints
+``privrank: interrupted`` and exits with 130 (SIGINT) or 143 (SIGTERM).
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import warnings
 
@@ -32,9 +36,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"privrank: warning: {message}", file=sys.stderr)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is so that every cleanup on the way out runs."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -44,6 +57,21 @@ def main(argv=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("privrank: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("privrank: interrupted", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":  # pragma: no cover

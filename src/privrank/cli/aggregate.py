@@ -171,17 +171,17 @@ def run_aggregate(args) -> int:
             print("privrank: warning: --non-private-diagnostics: this output is NOT private",
                   file=sys.stderr)
         release.done(guarantee)
-    if not guarantee.private:
-        extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
-        extra["footrule_cost"] = footrule_cost(order, R)
-    rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
-    rows, ci = interval_rows(result, rows, args, items=R.items,
-                             rng=None if args.seed is None else np.random.default_rng([args.seed, 2]))
-    if ci is not None:
-        extra["intervals"] = ci.describe()
-    guarantee = shown_guarantee(guarantee, args)
-    text = render(rows, guarantee, args.format, extra)
-    if args.plot:
-        plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
-    emit(text, args)
+        if not guarantee.private:
+            extra["kemeny_cost"] = kemeny_cost(order, R.pairwise_matrix())
+            extra["footrule_cost"] = footrule_cost(order, R)
+        rows = [{"rank": k + 1, "item": R.items[int(i)]} for k, i in enumerate(order)]
+        rows, ci = interval_rows(result, rows, args, items=R.items,
+                                 rng=None if args.seed is None else np.random.default_rng([args.seed, 2]))
+        if ci is not None:
+            extra["intervals"] = ci.describe()
+        guarantee = shown_guarantee(guarantee, args)
+        text = render(rows, guarantee, args.format, extra)
+        if release.plot:
+            plot_intervals(ci, release.plot, title=guarantee.describe().split(";")[0])
+        emit(text, release.output)
     return 0

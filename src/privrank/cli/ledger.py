@@ -13,10 +13,10 @@ import io
 import json
 import math
 from contextlib import contextmanager
-from pathlib import Path
 
 from ..data.io import holds_rankings
 from ..errors import InputError
+from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
 from .output import _fmt_cell, _json_safe, emit
@@ -28,11 +28,16 @@ def add_ledger_option(parser) -> None:
 
 
 class LedgerRelease:
-    """The release a command runs inside :func:`ledger_release`; :meth:`done` closes its record."""
+    """The release a command runs inside :func:`ledger_release`; :meth:`done` closes its record.
 
-    def __init__(self, ledger, payer, fp, args, outputs):
+    ``output`` and ``plot`` are the command's reserved outputs (:class:`~privrank.files.Output`,
+    None for standard output or no plot).
+    """
+
+    def __init__(self, ledger, payer, fp, args, output, plot):
         self._ledger, self._payer, self._fp = ledger, payer, fp
-        self._meta = {"dataset": str(args.file), "output": ", ".join(outputs) or "<stdout>", "command": args.command}
+        self.output, self.plot = output, plot
+        self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command}
 
     def done(self, guarantee, *, reports: bool = False) -> None:
         """Record the output's guarantee unless a private function already charged it.
@@ -50,28 +55,41 @@ class LedgerRelease:
         self._ledger.record(self._fp, guarantee, **self._meta)
 
 
-def _outputs(args) -> list[str]:
-    outputs = [p for p in (getattr(args, "output", None), getattr(args, "plot", None)) if p]
-    for path in outputs:
-        if Path(path).exists() and not args.force:
-            raise InputError(f"{path} exists; pass --force to overwrite it (nothing was released)")
-    return outputs
+def _names(output, plot) -> str:
+    return ", ".join(str(o) for o in (output, plot) if o is not None) or "<stdout>"
 
 
 @contextmanager
 def ledger_release(args, data):
-    """Check the outputs, then charge every release computed inside to the ledger before it draws.
+    """Reserve the outputs, then charge every release computed inside to the ledger before it draws.
 
     ``data`` is what the ledger fingerprints: the comparisons or rankings in memory, or the
-    file. Yields a :class:`LedgerRelease`; call its ``done(guarantee)`` with the output's
-    guarantee before writing anything.
+    file. Yields a :class:`LedgerRelease`: call its ``done(guarantee)`` with the output's
+    guarantee, then write its ``output`` and ``plot`` inside the block. Every check an output can
+    have is made before anything is charged (:meth:`~privrank.files.Output.reserve`); if the
+    command fails inside the block, the outputs it reserved and did not write are removed.
     """
-    outputs = _outputs(args)
-    fp = fingerprint(data)
-    with Ledger(args.ledger) as ledger:
-        with charging(ledger, fingerprint=fp, dataset=str(args.file), output=", ".join(outputs) or "<stdout>",
-                      command=args.command) as payer:
-            yield LedgerRelease(ledger, payer, fp, args, outputs)
+    path, plot = getattr(args, "output", None), getattr(args, "plot", None)
+    output = None if path in (None, STDOUT) else Output(path, force=args.force)
+    plot = None if plot is None else Output(plot, force=args.force, plot=True)
+    reserved = []
+    try:
+        for out in (output, plot):
+            if out is not None:
+                try:
+                    out.reserve()
+                except InputError as exc:
+                    raise InputError(f"{exc} (nothing was released)") from None
+                reserved.append(out)
+        fp = fingerprint(data)
+        with Ledger(args.ledger) as ledger:
+            with charging(ledger, fingerprint=fp, dataset=str(args.file), output=_names(output, plot),
+                          command=args.command) as payer:
+                yield LedgerRelease(ledger, payer, fp, args, output, plot)
+    except BaseException:
+        for out in reserved:
+            out.abandon()
+        raise
 
 
 def register(sub) -> None:
@@ -108,7 +126,7 @@ def run_ledger(args) -> int:
             print(_budget_line(budget))
             return 0
         if args.action == "export":
-            emit(_export(ledger.releases(), args.format), args)
+            emit(_export(ledger.releases(), args.format), args.output, force=args.force)
             return 0
         fp = fingerprint(args.file) if args.file else None
         budgets, releases = ledger.budgets(fp), ledger.releases(fp)

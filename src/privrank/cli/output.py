@@ -8,7 +8,7 @@ import math
 import sys
 from dataclasses import replace
 
-from ..data.io import write_text_atomic
+from ..files import Output, write_text_atomic
 from ..guarantees import Guarantee
 
 FORMATS = ("table", "csv", "json")
@@ -68,9 +68,13 @@ def _fmt_cell(v) -> str:
     return str(v)
 
 
-def emit(text: str, args) -> None:
-    """Write to ``--output`` atomically (refusing to overwrite without ``--force``) or stdout."""
-    if getattr(args, "output", None):
-        write_text_atomic(args.output, text, force=args.force)
-    else:
+def emit(text: str, output, *, force: bool = False) -> None:
+    """Write ``text`` to ``output``: a reserved :class:`~privrank.files.Output`, a path (``-``:
+    standard output; an existing file only with ``force``), or None for standard output."""
+    if output is None:
         sys.stdout.write(text)
+        sys.stdout.flush()
+    elif isinstance(output, Output):
+        output.write_text(text)
+    else:
+        write_text_atomic(output, text, force=force)

@@ -6,7 +6,7 @@ print the same columns and guarantee.
 """
 from __future__ import annotations
 
-from ..data.io import ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list, write_text_atomic
+from ..data.io import ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
 from ..errors import InputError
 from ..pairwise.btl import fit_btl
 from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
@@ -220,15 +220,15 @@ def run_ranking(args) -> int:
         res, extra = fitted_ranking(args, comps)
         reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized
         release.done(res.guarantee, reports=reports)
-    rows, ci = interval_rows(res, res.table(args.k), args)
-    notes = extra if args.format == "json" else {}
-    if ci is not None:
-        notes["intervals"] = ci.describe()
-    guarantee = shown_guarantee(res.guarantee, args)
-    text = render(rows, guarantee, args.format, notes)
-    if args.plot:
-        plot_intervals(ci, args.plot, force=args.force, title=guarantee.describe().split(";")[0])
-    emit(text, args)
+        rows, ci = interval_rows(res, res.table(args.k), args)
+        notes = extra if args.format == "json" else {}
+        if ci is not None:
+            notes["intervals"] = ci.describe()
+        guarantee = shown_guarantee(res.guarantee, args)
+        text = render(rows, guarantee, args.format, notes)
+        if release.plot:
+            plot_intervals(ci, release.plot, title=guarantee.describe().split(";")[0])
+        emit(text, release.output)
     return 0
 
 
@@ -237,7 +237,7 @@ def run_randomize(args) -> int:
     comps = read_comparisons(args.file)
     if args.epsilon is None and args.user_epsilon is None:
         raise InputError("randomize needs --epsilon or --user-epsilon")
-    with ledger_release(args, comps):
+    with ledger_release(args, comps) as release:
         reports = randomized_response(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed)
-    write_text_atomic(args.output, comparisons_to_csv(reports), force=args.force)
+        emit(comparisons_to_csv(reports), release.output)
     return 0

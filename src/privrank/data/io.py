@@ -41,9 +41,7 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from dataclasses import dataclass
@@ -555,27 +553,6 @@ def comparisons_to_csv(comps: PairwiseComparisons) -> str:
             row.append(repr(float(comps.epsilon[k])))
         w.writerow(row)
     return buf.getvalue()
-
-
-def write_text_atomic(path, text: str, *, force: bool = False) -> None:
-    """Write ``text`` to ``path`` atomically; refuse to overwrite unless ``force``."""
-    path = Path(path)
-    if path.exists() and not force:
-        raise InputError(f"{path} exists; pass --force (force=True) to overwrite it")
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # --------------------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.io import write_text_atomic
+from ..files import write_text_atomic
 from ..errors import InputError
 
 Z95 = 1.959963984540054

@@ -1,0 +1,189 @@
+"""The one output layer: every file privrank writes goes through :class:`Output`.
+
+* **Regular files** are written atomically: the text goes to a temporary file beside the
+  target (named ``.NAME.PID.*.tmp``), is flushed to disk, and is renamed over the target; the
+  file gets the permissions the process's umask gives a new file. Temporaries left by a killed
+  process are removed the next time the same target is written.
+* **Devices, FIFOs and ``-``** (standard output) are written through: nothing is renamed or
+  unlinked, and a symbolic link is followed to its target, which is written the same way.
+* **Reserve before you spend.** :meth:`Output.reserve` checks everything that can be checked
+  before a release (the directory exists and is writable, the target is not a directory, a plot
+  has a known format, the target does not exist unless ``force``) and, for a new regular file,
+  creates it exclusively (``O_EXCL``) as an empty placeholder, so that two releases to one path
+  cannot both pass the check and both be charged. :meth:`Output.abandon` removes a placeholder
+  that was never written (a release that failed).
+"""
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+STDOUT = "-"
+#: plot formats by file suffix (matplotlib's names)
+PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg", ".svgz": "svgz", ".jpg": "jpg", ".jpeg": "jpeg",
+                ".eps": "eps", ".ps": "ps", ".tif": "tif", ".tiff": "tiff", ".webp": "webp"}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class Output:
+    """A destination for one output: a regular file, a device or FIFO, or standard output (``-``)."""
+
+    def __init__(self, path, *, force: bool = False, plot: bool = False):
+        self.stdout = str(path) == STDOUT
+        self.path = None if self.stdout else Path(path)
+        self.force = force
+        self.plot = plot
+        self._placeholder = False
+        if plot:
+            self.format()
+
+    def __str__(self) -> str:
+        return "<stdout>" if self.stdout else str(self.path)
+
+    def format(self) -> str:
+        """The plot format named by the file's suffix."""
+        suffix = "" if self.stdout else self.path.suffix.lower()
+        if suffix not in PLOT_FORMATS:
+            raise InputError(f"the plot file needs a suffix naming its format: {', '.join(sorted(PLOT_FORMATS))}")
+        return PLOT_FORMATS[suffix]
+
+    def _target(self) -> Path:
+        return self.path.resolve() if self.path.is_symlink() else self.path
+
+    def _special(self) -> bool:
+        """True for a device, FIFO or socket: written through, never renamed over."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise InputError(f"cannot use {self.path} for output ({exc.strerror})") from None
+        return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+    def reserve(self) -> None:
+        """Check that the output can be written, and claim a new regular file; see the module docstring."""
+        if self.stdout:
+            return
+        target = self._target()
+        if target.is_dir():
+            raise InputError(f"{self.path} is a directory; give a file name")
+        if self._special():
+            if not os.access(target, os.W_OK):
+                raise InputError(f"{self.path} is not writable")
+            return
+        directory = target.parent if str(target.parent) else Path(".")
+        if not directory.is_dir():
+            raise InputError(f"directory {directory} does not exist")
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise InputError(f"directory {directory} is not writable")
+        if target.exists():
+            if not self.force:
+                raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
+            if not os.access(target, os.W_OK):
+                raise InputError(f"{self.path} is not writable")
+            return
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it") from None
+        except OSError as exc:
+            raise InputError(f"cannot create {self.path} ({exc.strerror})") from None
+        os.close(fd)
+        self._placeholder = True
+
+    def abandon(self) -> None:
+        """Remove the placeholder of :meth:`reserve` when nothing was written to it."""
+        if self._placeholder:
+            self._placeholder = False
+            target = self._target()
+            try:
+                if target.is_file() and target.stat().st_size == 0:
+                    target.unlink()
+            except OSError:
+                pass
+
+    def write_text(self, text: str) -> None:
+        self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``data``: through for stdout, devices and FIFOs; atomically for a regular file."""
+        if self.stdout:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+            return
+        target = self._target()
+        if self._special():
+            with open(target, "wb") as fh:
+                fh.write(data)
+            return
+        if target.exists() and not (self.force or self._placeholder):
+            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
+        _remove_stale_temporaries(target)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path} ({exc.strerror})") from None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
+        except BaseException as exc:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise InputError(f"cannot write {self.path} ({exc.strerror})") from None
+            raise
+        self._placeholder = False
+
+    def save_figure(self, fig, **kwargs) -> None:
+        """Save a matplotlib figure in the format of the file's suffix."""
+        buf = io.BytesIO()
+        fig.savefig(buf, format=self.format(), **kwargs)
+        self.write_bytes(buf.getvalue())
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove ``.NAME.PID.*.tmp`` beside ``target`` left by processes that no longer run."""
+    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+        pid = tmp.name[len(target.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_text_atomic(path, text: str, *, force: bool = False) -> None:
+    """Write ``text`` to ``path`` (see :class:`Output`); refuse to overwrite unless ``force``."""
+    out = Output(path, force=force)
+    out.reserve()
+    try:
+        out.write_text(text)
+    except BaseException:
+        out.abandon()
+        raise

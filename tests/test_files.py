@@ -1,0 +1,71 @@
+"""The output layer (:mod:`privrank.files`): atomic files, write-through, reservations."""
+import os
+import threading
+
+import pytest
+
+from privrank.errors import InputError
+from privrank.files import Output, write_text_atomic
+
+
+def test_a_symlink_is_written_through_not_replaced(tmp_path):
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    write_text_atomic(link, "new\n", force=True)
+    assert link.is_symlink() and target.read_text() == "new\n"
+
+
+def test_devices_and_fifos_are_written_through_never_unlinked(tmp_path):
+    write_text_atomic("/dev/null", "x\n", force=True)
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    write_text_atomic(fifo, "through the pipe\n", force=True)
+    reader.join(10)
+    assert got == ["through the pipe\n"] and os.path.exists(fifo)
+
+
+def test_refusals_come_before_anything_is_written(tmp_path):
+    (tmp_path / "dir").mkdir()
+    for path, message in ((tmp_path / "dir", "is a directory"), (tmp_path / "missing" / "x.csv", "does not exist")):
+        with pytest.raises(InputError, match=message):
+            Output(path).reserve()
+    with pytest.raises(InputError, match="suffix"):
+        Output(tmp_path / "myplot", plot=True)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):  # root writes anywhere
+            with pytest.raises(InputError, match="not writable"):
+                Output(locked / "x.csv").reserve()
+    finally:
+        locked.chmod(0o700)
+
+
+def test_new_files_follow_the_umask_and_leave_no_temporaries(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "a.csv", "x\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o644
+    stale = tmp_path / ".a.csv.999999999.abc.tmp"  # left by a killed process that no longer runs
+    stale.write_text("released data")
+    write_text_atomic(tmp_path / "a.csv", "y\n", force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]
+
+
+def test_a_reservation_is_exclusive_and_abandoned_when_unused(tmp_path):
+    path = tmp_path / "out.csv"
+    first, second = Output(path), Output(path)
+    first.reserve()
+    with pytest.raises(InputError, match="exists"):
+        second.reserve()
+    first.abandon()
+    assert not path.exists()
