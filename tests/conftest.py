@@ -9,7 +9,8 @@ def rng():
 
 @pytest.fixture(autouse=True)
 def private_ledger(tmp_path, monkeypatch):
-    """Every test records its CLI releases in its own ledger, never in the user's."""
+    """Every test records its CLI releases in its own ledger and journal, never in the user's."""
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("PRIVRANK_LEDGER", str(path))
+    monkeypatch.setenv("PRIVRANK_STATE", str(tmp_path / "state"))
     return path

@@ -162,3 +162,75 @@ def test_bad_inputs(tmp_path):
             ledger.set_budget("f", "household", 1.0)
         with pytest.raises(InputError, match="epsilon"):
             ledger.set_budget("f", "user", -1.0)
+
+
+G1 = Guarantee(epsilon=1.0, model="central", unit=UNIT_RANKING, mechanism="m")
+
+
+def test_a_truncated_or_deleted_ledger_is_not_a_fresh_one(tmp_path):
+    # regression (issue 16): a ledger truncated to 0 bytes, deleted, or a new --ledger path was silently empty
+    path = tmp_path / "a.sqlite"
+    with Ledger(path) as ledger:
+        ledger.set_budget("data1", "ranking", 2.0)
+        ledger.record("data1", G1)
+    path.write_bytes(b"")
+    with pytest.raises(InputError, match="empty file"):
+        Ledger(path)
+    path.unlink()
+    for other in (path, tmp_path / "b.sqlite"):  # deleted, or another ledger file
+        with Ledger(other) as ledger:
+            with pytest.raises(InputError, match="another ledger"):
+                ledger.record("data1", G1)
+        other.unlink()
+    # a restored older copy holds fewer releases than it recorded
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record("data2", G1)
+    backup = (tmp_path / "c.sqlite").read_bytes()
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record("data2", G1)
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"c.sqlite{suffix}").unlink(missing_ok=True)
+    (tmp_path / "c.sqlite").write_bytes(backup)
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        with pytest.raises(InputError, match="lost releases"):
+            ledger.record("data2", G1)
+
+
+def test_foreign_damaged_and_locked_files_are_refused(tmp_path):
+    import sqlite3
+    other = tmp_path / "app.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE customers (name TEXT)")
+    with pytest.raises(InputError, match="another application"):
+        Ledger(other)
+    with sqlite3.connect(other) as db:
+        assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["customers"]  # untouched
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(InputError, match="damaged or not a privrank ledger"):
+        Ledger(damaged)
+    with pytest.raises(InputError, match="fingerprint"):
+        Ledger(tmp_path / "l.sqlite").record(None, G1)
+    with pytest.raises(InputError, match="Guarantee"):
+        Ledger(tmp_path / "l.sqlite").record("data", None)
+
+
+def test_a_locked_ledger_is_a_clear_error_in_bounded_time(tmp_path, monkeypatch):
+    import sqlite3
+    import time
+
+    import privrank.ledger as ledger_module
+    monkeypatch.setattr(ledger_module, "LOCK_TIMEOUT", 0.5)
+    path = tmp_path / "l.sqlite"
+    Ledger(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        start = time.monotonic()
+        with pytest.raises(InputError, match="locked by another process"):
+            with Ledger(path) as ledger:
+                ledger.record("data", G1)
+        assert time.monotonic() - start < 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -20,6 +20,15 @@ record *before* they write any output. A crash after the commit and before the o
 charge for nothing (the ledger over-counts, the safe side); a crash before the commit leaves no
 charge and no output.
 
+A ledger that disappears must not look like a fresh one. Each ledger has a random id (table
+``meta``), and a *journal* outside it (:func:`journal_dir`, one small file per data set named by
+its fingerprint) remembers which ledger holds each data set's budget and releases, and how many
+releases it had. A release or budget of a data set that the journal places in another ledger,
+or in this ledger with more releases than it now holds (a ledger truncated, deleted, replaced,
+or restored from an older copy), is refused with a message that says where its history is. An
+existing empty file, a file of another application, a damaged file and a locked ledger are
+refused with a clear error before anything is released.
+
 The data set is identified by :func:`fingerprint`, computed from its records as a multiset
 (independent of row order, file format and unused items), in memory or streamed from the file:
 comparisons, or the ballots of a rankings file as they are written (before any completion of
@@ -30,8 +39,10 @@ canonical file per data set. The ledger describes the raw data
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
+import secrets
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,6 +56,10 @@ from .guarantees import (UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, Ac
                          PureDP, compose_budgets)
 
 ENV_PATH = "PRIVRANK_LEDGER"
+ENV_STATE = "PRIVRANK_STATE"
+#: seconds a release waits for a ledger that another process is writing
+LOCK_TIMEOUT = 10.0
+_TABLES = {"budgets", "releases", "meta", "sqlite_sequence"}
 BUDGET_UNITS = {"comparison": UNIT_COMPARISON, "user": UNIT_USER, "ranking": UNIT_RANKING}
 RELEASE_COLUMNS = ("id", "fingerprint", "dataset", "time", "mechanism", "model", "unit", "epsilon", "delta",
                    "epsilon_per_user", "private", "output", "command")
@@ -57,6 +72,7 @@ CREATE TABLE IF NOT EXISTS releases (
     mechanism TEXT NOT NULL, model TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
     epsilon_per_user REAL, private INTEGER NOT NULL, output TEXT NOT NULL, command TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS releases_by_data ON releases (fingerprint);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -67,6 +83,15 @@ def default_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "privrank" / "ledger.sqlite"
+
+
+def journal_dir() -> Path:
+    """``$PRIVRANK_STATE``, else ``$XDG_STATE_HOME/privrank`` (``~/.local/state`` by default)."""
+    env = os.environ.get(ENV_STATE)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "privrank"
 
 
 def fingerprint(data) -> str:
@@ -265,15 +290,28 @@ class Ledger:
 
     def __init__(self, path=None):
         self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise InputError(f"the ledger {self.path} is a directory; give a file")
+        if self.path.exists() and self.path.is_file() and self.path.stat().st_size == 0:
+            raise InputError(f"the ledger {self.path} is an empty file: a ledger that was truncated has lost its "
+                             "history. Restore it from a backup, or delete the file to start a new ledger")
         try:
-            self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the ledger's directory {self.path.parent} ({exc.strerror})") from None
+        self._db = None
+        with _database_errors(self.path):
+            self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT, isolation_level=None)
             self._db.row_factory = sqlite3.Row
+            foreign = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} - _TABLES
+            if foreign:
+                raise InputError(f"{self.path} is a database of another application, not a privrank ledger; "
+                                 "give privrank a file of its own")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.path} is not a privrank ledger ({exc})") from None
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (secrets.token_hex(16),))
+            self.id = self._db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()[0]
 
     def __enter__(self):
         return self
@@ -282,7 +320,8 @@ class Ledger:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
 
     def set_budget(self, fingerprint: str, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "") -> None:
         """Promise a total ``(epsilon, delta)`` per ``unit`` (``comparison``, ``user`` or ``ranking``) for a data set.
@@ -294,9 +333,12 @@ class Ledger:
             raise InputError(f"unit must be one of {', '.join(BUDGET_UNITS)}")
         eps = check_epsilon(epsilon)
         dlt = check_delta(delta)
+        _check_fingerprint(fingerprint)
         with self._transaction():
+            count = self._check_journal(fingerprint)
             self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
                              (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
+        self._write_journal(fingerprint, count)
 
     def record(self, fingerprint: str, guarantee: Guarantee, *, dataset: str = "", output: str = "",
                command: str = "") -> int:
@@ -310,8 +352,12 @@ class Ledger:
         BudgetExceededError
             If the release would exceed a budget; nothing is recorded.
         """
+        if not isinstance(guarantee, Guarantee):
+            raise InputError("record needs the release's Guarantee")
+        _check_fingerprint(fingerprint)
         row = _release_row(guarantee)
         with self._transaction():
+            self._check_journal(fingerprint)
             past = self._releases(fingerprint)
             for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
                 refusal = _refusal(budget, past, row, guarantee)
@@ -322,7 +368,43 @@ class Ledger:
                 "epsilon_per_user, private, output, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (fingerprint, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
                  row["delta"], row["epsilon_per_user"], int(row["private"]), output, command))
-            return int(cur.lastrowid)
+            release_id = int(cur.lastrowid)
+        self._write_journal(fingerprint, len(past) + 1)
+        return release_id
+
+    def _journal(self, fingerprint: str) -> Path:
+        return journal_dir() / "datasets" / fingerprint
+
+    def _check_journal(self, fingerprint: str) -> int:
+        """Refuse a data set whose history the journal places elsewhere; returns its release count here."""
+        count = self._db.execute("SELECT COUNT(*) FROM releases WHERE fingerprint = ?", (fingerprint,)).fetchone()[0]
+        try:
+            entry = json.loads(self._journal(fingerprint).read_text())
+        except FileNotFoundError:
+            return count
+        except (OSError, ValueError):
+            raise InputError(f"the ledger journal entry {self._journal(fingerprint)} is unreadable; restore or "
+                             "delete it") from None
+        if entry.get("ledger") != self.id:
+            raise InputError(f"this data set's budget and releases are recorded in another ledger ({entry.get('path')}); "
+                             "this one does not know them. Use --ledger with that file (or restore it); to start over "
+                             f"on purpose, delete {self._journal(fingerprint)}")
+        if entry.get("releases", 0) > count:
+            raise InputError(f"the ledger {self.path} has lost releases of this data set (it holds fewer than it "
+                             "recorded: truncated, or restored from an older copy); restore the newer copy, or "
+                             f"delete {self._journal(fingerprint)} to start over on purpose")
+        return count
+
+    def _write_journal(self, fingerprint: str, releases: int) -> None:
+        path = self._journal(fingerprint)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"ledger": self.id, "path": str(self.path.resolve()), "releases": releases}))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise InputError(f"cannot write the ledger journal in {path.parent} ({exc.strerror}); set "
+                             f"${ENV_STATE} to a writable directory") from None
 
     def releases(self, fingerprint: str | None = None) -> list[dict]:
         """Recorded releases (all, or of one data set), oldest first."""
@@ -345,20 +427,53 @@ class Ledger:
         return [{**dict(r), "private": bool(r["private"])} for r in rows]
 
     def _transaction(self):
-        return _Transaction(self._db)
+        return _Transaction(self._db, self.path)
 
 
 class _Transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): takes the write lock up front."""
 
-    def __init__(self, db):
-        self._db = db
+    def __init__(self, db, path):
+        self._db, self._path = db, path
 
     def __enter__(self):
-        self._db.execute("BEGIN IMMEDIATE")
+        with _database_errors(self._path):
+            self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type, *exc):
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        with _database_errors(self._path):
+            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class _database_errors:
+    """SQLite's errors as :class:`InputError`: locked, read-only, damaged or not a ledger."""
+
+    def __init__(self, path):
+        self._path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None or not issubclass(exc_type, sqlite3.Error):
+            return False
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            raise InputError(f"the ledger {self._path} is locked by another process (waited {LOCK_TIMEOUT:g} s); "
+                             "try again when it has finished") from None
+        if "readonly" in text or "read-only" in text:
+            raise InputError(f"the ledger {self._path} is read-only; a release must be recorded before it is drawn") \
+                from None
+        if "unable to open" in text:
+            raise InputError(f"cannot open the ledger {self._path}") from None
+        raise InputError(f"{self._path} is damaged or not a privrank ledger ({exc})") from None
+
+
+def _check_fingerprint(fingerprint) -> None:
+    """A data set's identity: its :func:`fingerprint`, or any name of letters, digits, ``-`` and ``_``."""
+    if not (isinstance(fingerprint, str) and 0 < len(fingerprint) <= 128
+            and all(c.isascii() and (c.isalnum() or c in "-_") for c in fingerprint)):
+        raise InputError("a data set is identified by its fingerprint (privrank.ledger.fingerprint)")
 
 
 def _refusal(budget, past, row, guarantee: Guarantee) -> str:
