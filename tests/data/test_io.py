@@ -1,10 +1,14 @@
 """CSV reading and writing of comparisons."""
+import os
+import time
+
 import numpy as np
 import pytest
 
 import privrank as pr
-from privrank.data.io import comparisons_to_csv, write_text_atomic
+from privrank.data.io import comparisons_to_csv, read_comparisons, read_rankings
 from privrank.errors import InputError
+from privrank.files import write_text_atomic
 
 
 def write(tmp_path, text, name="c.csv"):
@@ -32,7 +36,7 @@ def test_epsilon_column_marks_reports(tmp_path):
 
 
 @pytest.mark.parametrize("text,match", [
-    ("user,item_a,outcome\n1,A,1\n", "need columns"),
+    ("user,item_a,outcome\n1,A,1\n", "need a header row"),
     ("item_a,item_b,outcome\nA,B,2\n", "line 2: outcome"),
     ("item_a,item_b,outcome\nA,B,1\nA,C,yes\n", "line 3: outcome"),
     ("item_a,item_b,outcome\nA,B,nan\n", "line 2"),
@@ -118,12 +122,12 @@ def test_streamed_csv_reads_like_the_csv_module(tmp_path):
 @pytest.mark.parametrize("text,match", [
     ("item_a,item_b,outcome\nA,B,1\nA,C,2\n", "record 2: outcome must be 1, -1 or 0"),
     ("item_a,item_b,outcome\nA,B,1\nA,C,yes\n", "record 2: outcome must be a number"),
-    ("item_a,item_b,outcome\nA, ,1\n", "record 1: empty item"),
+    ("item_a,item_b,outcome\nA, ,1\n", "record 1: empty or NaN item"),
     ("item_a,item_b,outcome\nB,A,1\nA,A,1\n", "record 2 compares an item with itself"),
     ("item_a,item_b,outcome\nA,B,1,7\n", "has 4 fields, expected 3"),
     ("user,item_a,item_b,outcome,epsilon\nu,A,B,1,-1\n", "record 1: epsilon must be finite and > 0"),
     ("user,item_a,item_b,outcome,epsilon\nu,A,B,0,1\n", "not a tie"),
-    ("user,item_a,outcome\n1,A,1\n", "need columns"),
+    ("user,item_a,outcome\n1,A,1\n", "need a header row"),
 ])
 def test_streamed_files_give_clear_errors(tmp_path, text, match):
     pytest.importorskip("pyarrow")
@@ -150,3 +154,73 @@ def test_parquet_nulls_are_refused(tmp_path):
     pq.write_table(pa.table({"item_a": ["A", None], "item_b": ["B", "C"], "outcome": [1, 1]}), tmp_path / "n.parquet")
     with pytest.raises(InputError, match="record 2: empty item"):
         pr.read_comparisons(tmp_path / "n.parquet")
+
+
+# ------------------------------------------------------------------ issue 16: inputs that misled or leaked
+
+def test_a_file_without_header_is_refused_without_echoing_its_first_record(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text("alice@example.com,A,B,1\nbob@example.com,B,C,1\n")
+    with pytest.raises(InputError, match="header row") as err:
+        read_comparisons(p)
+    assert "alice" not in str(err.value) and "example.com" not in str(err.value)
+
+
+def test_repeated_columns_are_refused_not_silently_picked(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text("user,item_a,item_b,outcome,outcome\n1,A,B,1,-1\n")
+    with pytest.raises(InputError, match="more than once"):
+        read_comparisons(p)
+    q = tmp_path / "u.csv"
+    q.write_text("user_id,item_a,item_b,outcome\nu1,A,B,1\nu2,B,C,1\n")
+    assert read_comparisons(q).n_users == 2  # user_id is a user column, not ignored
+
+
+def test_columnar_values_that_would_be_misread_are_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    cases = {
+        "bool": ({"item_a": ["A", "B"], "item_b": ["B", "C"], "outcome": [True, False]}, "true/false"),
+        "nan_label": ({"item_a": ["A", "nan"], "item_b": ["B", "C"], "outcome": [1, 1]}, "NaN item"),
+        "nan_float": ({"item_a": [1.0, float("nan")], "item_b": [2.0, 3.0], "outcome": [1, 1]}, "NaN item"),
+        "list": ({"item_a": [["A"], ["B"]], "item_b": ["B", "C"], "outcome": [1, 1]}, "text or numbers"),
+    }
+    for name, (cols, message) in cases.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table(cols), path)
+        for engine in ("local", "stream"):  # the engines agree
+            with pytest.raises(InputError, match=message):
+                pr.sufficient_statistics(str(path), engine=engine)
+
+
+def test_paths_that_are_not_files_say_what_they_are(tmp_path):
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        read_comparisons(tmp_path / "d.csv")
+    os.mkfifo(tmp_path / "f.csv")
+    with pytest.raises(InputError, match="not a regular file"):
+        read_comparisons(tmp_path / "f.csv")
+
+
+def test_rankings_whose_size_cannot_be_right_are_refused(tmp_path):
+    big = tmp_path / "big.soc"
+    big.write_text("# NUMBER ALTERNATIVES: 50000000\n1: 1,2\n")
+    start = time.monotonic()
+    with pytest.raises(InputError, match="more than 1,000,000 items"):
+        read_rankings(big)
+    assert time.monotonic() - start < 5
+    named = tmp_path / "named.soc"
+    named.write_text("# NUMBER ALTERNATIVES: 900000\n# ALTERNATIVE NAME 1: a\n# ALTERNATIVE NAME 2: b\n1: 1,2\n")
+    with pytest.raises(InputError, match="declares more alternatives than it names"):
+        read_rankings(named)
+    header = "# NUMBER ALTERNATIVES: 2\n# ALTERNATIVE NAME 1: a\n# ALTERNATIVE NAME 2: b\n"
+    for lines, message in ((["99999999999999999999: 1,2"], "2\\^53"),
+                           (["9007199254740000: 1,2", "9007199254740000: 2,1"], "2\\^53 voters")):
+        path = tmp_path / "counts.soc"
+        path.write_text(header + "\n".join(lines) + "\n")
+        with pytest.raises(InputError, match=message):
+            read_rankings(path)
+    headerless = tmp_path / "r.csv"
+    headerless.write_text("1,2,3\n2,1,3\n3,1,2\n")
+    with pytest.raises(InputError, match="not a header"):
+        read_rankings(headerless)

@@ -37,6 +37,7 @@ from .engine_options import add_engine_options, engine_rankings
 from .intervals import add_interval_options, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
+from .arguments import seed
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
 PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
@@ -125,7 +126,7 @@ def register(sub) -> None:
     p.add_argument("--kappa", type=float,
                    help="binary-tree weight growth of dp-footrule / ldp-footrule, in [1, 2) "
                         "(default 1.25 with Laplace noise, sqrt(2) with Gaussian or local noise)")
-    p.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
+    p.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
     p.add_argument("--non-private-diagnostics", action="store_true",
                    help="also report the exact Kemeny and footrule costs; marks the output as NOT "
                         "private")

@@ -7,6 +7,7 @@ from ..data.datasets import load_llmfao, load_nfl
 from ..metrics import kendall_distance
 from ..pairwise.btl import fit_btl
 from ..pairwise.local import debiased_randomized_response
+from .arguments import seed
 
 EPSILONS = (0.5, 1.0, 2.0, math.inf)
 
@@ -14,7 +15,7 @@ EPSILONS = (0.5, 1.0, 2.0, math.inf)
 def register(sub) -> None:
     p = sub.add_parser("demo", help="private rankings of LLMs (LLMFAO) and NFL teams, shipped data",
                        description="Debiased randomized response + BTL on the shipped LLMFAO and NFL data.")
-    p.add_argument("--seed", type=int, default=2024, help="seed of the demo's randomness (default 2024)")
+    p.add_argument("--seed", type=seed, default=2024, help="seed of the demo's randomness (default 2024)")
     p.add_argument("--top", type=int, default=5, help="how many top items to show (default 5)")
     p.set_defaults(func=run_demo)
 

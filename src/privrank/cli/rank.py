@@ -19,6 +19,7 @@ from .engine_options import add_engine_options, engine_release
 from .intervals import add_interval_options, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
+from .arguments import seed
 
 LOCAL_MECHANISMS = {
     "debiased-rr": debiased_randomized_response,
@@ -37,7 +38,7 @@ def add_budget_options(parser) -> None:
     group.add_argument("--user-epsilon", type=float,
                        help="privacy budget per user (local mechanisms: split evenly over that user's "
                             "comparisons; central mechanisms: with --max-answers)")
-    parser.add_argument("--seed", type=int, help="seed for reproducible research runs (not for real releases)")
+    parser.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
 
 
 def add_ranking_options(parser, default_mechanism: str) -> None:

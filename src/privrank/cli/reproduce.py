@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..experiments.runner import load_study, run
+from .arguments import seed
 
 
 def register(sub) -> None:
@@ -19,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="smaller grid, still enough replications for every claim")
     p.add_argument("--out", metavar="DIR", help="output directory (default results/STUDY)")
     p.add_argument("--reps", type=int, metavar="R", help="replications per cell (default: the study's)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the whole run (default 0)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="seed of the whole run (default 0)")
     p.add_argument("--jobs", type=int, default=2, metavar="J", help="worker processes (default 2)")
     p.add_argument("--fresh", action="store_true", help="recompute the cells already stored in DIR")
     p.set_defaults(func=run_reproduce)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from pathlib import Path
 
@@ -53,12 +54,16 @@ from ..errors import InputError
 from .comparisons import PairwiseComparisons, sorted_labels
 from .rankings import Rankings
 
-USER_COLUMNS = ("user", "respondent", "worker")
+USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id")
 OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 CSV_BLOCK_BYTES = 16 << 20
 DEFAULT_BATCH_SIZE = 1 << 20
+#: largest count of voters or records that float64 arithmetic represents exactly
+MAX_EXACT_COUNT = 2 ** 53
+#: most items a file may declare (a ranking of more is far beyond every method here)
+MAX_DECLARED_ITEMS = 1_000_000
 
 
 def _pick(header: list[str], names) -> str | None:
@@ -115,7 +120,15 @@ class ComparisonColumns:
 
     @classmethod
     def from_header(cls, header, source) -> "ComparisonColumns":
+        """The layout named by ``header``. The header is never echoed: a file without one would
+        show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
+        known = {"winner", "loser", "item_a", "item_b", "epsilon", *OUTCOME_COLUMNS, *USER_COLUMNS}
+        repeated = sorted({n for n in names if n in known and names.count(n) > 1})
+        if repeated:
+            raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
+        if len([n for n in names if n in USER_COLUMNS]) > 1:
+            raise InputError(f"{source}: more than one user column ({', '.join(USER_COLUMNS)}); keep one")
         user = _pick(names, USER_COLUMNS)
         outcome = _pick(names, OUTCOME_COLUMNS)
         if "winner" in names and "loser" in names:
@@ -123,8 +136,9 @@ class ComparisonColumns:
         elif "item_a" in names and "item_b" in names and outcome:
             a, b = "item_a", "item_b"
         else:
-            raise InputError(f"{source}: need columns item_a,item_b,outcome (or result) or winner,loser; "
-                             f"found {','.join(names)}")
+            raise InputError(f"{source}: need a header row naming the columns item_a,item_b,outcome (or result) "
+                             f"or winner,loser; the first row has {len(names)} fields and none of these names "
+                             "(is the header missing?)")
 
         def pos(name):
             return None if name is None else names.index(name)
@@ -133,6 +147,25 @@ class ComparisonColumns:
     def positions(self) -> list[int]:
         """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon."""
         return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon) if k is not None]
+
+
+def check_items(m: int, source: str) -> None:
+    """Refuse a declared number of items beyond what privrank can rank (``MAX_DECLARED_ITEMS``)."""
+    if m > MAX_DECLARED_ITEMS:
+        raise InputError(f"{source} declares more than {MAX_DECLARED_ITEMS:,} items; privrank ranks at most that many")
+
+
+def check_data_file(path) -> None:
+    """Refuse a path that is not a readable regular file, saying what it is instead."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give a data file")
+    if not path.is_file():
+        raise InputError(f"{path} is not a regular file (a pipe or device); save the data to a file first")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path} is not readable")
 
 
 def file_format(path) -> str:
@@ -154,8 +187,7 @@ def read_comparisons(path, *, items=None) -> PairwiseComparisons:
         items; the message names the line (CSV) or the record.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    check_data_file(path)
     if file_format(path) != "csv":
         return ComparisonFile(path).read(items=items)
     return _read_text(_read_comparisons, path, items)
@@ -323,8 +355,8 @@ class ColumnarFile:
     def __init__(self, path):
         self.path = str(path)
         self.format = file_format(path)
-        if "://" not in self.path and not Path(self.path).is_file():
-            raise InputError(f"no such file: {self.path}")
+        if "://" not in self.path:
+            check_data_file(self.path)
         self.header = self._header()
 
     def _header(self) -> list[str]:
@@ -483,14 +515,25 @@ class ComparisonFile(ColumnarFile):
                 raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
             dictionary = pa.types.is_dictionary(col.type)
             values = col.dictionary if dictionary else col
+            t = values.type
+            if pa.types.is_boolean(t):
+                raise InputError(f"the {name} column must hold numbers, not true/false (an outcome is 1 when the "
+                                 "first item wins, -1 when the second does, 0 for a tie)")
+            if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+                    or pa.types.is_floating(t)):
+                raise InputError(f"the {name} column must hold text or numbers, not {t}")
+            empty = None
             if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
                 import pyarrow.compute as pc
-                empty = pc.equal(values, "").to_numpy(zero_copy_only=False)
+                empty = pc.is_in(pc.utf8_lower(values), pa.array(["", "nan", "na"])).to_numpy(zero_copy_only=False)
+            elif pa.types.is_floating(values.type):
+                empty = np.isnan(values.to_numpy(zero_copy_only=False))
+            if empty is not None:  # the same fields the CSV reader of the local engine refuses
                 if dictionary and empty.any():
                     empty = np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(empty))
                 bad = np.flatnonzero(empty)
                 if bad.size:
-                    raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
+                    raise InputError(f"record {first_record + int(bad[0]) + 1}: empty or NaN {name}")
             return col
 
         item_a = check_present(column(c.item_a), "item")
@@ -577,8 +620,7 @@ def read_item_list(path) -> list:
     item tables of the shipped data sets have) selects that column.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    check_data_file(path)
     lines = [line for line in _read_text(lambda p: p.read_text(encoding="utf-8-sig"), path).splitlines()
              if line.strip()]
     header = next(csv.reader(lines[:1]), [])
@@ -681,8 +723,7 @@ def read_ballots(path) -> tuple[tuple, list]:
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    check_data_file(path)
     suffix = path.suffix.lower()
     if suffix in PREFLIB_SUFFIXES:
         return _read_text(_read_preflib, path)
@@ -704,8 +745,7 @@ def holds_rankings(path) -> bool:
         return True
     if remote:
         return False
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    check_data_file(path)
     try:
         header = _read_text(_csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
         ComparisonColumns.from_header(header, path)
@@ -746,14 +786,18 @@ def _read_preflib(path: Path):
                           for g in _PREFLIB_GROUP.findall(order_text)]
             except ValueError:
                 raise InputError(f"{path}, line {line_no}: counts and items must be integers") from None
-            if count < 0:
-                raise InputError(f"{path}, line {line_no}: the count must be >= 0")
+            if count < 0 or count > MAX_EXACT_COUNT:
+                raise InputError(f"{path}, line {line_no}: the count must be a whole number from 0 to 2^53")
             if count:  # PrefLib lists some orders with count 0
                 ballots.append((line_no, count, [g for g in groups if g]))
     if m is None:
         m = max(names) if names else None
     if not m:
         raise InputError(f"{path}: no '# NUMBER ALTERNATIVES' or '# ALTERNATIVE NAME' header")
+    if names and m > len(names):
+        raise InputError(f"{path}: the header declares more alternatives than it names; give every alternative "
+                         "an '# ALTERNATIVE NAME' line")
+    check_items(m, str(path))
     labels = tuple(names.get(k + 1, str(k + 1)) for k in range(m))
     if len(set(labels)) != m:
         labels = tuple(str(k + 1) for k in range(m))
@@ -787,8 +831,8 @@ def _read_ranking_csv(path: Path):
                     count = int(row[count_col])
                 except ValueError:
                     raise InputError(f"{path}, line {line_no}: count must be an integer >= 0") from None
-                if count < 0:
-                    raise InputError(f"{path}, line {line_no}: count must be an integer >= 0")
+                if count < 0 or count > MAX_EXACT_COUNT:
+                    raise InputError(f"{path}, line {line_no}: count must be a whole number from 0 to 2^53")
             if count:
                 rows.append((line_no, count, [row[k].strip() for k in cols]))
     if not rows:
@@ -808,6 +852,10 @@ def _read_ranking_csv(path: Path):
             ballots.append((line_no, count, [[index[c]] for c in filled]))
         return labels, ballots
     labels = tuple(header[k] for k in cols)
+    if all(_is_number(h) for h in labels):
+        raise InputError(f"{path}: the first row holds numbers, not item names: a ballot, not a header? Add a "
+                         "header row: rank1,rank2,... for ballots of item labels (best first), or one column "
+                         "per item holding its rank")
     ballots = []
     for line_no, count, cells in rows:
         ranks = np.full(len(cells), np.nan)
@@ -816,7 +864,8 @@ def _read_ranking_csv(path: Path):
                 try:
                     ranks[k] = float(c)
                 except ValueError:
-                    raise InputError(f"{path}, line {line_no}: ranks must be numbers (1 = best)") from None
+                    raise InputError(f"{path}, line {line_no}: ranks must be numbers (1 = best); for ballots of "
+                                     "item labels the header must read rank1,rank2,...") from None
         ranked = np.flatnonzero(np.isfinite(ranks))
         levels = np.unique(ranks[ranked])
         ballots.append((line_no, count, [list(ranked[ranks[ranked] == v]) for v in levels]))
@@ -1040,6 +1089,9 @@ def _complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
     m = len(labels)
     if not ballots:
         raise InputError(f"{path} holds no rankings")
+    if sum(count for _, count, _ in ballots) > MAX_EXACT_COUNT:
+        raise InputError(f"{path}: the ballots' counts add up to more than 2^53 voters, which cannot be "
+                         "counted exactly")
     complete_rows, complete_w = [], []
     incomplete = []  # (count, groups)
     for line_no, count, groups in ballots:

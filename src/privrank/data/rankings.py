@@ -82,6 +82,8 @@ def check_multiplicities(weights, rows: int) -> np.ndarray:
         raise InputError("weights are multiplicities: non-negative integers, one per ranking")
     if w.sum() < 1:
         raise InputError("the weights sum to zero: there is nothing to aggregate")
+    if w.sum() > 2.0 ** 53:
+        raise InputError("the weights add up to more than 2^53 voters, which cannot be counted exactly")
     return w.astype(np.int64)
 
 
