@@ -406,3 +406,32 @@ def test_small_parameters_are_validated(k, m, kappa):
     else:
         with pytest.raises(InputError):
             tree.tree_layout(m, kappa)
+
+
+# ------------------------------------------------------------------ issue 16: regressions of the review
+
+def test_fit_btl_refuses_what_it_would_ignore():
+    comps = _comps()
+    for kwargs, message in ((dict(tol=math.nan), "tol"), (dict(max_iter=-1), "max_iter"),
+                            (dict(weights="bogus"), "weights"), (dict(weights="inverse_variance"), "weights apply")):
+        with pytest.raises(InputError, match=message):
+            pr.fit_btl(comps, **kwargs)
+
+
+def test_api_mechanisms_given_the_wrong_kind_of_data_say_so():
+    R = pr.Rankings.from_orders(ORDERS)
+    for call in (lambda: pr.debiased_randomized_response(R, 1.0), lambda: pr.local_laplace(R, 1.0),
+                 lambda: pr.randomized_response(R, 1.0)):
+        with pytest.raises(InputError, match="ldp_matrix"):
+            call()
+    with pytest.raises(InputError, match="Guarantee"):
+        pr.compose("x")
+
+
+def test_set_budget_on_a_file_without_users_protects_comparisons(tmp_path, capsys):
+    path = tmp_path / "c.csv"
+    path.write_text("item_a,item_b,outcome\nA,B,1\nB,C,1\n")
+    assert main(["ledger", "set-budget", str(path), "--epsilon", "2"]) == 0
+    assert "per comparison" in capsys.readouterr().out
+    assert main(["ledger", "set-budget", str(path), "--epsilon", "2", "--unit", "user"]) == 2
+    assert "no user column" in capsys.readouterr().err

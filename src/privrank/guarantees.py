@@ -142,6 +142,8 @@ def compose(*guarantees: Guarantee) -> Guarantee:
     """
     if not guarantees:
         raise InputError("compose needs at least one guarantee")
+    if not all(isinstance(g, Guarantee) for g in guarantees):
+        raise InputError("compose takes Guarantee objects (a release's .guarantee)")
     first = guarantees[0]
     for g in guarantees[1:]:
         if (g.unit, g.model) != (first.unit, first.model):

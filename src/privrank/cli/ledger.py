@@ -14,7 +14,7 @@ import json
 import math
 from contextlib import contextmanager
 
-from ..data.io import holds_rankings
+from ..data.io import ComparisonFile, holds_rankings
 from ..errors import InputError
 from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
@@ -147,10 +147,15 @@ def run_ledger(args) -> int:
 
 
 def _budget_unit(args) -> str:
-    """The unit of ``set-budget``: one ranking for rankings data, one user (default) or comparison otherwise."""
+    """The unit of ``set-budget``: one ranking for rankings data; for comparisons one user (the default when
+    the file has user ids) or one comparison (the default without them: no release could state a per-user
+    guarantee)."""
     rankings = holds_rankings(args.file)
     if args.unit is None:
-        return "ranking" if rankings else "user"
+        return "ranking" if rankings else "user" if ComparisonFile(args.file).has_users else "comparison"
+    if args.unit == "user" and not rankings and not ComparisonFile(args.file).has_users:
+        raise InputError(f"{args.file} has no user column: no release can state a per-user guarantee on it; "
+                         "use --unit comparison")
     if rankings != (args.unit == "ranking"):
         raise InputError(f"{args.file} holds {'rankings' if rankings else 'comparisons'}: use --unit "
                          + ("ranking (each voter casts one ranking)" if rankings else "user or --unit comparison"))

@@ -315,8 +315,16 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
     BTLFit
         Carries the guarantee of the input release: fitting is post-processing.
     """
-    from .release import as_release
+    from .release import WEIGHTS, as_release
 
+    if weights not in WEIGHTS:
+        raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
+    if weights != "uniform" and not getattr(data, "is_randomized", False):
+        raise InputError("weights apply when fitting randomized reports (a release is already weighted; raw "
+                         "comparisons are not randomized)")
+    check_positive(tol, name="tol")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise InputError("max_iter must be a whole number >= 1")
     rel = as_release(data, weights=weights)
     if isinstance(lam, str):
         if lam == "default":
