@@ -7,6 +7,7 @@ masked. Commands run in a fresh directory with a fresh ledger, in the order of t
 """
 import contextlib
 import io
+import os
 import re
 import shlex
 from pathlib import Path
@@ -54,14 +55,38 @@ def run(kind, code, data, shipped):
     return out.getvalue() + err.getvalue()
 
 
+def regenerate(outputs) -> str:
+    """The guide with every example's output replaced by ``outputs`` (in the guide's order)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    outputs = iter(outputs)
+    pieces, last, pending = [], 0, None
+    for match in BLOCK.finditer(text):
+        kind, body = match.group(1), match.group(2)
+        if kind == "console":
+            cmds = [p.split("\n", 1)[0] for p in re.split(r"^\$ ", body, flags=re.M)[1:]]
+            body = "".join(f"$ {c}\n" + (lambda o: o + "\n" if o else "")(next(outputs).strip()) for c in cmds)
+        elif kind == "python":
+            pending = next(outputs)
+        elif pending is not None:
+            body, pending = pending.strip() + "\n", None
+        pieces += [text[last:match.start()], f"```{kind}\n{body}```"]
+        last = match.end()
+    return "".join(pieces) + text[last:]
+
+
 def test_guide_examples_run_as_written(tmp_path, monkeypatch):
+    """``PRIVRANK_REGENERATE_DOCS=1`` rewrites the guide's outputs instead (check the diff before committing)."""
     data = datasets.data_dir()
-    if data is None or not all((data / folder).is_dir() for folder in ("cems_university", "preflib_apa")):
+    if data is None or not all((data / folder).is_dir() for folder in ("cems_university", "preflib_apa",
+                                                                                 "immigration_attitudes")):
         pytest.skip("the guide's CEMS and APA examples need the data directory (../shared/data or PRIVRANK_DATA)")
     shipped = str(Path(datasets.__file__).resolve().parents[1] / "datasets_shipped")
     monkeypatch.chdir(tmp_path)
     cases = examples()
     assert len(cases) >= 10
-    for kind, code, expected in cases:
-        got = run(kind, code, data, shipped).replace(str(data), "$DATA")
+    outputs = [run(kind, code, data, shipped).replace(str(data), "$DATA") for kind, code, _ in cases]
+    if os.environ.get("PRIVRANK_REGENERATE_DOCS"):
+        GUIDE.write_text(regenerate(outputs), encoding="utf-8")
+        return
+    for (kind, code, expected), got in zip(cases, outputs):
         assert normalise(got) == normalise(expected), code

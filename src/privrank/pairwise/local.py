@@ -95,7 +95,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         budget = float(np.max(user_epsilon if np.ndim(user_epsilon) == 0 and not isinstance(user_epsilon, Mapping)
                               else _per_user(comps, user_epsilon, "user_epsilon")))
         g = Guarantee(epsilon=budget, model="local", unit=UNIT_USER, mechanism=mechanism,
-                      note=f"{note}; each user's budget is split evenly over that user's comparisons")
+                      note=f"{note} Each user's budget is split evenly over that user's comparisons.")
         return comps, eps, g
     declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
         isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps[0]) if eps.size else float(epsilon)
