@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from .comparisons import PairwiseComparisons
-from .io import read_comparisons, read_rankings
+from .io import read_comparisons, read_item_list, read_rankings
 from .rankings import Rankings
 
 
@@ -81,13 +81,18 @@ def load_nfl(season: int = 2019, *, include_ties: bool = True) -> PairwiseCompar
 
 
 def load_cems() -> PairwiseComparisons:
-    """CEMS university preferences: 303 students x 15 pairs of 6 schools, 487 ties."""
-    return read_comparisons(_require("cems_university/cems_comparisons.csv", "CEMS"))
+    """CEMS university preferences: 303 students x 15 pairs of 6 schools, 487 ties.
+
+    The item list is the data set's published table of schools (declared, as central releases need).
+    """
+    return read_comparisons(_require("cems_university/cems_comparisons.csv", "CEMS"),
+                            items=read_item_list(_require("cems_university/cems_items.csv", "CEMS")))
 
 
 def load_immigration() -> PairwiseComparisons:
-    """Immigration attitudes: 98 students, 4 statements, 503 comparisons."""
-    return read_comparisons(_require("immigration_attitudes/immig_comparisons.csv", "immigration"))
+    """Immigration attitudes: 98 students, 4 statements, 503 comparisons (items: the published statements)."""
+    return read_comparisons(_require("immigration_attitudes/immig_comparisons.csv", "immigration"),
+                            items=read_item_list(_require("immigration_attitudes/immig_items.csv", "immigration")))
 
 
 def load_movielens_top40(n_movies: int = 40) -> PairwiseComparisons:
