@@ -47,14 +47,14 @@ def write_all(directory, cols, row_group=700):
 
 
 def assert_same_tally(t, ref):
-    """Identical tallies: same items, levels, integer counts and per-user epsilon (exactly)."""
+    """Identical tallies: same items, levels, integer counts and seededness (exactly)."""
     assert t.items == ref.items
     assert (t.epsilons is None) == (ref.epsilons is None)
     if ref.epsilons is not None:
         np.testing.assert_array_equal(t.epsilons, ref.epsilons)
     for field in ("level", "i", "j", "n", "wins2"):
         np.testing.assert_array_equal(getattr(t, field), getattr(ref, field), err_msg=field)
-    assert t.epsilon_per_user == ref.epsilon_per_user
+    assert t.seeded == ref.seeded
 
 
 RANK_ITEMS = ("kiwi", "apple", "mango", "fig", "pear", "date")  # sorted order differs from this one

@@ -41,7 +41,7 @@ def test_local_tally_matches_a_loop_over_records(raw_files):
     t = sufficient_statistics(raw_files["csv"], engine="local")
     items, expected = brute_force(cols)
     assert t.items == tuple(items) and as_dict(t) == dict(expected)
-    assert t.epsilons is None and t.epsilon_per_user is None
+    assert t.epsilons is None and not t.seeded
     # the non-private statistic is the one PairwiseComparisons always had
     pc, old = t.pair_counts(), pr.read_comparisons(raw_files["csv"]).pair_counts()
     np.testing.assert_array_equal(pc.wins, old.wins)
@@ -55,9 +55,7 @@ def test_randomized_tally_matches_a_loop_over_reports(raw_files):
     items, expected = brute_force(cols, values2=2 * reports, epsilon=np.full(len(reports), 0.8))
     for engine in ("local", "stream"):
         t = sufficient_statistics(raw_files["parquet"], engine=engine, epsilon=0.8, rng=5)
-        assert as_dict(t) == dict(expected)
-        # per-user epsilon: 0.8 times the largest number of records of one user
-        assert t.epsilon_per_user == 0.8 * np.bincount(cols["user"]).max()
+        assert as_dict(t) == dict(expected) and t.seeded
 
 
 @pytest.mark.parametrize("kind", ["raw", "randomized", "reports"])
@@ -66,7 +64,7 @@ def test_engines_and_batchings_give_identical_tallies(raw_files, report_files, k
     eps = 1.5 if kind == "randomized" else None
     ref = sufficient_statistics(files["csv"], engine="local", epsilon=eps, rng=11)
     if kind == "reports":
-        assert ref.epsilons.tolist() == [0.5, 1.0, 2.0] and ref.epsilon_per_user is not None
+        assert ref.epsilons.tolist() == [0.5, 1.0, 2.0] and not ref.seeded
     for fmt, path in files.items():
         assert_same_tally(sufficient_statistics(path, engine="local", epsilon=eps, rng=11), ref)
         for size in BATCH_SIZES:
@@ -118,7 +116,7 @@ def test_engine_randomization_is_randomized_response(tmp_path):
         return tally.wins2.sum() / 2 / tally.n.sum()
     assert abs(share(sufficient_statistics(path, epsilon=eps, rng=1, batch_size=50_000)) - q) < 4 * se
     assert abs(share(sufficient_statistics(path, epsilon=2 * eps, rng=1, batch_size=50_000)) - q) > 4 * se
-    assert sufficient_statistics(path, epsilon=eps, rng=1).epsilon_per_user == pytest.approx(eps * 200)
+
 
 
 def test_fit_takes_a_tally(raw_files):
@@ -126,7 +124,9 @@ def test_fit_takes_a_tally(raw_files):
     assert pr.fit_btl(t).scores == pytest.approx(pr.fit_btl(pr.read_comparisons(raw_files["csv"])).scores,
                                                  abs=1e-12)
     private = pr.fit_btl(sufficient_statistics(raw_files["parquet"], epsilon=2.0, rng=0))
-    assert private.guarantee.private and private.guarantee.epsilon_per_user is not None
+    g = private.guarantee
+    assert g.private and g.epsilon_per_user is None and g.seeded and "SEEDED RUN" in g.describe()
+    assert "SEEDED" not in pr.fit_btl(sufficient_statistics(raw_files["parquet"], epsilon=2.0)).guarantee.describe()
 
 
 def test_unused_dictionary_entries_are_not_items(tmp_path):
@@ -184,22 +184,6 @@ def test_in_memory_source_is_the_local_engine(raw_files):
     assert_same_tally(sufficient_statistics(comps, epsilon=1.0, rng=9),
                       sufficient_statistics(raw_files["csv"], engine="stream", epsilon=1.0, rng=9))
     assert isinstance(sufficient_statistics(comps), ComparisonTally)
-
-
-def test_grouped_user_tables_pickle_at_their_size(monkeypatch):
-    # Dask sends partials between processes. Grouping large per-user tables yields columns that
-    # are slices of larger buffers, which pickle whole: a final partial of 46 MB once pickled to
-    # 768 MB. The grouped table must pickle at about its own size.
-    import pickle
-
-    from privrank.engines import comparisons
-
-    n = 200_000
-    tables = [(np.arange(start, start + n), np.ones(n), np.ones(n, dtype=np.int64)) for start in (0, n // 2, n)]
-    monkeypatch.setattr(comparisons, "USER_TABLE_SLACK", 0)
-    (users,) = comparisons._user_tables(tables)  # more rows waiting than grouped: they are grouped
-    assert len(users[0]) == 2 * n and users[2].sum() == 3 * n
-    assert len(pickle.dumps(users)) < 1.5 * sum(column.nbytes for column in users)
 
 
 def test_ledger_fingerprint_streams_files_and_matches_memory(raw_files, report_files, tmp_path):

@@ -74,6 +74,7 @@ Kemeny through a private pairwise matrix (Section 5, Algorithms 3 and 4, Lemma B
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -278,8 +279,9 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
         if kappa is not None and float(kappa) != tally.kappa:
             raise InputError(f"the voters' tree vectors have kappa {tally.kappa:g}: give that kappa or none")
         eps = check_epsilon(epsilon)
-        return _footrule_result(local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,
-                                                       tree_layout(tally.n_items, tally.kappa), eps))
+        rel = local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,
+                                     tree_layout(tally.n_items, tally.kappa), eps)
+        return _footrule_result(replace(rel, guarantee=replace(rel.guarantee, seeded=tally.seeded)))
     R = releasable(as_rankings(profile, weights))
     rel = footrule_cost_release(R.positions, epsilon=epsilon, noise="local", kappa=kappa,
                                 weights=R.weights, rng=rng)

@@ -26,7 +26,7 @@ unchanged and the approximation ratio is the solver's.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.special import bdtrc
@@ -337,6 +337,7 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
                          "Every voter sends one report.")
     if isinstance(R, RankingTally):  # the voters' reports, drawn and charged where they were tallied
         Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
+        g = replace(g, seeded=R.seeded)
     else:
         charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)

@@ -253,7 +253,7 @@ class PairwiseComparisons:
     def tally(self) -> "ComparisonTally":
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
         return ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
-                                            epsilon=self.epsilon, user=self.user)
+                                            epsilon=self.epsilon)
 
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"
@@ -376,38 +376,6 @@ def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     return levels, level.astype(np.int64)
 
 
-def user_level_counts(user, level, levels, counts=None):
-    """Records per (user, epsilon): ``(user, epsilon, n)`` sorted by user, then epsilon.
-
-    ``user`` are integer user codes, ``level`` each row's index into the increasing ``levels``
-    (see :func:`epsilon_levels`); ``counts`` (optional) says how many records each row stands
-    for (default one).
-    """
-    user = np.asarray(user, dtype=np.int64)
-    L = len(levels)
-    size = (int(user.max()) + 1) * L if user.size else 0
-    keys, (n,) = group_sums(user * L + level, size, counts)
-    return keys // L, np.asarray(levels)[keys % L], n
-
-
-def max_user_epsilon(user, level, levels, counts=None) -> float:
-    """Largest per-user sum of per-record epsilons (basic composition over each user's records).
-
-    Arguments as for :func:`user_level_counts`. The sum is formed the same way whatever the
-    order or grouping of the rows: per user, ``epsilon * records`` for each distinct epsilon,
-    added in increasing epsilon. So records tallied in one piece or in shards give the same
-    float.
-    """
-    who, eps, n = user_level_counts(user, level, levels, counts)
-    return largest_user_sum(np.flatnonzero(np.diff(who, prepend=-1)), eps, n)
-
-
-def largest_user_sum(starts, epsilon, records) -> float:
-    """:func:`max_user_epsilon` of rows already grouped: one row per (user, epsilon), sorted by
-    user, then epsilon; ``starts`` are the first rows of the users."""
-    return float(np.max(np.add.reduceat(epsilon * records, starts)))
-
-
 def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
     """The code of each record, in ``[0, n_levels * m * m * 3)`` (the map step of every tally).
 
@@ -446,9 +414,9 @@ class ComparisonTally:
         For randomized reports, the distinct per-record epsilons in increasing order (``level``
         indexes them); None for raw answers (one level, 0).
     level, i, j, n, wins2 : ndarray of int64
-    epsilon_per_user : float or None
-        For randomized reports with user ids: the largest per-user sum of per-record epsilons
-        (:func:`max_user_epsilon`). None without user ids or for raw answers.
+    seeded : bool
+        The reports were drawn with a seed: research output, not a release (the releases read
+        from the tally say so in their guarantee).
     """
 
     items: tuple
@@ -458,10 +426,10 @@ class ComparisonTally:
     j: np.ndarray
     n: np.ndarray
     wins2: np.ndarray
-    epsilon_per_user: float | None = None
+    seeded: bool = False
 
     @classmethod
-    def from_records(cls, items, a, b, values2, *, epsilon=None, user=None) -> "ComparisonTally":
+    def from_records(cls, items, a, b, values2, *, epsilon=None) -> "ComparisonTally":
         """Tally records ``(a, b)`` (item indices) with ``values2`` = 2 x value for "a beats b".
 
         ``values2`` is 2 (a preferred), 0 (b preferred) or 1 (tie); for randomized reports
@@ -471,10 +439,7 @@ class ComparisonTally:
         if epsilon is None:
             return cls.from_codes(items, None, record_codes(len(items), a, b, values2))
         levels, level = epsilon_levels(epsilon, np.size(a))
-        tally = cls.from_codes(items, levels, record_codes(len(items), a, b, values2, level))
-        if user is not None:
-            tally = replace(tally, epsilon_per_user=max_user_epsilon(user, level, levels))
-        return tally
+        return cls.from_codes(items, levels, record_codes(len(items), a, b, values2, level))
 
     @classmethod
     def from_codes(cls, items, epsilons, codes, counts=None) -> "ComparisonTally":

@@ -325,6 +325,8 @@ class RankingTally:
         Every voter's epsilon for ``reports``.
     kappa : float or None
         Weight growth factor of the binary tree of ``positions`` reports.
+    seeded : bool
+        The reports were drawn with a seed: research output, not a release.
     """
 
     items: tuple
@@ -335,6 +337,7 @@ class RankingTally:
     statistic: str | None = None
     epsilon: float | None = None
     kappa: float | None = None
+    seeded: bool = False
 
     @property
     def n_items(self) -> int:

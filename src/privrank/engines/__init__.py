@@ -62,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.io import DEFAULT_BATCH_SIZE
+from .._rng import is_seeded
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
 from ..mechanisms.randomized_response import record_key
@@ -78,7 +79,8 @@ class Options:
 
     ``items``: a fixed item list (None: the sorted labels that occur); ``epsilon``: randomize
     every record at this epsilon (None: no randomization); ``key``: the Philox key of that
-    randomization; ``statistic`` and ``kappa``: what a ranking contributes (rankings only).
+    randomization; ``statistic`` and ``kappa``: what a ranking contributes (rankings only);
+    ``seeded``: the key came from a seed (the tally says so).
     """
 
     items: tuple | None = None
@@ -86,6 +88,7 @@ class Options:
     key: np.ndarray | None = None
     statistic: str | None = None
     kappa: float | None = None
+    seeded: bool = False
 
 
 @private_release
@@ -179,7 +182,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     file = module.open_file(source)
     module.check(file, options)
     if eps is not None:
-        options = replace(options, key=record_key(rng))
+        options = replace(options, key=record_key(rng), seeded=is_seeded(rng))
     if engine == "stream":
         return _stream(module, file, options, int(batch_size), progress)
     from .dask_engine import run_dask

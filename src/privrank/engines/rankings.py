@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._rng import is_seeded
 from ..data.io import RANKING_BATCH_CELLS, RankingFile, different_items_error, read_rankings
 from ..data.rankings import TALLY_STATISTICS, Rankings, RankingTally, position_counts, positions_of
 from ..errors import InputError
@@ -70,7 +71,7 @@ def _kappa(options) -> float:
 def in_memory(R: Rankings, options, rng) -> RankingTally:
     """The tally of an in-memory profile; its voters are records ``0 .. n-1``."""
     if options.epsilon is not None:
-        options = replace(options, key=record_key(rng))
+        options = replace(options, key=record_key(rng), seeded=is_seeded(rng))
     return finish(_counted(R.items, R.orders, R.weights, 0, options), options)
 
 
@@ -137,4 +138,5 @@ def finish(part: Partial | None, options) -> RankingTally:
     local = options.epsilon is not None
     return RankingTally(part.items, part.n, part.pair_counts, part.position_counts, part.reports,
                         statistic=options.statistic if local else None, epsilon=options.epsilon,
-                        kappa=_kappa(options) if local and options.statistic == "positions" else None)
+                        kappa=_kappa(options) if local and options.statistic == "positions" else None,
+                        seeded=options.seeded)

@@ -8,7 +8,7 @@ default ridge.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -136,6 +136,7 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     weight = 1.0 if w is None else w[tally.level]
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
     g = guarantee if guarantee is not None else local_guarantee(eps.max(), None, mechanism, note=TIE_NOTE)
+    g = replace(g, seeded=True) if tally.seeded else g
     counts = tally.pair_counts(weight * values, weight * tally.n)
     if not debiased:
         return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level))
