@@ -12,6 +12,7 @@ import numpy as np
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon, check_positive
+from .draws import before_draw, noise_factor
 
 
 def exponential_probabilities(utility, sensitivity: float, epsilon) -> np.ndarray:
@@ -28,5 +29,6 @@ def exponential_probabilities(utility, sensitivity: float, epsilon) -> np.ndarra
 
 def exponential_mechanism(utility, sensitivity: float, epsilon, rng=None) -> int:
     """Index of the candidate released by the exponential mechanism (epsilon-DP)."""
-    p = exponential_probabilities(utility, sensitivity, epsilon)
+    p = exponential_probabilities(utility, sensitivity, check_epsilon(epsilon) / noise_factor())
+    before_draw()
     return int(as_generator(rng).choice(p.size, p=p))

@@ -44,6 +44,7 @@ from scipy.special import ndtri
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon
+from .draws import before_draw, noise_factor
 from .randomized_response import record_uniforms
 
 FIXED_POINT_BITS = 30
@@ -99,7 +100,7 @@ def _reports(V, norms, r, eps, keep_u, towards_u, G) -> np.ndarray:
     G = G / np.linalg.norm(G, axis=1, keepdims=True)
     side = np.sign(np.einsum("ij,ij->i", G, direction))
     side[side == 0] = 1.0
-    want = np.where(towards_u < 1.0 / (1.0 + math.exp(-eps)), 1.0, -1.0)
+    want = np.where(towards_u < 1.0 / (1.0 + math.exp(-eps / noise_factor())), 1.0, -1.0)
     return G * (duchi_l2_scale(V.shape[1], r, eps) * side * want)[:, None]
 
 
@@ -121,6 +122,7 @@ def duchi_l2(vectors, *, radius: float, epsilon, rng=None) -> np.ndarray:
         ``(n, D)`` reports; each is epsilon-local DP with respect to its own row and unbiased.
     """
     V, r, eps, norms = _checked(vectors, radius, epsilon)
+    before_draw()
     gen = as_generator(rng)
     n, D = V.shape
     return _reports(V, norms, r, eps, gen.random(n), gen.random(n), gen.standard_normal((n, D)))
@@ -135,6 +137,7 @@ def duchi_l2_records(vectors, *, radius: float, epsilon, key, first_record: int 
     it is an unbiased estimate of the row.
     """
     V, r, eps, norms = _checked(vectors, radius, epsilon)
+    before_draw()
     n, D = V.shape
     unit = report_unit(D, r, eps)
     out = np.empty((n, D), dtype=np.int64)

@@ -24,11 +24,14 @@ for research and tests: anyone who knows the seed can undo the randomization.
 """
 from __future__ import annotations
 
+import secrets
+
 import numpy as np
 from scipy.special import expit
 
-from .._rng import as_generator
+from .._rng import as_generator, secure_bits
 from ..errors import InputError, check_epsilon, check_epsilons
+from .draws import before_draw, noise_factor
 
 
 def flip_probability(epsilon) -> np.ndarray | float:
@@ -38,14 +41,17 @@ def flip_probability(epsilon) -> np.ndarray | float:
 
 
 def record_key(rng=None) -> np.ndarray:
-    """The 128-bit Philox key (two uint64) of a randomization, from ``rng``.
+    """The 128-bit key (two uint64) of a randomization's AES counter stream, from ``rng``.
 
-    ``None`` draws the key from OS entropy, an int seed derives it through
-    :class:`numpy.random.SeedSequence`, and a :class:`numpy.random.Generator` supplies it from
-    its stream (so successive calls with one Generator give independent randomizations).
+    ``None`` draws the key from the operating system (:func:`secrets.token_bytes`), an int seed
+    derives it through :class:`numpy.random.SeedSequence`, and a :class:`numpy.random.Generator`
+    supplies it from its stream (so successive calls with one Generator give independent
+    randomizations).
     """
     if isinstance(rng, np.random.Generator):
         return rng.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+    if rng is None:
+        return np.frombuffer(secrets.token_bytes(16), dtype=np.uint64).copy()
     as_generator(rng)  # validates the argument
     return np.random.SeedSequence(rng).generate_state(2, dtype=np.uint64)
 
@@ -53,16 +59,16 @@ def record_key(rng=None) -> np.ndarray:
 def record_uniforms(key, first_record: int, n_records: int, per_record: int = 1) -> np.ndarray:
     """``(n_records, per_record)`` uniforms in [0, 1) of records ``first_record, ...`` under ``key``.
 
-    Record ``r`` owns outputs ``r * per_record`` to ``(r + 1) * per_record - 1`` of the Philox
-    stream under ``key``, so its uniforms depend only on (key, r, per_record), never on which
-    other records are drawn with it.
+    Record ``r`` owns outputs ``r * per_record`` to ``(r + 1) * per_record - 1`` of the AES-128
+    counter stream (a CSPRNG) under ``key``, so its uniforms depend only on (key, r, per_record),
+    never on which other records are drawn with it.
     """
     first, n, per = int(first_record), int(n_records), int(per_record)
     if first < 0:
         raise InputError("first_record must be >= 0")
-    # Philox yields four 64-bit outputs per counter value: output p sits at counter p // 4.
-    block, skip = divmod(first * per, 4)
-    gen = np.random.Generator(np.random.Philox(key=np.asarray(key, dtype=np.uint64), counter=block))
+    # AES counter mode yields two 64-bit outputs per counter value: output p sits at counter p // 2.
+    block, skip = divmod(first * per, 2)
+    gen = np.random.Generator(secure_bits(np.asarray(key, dtype=np.uint64).tobytes(), counter=block))
     return gen.random(skip + n * per)[skip:].reshape(n, per)
 
 
@@ -79,11 +85,12 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     v = np.asarray(values2)
     if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
+    before_draw()
     if np.ndim(epsilon):
-        p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape))
+        p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape) / noise_factor())
         report_one = np.where(v == 1, 0.5, np.where(v == 2, 1.0 - p, p))
     else:
-        p = flip_probability(check_epsilon(epsilon))
+        p = flip_probability(check_epsilon(epsilon) / noise_factor())
         report_one = np.array([p, 0.5, 1.0 - p])[v]
     u = record_uniforms(key, first_record, v.size).reshape(v.shape)
     return (u < report_one).astype(np.int8)
@@ -119,7 +126,8 @@ def randomize_counts(wins, n, epsilon, rng=None, *, ties=0) -> np.ndarray:
     total = np.asarray(n, dtype=np.int64)
     if np.any(w < 0) or np.any(t < 0) or np.any(w + t > total):
         raise InputError("wins and ties must be >= 0 and add up to at most n")
-    p = flip_probability(check_epsilons(epsilon))
+    p = flip_probability(check_epsilons(epsilon) / noise_factor())
+    before_draw()
     yes = w + gen.binomial(t, 0.5)
     return gen.binomial(yes, 1.0 - p) + gen.binomial(total - yes, p)
 
