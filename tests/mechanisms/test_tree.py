@@ -134,7 +134,8 @@ def test_noise_scale_is_calibrated_to_exact_sensitivity():
     lay, vecs = _all_ranking_vectors(5, 1.25)
     brute1 = np.abs(vecs[:, None] - vecs[None]).sum(-1).max()
     rel = footrule_cost_release(pos, epsilon=0.7, rng=0)
-    assert rel.noise_scale == pytest.approx(brute1 / 10 / 0.7)
+    # the grid release charges its rounding (one grid step per coordinate) to the sensitivity
+    assert brute1 / 10 / 0.7 <= rel.noise_scale <= brute1 / 10 / 0.7 * (1 + 1e-3)
     lay2, vecs2 = _all_ranking_vectors(5, math.sqrt(2))
     brute2 = np.sqrt(((vecs2[:, None] - vecs2[None]) ** 2).sum(-1)).max()
     relg = footrule_cost_release(pos, epsilon=0.7, delta=1e-5, noise="gaussian", rng=0)

@@ -1,8 +1,16 @@
 """Noise samplers and their calibration.
 
-The continuous Laplace and Gaussian samplers here use floating point and are meant for
-simulation speed and for local mechanisms on real-valued records; they are not hardened
-against floating-point side channels.
+Every sampler passes the draw gate (:func:`~privrank.mechanisms.draws.before_draw`: inside a
+release, nothing is drawn before the spend is charged) and draws ``noise_factor()`` times its
+scale (1, except in the audits' negative controls).
+
+The continuous :func:`laplace` and :func:`gaussian` use floating point: they serve simulations
+and the parametric bootstrap, not releases of a value plus noise, whose low-order bits would
+reveal the value (Mironov 2012). Releases of real values use :func:`laplace_release`: the value
+rounded to a power-of-two grid plus exact discrete Laplace noise on that grid, the rounding
+charged to the sensitivity, so the output is an exact multiple of the grid whatever the input.
+An optimisation's noise vector (objective perturbation) uses :func:`laplace_cells`, whose
+density is piecewise constant on the grid's cells.
 
 Integer-valued statistics (counts) get exact samplers instead: :func:`discrete_laplace` and
 :func:`discrete_gaussian` (Canonne, Kamath, Steinke 2020, Algorithms 1-3) use integer arithmetic
@@ -24,11 +32,73 @@ from scipy.special import log_ndtr, ndtr
 
 from .._rng import as_generator
 from ..errors import InputError, check_delta, check_epsilon, check_positive
+from .draws import before_draw, noise_factor
+
+#: a release grid is this many powers of two below the noise scale (scale / grid in [2^20, 2^21))
+GRID_BITS = 20
 
 
 def laplace(scale, size=None, rng=None) -> np.ndarray:
-    """Continuous Laplace(0, scale) noise (floating point; see module docstring)."""
-    return as_generator(rng).laplace(0.0, scale, size)
+    """Continuous Laplace(0, scale) noise (floating point; simulations only, see module docstring)."""
+    before_draw()
+    return as_generator(rng).laplace(0.0, scale * noise_factor(), size)
+
+
+def _drawn(scale, name: str):
+    """The scale a sampler draws: ``scale`` times :func:`noise_factor` (validated when scaled)."""
+    factor = noise_factor()
+    return scale if factor == 1.0 else check_positive(scale, name=name) * factor
+
+
+def release_grid(scale: float) -> float:
+    """The power of two ``g`` with ``scale / g`` in ``[2^GRID_BITS, 2^(GRID_BITS+1))``."""
+    return math.ldexp(1.0, math.floor(math.log2(check_positive(scale, name="scale"))) - GRID_BITS)
+
+
+def laplace_release(values, l1_sensitivity: float, epsilon, rng=None, *, lattice: float | None = None):
+    """``values`` plus Laplace noise, epsilon-DP and safe from floating point: ``(release, scale)``.
+
+    The values are rounded to the grid ``g`` (:func:`release_grid` of ``l1_sensitivity /
+    epsilon``) and exact discrete Laplace noise (:func:`discrete_laplace`) is added in grid
+    units, so every output is an exact multiple of ``g`` whatever the input. Rounding moves each
+    coordinate by at most ``g/2``, so neighbouring inputs' rounded values differ by at most
+    ``l1_sensitivity + d g`` (``d`` coordinates) in l1 norm; the scale is calibrated to that:
+    ``scale = (l1_sensitivity + d g) / epsilon`` -- a relative cost of ``d 2^-20`` or less. When
+    the caller declares that every value lies on ``lattice`` (a power of two at least ``g``, e.g.
+    1/2 for answers in {0, 1/2, 1}) no rounding happens and nothing is added. ``epsilon`` is a
+    scalar or one value per coordinate (each coordinate its own release).
+    """
+    x = np.asarray(values, dtype=float)
+    eps = np.broadcast_to(np.asarray(epsilon, dtype=float), x.shape)
+    d1 = check_positive(l1_sensitivity, name="l1_sensitivity")
+    out = np.empty(x.shape)
+    scales = np.empty(x.shape)
+    for level in np.unique(eps):  # one draw per distinct epsilon
+        where = eps == level
+        g = release_grid(d1 / level)
+        exact = lattice is not None and lattice >= g and math.log2(lattice).is_integer()
+        scale = (d1 if exact else d1 + where.sum() * g) / level
+        k = np.rint(x[where] / g)
+        out[where] = (k + discrete_laplace(scale / g, int(where.sum()), rng)) * g
+        scales[where] = scale
+    return out, (float(scales.flat[0]) if np.ndim(epsilon) == 0 else scales)
+
+
+def laplace_cells(scale: float, size, rng=None) -> np.ndarray:
+    """Noise with the Laplace(0, scale) law made piecewise constant on the cells of a grid.
+
+    ``g (Z + U)``: ``Z`` exact discrete Laplace of scale ``scale / g`` on the cell index, ``U``
+    uniform in [0, 1) inside the cell, ``g`` = :func:`release_grid` of ``scale``. The density at
+    ``w`` is ``P(Z = floor(w/g)) / g``, so shifting ``w`` by ``s`` changes it by a factor of at
+    most ``exp((|s| + g) / scale)`` per coordinate: an optimisation whose privacy argument shifts
+    its noise vector (objective perturbation) is private at the claimed epsilon when ``scale``
+    is calibrated for a shift of ``s + g``. Exact sampling; no floating-point side channel in
+    the noise itself.
+    """
+    g = release_grid(scale)
+    gen = as_generator(rng)
+    z = discrete_laplace(scale / g, size, gen)
+    return (z + gen.random(size)) * g
 
 
 def laplace_sum(scale, n, size=None, rng=None) -> np.ndarray:
@@ -41,12 +111,15 @@ def laplace_sum(scale, n, size=None, rng=None) -> np.ndarray:
     k = np.asarray(n, dtype=float)
     if np.any(k < 0):
         raise InputError("n must be >= 0")
+    before_draw()
+    scale = np.asarray(scale) * noise_factor()
     return gen.gamma(k, scale, size) - gen.gamma(k, scale, size)
 
 
 def gaussian(sigma, size=None, rng=None) -> np.ndarray:
     """Continuous Normal(0, sigma^2) noise (floating point; see module docstring)."""
-    return as_generator(rng).normal(0.0, sigma, size)
+    before_draw()
+    return as_generator(rng).normal(0.0, np.asarray(sigma) * noise_factor(), size)
 
 
 def _gaussian_delta(mu: float, epsilon: float) -> float:
@@ -247,7 +320,8 @@ def discrete_laplace(scale, size=None, rng=None) -> np.ndarray:
     rng
         None (OS entropy), an int seed or a numpy Generator (random bits taken from its stream).
     """
-    s, t = _laplace_rational(scale)
+    before_draw()
+    s, t = _laplace_rational(_drawn(scale, "scale"))
     n = 1 if size is None else int(np.prod(size))
     out = _laplace_integers(_RandomBits(rng), s, t, n)
     return int(out[0]) if size is None else out.reshape(size)
@@ -270,7 +344,8 @@ def discrete_gaussian(sigma, size=None, rng=None) -> np.ndarray:
     size, rng
         As in :func:`discrete_laplace`.
     """
-    num, den, t = _gaussian_rational(sigma)
+    before_draw()
+    num, den, t = _gaussian_rational(_drawn(sigma, "sigma"))
     n = 1 if size is None else int(np.prod(size))
     bits = _RandomBits(rng)
     scale_den = 2 * num * den * t * t

@@ -39,7 +39,7 @@ from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..metrics import kemeny_cost, kendall_tau_distance
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
-from .noise import discrete_laplace, gaussian, gaussian_mu, laplace
+from .noise import discrete_laplace, gaussian, gaussian_mu
 from .randomized_response import record_key
 
 # rankings handled per vectorised block by local_pair_reports and bucket_release
@@ -61,16 +61,12 @@ class Budget:
             return l1 / (self.epsilon * fraction)
         return l2 / (self.mu * math.sqrt(fraction))
 
-    def draw(self, scale: float, size, rng, n: int | None = None) -> np.ndarray:
-        """Noise of ``scale``; with ``n``, Laplace noise for fractions of ``n`` voters is exact.
-
-        With ``n`` the Laplace noise is :func:`count_noise` divided by ``n`` (multiples of
-        ``1/n``); without it (statistics that are not fractions of voters) it is continuous.
-        Gaussian noise is always continuous.
-        """
+    def draw(self, scale: float, size, rng, n: int) -> np.ndarray:
+        """Noise of ``scale`` for fractions of ``n`` voters: Laplace as :func:`count_noise` / ``n``
+        (exact, multiples of ``1/n``); Gaussian continuous."""
         if self.noise == "gaussian":
             return gaussian(scale, size, rng)
-        return laplace(scale, size, rng) if n is None else count_noise(scale, n, size, rng) / n
+        return count_noise(scale, n, size, rng) / n
 
     def release(self, fractions, n: int, scale: float, rng) -> np.ndarray:
         """``fractions`` (``count / n`` for ``n`` voters) plus this budget's noise of ``scale``.
@@ -239,7 +235,7 @@ def noisy_cost_difference(W, order_a, order_b, n: float, budget: Budget, fractio
     if k == 0:
         return 0.0, 0.0
     scale = budget.scale(fraction, 2.0 * k / n, 2.0 * k / n)
-    return diff + float(budget.draw(scale, None, rng)), scale
+    return float(budget.release(np.array([diff]), int(n), scale, rng)[0]), scale
 
 
 def bucket_sizes(m: int, buckets: int) -> np.ndarray:
@@ -313,11 +309,11 @@ def bucket_release(rankings, buckets: int, budget: Budget, rng=None) -> tuple[np
     s = (R.pairwise_counts() - t_of(counts)) / n
     q = counts / n
     off = ~np.eye(m, dtype=bool)
-    if S_B:
-        s[off] += budget.draw(scale_s, m * (m - 1), rng)
+    if S_B:  # fractions of voters: exact noise on their counts
+        s[off] = budget.release(s[off], n, scale_s, rng)
     if K:
         cross = ~np.eye(B, dtype=bool)
-        q[:, cross] += budget.draw(scale_t, (M, int(cross.sum())), rng)
+        q[:, cross] = budget.release(q[:, cross], n, scale_t, rng)
     return s + t_of(q), float(scale_s), float(scale_t)
 
 

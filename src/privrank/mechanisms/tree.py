@@ -61,7 +61,7 @@ from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
-from .noise import gaussian, gaussian_sigma, laplace
+from .noise import gaussian, gaussian_sigma, laplace_release
 from .randomized_response import record_key
 
 NOISE_TYPES = ("laplace", "gaussian", "local")
@@ -278,10 +278,10 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
     if noise == "laplace":
         if delta:
             raise InputError("Laplace noise gives pure DP: use delta = 0 (or noise='gaussian')")
-        scale = sens1 / n / epsilon
         g = Guarantee(epsilon=epsilon, model="central", unit=unit, mechanism=mech + " (Laplace)")
         charge(g)
-        noisy = exact + laplace(scale, size, rng) if scale > 0 else exact
+        # exact discrete Laplace on a power-of-two grid, rounding charged to the sensitivity
+        noisy, scale = laplace_release(exact, sens1 / n, epsilon, rng) if sens1 > 0 else (exact, 0.0)
         var = 2.0 * scale ** 2
     else:
         scale = gaussian_sigma(sens2 / n, epsilon, delta)

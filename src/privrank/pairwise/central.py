@@ -58,11 +58,14 @@ from ..data.comparisons import PairCounts, PairwiseComparisons
 from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
-from ..mechanisms.noise import discrete_laplace, laplace
+from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
 
 THEORY_RIDGE_CONSTANT = 2.0
+#: released scores of objective perturbation are multiples of this power of two (far above the
+#: solver's tolerance): the low-order bits of the solver's arithmetic are never released
+THETA_GRID = 2.0 ** -20
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,18 @@ def objective_perturbation_calibration(epsilon: float, link="logistic", answers:
     eps = check_epsilon(epsilon)
     link = as_link(link)
     return 8.0 * link.kappa_1 * answers / eps, 4.0 * link.kappa_2 * answers / eps
+
+
+def cells_noise_scale(scale: float, epsilon: float, n_items: int) -> float:
+    """The scale of objective perturbation's noise vector drawn by :func:`~privrank.mechanisms.noise.laplace_cells`.
+
+    Its density is piecewise constant on cells of width ``g`` (at most ``release_grid(2 scale)``):
+    shifting it by ``s`` changes it by at most ``exp((|s| + g) / scale)`` per coordinate, so the
+    paper's scale (:func:`objective_perturbation_calibration`, half of epsilon for the shift)
+    grows by ``2 n_items g / epsilon`` to keep that half: a relative cost of about
+    ``n_items 2^-19 / epsilon``.
+    """
+    return scale + 2.0 * n_items * release_grid(2.0 * scale) / epsilon
 
 
 def copeland_noise_scale(epsilon: float, answers: int = 1) -> float:
@@ -337,8 +352,10 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, re
         guarantee = guarantee.without_privacy("The result carries solver diagnostics computed exactly "
                                               "from the raw comparisons.")
     charge(guarantee)
-    w = laplace(scale, pc.n_items, as_generator(rng))
+    scale = cells_noise_scale(scale, budget.epsilon, pc.n_items)
+    w = laplace_cells(scale, pc.n_items, rng)
     theta, diag = _solve(pc, link, g, w, centre, diagnostics)
+    theta = np.round(theta / THETA_GRID) * THETA_GRID  # post-processing: no solver round-off is released
     params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
               "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
               "max_answers": budget.max_answers, **budget.public_size(pc, respondents)}

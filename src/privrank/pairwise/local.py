@@ -26,10 +26,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._rng import as_generator
 from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
-from ..mechanisms.noise import laplace
+from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_bits
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
@@ -165,14 +164,17 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     """Per-comparison Laplace baseline: each answer in {0, 1/2, 1} plus Laplace(1/eps) noise.
 
     The paper names this baseline without defining it; privrank uses the natural definition:
-    the answer has sensitivity 1, so scale ``1/eps`` gives eps-local DP per comparison. The
+    the answer has sensitivity 1, so scale ``1/eps`` gives eps-local DP per comparison. The noise
+    is exact discrete Laplace on a power-of-two grid (every report a multiple of it), so no
+    report reveals its answer through floating-point rounding. The
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
     """
     comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
     charge(g)
-    gen = as_generator(rng)
-    values = comps.preference_values() + laplace(1.0 / eps, comps.n_records, gen)
+    # answers lie on the lattice 1/2: the release is exact discrete Laplace on the grid
+    # (mechanisms.noise.laplace_release), never a float sum whose last bits tell the answer
+    values, _ = laplace_release(comps.preference_values(), 1.0, eps, rng, lattice=0.5)
     return PairwiseRelease(comps.pair_counts(values), g, laplace_variance_factor(eps), paper_lambda(eps),
                            noise_variance=comps.pair_counts(weights=2.0 / eps ** 2).totals)
 
