@@ -163,3 +163,15 @@ def test_the_documented_registration_example_works():
         assert run_audit("win-counts", epsilon=1.0, control=True, seed=0).violation
     finally:
         del registry._REGISTRY["win-counts"]
+
+
+@pytest.mark.parametrize("name,factor", [("perturbed-mle", 0.1), ("discrete-laplace-counts", 0.5),
+                                         ("randomized-response", 0.5), ("exponential-kemeny", 0.5)])
+def test_an_audit_sees_the_noise_drawn_not_the_scale_reported(name, factor):
+    # regression (issue 15, finding 9): perturbed_mle drawing a tenth of its noise, and discrete
+    # Laplace counts at half scale, passed their exact audits, which read the reported scale
+    from privrank.audit.registry import run_audit
+
+    assert not run_audit(name, epsilon=1.0, seed=5, trials=2000).violation
+    broken = run_audit(name, epsilon=1.0, seed=5, trials=2000, factor=factor)
+    assert broken.violation and broken.drawn_mismatch

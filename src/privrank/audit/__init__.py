@@ -46,8 +46,12 @@ that never leaves the algorithm). Put it in the catalog module of its family, li
         covers=("privrank.mechanisms.counts.noisy_counts",),
         run=_run))
 
-``run`` gets the *calibration* budget: the auditor passes ``epsilon / F`` for a noise-scale
-factor ``F`` while keeping the claim at ``epsilon``. Choose inputs that attain the
+``run`` gets the claimed budget and must call the public function, which draws its noise as
+released: for a control with factor ``F`` the auditor runs it inside
+``privrank.mechanisms.draws.drawn_noise_factor(F)``, where every noise primitive draws ``F``
+times the noise it states. An audit that reasons from an exact law (``Exact``, ``Losses``)
+must also hand back what the function actually drew (``Exact.draws``, ``Losses.noise``): the
+draws must follow the law, or the audit is a violation. Choose inputs that attain the
 mechanism's sensitivity, and outputs the audit can see the loss in (a released statistic
 rather than a heavily post-processed order when both are available). Vectorise: one call on
 ``trials`` independent records (local mechanisms), or a batched release verified against the

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.comparisons import PairwiseComparisons
+from ..pairwise.btl import btl_gradient
 from ..pairwise.central import noisy_copeland, perturbed_mle, perturbed_mle_log_density
+from ..pairwise.links import LOGISTIC
 from .registry import Losses, Mechanism, Samples, register
 
 #: answers per respondent in the per-respondent audits (the public bound ``max_answers``)
@@ -38,18 +40,20 @@ def _scores_run(release, per_respondent: bool):
 def _perturbed_mle_losses(per_respondent: bool):
     """Exact losses of the uncentred perturbed MLE (its density, Cai et al. notes §8.2)."""
     def run(epsilon, delta, trials, rng) -> Losses:
-        budget = {"user_epsilon": epsilon, "max_answers": ANSWERS} if per_respondent else \
+        budget = {"user_epsilon": epsilon, "max_answers": ANSWERS, "respondents": 1} if per_respondent else \
             {"epsilon": epsilon}
         pair = [_data(p, per_respondent) for p in ("ab", "cd")]
         counts = [d.pair_counts() for d in pair]
-        losses = []
+        losses, noise = [], []
         for here, there in ((0, 1), (1, 0)):
             for _ in range(trials):  # one public call per run
                 r = perturbed_mle(pair[here], centre=False, rng=rng, **budget)
                 kw = {"noise_scale": r.params["noise_scale"], "gamma": r.params["gamma"]}
                 losses.append(perturbed_mle_log_density(r.scores, counts[here], **kw)
                               - perturbed_mle_log_density(r.scores, counts[there], **kw))
-        return Losses(np.array(losses))
+                # the noise vector drawn, recovered from the output: w = -grad R(theta)
+                noise.append(-btl_gradient(r.scores, counts[here], r.params["gamma"] / 2.0, LOGISTIC))
+        return Losses(np.array(losses), np.concatenate(noise), r.params["noise_scale"])
     return run
 
 

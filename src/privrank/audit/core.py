@@ -94,10 +94,14 @@ class AuditResult:
     trials: int
     confidence: float
     details: dict = field(default_factory=dict)
+    drawn_mismatch: str = ""
 
     @property
     def violation(self) -> bool:
-        """True when the mechanism exhibits more privacy loss than it claims."""
+        """True when the mechanism exhibits more privacy loss than it claims, or draws other noise
+        than the law the audit reasons about (``drawn_mismatch``)."""
+        if self.drawn_mismatch:
+            return True
         if self.exact:
             return self.epsilon_lower_bound > self.epsilon * (1.0 + EXACT_RTOL)
         return self.epsilon_lower_bound > self.epsilon
@@ -115,8 +119,10 @@ class AuditResult:
         lines.append(f"event: {self.event}")
         if not math.isnan(self.p_high):
             lines.append(f"probabilities: {self.p_high:.6g} vs {self.p_low:.6g}")
-        verdict = "VIOLATION: the mechanism leaks more than it claims" if self.violation else \
-            "no violation detected"
+        if self.drawn_mismatch:
+            lines.append(f"noise drawn: {self.drawn_mismatch}")
+        verdict = ("VIOLATION: the noise drawn is not the noise the mechanism states" if self.drawn_mismatch else
+                   "VIOLATION: the mechanism leaks more than it claims" if self.violation else "no violation detected")
         lines.append(f"verdict: {verdict}")
         lines.append(f"epsilon_lower_bound={self.epsilon_lower_bound:.6g}")
         return lines
@@ -339,6 +345,50 @@ def _exact_epsilon(p: np.ndarray, q: np.ndarray, delta: float) -> float:
         if hi - lo <= 1e-13 * max(hi, 1.0):
             break
     return hi
+
+
+#: p-value below which the noise actually drawn is declared not to follow its stated law
+DRAWN_P_VALUE = 1e-6
+
+
+def drawn_law_mismatch(draws, pmf, label: str) -> str:
+    """Why outcome indices ``draws`` do not follow ``pmf`` (a chi-square test), or ``""``.
+
+    Outcomes expected fewer than 5 times are pooled; the test rejects at :data:`DRAWN_P_VALUE`.
+    """
+    from scipy.special import chdtrc
+
+    draws = np.asarray(draws, dtype=np.int64).ravel()
+    p = np.asarray(pmf, dtype=float)
+    n = draws.size
+    observed = np.bincount(np.clip(draws, 0, p.size - 1), minlength=p.size).astype(float)
+    expected = n * p
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    keep = exp > 0
+    if np.any(obs[~keep] > 0):
+        return f"{label}: drawn outputs the law gives probability 0"
+    stat = float(np.sum((obs[keep] - exp[keep]) ** 2 / exp[keep]))
+    pvalue = float(chdtrc(max(int(keep.sum()) - 1, 1), stat))
+    if pvalue < DRAWN_P_VALUE:
+        return (f"{label}: the {n} outputs drawn do not follow the law the audit checks "
+                f"(chi-square p = {pvalue:.2g}): the mechanism draws other noise than it states")
+    return ""
+
+
+def drawn_scale_mismatch(noise, scale: float, label: str) -> str:
+    """Why Laplace noise ``noise`` drawn at stated ``scale`` is not that law (its mean |x|), or ``""``.
+
+    ``E|X| = scale`` and ``sd |X| = scale`` for Laplace: the mean of ``N`` draws must lie within
+    ``6 scale / sqrt(N)`` (plus 0.1% for the grid of exact samplers).
+    """
+    x = np.abs(np.asarray(noise, dtype=float).ravel())
+    ratio = float(x.mean() / scale)
+    if abs(ratio - 1.0) > 6.0 / math.sqrt(x.size) + 1e-3:
+        return (f"{label}: the noise drawn has mean |x| = {ratio:.3f} x the stated scale over {x.size} "
+                "draws (a Laplace law gives 1): the mechanism draws other noise than it states")
+    return ""
 
 
 def audit_exact(pmfs, *, epsilon, delta: float = 0.0, inputs=None, outcomes=None,

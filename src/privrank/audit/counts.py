@@ -4,8 +4,9 @@ The output of :func:`~privrank.mechanisms.counts.noisy_counts` on one count is a
 a known distribution, so the audit is exact: the pmfs of the discrete Laplace and discrete
 Gaussian samplers (:func:`~privrank.mechanisms.noise.discrete_laplace_pmf`,
 :func:`~privrank.mechanisms.noise.discrete_gaussian_pmf`, with the samplers' own rounding) at
-the scale the release reports, on counts ``0`` and ``1`` (sensitivity 1). The samplers
-themselves are checked against these pmfs by the goodness-of-fit tests of ``tests/mechanisms``.
+the scale the release reports, on counts ``0`` and ``1`` (sensitivity 1). The outputs the public
+function actually draws on both counts must follow those pmfs (a chi-square test), so a release
+that draws less noise than it reports is a violation.
 The Gaussian entry's named control calibrates with the zCDP conversion printed without its
 factor 2 (Hillebrand et al. Thm B.2, notes E1).
 """
@@ -22,22 +23,30 @@ from .registry import Exact, Mechanism, register
 UNIT = "one unit that changes one count by at most 1"
 
 
-def _pmfs(pmf, scale: float, width: float) -> Exact:
+def _pmfs(pmf, releases, width: float) -> Exact:
+    """The exact laws on counts 0 and 1 at the scale the releases state, and what they drew."""
+    scale = releases[0].scale
     half = math.ceil(width) + 2
     x = np.arange(-half, half + 2)
     rows = np.array([pmf(x, scale), pmf(x - 1, scale)])
-    return Exact(rows, ("count 0", "count 1"), tuple(f"output {k}" for k in x))
+    draws = {k: rel.counts - x[0] for k, rel in enumerate(releases)}
+    return Exact(rows, ("count 0", "count 1"), tuple(f"output {k}" for k in x), draws)
+
+
+def _released(trials, rng, **calibration):
+    """``trials`` releases of count 0 and of count 1, in one public call each."""
+    return [noisy_counts(np.full(trials, c), unit=UNIT, rng=rng, **calibration) for c in (0, 1)]
 
 
 def _laplace(epsilon, delta, trials, rng) -> Exact:
-    rel = noisy_counts([0], epsilon=epsilon, unit=UNIT, rng=rng)
-    return _pmfs(discrete_laplace_pmf, rel.scale, 690 * rel.scale)  # exp(-690) is still normal
+    releases = _released(trials, rng, epsilon=epsilon)
+    return _pmfs(discrete_laplace_pmf, releases, 690 * releases[0].scale)  # exp(-690) is still normal
 
 
 def _gaussian_run(calibration):
     def run(epsilon, delta, trials, rng) -> Exact:
-        rel = noisy_counts([0], delta=delta, unit=UNIT, rng=rng, **calibration(epsilon, delta))
-        return _pmfs(discrete_gaussian_pmf, rel.scale, 40 * rel.scale + 40)
+        releases = _released(trials, rng, delta=delta, **calibration(epsilon, delta))
+        return _pmfs(discrete_gaussian_pmf, releases, 40 * releases[0].scale + 40)
     return run
 
 

@@ -26,11 +26,12 @@ import math
 
 import numpy as np
 
-from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, hay_quicksort,
-                                          ldp_kwiksort, ldp_matrix, private_kemeny)
+from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, exponential_kemeny,
+                                          hay_quicksort, ldp_kwiksort, ldp_matrix, private_kemeny)
 from ..data.rankings import Rankings
 from ..engines import sufficient_statistics
 from ..mechanisms.local_vectors import duchi_l2_records, report_unit
+from ..mechanisms.draws import noise_factor
 from ..mechanisms.noise import gaussian_mu
 from ..mechanisms.randomized_response import record_key
 from .footrule import BatchMismatch
@@ -47,8 +48,9 @@ def _private_kemeny(epsilon, delta, trials, rng) -> Samples:
 
 
 def _gap(epsilon, delta) -> int:
-    """Voters between the threshold and the likely input: 0 (Laplace) or one standard deviation."""
-    return 0 if delta == 0 else max(1, round(1 / gaussian_mu(epsilon, delta)))
+    """Voters between the threshold and the likely input: 0 (Laplace) or one standard deviation of
+    the noise the run draws (any neighbouring pair is a valid test, so the pair follows the noise)."""
+    return 0 if delta == 0 else max(1, round(noise_factor() / gaussian_mu(epsilon, delta)))
 
 
 def _one_query(algorithm):
@@ -64,8 +66,11 @@ def _exponential(epsilon, delta, trials, rng) -> Exact:
     fixed = np.array([0, 1, 2])
     others = [np.array(p) for p in itertools.permutations(range(3))]
     rows = [exponential_distribution(np.stack([fixed, o]), epsilon=epsilon)[1] for o in others]
+    perms = [tuple(p) for p in itertools.permutations(range(3))]
+    drawn = [perms.index(tuple(exponential_kemeny(np.stack([fixed, others[0]]), epsilon=epsilon, rng=rng).order))
+             for _ in range(min(trials, 3000))]  # what the public function draws on the first input
     return Exact(np.array(rows), tuple(f"second ranking {o.tolist()}" for o in others),
-                 tuple(str(list(p)) for p in itertools.permutations(range(3))))
+                 tuple(str(list(p)) for p in perms), {0: np.array(drawn)})
 
 
 def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:

@@ -16,7 +16,7 @@ import numpy as np
 from ..data.comparisons import PairwiseComparisons
 from ..mechanisms.local_vectors import duchi_l2
 from ..mechanisms.randomized_response import flip_probability, randomize_counts
-from ..pairwise.local import local_laplace, record_epsilons
+from ..pairwise.local import local_laplace, randomized_response, record_epsilons
 from .registry import Exact, Mechanism, Samples, register
 
 RR_COVERS = (
@@ -65,22 +65,36 @@ def _comparisons(user) -> PairwiseComparisons:
                                             np.ones(user.size, dtype=int), user=user)
 
 
+def _drawn_joint(comps: PairwiseComparisons, audited, trials: int, rng, **budget) -> np.ndarray:
+    """Outcome indices of the audited records' joint reports (all answers +1), ``trials`` runs of the
+    public :func:`~privrank.pairwise.local.randomized_response`."""
+    reports = np.stack([randomized_response(comps, rng=rng, **budget).outcome[audited] for _ in range(trials)])
+    return (reports == -1).astype(np.int64) @ (2 ** np.arange(reports.shape[1])[::-1])
+
+
 def _rr(epsilon, delta, trials, rng) -> Exact:
-    eps = record_epsilons(_comparisons([0]), epsilon)[0]
+    comps = _comparisons(np.arange(trials))  # one answer per respondent, every answer +1
+    eps = record_epsilons(comps, epsilon)[0]
+    drawn = (randomized_response(comps, epsilon, rng=rng).outcome == -1).astype(np.int64)
     return Exact(np.array([_report_pmf(a, eps) for a in ANSWERS]),
-                 tuple(ANSWER_NAMES[a] for a in ANSWERS), ("report +1", "report -1"))
+                 tuple(ANSWER_NAMES[a] for a in ANSWERS), ("report +1", "report -1"), {0: drawn})
 
 
 def _rr_personalised(epsilon, delta, trials, rng) -> Exact:
     comps = _comparisons([0, 1, 1])
-    eps = record_epsilons(comps, {0: epsilon, 1: OTHER_USERS * epsilon})
-    return _user_pmfs(eps[comps.user == 0])
+    budget = {"epsilon": {0: epsilon, 1: OTHER_USERS * epsilon}}
+    eps = record_epsilons(comps, **budget)
+    law = _user_pmfs(eps[comps.user == 0])
+    return Exact(law.pmfs, law.inputs, law.outcomes,
+                 {0: _drawn_joint(comps, comps.user == 0, min(trials, 2000), rng, **budget)})
 
 
 def _rr_user_budget(epsilon, delta, trials, rng) -> Exact:
     comps = _comparisons([0] * USER_RECORDS + [1])
     eps = record_epsilons(comps, user_epsilon=epsilon)
-    return _user_pmfs(eps[comps.user == 0])
+    law = _user_pmfs(eps[comps.user == 0])
+    return Exact(law.pmfs, law.inputs, law.outcomes,
+                 {0: _drawn_joint(comps, comps.user == 0, min(trials, 2000), rng, user_epsilon=epsilon)})
 
 
 def _laplace_values(comps: PairwiseComparisons, outcome: int, rng, **budget) -> np.ndarray:
@@ -163,7 +177,7 @@ register(Mechanism(
 
 register(Mechanism(
     name="randomized-response/engines",
-    description="randomized response per record inside the local, stream and dask engines (Philox)",
+    description="randomized response per record inside the local, stream and dask engines (AES counter stream)",
     unit="one comparison: its answer changes",
     covers=("privrank.engines.sufficient_statistics",),
     run=_rr_engine, trials=100_000,
@@ -181,7 +195,8 @@ for _name, _description, _unit, _run in (
          "local Laplace with a per-user budget split over the user's comparisons",
          "all comparisons of one user (2 here): both answers change", _local_laplace_user_budget)):
     register(Mechanism(name=_name, description=_description, unit=_unit,
-                       covers=("privrank.pairwise.local.local_laplace",), run=_run,
+                       covers=("privrank.pairwise.local.local_laplace", "privrank.mechanisms.noise.laplace_release"),
+                       run=_run,
                        trials=100_000))
 
 register(Mechanism(

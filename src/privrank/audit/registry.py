@@ -8,13 +8,14 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import InputError, check_delta, check_epsilon, check_positive
-from .core import (DEFAULT_CONFIDENCE, AuditResult, audit_exact, audit_laplace_release,
-                   audit_losses, audit_samples)
+from ..mechanisms.draws import drawn_noise_factor
+from .core import (DEFAULT_CONFIDENCE, AuditResult, audit_exact, audit_laplace_release, audit_losses,
+                   audit_samples, drawn_law_mismatch, drawn_scale_mismatch)
 
 #: approximate-DP mechanisms are audited at this delta unless told otherwise
 DEFAULT_DELTA = 1e-6
@@ -33,11 +34,17 @@ class Samples:
 
 @dataclass(frozen=True)
 class Exact:
-    """The exact output distribution on each input: ``pmfs[i, k] = P(output k | input i)``."""
+    """The exact output distribution on each input: ``pmfs[i, k] = P(output k | input i)``.
+
+    ``draws`` maps an input's index to outcome indices the public function actually drew on it:
+    they must follow its row of ``pmfs`` (:func:`~privrank.audit.core.drawn_law_mismatch`), so a
+    mechanism that draws less noise than its law is caught even though the law is exact.
+    """
 
     pmfs: np.ndarray
     inputs: tuple
     outcomes: tuple
+    draws: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,15 @@ class LaplaceRelease:
 
 @dataclass(frozen=True)
 class Losses:
-    """Exact privacy losses ``ln p(y | x) - ln p(y | x')`` at sampled outputs ``y`` (both directions)."""
+    """Exact privacy losses ``ln p(y | x) - ln p(y | x')`` at sampled outputs ``y`` (both directions).
+
+    ``noise`` is the Laplace noise recovered from those outputs, drawn at the stated ``scale``
+    (:func:`~privrank.audit.core.drawn_scale_mismatch`).
+    """
 
     values: np.ndarray
+    noise: np.ndarray | None = None
+    scale: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +93,9 @@ class Mechanism:
     trials
         Default runs per input: enough to catch the declared control within about a minute.
     control
-        The declared negative control: a noise-scale factor (0.5 = half the noise: calibrated
-        for ``epsilon / 0.5``) or the name of an entry of ``controls``.
+        The declared negative control: a drawn-noise factor (0.5 = half the noise: the
+        mechanism claims its calibration while every primitive draws half the noise) or the
+        name of an entry of ``controls``.
     controls
         Named broken variants, each ``run``-like, calibrated with a known wrong constant while
         still claiming the nominal guarantee.
@@ -154,8 +168,10 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
         The claimed guarantee; ``delta`` defaults to :data:`DEFAULT_DELTA` for approximate-DP
         mechanisms and to 0 otherwise.
     factor
-        Noise-scale factor ``F``: the mechanism runs calibrated for ``epsilon / F`` while the
-        claim stays ``epsilon`` (``F = 0.5``: half the noise). 1 audits the mechanism as it is.
+        Drawn-noise factor ``F``: the mechanism runs calibrated for ``epsilon`` while every noise
+        primitive draws ``F`` times the noise it states (randomizers randomize at
+        ``epsilon / F``; :func:`~privrank.mechanisms.draws.drawn_noise_factor`). ``F = 0.5``:
+        half the noise. 1 audits the mechanism as it is.
     control
         ``True`` runs the mechanism's declared control, a string one of its named controls
         (calibrated with its wrong constant for the claimed ``epsilon``). Exclusive with
@@ -175,14 +191,14 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
         raise InputError(f"{name} is (epsilon, delta)-DP: give a delta > 0")
     if not mech.approximate and dlt > 0:
         raise InputError(f"{name} is pure epsilon-DP: audit it without a delta")
-    factor = check_positive(factor, name="noise-scale factor")
+    factor = check_positive(factor, name="drawn-noise factor")
     n = mech.trials if trials is None else int(trials)
     if n < 100:
         raise InputError("an audit needs at least 100 trials per input")
-    runner, what = mech.run, "as calibrated" if factor == 1.0 else f"noise-scale factor {factor:g}"
+    runner, what = mech.run, "as calibrated" if factor == 1.0 else f"drawn-noise factor {factor:g}"
     if control is not None:
         if factor != 1.0:
-            raise InputError("give a noise-scale factor or a control, not both")
+            raise InputError("give a drawn-noise factor or a control, not both")
         control = mech.control if control is True else control
         if isinstance(control, str):
             if control not in mech.controls:
@@ -190,19 +206,26 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
                                  f"(it has: {', '.join(mech.controls) or 'none'})")
             runner, what = mech.controls[control], f"control {control!r}"
         else:
-            factor, what = float(control), f"control: noise-scale factor {float(control):g}"
-    calib = eps / factor
+            factor, what = float(control), f"control: drawn-noise factor {float(control):g}"
     rng = np.random.default_rng(seed)
-    obs = runner(calib, dlt, n, rng)
+    with drawn_noise_factor(factor):  # the noise is drawn at factor x its stated scale
+        obs = runner(eps, dlt, n, rng)
     details = {"mechanism": name, "protects": mech.unit,
-               "run": f"{what}, calibrated for epsilon={calib:.6g}" + (f", delta={dlt:g}" if dlt else "")}
+               "run": f"{what}, calibrated for epsilon={eps:.6g}" + (f", delta={dlt:g}" if dlt else "")
+               + (f", drawing {factor:g} x the noise it states" if factor != 1.0 else "")}
     if mech.note:
         details["note"] = mech.note
     if isinstance(obs, Exact):
-        return audit_exact(obs.pmfs, epsilon=eps, delta=dlt, inputs=obs.inputs,
-                           outcomes=obs.outcomes, details=details)
+        result = audit_exact(obs.pmfs, epsilon=eps, delta=dlt, inputs=obs.inputs,
+                             outcomes=obs.outcomes, details=details)
+        mismatch = next((m for m in (drawn_law_mismatch(d, obs.pmfs[i], obs.inputs[i])
+                                     for i, d in obs.draws.items()) if m), "")
+        return replace(result, drawn_mismatch=mismatch)
     if isinstance(obs, Losses):
-        return audit_losses(obs.values, epsilon=eps, details=details)
+        result = audit_losses(obs.values, epsilon=eps, details=details)
+        if obs.noise is None:
+            return result
+        return replace(result, drawn_mismatch=drawn_scale_mismatch(obs.noise, obs.scale, "the noise vector"))
     if isinstance(obs, LaplaceRelease):
         return audit_laplace_release(obs.differences, obs.scales, epsilon=eps, pairs=obs.pairs,
                                      details=details)

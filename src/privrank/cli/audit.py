@@ -10,6 +10,7 @@ import argparse
 
 from ..audit import DEFAULT_DELTA, mechanisms, run_audit
 from ..errors import InputError
+from .arguments import seed
 
 
 def register(sub) -> None:
@@ -25,12 +26,13 @@ def register(sub) -> None:
                    help=f"claimed delta (approximate-DP mechanisms: default {DEFAULT_DELTA:g})")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--noise-scale-factor", type=float, default=1.0, metavar="F",
-                       help="run calibrated for epsilon/F while claiming epsilon (0.5: half the noise)")
+                       help="draw F times the noise the mechanism claims, while it claims epsilon "
+                            "(0.5: half the noise)")
     group.add_argument("--control", nargs="?", const=True, default=None, metavar="NAME",
                        help="run the mechanism's declared negative control (or the named one); "
                             "a sound audit must then exit 1")
     p.add_argument("--trials", type=int, help="runs per input (default: the mechanism's)")
-    p.add_argument("--seed", type=int, help="seed for a reproducible audit")
+    p.add_argument("--seed", type=seed, help="seed for a reproducible audit")
     p.set_defaults(func=run)
 
 

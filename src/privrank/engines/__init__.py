@@ -26,7 +26,7 @@ partial carries the labels it saw; adding two partials re-indexes both on the un
 statistics are integer counts, which add up exactly in any order and grouping, and
 everything after the statistic (debiasing, the guarantee, the fit, the output) is one code path.
 Randomization is per record: record ``r`` of the file is randomized with the ``r``-th output of
-a counter-based generator (Philox) under a key derived once from ``rng``
+a counter-based CSPRNG (AES-128 in counter mode) under a key derived once from ``rng``
 (:func:`privrank.mechanisms.randomized_response.randomize_records`), so a seeded release is the
 same whatever the engine, the batch size or the partitioning. Seeded runs are for research and
 tests; a real release leaves ``rng=None``. The key is drawn once and sent with every task: like
@@ -78,7 +78,7 @@ class Options:
     """What every partial statistic needs to know, shipped with each task.
 
     ``items``: a fixed item list (None: the sorted labels that occur); ``epsilon``: randomize
-    every record at this epsilon (None: no randomization); ``key``: the Philox key of that
+    every record at this epsilon (None: no randomization); ``key``: the AES key of that
     randomization; ``statistic`` and ``kappa``: what a ranking contributes (rankings only);
     ``seeded``: the key came from a seed (the tally says so).
     """

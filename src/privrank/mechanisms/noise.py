@@ -55,7 +55,8 @@ def release_grid(scale: float) -> float:
     return math.ldexp(1.0, math.floor(math.log2(check_positive(scale, name="scale"))) - GRID_BITS)
 
 
-def laplace_release(values, l1_sensitivity: float, epsilon, rng=None, *, lattice: float | None = None):
+def laplace_release(values, l1_sensitivity: float, epsilon, rng=None, *, lattice: float | None = None,
+                    coordinates: int | None = None):
     """``values`` plus Laplace noise, epsilon-DP and safe from floating point: ``(release, scale)``.
 
     The values are rounded to the grid ``g`` (:func:`release_grid` of ``l1_sensitivity /
@@ -66,7 +67,8 @@ def laplace_release(values, l1_sensitivity: float, epsilon, rng=None, *, lattice
     ``scale = (l1_sensitivity + d g) / epsilon`` -- a relative cost of ``d 2^-20`` or less. When
     the caller declares that every value lies on ``lattice`` (a power of two at least ``g``, e.g.
     1/2 for answers in {0, 1/2, 1}) no rounding happens and nothing is added. ``epsilon`` is a
-    scalar or one value per coordinate (each coordinate its own release).
+    scalar or one value per coordinate (each coordinate its own release). ``coordinates``
+    overrides ``d`` (a batch of independent releases states the ``d`` of one).
     """
     x = np.asarray(values, dtype=float)
     eps = np.broadcast_to(np.asarray(epsilon, dtype=float), x.shape)
@@ -77,7 +79,7 @@ def laplace_release(values, l1_sensitivity: float, epsilon, rng=None, *, lattice
         where = eps == level
         g = release_grid(d1 / level)
         exact = lattice is not None and lattice >= g and math.log2(lattice).is_integer()
-        scale = (d1 if exact else d1 + where.sum() * g) / level
+        scale = (d1 if exact else d1 + (where.sum() if coordinates is None else coordinates) * g) / level
         k = np.rint(x[where] / g)
         out[where] = (k + discrete_laplace(scale / g, int(where.sum()), rng)) * g
         scales[where] = scale

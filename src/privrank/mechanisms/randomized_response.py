@@ -16,8 +16,8 @@ an unbiased estimate of ``y`` (Lemma 2) with variance ``coth(eps/2)^2 / 4 - (P -
 Debiasing is post-processing and costs no privacy.
 
 Counter-based randomness. Record ``r`` of a data set is randomized with the ``r``-th uniform of
-a Philox4x64 stream under a 128-bit key (Salmon et al. 2011; numpy's ``Philox``): the uniform
-depends only on (key, r), so a seeded run gives the same reports whether the records are
+an AES-128 counter-mode stream under a 128-bit key (a CSPRNG; ``randomgen.AESCounter``): the
+uniform depends only on (key, r), so a seeded run gives the same reports whether the records are
 randomized all at once, in batches, or on the partitions of a cluster in any order. The key
 comes from ``rng`` (see :func:`record_key`); a seed makes the reports reproducible, which is
 for research and tests: anyone who knows the seed can undo the randomization.
@@ -77,7 +77,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
 
     ``values2[k]`` is 2 (the answer is 1: item_a preferred), 0 (item_b preferred) or 1 (a tie,
     value 1/2) for record ``first_record + k`` of its data set. The record's report is 1 when
-    its uniform ``u`` (the Philox output at that record index under ``key``) is below the
+    its uniform ``u`` (the AES counter output at that record index under ``key``) is below the
     probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
     where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
     docstring). ``epsilon`` is a scalar or one value per answer. Returns reports in {0, 1}.

@@ -270,8 +270,9 @@ def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
 FOOTRULE_COSTS = "binary-tree footrule costs"
 
 
-def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech):
-    """Noise the exact weighted aggregates of every tree in one release."""
+def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech, coordinates=None):
+    """Noise the exact weighted aggregates of every tree in one release (``coordinates``: of the
+    release, for the grid's rounding; default all of them)."""
     k = counts.shape[0]
     exact = layout.aggregate(counts, n)
     size = (k, layout.size)
@@ -281,7 +282,8 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
         g = Guarantee(epsilon=epsilon, model="central", unit=unit, mechanism=mech + " (Laplace)")
         charge(g)
         # exact discrete Laplace on a power-of-two grid, rounding charged to the sensitivity
-        noisy, scale = laplace_release(exact, sens1 / n, epsilon, rng) if sens1 > 0 else (exact, 0.0)
+        noisy, scale = laplace_release(exact, sens1 / n, epsilon, rng, coordinates=coordinates) if sens1 > 0 \
+            else (exact, 0.0)
         var = 2.0 * scale ** 2
     else:
         scale = gaussian_sigma(sens2 / n, epsilon, delta)
