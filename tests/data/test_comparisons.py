@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from privrank.data.comparisons import (ComparisonTally, PairCounts, PairwiseComparisons, epsilon_levels,
-                                      group_sums, max_user_epsilon, record_codes)
+                                      group_sums, record_codes)
 from privrank.errors import InputError
 
 
@@ -62,7 +62,7 @@ def test_tally_counts_by_hand():
     c = PairwiseComparisons.from_labels(["z", "a", "z", "a", "m"], ["a", "m", "m", "z", "z"], [1, 0, -1, 1, 1],
                                         user=[2, 1, 2, 1, 1])
     t = c.tally()
-    assert t.items == ("a", "m", "z") and t.epsilons is None and t.epsilon_per_user is None
+    assert t.items == ("a", "m", "z") and t.epsilons is None and not t.seeded
     # (a, m): one tie; (a, z): z beat a, a beat z; (m, z): m beat z twice
     assert (t.i.tolist(), t.j.tolist(), t.n.tolist(), t.wins2.tolist()) == ([0, 0, 1], [1, 2, 2], [1, 2, 2], [1, 2, 4])
     pc = t.pair_counts()
@@ -76,7 +76,7 @@ def test_tally_of_reports_per_level_and_user():
     t = c.tally()
     assert t.epsilons.tolist() == [0.5, 2.0] and t.level.tolist() == [0, 1]
     assert t.n.tolist() == [3, 1] and t.wins2.tolist() == [2, 0]  # at 0.5: a won once of three
-    assert t.epsilon_per_user == 2.5 and t.level_records().tolist() == [3, 1]
+    assert t.level_records().tolist() == [3, 1]
 
 
 def test_tally_codes_may_repeat_and_come_in_any_order():
@@ -107,19 +107,6 @@ def test_group_sums_dense_and_sparse_agree():
     np.testing.assert_array_equal(dense[0] * 10 ** 6, sparse[0])
     np.testing.assert_array_equal(dense[1][0], sparse[1][0])
     np.testing.assert_allclose(dense[1][1], sparse[1][1], rtol=1e-15)
-
-
-def test_per_user_epsilon_is_the_same_float_whatever_the_grouping():
-    # 0.1 added ten times is not 10 * 0.1 in floating point: a per-user sum in record order would
-    # differ between engines. max_user_epsilon multiplies per (user, epsilon) and adds by epsilon.
-    user = np.zeros(10, dtype=np.int64)
-    eps = np.full(10, 0.1)
-    levels, level = epsilon_levels(eps, eps.size)
-    sequential = float(np.bincount(user, eps)[0])
-    assert sequential != 10 * 0.1  # what the order-dependent sum would give
-    whole = max_user_epsilon(user, level, levels)
-    halves = max_user_epsilon(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), levels, np.array([4, 6]))
-    assert whole == halves == 10 * 0.1
 
 
 def test_select_users_keeps_their_records_and_renumbers():
