@@ -121,6 +121,15 @@ def test_a_refused_budget_draws_nothing(monkeypatch):
     assert drawn == [] and acc.history == ()
 
 
+@pytest.mark.parametrize("name", ["private_kemeny", "ldp_matrix"])
+@pytest.mark.parametrize("bad", [{"best_of": 0}, {"best_of": 10 ** 9}, {"solver": "nonsense"}])
+def test_bad_solver_arguments_are_refused_before_the_charge(name, bad):
+    acc = Accountant(ApproxDP(100.0, 0.5))
+    with pytest.raises(pr.InputError):
+        RELEASES[name](accountant=acc, rng=0, **bad)
+    assert acc.history == ()
+
+
 def test_a_ledger_given_to_the_api_records_the_release(tmp_path):
     path = tmp_path / "ledger.sqlite"
     pr.noisy_copeland(C, 1.0, ledger=path)

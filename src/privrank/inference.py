@@ -30,6 +30,15 @@ Rank aggregation (:func:`aggregate_intervals`) has no scores: its rank intervals
 probabilities come from a parametric bootstrap over the released statistic (the noisy pairwise
 matrix of Kemeny aggregation, the noisy tree of footrule aggregation), whose noise is drawn again
 around the released values and solved again.
+
+Cost. Both functions estimate their memory and work from public sizes (items, pairs, replicates)
+before they allocate or draw anything, and refuse above the limits of :mod:`privrank.limits`:
+``n_bootstrap`` above ``PRIVRANK_MAX_BOOTSTRAP``, an estimated peak memory above
+``PRIVRANK_MAX_MEMORY_MB`` (the sandwich holds about ten ``m x m`` matrices; a bootstrap its
+``n_bootstrap x m`` draws), and bootstrap work above ``PRIVRANK_MAX_BOOTSTRAP_WORK`` (replicates x
+``m^2``, times ``m`` again where each replicate solves ``m x m`` systems or runs local search or an
+integer program). :func:`check_interval_cost` runs the same checks from the sizes alone, so a
+caller can refuse before a release is made.
 """
 from __future__ import annotations
 
@@ -40,9 +49,10 @@ import numpy as np
 import scipy.sparse
 from scipy.special import ndtr, ndtri
 
+from . import limits
 from ._rng import as_generator
 from .aggregation.footrule import assignment_order
-from .aggregation.kemeny import solve_many
+from .aggregation.kemeny import DP_MAX_ITEMS, solve_many
 from .data.comparisons import PairCounts
 from .errors import InputError
 from .files import Output
@@ -202,7 +212,8 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
         term removed, which the release determines because the logistic gradient depends on the
         answers only through their sum. It may not exist for very noisy releases (then InputError).
     n_bootstrap : int
-        Bootstrap replicates (``method="bootstrap"``).
+        Bootstrap replicates (``method="bootstrap"``). Memory and work are bounded by
+        :func:`check_interval_cost` (module docstring).
     design : PairCounts or array, optional
         Central results only: the public comparison design, as counts per pair (``PairCounts``,
         whose wins are ignored, or a symmetric ``m x m`` matrix). The design is part of the data
@@ -221,6 +232,8 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}")
     prob = _problem(result, design)
+    check_interval_cost(prob.m, n_bootstrap=int(n_bootstrap) if method == "bootstrap" else None, pairs=prob.i.size,
+                        cubic=prob.kind != "copeland")
     if bias_corrected and prob.kind == "copeland":
         raise InputError("noisy Copeland counts are unbiased for the expected win counts: there is no ridge "
                          "to correct; drop bias_corrected")
@@ -246,6 +259,39 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     return ConfidenceIntervals(prob.items, centre, lower, upper, rank_lower, rank_upper, ahead, cov, float(level),
                                method, bool(bias_corrected), COUNT_TARGET if prob.kind == "copeland" else BTL_TARGET,
                                result.guarantee, used)
+
+
+def check_interval_cost(items: int, *, n_bootstrap: int | None = None, pairs: int | None = None,
+                        cubic: bool = False, advice: str | None = None) -> None:
+    """Refuse intervals whose estimated memory or work exceeds :mod:`privrank.limits`.
+
+    Parameters
+    ----------
+    items
+        Number of items ``m``.
+    n_bootstrap
+        Bootstrap replicates (None: the sandwich, no bootstrap).
+    pairs
+        Pair statistics held per replicate (default ``m (m - 1) / 2``).
+    cubic
+        Each replicate costs ``m^3`` (Newton steps on ``m x m`` systems; local search or the
+        integer program re-solving a Kemeny matrix) rather than ``m^2``.
+    """
+    m = int(items)
+    P = m * (m - 1) // 2 if pairs is None else int(pairs)
+    advice = advice or "use fewer replicates (n_bootstrap=), or the sandwich (--ci-method sandwich)"
+    if n_bootstrap is not None:
+        limits.check("BOOTSTRAP", int(n_bootstrap), "n_bootstrap (bootstrap replicates)",
+                     "a few thousand replicates resolve shares to 1/1000")
+    B = 0 if n_bootstrap is None else int(n_bootstrap)
+    # ~10 m x m float matrices (covariance, Hessian and its inverse, ahead, pairwise differences),
+    # 6 float arrays per pair, the draws or ranks (B x m), and one chunk of simulated replicates
+    need = 8.0 * (10 * m * m + 6 * P + 2 * B * m + (3 * min(BOOTSTRAP_CHUNK, B * max(P, m * m)) if B else 0))
+    limits.check("MEMORY_MB", need / 2 ** 20, f"the estimated memory of intervals on {m} items (MiB)",
+                 "intervals hold m x m matrices, so they suit up to a few thousand items")
+    if B:
+        work = float(B) * m * m * (m if cubic else 1)
+        limits.check("BOOTSTRAP_WORK", work, f"the bootstrap work ({B} replicates on {m} items)", advice)
 
 
 def _check_level(level) -> None:
@@ -551,7 +597,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     n_bootstrap : int
         Replicates, at least 100 (tail shares are resolved to ``1/n_bootstrap``). Each is one solve:
         the exact solver runs all of them at once up to 14 items, one integer program each
-        beyond.
+        beyond. Bounded by :func:`check_interval_cost` (module docstring).
     solver : str, optional
         Kemeny solver of the replicates (:func:`~privrank.aggregation.kemeny.wfas_solver` names);
         default the release's own. Needed when the release was solved by a custom callable.
@@ -573,6 +619,14 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     labels = tuple(range(m)) if items is None else tuple(items)
     if len(labels) != m:
         raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
+    if isinstance(release, (MatrixRelease, TreeRelease)):
+        name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
+            else None
+        heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
+        check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
+                            else None, cubic=heavy,
+                            advice="use fewer replicates (Python: n_bootstrap=) or fewer items"
+                                   + (", or the KwikSort solver (--solver kwiksort)" if heavy else ""))
     if isinstance(release, MatrixRelease):
         statistic, solve, target = _kemeny_replicates(release, result.details, solver, gen)
     elif isinstance(release, TreeRelease):

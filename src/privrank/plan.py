@@ -31,6 +31,14 @@ How it predicts
     ``sqrt(v + 1 / (4 sinh^2(eps/2)))`` (Xu et al. Lemma 2 and Theorem 2, ``v`` the answers' own
     variance) and the central privacy term with ``1/eps`` (Cai et al. Theorem 2.2). Answers are
     seeded: the same question gives the same answer.
+
+Size
+    A prediction holds ``replications x m^2`` numbers (the fits' Hessians) and its sampler draws
+    per comparison of a pair. :func:`check_size` refuses, before simulating, a request above
+    ``PRIVRANK_MAX_PLAN_CELLS`` (replications x items^2 summed over the epsilons simulated),
+    ``PRIVRANK_MAX_PLAN_PAIR_COUNT`` (comparisons of one pair) or ``PRIVRANK_MAX_MEMORY_MB``
+    (:mod:`privrank.limits`). The predicted errors of larger studies can be read off smaller
+    ones: the error depends on the comparisons per pair, not on the raw number of users.
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import limits
 from ._rng import as_generator
 from .errors import InputError, check_epsilon
 from .mechanisms.noise import laplace
@@ -149,9 +158,29 @@ def replications(design: Design) -> int:
     return int(min(200, max(20, 2000 // design.items)))
 
 
+def check_size(design: Design, predictions: int = 1, reps: int | None = None) -> None:
+    """Refuse a plan whose simulation exceeds the limits of :mod:`privrank.limits` (module docstring).
+
+    ``predictions`` is the number of epsilons that will be simulated (``len(EPSILON_GRID) +
+    BISECTIONS`` for a search), ``reps`` the replications of each (default :func:`replications`).
+    """
+    R = replications(design) if reps is None else int(reps)
+    m = int(design.items)
+    per_pair = math.ceil(int(design.users) * design.per_user / design.pairs)
+    limits.check("PLAN_PAIR_COUNT", per_pair, "comparisons per pair of the planned study",
+                 "plan the same comparisons per pair with fewer users: the predicted error depends on them, "
+                 "and it shrinks like 1/sqrt(comparisons per pair)")
+    limits.check("PLAN_CELLS", float(predictions) * R * m * m,
+                 f"the planner's simulation size ({predictions} epsilon(s) x {R} replications x {m}^2)",
+                 "plan a smaller item set with the same comparisons per item, or predict at one --epsilon")
+    limits.check("MEMORY_MB", 8.0 * R * (2 * m * m + 4 * design.pairs) / 2 ** 20,
+                 f"the planner's estimated memory on {m} items (MiB)", "plan a smaller item set")
+
+
 def predict(design: Design, epsilon: float, *, reps: int | None = None, rng=0) -> Prediction:
     """Mean Kendall distance, top-k Hamming error and ``l_inf`` error at ``epsilon`` (see the module docstring)."""
     eps = check_epsilon(epsilon)
+    check_size(design, 1, reps)
     R = replications(design) if reps is None else int(reps)
     gen = as_generator(rng)
     theta = design.scores
@@ -177,6 +206,7 @@ def smallest_epsilon(design: Design, metric: str, target: float, *, reps: int | 
         raise InputError("noisy Copeland counts do not estimate scores: target kendall or topk_hamming")
     if not (math.isfinite(target) and target > 0):
         raise InputError("the target must be a positive number")
+    check_size(design, len(EPSILON_GRID) + BISECTIONS, reps)
     curve = [predict(design, e, reps=reps, rng=rng) for e in EPSILON_GRID]
     meets = [p.predicted[metric] <= target for p in curve]
     if not any(meets):

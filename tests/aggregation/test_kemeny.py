@@ -205,3 +205,34 @@ def test_ilp_time_limit_refuses_instead_of_answering_suboptimally():
     W = 0.5 + 0.05 * (next(random_matrices(rng, 70, 1)) - 0.5)
     with pytest.raises(InputError, match="did not finish"):
         K.exact_ilp(W, time_limit=0.3)
+
+
+def _random_profile_matrix(m, n=100, seed=0):
+    gen = np.random.default_rng(seed)
+    pos = np.argsort(np.array([gen.permutation(m) for _ in range(n)]), axis=1)
+    return (pos[:, :, None] < pos[:, None, :]).mean(axis=0)
+
+
+def test_exact_refuses_a_large_cyclic_core_at_once_and_the_private_solver_falls_back():
+    W = _random_profile_matrix(100)  # one cycle of 100 items: hours for the integer program
+    t0 = time.perf_counter()
+    with pytest.raises(K.ExactTooCostly, match="PRIVRANK_MAX_EXACT_ITEMS.*local-search"):
+        K.exact_kemeny(W)
+    with pytest.warns(RuntimeWarning, match="NOT proven optimal"):
+        order = K.wfas_solver("exact", rng=0)(W)
+    assert sorted(order) == list(range(100)) and time.perf_counter() - t0 < 20
+
+
+def test_exact_solves_by_majority_components_and_insisting_is_bounded_in_time(monkeypatch):
+    R = sample_mallows(60, phi=0.9, n=40, rng=1)  # small cycles among near neighbours only
+    W = R.pairwise_matrix()
+    parts = K.majority_components(W)
+    assert max(p.size for p in parts) <= 25
+    order = K.exact_kemeny(W)
+    assert kemeny_cost(order, W) == pytest.approx(kemeny_cost(K.exact_ilp(W), W), abs=1e-9)
+    monkeypatch.setenv("PRIVRANK_MAX_EXACT_ITEMS", "1000")
+    monkeypatch.setenv("PRIVRANK_MAX_EXACT_SECONDS", "0.5")
+    t0 = time.perf_counter()
+    with pytest.raises(K.ExactTooCostly, match="PRIVRANK_MAX_EXACT_SECONDS"):
+        K.exact_kemeny(_random_profile_matrix(100))
+    assert time.perf_counter() - t0 < 10

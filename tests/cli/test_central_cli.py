@@ -27,7 +27,7 @@ def test_rank_objective_perturbation_on_cems(cli, cems_file):
     doc = run_json(cli, "rank", cems_file, "--items", items_of(cems_file), "--mechanism", "objective-perturbation",
                    "--epsilon", "1", "--max-answers", "15", "--seed", "3")
     assert doc["guarantee"]["epsilon_per_user"] == 15.0 and "group privacy" in doc["guarantee"]["description"]
-    assert doc["noise_scale"] == 8.0 and doc["link"] == "logistic" and not DIAGNOSTIC_KEYS & set(doc)
+    assert 8.0 <= doc["noise_scale"] < 8.0 * (1 + 2 ** -10) and doc["link"] == "logistic" and not DIAGNOSTIC_KEYS & set(doc)
 
 
 def test_rank_probit_link_on_both_data_sets(cli, cems_file, immig_file):

@@ -80,3 +80,14 @@ def test_killing_a_worker_mid_run_does_not_change_the_result(cluster, tmp_path):
     assert not thread.is_alive() and not errors, errors
     assert victim not in client.scheduler_info()["workers"]  # the worker is gone; its tasks were rerun
     assert_same_tally(result["tally"], ref)
+
+
+@pytest.mark.parametrize("address", ["garbage", "tcp://127.0.0.1:99999"])
+def test_a_malformed_scheduler_address_is_refused_and_the_process_exits(address, tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "r.csv"
+    path.write_text("rank1,rank2,rank3\na,b,c\nb,a,c\n")
+    run = subprocess.run([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main(sys.argv[1:]))", "aggregate", str(path), "--engine", "dask",
+                          "--scheduler", address], capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.returncode == 2 and "not a Dask scheduler address" in run.stderr and "Traceback" not in run.stderr

@@ -151,10 +151,10 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     m = R.n_items
     do_clip = _clip_default(clip, solver, m)
     guarantee = budget.guarantee("noisy pairwise matrix")
+    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
-    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
-                       dtype=np.int64)
+    order = np.asarray(solve(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
     return AggregateResult(order, guarantee,
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
                             **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale, R.n_voters))
@@ -335,14 +335,14 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     do_clip = _clip_default(clip, solver, R.n_items)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
                          "Every voter sends one report.")
+    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     if isinstance(R, RankingTally):  # the voters' reports, drawn and charged where they were tallied
         Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
         g = replace(g, seeded=R.seeded)
     else:
         charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
-    order = np.asarray(wfas_solver(solver, rng=gen, best_of=best_of)(clip_pairs(Wt) if do_clip else Wt),
-                       dtype=np.int64)
+    order = np.asarray(solve(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
                                       **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd, R.n_voters))

@@ -23,8 +23,9 @@ import sys
 
 import numpy as np
 
+from .. import limits
 from ..aggregation.footrule import footrule_optimal_order
-from ..aggregation.kemeny import SOLVERS, borda, copeland, exact_kemeny, kwiksort, kwiksort_matrix
+from ..aggregation.kemeny import DP_MAX_ITEMS, SOLVERS, borda, copeland, exact_kemeny, kwiksort, kwiksort_matrix
 from ..aggregation.private_footrule import PTAS_VARIANTS, dp_footrule, dp_ptas, ldp_footrule
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                           ldp_kwiksort, ldp_matrix, private_kemeny)
@@ -34,7 +35,7 @@ from ..guarantees import Guarantee
 from ..inference import plot_intervals
 from ..metrics import footrule_cost, kemeny_cost
 from .engine_options import add_engine_options, engine_rankings
-from .intervals import add_interval_options, interval_rows
+from .intervals import add_interval_options, check_interval_size, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
 from .arguments import seed
@@ -94,6 +95,7 @@ METHODS = {
     "ldp-footrule": _private("ldp-footrule", ldp_footrule, kappa="kappa"),
     "dp-ptas": _private("dp-ptas", dp_ptas, solver="solver", variant="variant", buckets="buckets"),
 }
+INTERVAL_METHODS = ("noisy-matrix", "ldp-matrix", "dp-footrule", "ldp-footrule")  # releases a statistic
 PRIVATE_METHODS = tuple(name for name, method in METHODS.items() if getattr(method, "private", False))
 
 
@@ -112,7 +114,11 @@ def register(sub) -> None:
                    help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
     p.add_argument("--solver", choices=SOLVERS,
                    help="Kemeny solver of a noisy matrix (default auto: exact up to 20 items, "
-                        "else local search; dp-ptas: exact)")
+                        "else local search; dp-ptas: exact). exact solves the cycles of the majority "
+                        "graph; when one has more than PRIVRANK_MAX_EXACT_ITEMS items (default 25) or "
+                        "takes more than PRIVRANK_MAX_EXACT_SECONDS (default 60), it returns the local-"
+                        "search order with a warning that it is not proven optimal (--method exact "
+                        "refuses); raise those variables to insist")
     p.add_argument("--best-of", type=int, default=1, metavar="K",
                    help="KwikSort runs whose cheapest is kept (default 1)")
     p.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
@@ -140,6 +146,7 @@ def register(sub) -> None:
 def run_aggregate(args) -> int:
     if args.best_of < 1:
         raise InputError("--best-of must be >= 1")
+    limits.check("BEST_OF", args.best_of, "--best-of", "use --solver local-search to polish one run instead")
     if args.solver is not None and args.method not in SOLVER_METHODS:
         raise InputError(f"--solver applies to {', '.join(SOLVER_METHODS)} only")
     for option, methods in (("variant", ("dp-ptas",)), ("buckets", ("dp-ptas",)),
@@ -155,6 +162,9 @@ def run_aggregate(args) -> int:
     if args.method not in PRIVATE_METHODS and (args.ci or args.plot):
         raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
                          "adds none")
+    if (args.ci or args.plot) and args.method not in INTERVAL_METHODS:  # refused before any privacy is spent
+        raise InputError(f"--ci and --plot re-draw the noise of the released statistic; --method {args.method} "
+                         f"releases only an order: use {', '.join(INTERVAL_METHODS)}")
     with ledger_release(args, args.file) as release:
         if args.engine == "local" and args.scheduler is None:
             R = read_rankings(args.file, partial=args.partial, rng=partial_rng, items=items)
@@ -163,6 +173,8 @@ def run_aggregate(args) -> int:
             R, method = engine_rankings(args, METHODS)
         if args.solver is None and args.method != "dp-ptas":
             args.solver = "auto"
+        check_interval_size(args, len(R.items),
+                            cubic=len(R.items) > DP_MAX_ITEMS and args.solver in ("auto", "exact", "local-search"))
         order, guarantee, extra, result = method(R, args)
         extra = dict(extra)
         if guarantee.private and args.non_private_diagnostics:

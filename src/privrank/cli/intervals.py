@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from ..inference import METHODS, aggregate_intervals, confidence_intervals
+from ..inference import METHODS, aggregate_intervals, check_interval_cost, confidence_intervals
 
 
 def add_interval_options(parser, *, scores: bool = True) -> None:
@@ -20,6 +20,18 @@ def add_interval_options(parser, *, scores: bool = True) -> None:
     parser.add_argument("--plot", metavar="PATH",
                         help=f"write a plot of the {'score and ' if scores else ''}rank intervals to PATH (implies "
                              "--ci; needs matplotlib)")
+
+
+def check_interval_size(args, items: int, *, cubic: bool) -> None:
+    """Refuse ``--ci``/``--plot`` whose cost exceeds :mod:`privrank.limits`, before the release is charged.
+
+    ``items`` is the number of items ranked; ``cubic`` says that each bootstrap replicate re-solves an
+    ``items x items`` problem (module docstring of :mod:`privrank.inference`).
+    """
+    if args.ci or args.plot:
+        bootstrap = getattr(args, "ci_method", "bootstrap") == "bootstrap"
+        check_interval_cost(items, n_bootstrap=1000 if bootstrap else None, cubic=cubic,
+                            advice="leave out --ci, or rank fewer items")
 
 
 def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):

@@ -1,10 +1,12 @@
 """``privrank plan``: the error to expect at an epsilon, or the smallest epsilon that meets a target."""
 from __future__ import annotations
 
+import argparse
 import json
+import math
 
 from ..errors import InputError
-from ..plan import EPSILON_GRID, MECHANISMS, Design, plot_curve, predict, smallest_epsilon
+from ..plan import BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, plot_curve, predict, smallest_epsilon
 from .output import _json_safe
 
 TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
@@ -14,8 +16,11 @@ def register(sub) -> None:
     p = sub.add_parser("plan", help="choose epsilon before collecting data: predicted ranking error",
                        description="Predict the ranking error of a planned study at --epsilon, or find the smallest "
                                    "epsilon that meets --target, by simulating the private pipeline.")
-    p.add_argument("--items", type=int, required=True, metavar="M", help="number of items")
-    p.add_argument("--users", type=int, required=True, metavar="L", help="number of users")
+    p.add_argument("--items", type=int, required=True, metavar="M",
+                   help="number of items (the simulation grows with M^2: see PRIVRANK_MAX_PLAN_CELLS in "
+                        "privrank.limits)")
+    p.add_argument("--users", type=_count, required=True, metavar="L",
+                   help="number of users (an integer; 1e6 is read as 1000000)")
     p.add_argument("--comparisons-per-user", type=int, metavar="K",
                    help="comparisons each user answers (default: every pair once)")
     p.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
@@ -35,6 +40,17 @@ def register(sub) -> None:
     p.set_defaults(func=run_plan)
 
 
+def _count(text: str) -> int:
+    """A whole number, also written like ``1e6``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r}") from None
+    if not (math.isfinite(value) and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (a whole number)")
+    return int(value)
+
+
 def _target(text: str) -> tuple[str, float]:
     metric, _, value = text.partition("=")
     if metric not in TARGET_METRICS:
@@ -51,6 +67,10 @@ def run_plan(args) -> int:
                          f"{'central' if args.model == 'local' else 'local'} model: add --model")
     design = Design(args.items, args.users, args.comparisons_per_user, args.model, args.mechanism, args.k, args.spread)
     target = None
+    if args.target:
+        check_size(design, len(EPSILON_GRID) + BISECTIONS)
+    else:
+        check_size(design, 1 + (len(EPSILON_GRID) if args.plot else 0))
     if args.target:
         target = _target(args.target)
         best, curve = smallest_epsilon(design, *target, rng=args.seed)

@@ -16,7 +16,7 @@ from ..pairwise.local import (classic_randomized_response, debiased_randomized_r
 from ..pairwise.release import WEIGHTS, non_private_release
 from ..inference import plot_intervals
 from .engine_options import add_engine_options, engine_release
-from .intervals import add_interval_options, interval_rows
+from .intervals import add_interval_options, check_interval_size, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
 from .arguments import seed
@@ -217,6 +217,8 @@ def _local_fit(release, args):
 def run_ranking(args) -> int:
     """Charge (inside the mechanism, before its noise), then intervals, render and write."""
     comps = _read(args)
+    if comps is not None:
+        check_interval_size(args, comps.n_items, cubic=args.mechanism != "noisy-copeland")
     with ledger_release(args, args.file if comps is None else comps) as release:
         res, extra = fitted_ranking(args, comps)
         reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized

@@ -8,6 +8,10 @@ the file position of its first record (needed by the counter-based randomization
 messages); the second reduces each partition to its partial statistic and adds the partials
 ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a worker dies
 the scheduler runs its tasks again elsewhere and the result does not change.
+
+A ``--scheduler`` address is checked (``[protocol://]host:port``) before connecting; the
+connection waits at most ``CONNECT_TIMEOUT``, and any failure becomes an
+:class:`~privrank.errors.InputError`, with the client closed so the process exits.
 """
 from __future__ import annotations
 
@@ -71,7 +75,25 @@ def _client(scheduler):
         from distributed import Client
     except ImportError:
         raise InputError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
+    _check_address(scheduler)
     try:
         return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False), True
-    except OSError:
-        raise InputError(f"no Dask scheduler answered at {scheduler} within {CONNECT_TIMEOUT}") from None
+    except (OSError, ValueError, TypeError):  # a failed Client closes its own loop and connections
+        raise InputError(f"no Dask scheduler answered at {scheduler} within {CONNECT_TIMEOUT}: start one "
+                         "(dask scheduler) or pass its address, e.g. --scheduler tcp://host:8786") from None
+
+
+def _check_address(scheduler: str) -> None:
+    """Refuse a scheduler address that is not ``[protocol://]host:port`` before connecting to it."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    bad = InputError(f"--scheduler {scheduler!r} is not a Dask scheduler address: give "
+                     "[tcp://]host:port, e.g. tcp://127.0.0.1:8786")
+    try:
+        protocol, location = parse_address(scheduler)
+        if protocol in ("tcp", "tls"):
+            _, port = parse_host_port(location)
+            if not 0 < int(port) < 65536:
+                raise bad
+    except (ValueError, TypeError):
+        raise bad from None
