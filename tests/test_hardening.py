@@ -90,7 +90,7 @@ PRIVATE_CALLS = {
         np.full((3, 3), 0.5), 3, pairwise_matrix.Budget(e, d), rng=0),
     "local_pairwise_matrix": lambda e, d: pairwise_matrix.local_pairwise_matrix(ORDERS, e, rng=0),
     "LocalPairOracle": lambda e, d: query_oracle.LocalPairOracle(ORDERS, epsilon=e, tau=1, rng=0),
-    "gaussian_sigma": lambda e, d: noise.gaussian_sigma(1.0, e, d or 1e-6),
+    "discrete_gaussian_mu": lambda e, d: noise.discrete_gaussian_mu(e, d or 1e-6),
     "zcdp_rho": lambda e, d: zcdp_rho(e, d or 1e-6),
     "PureDP": lambda e, d: PureDP(e),
     "ApproxDP": lambda e, d: ApproxDP(e, d),

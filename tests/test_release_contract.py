@@ -18,6 +18,7 @@ import contextlib
 import inspect
 import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,7 @@ NOISE_METHODS = {"laplace", "normal", "standard_normal", "exponential", "standar
                  "gamma", "logistic", "geometric", "poisson", "binomial", "multivariate_normal"}
 #: the noise samplers of mechanisms/
 SAMPLERS = {"laplace", "gaussian", "laplace_sum", "discrete_laplace", "discrete_gaussian", "laplace_release",
+            "gaussian_release",
             "laplace_cells"}
 #: modules outside mechanisms/ that may draw from noise distributions or call samplers, and why
 ALLOWED = {
@@ -300,3 +302,31 @@ def test_partial_ballots_need_declared_items_and_no_dropping(tmp_path):
     doc = _json(["aggregate", path, "--method", "noisy-matrix", "--epsilon", "1", "--partial", "randomize",
                  "--items", items], tmp_path / "l.sqlite")
     assert "noise_scale" in doc and doc["guarantee"]["private"]
+
+
+def _on_grid(values, scale) -> bool:
+    """Every value is a multiple of a power of two far above the float resolution at ``scale``."""
+    step = 2.0 ** (math.floor(math.log2(scale)) - 45)
+    v = np.asarray(values, dtype=float) / step
+    return bool(np.all(v == np.rint(v)))
+
+
+@pytest.mark.parametrize("noise,extra", [("laplace", {}), ("gaussian", {"delta": 1e-6})])
+def test_central_releases_of_real_values_lie_on_a_grid(noise, extra, monkeypatch):
+    """Finding 6 (Mironov 2012): a value plus floating-point noise shows the value in its low bits.
+    Tree releases (Laplace and Gaussian) are exact multiples of a power-of-two grid, matrix releases
+    exact multiples of 1/n; the broken variant draws continuous noise and is caught."""
+    rel = pr.footrule_cost_release(R.positions, epsilon=1.0, noise=noise, rng=0, **extra)
+    assert _on_grid(rel.aggregates, rel.noise_scale)
+    res = pr.private_kemeny(R, epsilon=1.0, rng=0, **extra)
+    counts = res.release.matrix[np.triu_indices(5, 1)] * R.n_voters
+    assert np.allclose(counts, np.rint(counts), rtol=0, atol=1e-9)
+    from privrank.mechanisms import noise as samplers, tree
+
+    def continuous(values, sensitivity, budget, rng=None, **_):  # the broken variant
+        scale = sensitivity / (budget if noise == "laplace" else 1.0)
+        return np.asarray(values) + samplers.gaussian(scale, np.shape(values), rng), scale
+
+    monkeypatch.setattr(tree, f"{noise}_release", continuous)
+    broken = pr.footrule_cost_release(R.positions, epsilon=1.0, noise=noise, rng=0, **extra)
+    assert not _on_grid(broken.aggregates, broken.noise_scale)

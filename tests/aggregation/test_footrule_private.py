@@ -247,7 +247,7 @@ def test_algorithm3_gaussian_release_spends_exactly_mu(monkeypatch):
     (_, sd_s, _), (_, sd_t, _) = rec.calls
     K = m * (m - 1) // 2 - same_bucket_pairs(m, B)
     mu_sq = (d2 / sd_s) ** 2 + (math.sqrt(2 * K) / n / sd_t) ** 2
-    assert mu_sq == pytest.approx(noise.gaussian_mu(eps, dlt) ** 2)
+    assert mu_sq == pytest.approx(noise.discrete_gaussian_mu(eps, dlt) ** 2)
 
 
 def _upper_vector(order):
@@ -283,7 +283,7 @@ def test_algorithm4_wrapper_spends_exactly_the_budget(monkeypatch, delta):
         assert spent == pytest.approx(eps)
     else:
         mu_sq = sum((s / c[1]) ** 2 for s, c in zip(sens, rec.calls) if s > 0)
-        assert mu_sq <= noise.gaussian_mu(eps, delta) ** 2 * (1 + 1e-9)
+        assert mu_sq <= noise.discrete_gaussian_mu(eps, delta) ** 2 * (1 + 1e-9)
         # the paper's printed scales sigma = m/(n sqrt(rho)) for both Algorithm 4 stages (all of
         # rho to Algorithm 4): zCDP spent = (5/4)(1 - 1/m) rho, i.e. over budget for m >= 5
         rho = 1.0

@@ -121,6 +121,10 @@ def test_parameters_are_rounded_up_and_only_slightly():
         assert Fraction(num, den) >= Fraction(sg) ** 2
         assert (Fraction(num, den) - Fraction(sg) ** 2) / Fraction(sg) ** 2 < Fraction(1, 2 ** 19)
         assert 2 * num * den * t * t <= 2 ** 61 and t == math.floor(sg) + 1
+    for sg in (2.0 ** 14 * 1.5, 1e6 + 0.3, 3e9, 2.0 ** 40):  # the Python-integer acceptance test
+        num, den, t = noise._gaussian_rational(sg)
+        assert Fraction(num, den) >= Fraction(sg) ** 2
+        assert (Fraction(num, den) - Fraction(sg) ** 2) / Fraction(sg) ** 2 < Fraction(1, 2 ** 39)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, 2.0 ** -21, 2.0 ** 40, "x"])
@@ -129,7 +133,7 @@ def test_discrete_laplace_rejects_bad_scales(bad):
         discrete_laplace(bad, 3, rng=0)
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, 2.0 ** -11, 2.0 ** 15])
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, 2.0 ** -11, 2.0 ** 41])
 def test_discrete_gaussian_rejects_bad_sigmas(bad):
     with pytest.raises(InputError):
         discrete_gaussian(bad, 3, rng=0)
@@ -147,3 +151,57 @@ def test_gaussian_mu_is_cached_and_validated():
     assert noise.gaussian_mu(1.0, 1e-6) == noise.gaussian_mu(1.0, 1e-6)
     with pytest.raises(InputError):
         noise.gaussian_mu(1.0, 0.0)
+
+
+@pytest.mark.parametrize("sigma,seed", [(2.0 ** 14 * 1.5, 7), (3e9, 8)])
+def test_large_sigma_discrete_gaussian_fits_its_law(sigma, seed):
+    """Above 2^14 the acceptance test runs in Python integers: the draws fit the (here practically
+    continuous) normal law, with the variance within 4.5 standard errors; 10% less noise is caught."""
+    def p_value(x):
+        return stats.kstest(x / sigma, "norm").pvalue
+
+    x = discrete_gaussian(sigma, N, rng=seed).astype(float)
+    assert p_value(x) > P_MIN
+    assert abs(x.var() / sigma ** 2 - 1) < 4.5 * math.sqrt(2 / N)
+    assert p_value(discrete_gaussian(0.9 * sigma, N, rng=seed + 100).astype(float)) < P_MIN
+
+
+def test_big_fraction_bernoulli_is_exact():
+    """Bernoulli(num/den) and Bernoulli(exp(-num/den)) with denominators beyond 64 bits."""
+    n = 400_000
+    bits = noise._RandomBits(np.random.default_rng(13))
+    den = np.full(n, 3 ** 50, dtype=object)
+    x = bits.bernoulli(np.full(n, 3 ** 49, dtype=object), den)
+    assert abs(x.mean() - 1 / 3) <= 4.5 * math.sqrt(2 / 9 / n)
+    y = noise._bernoulli_exp(bits, np.zeros(n, dtype=np.int64), np.full(n, 2 * 3 ** 49, dtype=object), den)
+    p = math.exp(-2 / 3)
+    assert abs(y.mean() - p) <= 4.5 * math.sqrt(p * (1 - p) / n)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-6), (1.0, 1e-6), (2.0, 1e-5), (10.0, 1e-9), (0.5, 0.1)])
+def test_discrete_gaussian_calibration_is_tight_and_valid(eps, delta):
+    """mu = sqrt(2 rho): rho-zCDP converts to exactly (eps, delta); the textbook conversion
+    rho + 2 sqrt(rho ln 1/delta) = eps (valid, looser) gives less rho; and it never claims more
+    than the continuous Gaussian's exact calibration."""
+    mu = noise.discrete_gaussian_mu(eps, delta)
+    rho = mu ** 2 / 2
+    assert noise.zcdp_delta(rho, eps) <= delta
+    assert noise.zcdp_delta(rho * 1.001, eps) > delta
+    L = math.log(1 / delta)
+    assert (math.sqrt(L + eps) - math.sqrt(L)) ** 2 <= rho
+    assert mu < noise.gaussian_mu(eps, delta)
+
+
+def test_gaussian_release_is_on_its_grid_whatever_the_input():
+    """The Gaussian counterpart of the Mironov test: the release of 0 and of a neighbour one
+    sensitivity away are exact multiples of one power-of-two grid, and sigma charges the rounding."""
+    mu = noise.discrete_gaussian_mu(1.0, 1e-6)
+    x0 = np.zeros(4000)
+    x1 = x0 + np.array([0.3, 0.1 * math.sqrt(2), 0.0, 1 / 3] * 1000) / math.sqrt(1000 * 0.2156)
+    outs = [noise.gaussian_release(x, 1.0, mu, rng=k) for k, x in enumerate((x0, x1))]
+    g = noise.release_grid(1.0 / math.sqrt(4000))
+    for out, sigma in outs:
+        assert np.all(out / g == np.rint(out / g))
+        assert 1.0 / mu < sigma <= (1.0 / mu) * (1 + 2.0 ** -19)
+    counts, sigma = noise.gaussian_release(np.arange(5.0), 1.0, mu, rng=0, lattice=1.0)
+    assert sigma == 1.0 / mu and np.all(counts == np.rint(counts))

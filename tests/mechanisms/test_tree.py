@@ -11,7 +11,7 @@ from scipy.stats import beta as beta_dist
 from privrank.errors import InputError
 from privrank.mechanisms import tree
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
-from privrank.mechanisms.noise import _gaussian_delta, gaussian_mu
+from privrank.mechanisms.noise import _gaussian_delta, discrete_gaussian_mu, gaussian_mu, zcdp_delta
 from privrank.mechanisms.tree import (TreeLayout, approximate_median, footrule_cost_release,
                                       parallel_sensitivity, position_counts, single_sensitivity,
                                       tree_layout)
@@ -139,7 +139,9 @@ def test_noise_scale_is_calibrated_to_exact_sensitivity():
     lay2, vecs2 = _all_ranking_vectors(5, math.sqrt(2))
     brute2 = np.sqrt(((vecs2[:, None] - vecs2[None]) ** 2).sum(-1)).max()
     relg = footrule_cost_release(pos, epsilon=0.7, delta=1e-5, noise="gaussian", rng=0)
-    assert relg.noise_scale == pytest.approx(brute2 / 10 / gaussian_mu(0.7, 1e-5))
+    # discrete Gaussian on a grid: the zCDP calibration, plus the rounding charged to Delta_2
+    assert brute2 / 10 / discrete_gaussian_mu(0.7, 1e-5) <= relg.noise_scale \
+        <= brute2 / 10 / discrete_gaussian_mu(0.7, 1e-5) * (1 + 1e-3)
 
 
 # ------------------------------------------------------------------ Gaussian calibration
@@ -170,6 +172,7 @@ def test_audit_catches_the_papers_zcdp_conversion():
     lay = tree_layout(6, rel.kappa)
     delta2 = parallel_sensitivity(lay, 2) / 20
     assert _gaussian_delta(delta2 / rel.noise_scale, eps) <= dlt
+    assert zcdp_delta((delta2 / rel.noise_scale) ** 2 / 2, eps) <= dlt  # the discrete Gaussian's own bound
     broken = _paper_zcdp_sigma(delta2, eps, dlt)
     assert _gaussian_delta(delta2 / broken, eps) > 2 * dlt
     # the correct Bun-Steinke conversion is valid (looser than the analytic one)

@@ -230,7 +230,7 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
                 weights=None, rng=None) -> AggregateResult:
     """Central-DP footrule aggregation (Hillebrand et al. Algorithm 2).
 
-    Laplace noise (``delta = 0``, epsilon-DP) or analytic Gaussian noise (``delta > 0``,
+    Laplace noise (``delta = 0``, epsilon-DP) or discrete Gaussian noise (``delta > 0``,
     (epsilon, delta)-DP) on the binary-tree release of the footrule cost matrix, then the
     minimum-cost assignment (post-processing). The order is a ``(1, beta)``-approximation of
     the footrule optimum and a ``(2, beta)``-approximation of the Kemeny optimum (module

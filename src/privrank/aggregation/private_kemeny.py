@@ -119,8 +119,8 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
 
     The upper triangle of ``w`` gets Laplace noise of scale ``M/(eps n)`` (``delta = 0``,
     epsilon-DP, Corollary 3; the paper prints the looser ``m^2/(eps n)``) or Gaussian noise of
-    sd ``sqrt(M)/(n mu(eps, delta))`` (``delta > 0``, (epsilon, delta)-DP, Corollary 4, exact
-    analytic calibration), ``M = m(m-1)/2``; the lower triangle is ``1 - w~``. The solver sees
+    sd ``sqrt(M)/(n mu(eps, delta))`` (``delta > 0``, (epsilon, delta)-DP, Corollary 4; exact
+    discrete Gaussian on the counts, ``mu`` from the tight zCDP conversion), ``M = m(m-1)/2``; the lower triangle is ``1 - w~``. The solver sees
     only ``w~``. With an exact solver the expected cost is at most ``OPT + 2 E sum_{i<j} |w~ - w|``
     (``<= OPT + 2 M E|noise|``).
 

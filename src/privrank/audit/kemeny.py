@@ -32,7 +32,7 @@ from ..data.rankings import Rankings
 from ..engines import sufficient_statistics
 from ..mechanisms.local_vectors import duchi_l2_records, report_unit
 from ..mechanisms.draws import noise_factor
-from ..mechanisms.noise import gaussian_mu
+from ..mechanisms.noise import discrete_gaussian_mu
 from ..mechanisms.randomized_response import record_key
 from .footrule import BatchMismatch
 from .registry import Exact, Mechanism, Samples, register
@@ -50,7 +50,7 @@ def _private_kemeny(epsilon, delta, trials, rng) -> Samples:
 def _gap(epsilon, delta) -> int:
     """Voters between the threshold and the likely input: 0 (Laplace) or one standard deviation of
     the noise the run draws (any neighbouring pair is a valid test, so the pair follows the noise)."""
-    return 0 if delta == 0 else max(1, round(noise_factor() / gaussian_mu(epsilon, delta)))
+    return 0 if delta == 0 else max(1, round(noise_factor() / discrete_gaussian_mu(epsilon, delta)))
 
 
 def _one_query(algorithm):
@@ -114,7 +114,7 @@ _MATRIX = ("privrank.aggregation.private_kemeny.private_kemeny",
 _ORACLE = "privrank.mechanisms.query_oracle.NoisyPairOracle"
 
 for _noise, _words in (("laplace", "Laplace, epsilon-DP"),
-                       ("gaussian", "analytic Gaussian, (epsilon, delta)-DP")):
+                       ("gaussian", "discrete Gaussian, (epsilon, delta)-DP")):
     gaussian = _noise == "gaussian"
     register(Mechanism(
         name=f"private-kemeny/{_noise}",

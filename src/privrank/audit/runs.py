@@ -13,9 +13,9 @@ TWO_ITEMS = np.array([[0, 1], [1, 0]])
 
 #: why a Gaussian mechanism run once per trial declares a control below 0.5
 GAUSSIAN_TAILS_NOTE = (
-    "Half the noise loses epsilon = 2.12 at delta = 1e-6 for epsilon = 1 (mu doubles from "
-    "0.237), but only in Gaussian tails of probability ~1e-3 that take ~10^6 runs; one run of "
-    "this algorithm costs ~0.5 ms, so the default trials catch F = {f}. The shared analytic "
+    "Half the noise loses epsilon = 1.97 at delta = 1e-6 for epsilon = 1 (mu doubles from "
+    "0.221), but only in Gaussian tails of probability ~1e-3 that take ~10^6 runs; one run of "
+    "this algorithm costs ~0.5 ms, so the default trials catch F = {f}. The shared discrete Gaussian "
     "calibration is caught at F = 0.5 by the batched binary-tree/gaussian audit.")
 
 

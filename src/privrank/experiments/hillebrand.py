@@ -9,7 +9,7 @@ one-sided test declared before the run (:mod:`privrank.experiments.runner`).
    :func:`privrank.ldp_footrule`) the footrule excess ``F(psi) - OPT_F`` is at most
    ``2 m max|C~ - C|`` (Appendix E.1), the quantity Theorem 4.1 bounds in expectation by
    ``O(m^3 log m/(eps n))`` (Laplace, eps-DP), ``O(m^2.5 sqrt(log m log 1/delta)/(eps n))``
-   (analytic Gaussian, (eps, delta)-DP) and ``O(m^2.5 sqrt(log m)/(eps sqrt n))`` (eps-local DP).
+   (Gaussian, (eps, delta)-DP) and ``O(m^2.5 sqrt(log m)/(eps sqrt n))`` (eps-local DP).
    Its log-log slopes in ``n``, ``eps`` and ``m`` are fitted and tested against those exponents,
    the bound is checked in every run, and the excess itself is measured (the theorem only bounds
    it from above, so its exponents are observations).
@@ -25,10 +25,9 @@ Decisions where the paper is silent:
 * Profiles for part 1 are polarized (:func:`privrank.simulate.sample_polarized`: 35% one order,
   35% its reverse, 30% uniform), redrawn every replication: on well-separated profiles the
   excess is 0 at once and measures nothing.
-* (eps, delta)-DP uses delta = 1e-6 and the exact analytic Gaussian calibration, whose noise is
-  proportional to ``1/mu(eps, delta)``; on eps <= 1 that falls slightly slower than the
-  theorem's ``1/eps`` (zCDP-based) rate, so the eps-slope is tested against the calibration's own
-  slope, computed from :func:`privrank.mechanisms.noise.gaussian_mu` before the run. The local
+* (eps, delta)-DP uses delta = 1e-6 and the discrete Gaussian's zCDP calibration, whose noise is
+  proportional to ``1/mu(eps, delta)``; on eps <= 1 that is close to, not exactly, the
+  theorem's ``1/eps`` rate, so the eps-slope is tested against the calibration's own slope, computed from :func:`privrank.mechanisms.noise.discrete_gaussian_mu` before the run. The local
   randomizer's noise follows ``coth(eps/2)`` only roughly (a report's variance is its squared
   norm over the dimension minus its squared mean, which matters at large eps), so the local
   eps-curve is drawn and its excess tested, but its slope is not.
@@ -55,13 +54,13 @@ from ..aggregation.kemeny import exact_kemeny
 from ..aggregation.private_footrule import dp_footrule, ldp_footrule
 from ..aggregation.private_kemeny import dp_kwiksort, private_kemeny
 from ..data.datasets import load_netflix, load_sushi
-from ..mechanisms.noise import gaussian_mu
+from ..mechanisms.noise import discrete_gaussian_mu
 from ..metrics import kemeny_cost
 from ..simulate import sample_mallows, sample_polarized
 from .runner import Curve, Experiment, Figure, Less, Mean, Never, Panel, Sel, Slope, Study, Within, grid
 
 DELTA = 1e-6
-NOISES = {"laplace": "Laplace, eps-DP", "gaussian": "analytic Gaussian, (eps, 1e-6)-DP",
+NOISES = {"laplace": "Laplace, eps-DP", "gaussian": "discrete Gaussian, (eps, 1e-6)-DP",
           "local": "Duchi et al., eps-local DP"}
 METHODS = {"dp-footrule": "dp-footrule (Hillebrand et al.)", "dp-kwiksort": "DPKwikSort (Alabi et al.)",
            "noisy-matrix": "noisy matrix + exact (Alabi et al.)"}
@@ -156,7 +155,7 @@ CENTRAL_EPS, LOCAL_EPS = 1.0, 2.0
 DESCRIPTION = """Hillebrand, Manurangsi, Suppakitpaisarn, Vajanopath (Improved DP algorithms for rank
 aggregation) has no experiments; this study tests its footrule theorems and compares footrule
 aggregation with the Kemeny methods of Alabi et al. at equal epsilon. Every private run uses the
-library's public functions with the corrected constants (exact sensitivities, analytic Gaussian
+library's public functions with the corrected constants (exact sensitivities, discrete Gaussian
 calibration). Costs are per voter and unnormalised; an excess is the cost above the exact
 (non-private) optimum. Each claim is a one-sided test declared before the run, with a tolerance in
 standard errors (SE of a cell mean = sd / sqrt(replications)); curves show means with 95%
@@ -173,7 +172,7 @@ def noise_eps_slope(noise: str, eps_grid) -> float:
     eps = np.asarray(eps_grid, dtype=float)
     if noise == "laplace":
         return -1.0
-    return _log_slope(eps, [1.0 / gaussian_mu(e, DELTA) for e in eps])
+    return _log_slope(eps, [1.0 / discrete_gaussian_mu(e, DELTA) for e in eps])
 
 
 def theorem_m_exponent(noise: str, ms) -> float:

@@ -9,10 +9,12 @@ attains both). Noise is drawn for the upper triangle only and the lower triangle
 as ``1 - w~``: drawing both triangles independently would double the sensitivity.
 
 * :class:`Budget` splits a total budget over several noisy stages: pure epsilon-DP stages
-  (Laplace) add their epsilons, Gaussian stages add their Gaussian-DP ``mu^2`` (Dong, Roth,
-  Su 2022), with ``mu`` from the exact analytic calibration of (epsilon, delta).
-  :meth:`Budget.release` adds a stage's noise to fractions of voters (``count / n``): Laplace
-  noise is then exact, drawn on the counts by :func:`count_noise`.
+  (Laplace) add their epsilons, Gaussian stages add their zCDP ``rho = mu^2 / 2``, with ``mu``
+  from the tight zCDP conversion of (epsilon, delta)
+  (:func:`~privrank.mechanisms.noise.discrete_gaussian_mu`).
+  :meth:`Budget.release` adds a stage's noise to fractions of voters (``count / n``), drawn on
+  the counts by the exact integer samplers (discrete Laplace, :func:`count_noise`, or discrete
+  Gaussian), so no release carries a floating-point side channel.
 * :func:`noisy_pairwise_matrix` is the central release (Alabi et al. Corollaries 3 and 4 with
   exact constants: Laplace scale ``M/(eps n)``, Gaussian ``sigma = sqrt(M)/(n mu)``), optionally
   clipped to ``[0, 1]`` (post-processing that restores the probability constraints).
@@ -39,7 +41,7 @@ from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..metrics import kemeny_cost, kendall_tau_distance
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
-from .noise import discrete_laplace, gaussian, gaussian_mu
+from .noise import discrete_gaussian, discrete_gaussian_mu, discrete_laplace
 from .randomized_response import record_key
 
 # rankings handled per vectorised block by local_pair_reports and bucket_release
@@ -47,13 +49,13 @@ _LOCAL_BLOCK = 1 << 21
 
 
 class Budget:
-    """A total budget split into fractions: Laplace epsilons add, Gaussian ``mu^2`` add."""
+    """A total budget split into fractions: Laplace epsilons add, Gaussian ``mu^2`` (zCDP ``rho``) add."""
 
     def __init__(self, epsilon, delta):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.noise = "gaussian" if self.delta > 0 else "laplace"
-        self.mu = gaussian_mu(self.epsilon, self.delta) if self.noise == "gaussian" else None
+        self.mu = discrete_gaussian_mu(self.epsilon, self.delta) if self.noise == "gaussian" else None
 
     def scale(self, fraction: float, l1: float, l2: float) -> float:
         """Laplace scale or Gaussian sd of a stage with this budget fraction and sensitivities."""
@@ -61,27 +63,25 @@ class Budget:
             return l1 / (self.epsilon * fraction)
         return l2 / (self.mu * math.sqrt(fraction))
 
-    def draw(self, scale: float, size, rng, n: int) -> np.ndarray:
-        """Noise of ``scale`` for fractions of ``n`` voters: Laplace as :func:`count_noise` / ``n``
-        (exact, multiples of ``1/n``); Gaussian continuous."""
-        if self.noise == "gaussian":
-            return gaussian(scale, size, rng)
-        return count_noise(scale, n, size, rng) / n
-
     def release(self, fractions, n: int, scale: float, rng) -> np.ndarray:
         """``fractions`` (``count / n`` for ``n`` voters) plus this budget's noise of ``scale``.
 
-        Laplace: the counts plus exact discrete Laplace noise, divided by ``n``, so the release is
-        a function of integers only. Gaussian: continuous noise.
+        The counts plus exact integer noise -- discrete Laplace of scale ``n * scale``
+        (:func:`count_noise`) or discrete Gaussian of sd ``n * scale`` -- divided by ``n``: the
+        release is a function of integers only, with no floating-point side channel.
         """
         fractions = np.asarray(fractions, dtype=float)
         noise = self.draw(scale, fractions.size, rng, n).reshape(fractions.shape)
+        return (np.rint(fractions * n) + noise) / n
+
+    def draw(self, scale: float, size: int, rng, n: int) -> np.ndarray:
+        """Integer noise on counts of ``n`` voters for a stage of ``scale`` (in fractions)."""
         if self.noise == "gaussian":
-            return fractions + noise
-        return (np.rint(fractions * n) + np.rint(noise * n)) / n
+            return discrete_gaussian(n * scale, size, rng)
+        return count_noise(scale, n, size, rng)
 
     def guarantee(self, mechanism: str, note: str = "") -> Guarantee:
-        kind = "Laplace" if self.noise == "laplace" else "analytic Gaussian"
+        kind = "Laplace" if self.noise == "laplace" else "discrete Gaussian"
         return Guarantee(epsilon=self.epsilon, delta=self.delta, model="central", unit=UNIT_RANKING,
                          mechanism=f"{mechanism} ({kind})", note=note)
 
@@ -108,7 +108,7 @@ class MatrixRelease:
         The released ``w~`` as released: noise on the upper triangle, not clipped, lower
         triangle ``1 - w~``.
     noise
-        ``"laplace"`` (exact, :func:`count_noise` on the counts) or ``"gaussian"`` (central), or
+        ``"laplace"`` or ``"gaussian"`` (central: exact discrete noise on the counts), or
         ``"local"`` (mean of Duchi et al. reports).
     scale
         Laplace scale, or standard deviation, of the noise on each upper-triangle entry

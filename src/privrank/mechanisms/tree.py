@@ -36,16 +36,19 @@ Decisions where the paper is silent or loose (documented here, tested in
 Noise back ends (vector aggregation, paper App. D):
 
 * ``"laplace"`` -- epsilon-DP, central: i.i.d. ``Laplace(Delta_1 / epsilon)`` per coordinate.
-* ``"gaussian"`` -- (epsilon, delta)-DP, central: i.i.d. ``N(0, sigma^2)`` with ``sigma`` from
-  the exact analytic Gaussian calibration (Balle and Wang 2018) of ``Delta_2``. This is tighter
-  than converting zero-concentrated DP, and never looser.
+* ``"gaussian"`` -- (epsilon, delta)-DP, central: i.i.d. discrete Gaussian noise on a
+  power-of-two grid (:func:`~privrank.mechanisms.noise.gaussian_release`), ``sigma`` calibrated
+  to ``Delta_2`` (plus the grid's rounding) by the tight zCDP conversion
+  (:func:`~privrank.mechanisms.noise.discrete_gaussian_mu`; about 7% more noise than the
+  continuous analytic Gaussian, the price of exact sampling).
 * ``"local"`` -- epsilon-local DP, one round: every user sends the Duchi, Jordan, Wainwright
   l2-ball randomisation of their own concatenated weighted vector (every ranking's vector has
   the same l2 norm), drawn from its own counter-based randomness and in fixed point, so that
   the reports add up exactly in any grouping (:mod:`privrank.mechanisms.local_vectors`); the
   analyst averages.
 
-The samplers are floating point (see :mod:`privrank.mechanisms.noise`).
+The central releases are exact multiples of a power-of-two grid, with exact discrete noise
+(see :mod:`privrank.mechanisms.noise`): no floating-point side channel.
 """
 from __future__ import annotations
 
@@ -61,7 +64,7 @@ from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
-from .noise import gaussian, gaussian_sigma, laplace_release
+from .noise import discrete_gaussian_mu, gaussian_release, laplace_release
 from .randomized_response import record_key
 
 NOISE_TYPES = ("laplace", "gaussian", "local")
@@ -286,11 +289,12 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
             else (exact, 0.0)
         var = 2.0 * scale ** 2
     else:
-        scale = gaussian_sigma(sens2 / n, epsilon, delta)
         g = Guarantee(epsilon=epsilon, delta=delta, model="central", unit=unit,
-                      mechanism=mech + " (analytic Gaussian)")
+                      mechanism=mech + " (discrete Gaussian)")
         charge(g)
-        noisy = exact + gaussian(scale, size, rng) if scale > 0 else exact
+        # exact discrete Gaussian on a power-of-two grid, rounding charged to the sensitivity
+        noisy, scale = gaussian_release(exact, sens2 / n, discrete_gaussian_mu(epsilon, delta), rng,
+                                        coordinates=coordinates) if sens2 > 0 else (exact, 0.0)
         var = scale ** 2
     cost_sd = np.sqrt(var * np.sum(layout.readoff ** 2, axis=1))
     return noisy, scale, cost_sd, g
