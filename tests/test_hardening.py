@@ -435,3 +435,17 @@ def test_set_budget_on_a_file_without_users_protects_comparisons(tmp_path, capsy
     assert "per comparison" in capsys.readouterr().out
     assert main(["ledger", "set-budget", str(path), "--epsilon", "2", "--unit", "user"]) == 2
     assert "no user column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("call", [
+    lambda: pr.approximate_median([], 4, epsilon=1.0),
+    lambda: pr.approximate_median([1, 2], 4, epsilon=1.0, weights=[0, 0]),
+    lambda: pr.aggregate_intervals(None),
+    lambda: pr.aggregate_intervals(pr.dp_kwiksort(pr.Rankings.from_orders(np.array([[0, 1], [1, 0]])), epsilon=1.0,
+                                                  rng=0)),
+    lambda: pr.noisy_counts([3, 4], epsilon=1.0, unit="one count", l1_sensitivity=0.5),
+    lambda: pr.noisy_counts([3, 4], epsilon=1.0, delta=1e-6, unit="one count", l2_sensitivity=0.5),
+])
+def test_degenerate_release_arguments_are_clear_errors(call):
+    with pytest.raises(pr.InputError):
+        call()

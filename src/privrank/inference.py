@@ -614,26 +614,25 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
         raise InputError(f"n_bootstrap must be at least {AGGREGATE_BOOTSTRAP_MIN}")
     gen = as_generator(rng)
     release, guarantee = getattr(result, "release", None), getattr(result, "guarantee", None)
+    if not isinstance(release, (MatrixRelease, TreeRelease)):
+        raise InputError("rank intervals re-draw the noise of the release an order was computed from: they need "
+                         "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
     order = np.asarray(result.order, dtype=np.int64)
     m = order.size
     labels = tuple(range(m)) if items is None else tuple(items)
     if len(labels) != m:
         raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
-    if isinstance(release, (MatrixRelease, TreeRelease)):
-        name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
-            else None
-        heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
-        check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
-                            else None, cubic=heavy,
-                            advice="use fewer replicates (Python: n_bootstrap=) or fewer items"
-                                   + (", or the KwikSort solver (--solver kwiksort)" if heavy else ""))
+    name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
+        else None
+    heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
+    check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
+                        else None, cubic=heavy,
+                        advice="use fewer replicates (Python: n_bootstrap=) or fewer items"
+                               + (", or the KwikSort solver (--solver kwiksort)" if heavy else ""))
     if isinstance(release, MatrixRelease):
         statistic, solve, target = _kemeny_replicates(release, result.details, solver, gen)
-    elif isinstance(release, TreeRelease):
-        statistic, solve, target = _footrule_replicates(release, m)
     else:
-        raise InputError("rank intervals re-draw the noise of the release an order was computed from: they need "
-                         "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
+        statistic, solve, target = _footrule_replicates(release, m)
     noise = release.noise
     scale = release.scale if isinstance(release, MatrixRelease) else release.noise_scale
 

@@ -67,3 +67,14 @@ def test_signals_end_cleanly(pairs, tmp_path, signum, code):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "privrank: interrupted" in err and "Traceback" not in err
     assert list(tmp_path.glob("*r.csv*")) == []  # the reserved output was removed, no temporaries
+
+
+def test_a_closed_standard_output_is_refused_before_the_charge(pairs, tmp_path):
+    # regression (issue 16): `privrank rank FILE >&-` charged the release, then crashed writing it
+    ledger = tmp_path / "l.sqlite"
+    proc = subprocess.run(["/bin/sh", "-c", f'"{sys.executable}" -c "$0" "$@" >&-', RUN, "rank", str(pairs),
+                           "--epsilon", "1", "--ledger", str(ledger)], capture_output=False, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "standard output is closed" in proc.stderr and "Traceback" not in proc.stderr
+    with Ledger(ledger) as led:
+        assert led.releases() == []

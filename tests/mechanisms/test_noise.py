@@ -205,3 +205,33 @@ def test_gaussian_release_is_on_its_grid_whatever_the_input():
         assert 1.0 / mu < sigma <= (1.0 / mu) * (1 + 2.0 ** -19)
     counts, sigma = noise.gaussian_release(np.arange(5.0), 1.0, mu, rng=0, lattice=1.0)
     assert sigma == 1.0 / mu and np.all(counts == np.rint(counts))
+
+
+def _off_grid_share(values, step) -> float:
+    v = np.asarray(values, dtype=float) / step
+    return float(np.mean(v != np.rint(v)))
+
+
+def test_local_laplace_reports_do_not_reveal_their_input_in_low_bits():
+    """Finding 6 (Mironov 2012) as reported: continuous Laplace in floating point at epsilon 1
+    leaves about a quarter of the reports of input 0 off the 2^-53 grid and none of input 1, so
+    those reports reveal their input. The grid release puts every report of either input on one
+    grid; the broken variant (float noise, as before) is caught by the same test."""
+    n = 100_000
+    rng = np.random.default_rng(21)
+    broken = [x + rng.laplace(0.0, 2.0, n) for x in (0.0, 1.0)]  # the old sampler, scale 1/eps with l1 = 2
+    assert _off_grid_share(broken[0], 2.0 ** -53) > 0.1 and _off_grid_share(broken[1], 2.0 ** -53) == 0.0
+    for x in (0.0, 0.5, 1.0):
+        out, scale = noise.laplace_release(np.full(n, x), 1.0, 1.0, rng=5, lattice=0.5)
+        assert _off_grid_share(out, noise.release_grid(scale)) == 0.0
+
+
+def test_releases_without_a_seed_draw_from_the_aes_csprng(monkeypatch):
+    """Finding 8: rng=None is AES-128 in counter mode under a key from the OS, never numpy's PCG64."""
+    from randomgen import AESCounter
+
+    from privrank import _rng
+    assert isinstance(_rng.as_generator(None).bit_generator, AESCounter)
+    monkeypatch.setattr(np.random, "default_rng", lambda *a, **k: pytest.fail("an unseeded draw used PCG64"))
+    a, b = noise.discrete_laplace(3.0, 64), noise.laplace_release(np.zeros(64), 1.0, 1.0)[0]
+    assert not np.array_equal(a, noise.discrete_laplace(3.0, 64)) and b.shape == (64,)

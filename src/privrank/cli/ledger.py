@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import sys
 from contextlib import contextmanager
 
 from ..data.io import ComparisonFile, holds_rankings
@@ -72,6 +73,9 @@ def ledger_release(args, data):
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
     output = None if path in (None, STDOUT) else Output(path, force=args.force)
     plot = None if plot is None else Output(plot, force=args.force, plot=True)
+    if output is None and not _stdout_open():
+        raise InputError("standard output is closed: write the release to a file with --out FILE "
+                         "(nothing was released)")
     reserved = []
     try:
         for out in (output, plot):
@@ -90,6 +94,10 @@ def ledger_release(args, data):
         for out in reserved:
             out.abandon()
         raise
+
+
+def _stdout_open() -> bool:
+    return sys.stdout is not None and not sys.stdout.closed
 
 
 def register(sub) -> None:

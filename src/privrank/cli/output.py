@@ -8,6 +8,7 @@ import math
 import sys
 from dataclasses import replace
 
+from ..errors import InputError
 from ..files import Output, write_text_atomic
 from ..guarantees import Guarantee
 
@@ -72,6 +73,8 @@ def emit(text: str, output, *, force: bool = False) -> None:
     """Write ``text`` to ``output``: a reserved :class:`~privrank.files.Output`, a path (``-``:
     standard output; an existing file only with ``force``), or None for standard output."""
     if output is None:
+        if sys.stdout is None or sys.stdout.closed:
+            raise InputError("standard output is closed: write to a file with --out FILE")
         sys.stdout.write(text)
         sys.stdout.flush()
     elif isinstance(output, Output):

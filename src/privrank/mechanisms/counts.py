@@ -85,8 +85,9 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
         A zCDP budget instead of ``epsilon`` (discrete Gaussian); ``delta > 0`` then only sets
         the (epsilon, delta) statement reported in the guarantee.
     l1_sensitivity, l2_sensitivity
-        Largest change of the count vector, in l1 and l2 norm, when one ``unit`` changes.
-        ``l2_sensitivity`` defaults to ``l1_sensitivity`` (always a valid bound).
+        Largest change of the count vector, in l1 and l2 norm, when one ``unit`` changes; at
+        least 1 (integer vectors differ by at least 1). ``l2_sensitivity`` defaults to
+        ``l1_sensitivity`` (always a valid bound).
     unit
         The protected unit (e.g. :data:`privrank.guarantees.UNIT_RANKING`).
     mechanism
@@ -101,6 +102,9 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
     c = _check_counts(counts)
     d1 = check_positive(l1_sensitivity, name="l1_sensitivity")
     d2 = d1 if l2_sensitivity is None else check_positive(l2_sensitivity, name="l2_sensitivity")
+    if d1 < 1 or d2 < 1:  # integer vectors that differ at all differ by at least 1 in every norm
+        raise InputError("the counts are integers, so any change of them is at least 1: l1_sensitivity and "
+                         "l2_sensitivity must be >= 1")
     dlt = check_delta(delta)
     if not unit or not isinstance(unit, str):
         raise InputError("unit must name the protected unit")

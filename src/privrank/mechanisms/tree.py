@@ -267,7 +267,10 @@ def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
         x = x.astype(np.int64)
     if x.size and (x.min() < 0 or x.max() >= m):
         raise InputError("values must lie in 0 .. m-1")
-    return x.astype(np.int64), check_multiplicities(weights, x.shape[0])
+    w = check_multiplicities(weights, x.shape[0])
+    if not int(np.sum(w)):
+        raise InputError("values must hold at least one record (the release is a mean over them)")
+    return x.astype(np.int64), w
 
 
 FOOTRULE_COSTS = "binary-tree footrule costs"
