@@ -67,3 +67,9 @@ def test_bad_designs(kwargs, match):
 def test_unreachable_target():
     with pytest.raises(InputError, match="more users"):
         smallest_epsilon(Design(40, 5, 3), "linf", 0.01, reps=20)
+
+
+def test_a_pure_noise_plan_predicts_a_coin_flip_per_pair():
+    # regression (issue 16): at epsilon 1e-10 every estimate ties and the Kendall distance was predicted 0
+    p = predict(Design(5, 100), 1e-10, reps=20, rng=0)
+    assert p.predicted["kendall"] == pytest.approx(0.5, abs=0.05)

@@ -2,8 +2,9 @@
 
 Before any data are collected, :func:`predict` simulates the whole pipeline for a design of
 ``m`` items and ``L`` users, each answering ``K`` comparisons (default: every pair once, the
-complete design of Xu, Sun, Cheng), and reports the expected Kendall tau distance, top-k
-Hamming error and ``l_inf`` score error; :func:`smallest_epsilon` finds the smallest epsilon
+complete design of Xu, Sun, Cheng), and reports the expected Kendall tau distance (a pair the
+estimate ties counts one half: the printed ranking breaks the tie by chance), top-k Hamming
+error and ``l_inf`` score error; :func:`smallest_epsilon` finds the smallest epsilon
 whose predicted error meets a target.
 
 Assumptions, stated with every answer
@@ -185,7 +186,7 @@ def predict(design: Design, epsilon: float, *, reps: int | None = None, rng=0) -
     gen = as_generator(rng)
     theta = design.scores
     est = _simulate(design, eps, R, gen)
-    values = {"kendall": [kendall_distance(e, theta) for e in est],
+    values = {"kendall": [kendall_distance(e, theta, tie_penalty=0.5) for e in est],
               "topk_hamming": [top_k_hamming(e, theta, design.top) for e in est],
               "linf": None if design.method == "noisy-copeland" else [linf_error(e, theta) for e in est]}
     mean = {k: None if v is None else float(np.mean(v)) for k, v in values.items()}

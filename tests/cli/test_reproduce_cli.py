@@ -32,3 +32,12 @@ def test_reproduce_rejects_unknown_study_and_bad_options(tmp_path, capsys):
     assert exit_.value.code == 2
     with pytest.raises(SystemExit):
         main(["reproduce"])
+
+
+def test_out_that_is_a_file_is_a_clear_error(tmp_path, capsys):
+    # regression (issue 16): reproduce --out FILE ended in a FileExistsError traceback
+    from privrank.cli import main
+    existing = tmp_path / "results"
+    existing.write_text("x")
+    assert main(["reproduce", "xu", "--quick", "--out", str(existing)]) == 2
+    assert "not a directory" in capsys.readouterr().err

@@ -5,6 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..errors import InputError
 from ..experiments.runner import load_study, run
 from .arguments import seed
 
@@ -29,6 +30,8 @@ def register(sub) -> None:
 def run_reproduce(args) -> int:
     study = load_study(args.study, quick=args.quick, reps=args.reps)
     out = Path(args.out or Path("results") / study.name)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} exists and is not a directory: give a directory (new or from an earlier run)")
     command = "privrank reproduce " + " ".join(shlex.quote(a) for a in [
         args.study, *(["--quick"] if args.quick else []), *(["--reps", str(args.reps)] if args.reps else []),
         "--seed", str(args.seed)])
