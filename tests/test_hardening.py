@@ -449,3 +449,17 @@ def test_set_budget_on_a_file_without_users_protects_comparisons(tmp_path, capsy
 def test_degenerate_release_arguments_are_clear_errors(call):
     with pytest.raises(pr.InputError):
         call()
+
+
+def test_audit_epsilon_beyond_what_an_audit_resolves_is_refused(capsys):
+    # regression (issue 16): --epsilon 1e300 was an OverflowError traceback; 36 and 38 false violations
+    from privrank.cli import main
+    for eps in ("1e300", "36"):
+        assert main(["audit", "randomized-response", "--epsilon", eps]) == 2
+        assert "above what any audit" in capsys.readouterr().err
+
+
+def test_a_ridge_too_small_for_floating_point_is_a_clear_error():
+    C = pr.PairwiseComparisons.from_indices(tuple("ABC"), [0, 1, 0] * 10, [1, 2, 2] * 10, [1, -1, 1] * 10)
+    with pytest.raises(pr.InputError, match="too small"):
+        pr.fit_btl(C, lam=1e-300)

@@ -23,6 +23,10 @@ DEFAULT_DELTA = 1e-6
 CATALOGS = ("privrank.audit.local", "privrank.audit.footrule", "privrank.audit.counts",
             "privrank.audit.kemeny", "privrank.audit.central")
 
+#: largest epsilon an audit takes: a sampled audit resolves losses up to about log(trials) (< 20
+#: here), and beyond about 36 the exact ones would compare probabilities below double precision
+MAX_AUDIT_EPSILON = 20.0
+
 
 @dataclass(frozen=True)
 class Samples:
@@ -183,6 +187,9 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     """
     mech = get(name)
     eps = check_epsilon(epsilon)
+    if eps > MAX_AUDIT_EPSILON:
+        raise InputError(f"an audit resolves privacy losses up to about the log of its trial count; epsilon = {eps:g} "
+                         f"is above what any audit here can test (at most {MAX_AUDIT_EPSILON:g})")
     if delta is None:
         dlt = DEFAULT_DELTA if mech.approximate else 0.0
     else:

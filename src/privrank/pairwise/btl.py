@@ -273,7 +273,11 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
         warnings.warn(f"the comparison graph has {ncomp} connected components: scores of items in "
                       "different components are compared only through the ridge penalty",
                       RuntimeWarning, stacklevel=3)
-    theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver)
+    try:
+        theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver)
+    except np.linalg.LinAlgError:
+        raise InputError(f"the ridge lam = {lam:g} is too small for this comparison design: the Newton system is "
+                         "singular in floating point; use a larger lam (e.g. the default)") from None
     theta = theta - theta.mean()  # exact sum-zero (Lemma 3), removes round-off drift
     if not ok:
         warnings.warn(f"BTL fit stopped at gradient norm {gnorm:.3g} > tol {tol:.3g}",
