@@ -103,3 +103,12 @@ def test_missing_dataset_message(monkeypatch, tmp_path):
     monkeypatch.setenv("PRIVRANK_DATA", str(tmp_path))
     with pytest.raises(DatasetNotFound):
         datasets.load_movielens_top40()
+
+
+@pytest.mark.parametrize("argv", [["rank", "--epsilon", "1e300"], ["rank", "--epsilon", "800"],
+                                  ["rank", "--user-epsilon", "1e-300"], ["top-k", "--k", "2", "--epsilon", "1e-9"]])
+def test_epsilons_outside_the_release_range_are_refused_without_numpy_warnings(cli, pairs, argv):
+    # regression (issue 16): raw "overflow encountered in exp" warnings, then a release at 1e300 or an
+    # error after the charge at 1e-300
+    code, _, err = cli(argv[0], pairs, *argv[1:])
+    assert code == 2 and "must lie in [1e-06, 100]" in err and "warning" not in err

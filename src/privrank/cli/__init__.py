@@ -17,8 +17,13 @@ import warnings
 
 from ..errors import InputError
 from . import aggregate, audit, demo, ledger, plan, rank, reproduce
+from .arguments import check_release_epsilons
 
 COMMAND_MODULES = [rank, aggregate, plan, ledger, audit, demo, reproduce]
+
+
+#: commands whose --epsilon is one release's (audit and ledger budgets take their own ranges)
+RELEASE_EPSILON_COMMANDS = ("rank", "top-k", "aggregate", "randomize", "plan")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +56,8 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            if args.command in RELEASE_EPSILON_COMMANDS:
+                check_release_epsilons(args)
             return int(args.func(args) or 0)
     except InputError as exc:
         print(f"privrank: error: {exc}", file=sys.stderr)

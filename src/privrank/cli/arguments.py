@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InputError
+
 
 def seed(text: str) -> int:
     """A seed: a whole number >= 0 (seeds are for research runs, not for real releases)."""
@@ -13,3 +15,20 @@ def seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("the seed must be a whole number >= 0")
     return value
+
+
+
+#: the epsilons a release takes on the command line: below, a release is noise without signal at
+#: any data size and its variance overflows; above, it is no privacy (and exp(epsilon) overflows)
+EPSILON_RANGE = (1e-6, 100.0)
+
+
+def check_release_epsilons(args) -> None:
+    """Refuse a positive ``--epsilon``/``--user-epsilon`` outside ``EPSILON_RANGE`` (others are refused
+    with their own message where they are used)."""
+    lo, hi = EPSILON_RANGE
+    for name in ("epsilon", "user_epsilon"):
+        value = getattr(args, name, None)
+        if value is not None and 0 < value < float("inf") and not lo <= value <= hi:
+            raise InputError(f"--{name.replace('_', '-')} must lie in [{lo:g}, {hi:g}]: smaller is noise without "
+                             "signal, larger is no privacy (use a non-private method)")

@@ -7,6 +7,7 @@ import math
 
 from ..errors import InputError
 from ..plan import BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, plot_curve, predict, smallest_epsilon
+from .arguments import seed
 from .output import _json_safe
 
 TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
@@ -33,7 +34,7 @@ def register(sub) -> None:
     p.add_argument("--k", type=int, help="size of the top-k set (default items/4)")
     p.add_argument("--spread", type=float, default=4.0,
                    help="range of the assumed true scores (evenly spaced; default 4, i.e. [-2, 2])")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--plot", metavar="PATH", help="plot the predicted errors against epsilon (needs matplotlib)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
