@@ -236,3 +236,28 @@ def test_exact_solves_by_majority_components_and_insisting_is_bounded_in_time(mo
     with pytest.raises(K.ExactTooCostly, match="PRIVRANK_MAX_EXACT_SECONDS"):
         K.exact_kemeny(_random_profile_matrix(100))
     assert time.perf_counter() - t0 < 10
+
+
+def test_local_search_is_an_insertion_local_optimum_and_fast_at_1500_items():
+    """Regression (issue 16): local search priced all m^2 moves to apply one, ~10 minutes at 1,500
+    items. Per-item passes reach the same kind of optimum: no single insertion lowers the cost."""
+    import time
+
+    from privrank.metrics import kemeny_cost
+    rng = np.random.default_rng(4)
+    A = rng.random((9, 9))
+    W = A / (A + A.T)
+    np.fill_diagonal(W, 0.0)
+    o = K.local_search(W, np.arange(9))
+    c = kemeny_cost(o, W)
+    for a in range(9):
+        for t in range(9):
+            moved = list(o)
+            moved.insert(t, moved.pop(a))
+            assert kemeny_cost(np.array(moved), W) >= c - 1e-12
+    A = rng.random((1500, 1500))
+    W = A / (A + A.T)
+    np.fill_diagonal(W, 0.0)
+    start = time.perf_counter()
+    o = K.local_search(W, K.borda(W))
+    assert time.perf_counter() - start < 60 and kemeny_cost(o, W) < kemeny_cost(K.borda(W), W)
