@@ -463,3 +463,14 @@ def test_a_ridge_too_small_for_floating_point_is_a_clear_error():
     C = pr.PairwiseComparisons.from_indices(tuple("ABC"), [0, 1, 0] * 10, [1, 2, 2] * 10, [1, -1, 1] * 10)
     with pytest.raises(pr.InputError, match="too small"):
         pr.fit_btl(C, lam=1e-300)
+
+
+def test_unbounded_batch_sizes_and_audit_trials_are_clear_errors(tmp_path, capsys):
+    # regression (issue 16): --batch-size 1e20 was an OverflowError traceback; --trials 1e9 ran for hours
+    from privrank.cli import main
+    data = tmp_path / "c.csv"
+    data.write_text("user,item_a,item_b,outcome\n1,A,B,1\n2,B,C,1\n")
+    assert main(["rank", str(data), "--epsilon", "1", "--engine", "stream", "--batch-size", str(10 ** 20)]) == 2
+    assert "batch_size must be" in capsys.readouterr().err
+    assert main(["audit", "randomized-response", "--epsilon", "1", "--trials", str(10 ** 9)]) == 2
+    assert "PRIVRANK_MAX_AUDIT_TRIALS" in capsys.readouterr().err

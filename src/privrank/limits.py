@@ -31,6 +31,7 @@ variable                        default                         bounds
                                                                 ``--epsilon --plot``)
 ``PRIVRANK_MAX_PLAN_PAIR_COUNT`` 1e7                            comparisons of one pair the planner simulates
                                                                 (its sampler draws per comparison)
+``PRIVRANK_MAX_AUDIT_TRIALS``   2e7                             runs per input of one audit (``--trials``)
 ==============================  ==============================  ===================================================
 
 Privacy never depends on a limit: limits only decide whether, and by which solver, post-processing
@@ -52,6 +53,7 @@ DEFAULTS = {
     "MEMORY_MB": 4096,
     "PLAN_CELLS": 50_000_000,
     "PLAN_PAIR_COUNT": 10_000_000,
+    "AUDIT_TRIALS": 20_000_000,
 }
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError, check_delta, check_epsilon, check_positive
 from ..mechanisms.draws import drawn_noise_factor
 from .core import (DEFAULT_CONFIDENCE, AuditResult, audit_exact, audit_laplace_release, audit_losses,
@@ -202,6 +203,7 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     n = mech.trials if trials is None else int(trials)
     if n < 100:
         raise InputError("an audit needs at least 100 trials per input")
+    limits.check("AUDIT_TRIALS", n, "trials per input", "the declared trials of each mechanism resolve its claim")
     runner, what = mech.run, "as calibrated" if factor == 1.0 else f"drawn-noise factor {factor:g}"
     if control is not None:
         if factor != 1.0:

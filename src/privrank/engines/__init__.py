@@ -91,6 +91,10 @@ class Options:
     seeded: bool = False
 
 
+#: the largest batch the stream engine reads at once (2^31 records: Arrow's slice bound)
+MAX_BATCH_SIZE = 2 ** 31
+
+
 @private_release
 def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
                           epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
@@ -167,6 +171,9 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
         raise InputError(f"in-memory data are processed by the local engine; give a file for --engine {engine}")
     if scheduler is not None and engine != "dask":
         raise InputError("a scheduler is used only by the dask engine")
+    if not (isinstance(batch_size, (int, np.integer)) and 1 <= batch_size <= MAX_BATCH_SIZE):
+        raise InputError(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,} (records per batch; "
+                         f"default {DEFAULT_BATCH_SIZE:,})")
     eps = None if epsilon is None else check_epsilon(epsilon)
     options = Options(items=None if items is None else module.item_list(items), epsilon=eps,
                       statistic=statistic, kappa=kappa)
