@@ -330,3 +330,39 @@ def test_central_releases_of_real_values_lie_on_a_grid(noise, extra, monkeypatch
     monkeypatch.setattr(tree, f"{noise}_release", continuous)
     broken = pr.footrule_cost_release(R.positions, epsilon=1.0, noise=noise, rng=0, **extra)
     assert not _on_grid(broken.aggregates, broken.noise_scale)
+
+
+#: the privacy boundary: a package never imports the packages listed for it
+FORBIDDEN_IMPORTS = {"mechanisms": {"metrics", "pairwise", "aggregation", "engines"},
+                     "engines": {"pairwise", "aggregation"}}
+
+
+def _imported_packages(path: Path) -> set:
+    """First component under ``privrank`` of every import in ``path`` (relative or absolute)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 2 and node.module:  # from ..x import y
+                found.add(node.module.split(".")[0])
+            elif node.level == 2:  # from .. import x
+                found.update(alias.name for alias in node.names)
+            elif node.level == 0 and (node.module or "").startswith("privrank."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("privrank."))
+    return found
+
+
+def test_the_privacy_boundary_holds():
+    """Mechanisms draw and calibrate noise and import no estimator, solver, diagnostic or engine;
+    engines call the mechanisms directly, never an estimator package."""
+    crossing = {f"{pkg}/{path.name} imports {sorted(_imported_packages(path) & banned)}"
+                for pkg, banned in FORBIDDEN_IMPORTS.items() for path in (SRC / pkg).glob("*.py")
+                if _imported_packages(path) & banned}
+    assert crossing == set()
+
+
+def test_the_boundary_check_sees_a_crossing(tmp_path):
+    bad = tmp_path / "m.py"
+    bad.write_text("from ..metrics import kemeny_cost\nfrom ..pairwise.local import x\n")
+    assert {"metrics", "pairwise"} <= _imported_packages(bad)

@@ -86,6 +86,7 @@ from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, no
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
 from ..mechanisms.tree import (footrule_cost_release, footrule_counts_release, local_footrule_release,
                                tree_layout)
+from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order
 from .kemeny import wfas_solver
 from .private_kemeny import AggregateResult
@@ -191,7 +192,8 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
         order1 = np.asarray(solve(inst)) if bounded else gen.permutation(m)
         W2, scale2 = noisy_pairwise_matrix(W, n, budget, 1 / 3, gen, clip=True)
         order2 = np.asarray(solve(W2))
-        noisy_diff, scale3 = noisy_cost_difference(W, order1, order2, n, budget, 1 / 3, gen)
+        noisy_diff, scale3 = noisy_cost_difference(kemeny_cost(order1, W) - kemeny_cost(order2, W),
+                                                   kendall_tau_distance(order1, order2), n, budget, 1 / 3, gen)
         order = order2 if noisy_diff > 0 else order1
         details.update(bounded=bounded, lopsided_pairs=n_lop, classify_scale=s_th,
                        value_scale=s_r, baseline_scale=scale2, selection_scale=scale3,

@@ -18,8 +18,7 @@ from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_le
 from ..data.io import ComparisonFile, item_list, read_comparisons
 from .._rng import is_seeded
 from ..errors import InputError
-from ..mechanisms.randomized_response import randomize_records
-from ..pairwise.local import randomized_response
+from ..mechanisms.randomized_response import randomize_bits, randomize_records
 
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
@@ -72,7 +71,9 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
         raise InputError("in-memory comparisons carry their own item list; build them with items=... instead")
     if options.epsilon is None:
         return comps.tally()
-    tally = randomized_response(comps, options.epsilon, rng=rng).tally()
+    eps = np.full(comps.n_records, float(options.epsilon))  # charged by sufficient_statistics
+    reports = comps.with_outcomes(2 * randomize_bits(comps.preference_values(), eps, rng).astype(np.int64) - 1, eps)
+    tally = reports.tally()
     return replace(tally, seeded=True) if is_seeded(rng) else tally
 
 

@@ -39,7 +39,6 @@ import numpy as np
 
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
-from ..metrics import kemeny_cost, kendall_tau_distance
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import discrete_gaussian, discrete_gaussian_mu, discrete_laplace
 from .randomized_response import record_key
@@ -218,23 +217,21 @@ def pairwise_from_reports(total, n: int, m: int, epsilon) -> np.ndarray:
     return matrix_from_upper(0.5 + unit * np.asarray(total) / n, m)
 
 
-def noisy_cost_difference(W, order_a, order_b, n: float, budget: Budget, fraction: float,
+def noisy_cost_difference(diff: float, kendall: int, n: int, budget: Budget, fraction: float,
                           rng=None) -> tuple[float, float]:
-    """``cost_w(a) - cost_w(b)`` plus noise: the selection step of Hillebrand et al. Lemma B.11.
+    """``diff = cost_w(a) - cost_w(b)`` plus noise: the selection step of Hillebrand et al. Lemma B.11.
 
     ``cost_w(pi) = (1/n) sum_i K(pi, pi_i)``, so the difference is the mean over voters of
-    ``K(a, pi_i) - K(b, pi_i)``, which only the pairs ``a`` and ``b`` order differently can
-    move, each by one: ``|K(a, x) - K(b, x)| <= K(a, b)``. Replacing one ranking therefore moves
-    the difference by at most ``2 K(a, b)/n`` (attained by ``x = b`` replaced with ``x = a``),
-    the L1 and L2 sensitivity used here; the orders must be public (earlier private outputs).
-    The paper's ``2 m^2 / n`` is looser. Returns ``(noisy difference, scale)``; equal orders
-    release the exact 0 and spend nothing.
+    ``K(a, pi_i) - K(b, pi_i)``, which only the ``kendall = K(a, b)`` pairs that ``a`` and ``b``
+    order differently can move, each by one: ``|K(a, x) - K(b, x)| <= K(a, b)``. Replacing one
+    ranking therefore moves the difference by at most ``2 K(a, b)/n`` (attained by ``x = b``
+    replaced with ``x = a``), the L1 and L2 sensitivity used here; the orders must be public
+    (earlier private outputs). The paper's ``2 m^2 / n`` is looser. Returns ``(noisy
+    difference, scale)``; equal orders (``kendall = 0``) release the exact 0 and spend nothing.
     """
-    k = kendall_tau_distance(order_a, order_b)
-    diff = kemeny_cost(order_a, W) - kemeny_cost(order_b, W)
-    if k == 0:
+    if kendall == 0:
         return 0.0, 0.0
-    scale = budget.scale(fraction, 2.0 * k / n, 2.0 * k / n)
+    scale = budget.scale(fraction, 2.0 * kendall / n, 2.0 * kendall / n)
     return float(budget.release(np.array([diff]), int(n), scale, rng)[0]), scale
 
 
