@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from privrank.cli import main
-from privrank.cli.engine_options import ProgressBar
+from privrank.progress import RecordsBar
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -78,18 +78,29 @@ def test_reports_file_on_the_stream_engine(capsys, files, tmp_path):
     assert code == 2 and "drop --epsilon" in err
 
 
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
 def test_progress_bar():
-    out = io.StringIO()
-    bar = ProgressBar(out)
+    out = _Terminal()
+    bar = RecordsBar(out)
     bar(500, 1000)
     bar(1000, 1000)
     bar.close()
     text = out.getvalue()
-    assert "50.0%" in text and "100.0%" in text and text.endswith("\n") and "records/s" in text
-    out = io.StringIO()
-    bar = ProgressBar(out)
+    assert "100%" in text and "1.00k/1.00k" in text and "records" in text
+    out = _Terminal()
+    bar = RecordsBar(out)
     bar(12345, None)  # CSV: no total known
-    assert "12,345 records" in out.getvalue()
+    bar.close()
+    assert "12.3k" in out.getvalue()
+    quiet = io.StringIO()  # not a terminal: nothing drawn
+    bar = RecordsBar(quiet)
+    bar(5, 10)
+    bar.close()
+    assert quiet.getvalue() == ""
 
 
 def test_engine_runs_share_the_ledger_budget_of_the_data_set(capsys, files, tmp_path):

@@ -224,16 +224,18 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_bar_only_on_a_terminal():
+    from privrank.progress import progress_bar
     quiet = io.StringIO()
-    bar = runner.Progress(4, "run", stream=quiet)
+    bar = progress_bar(4, "run", "cell", stream=quiet)
     bar.update(2)
     bar.close()
     assert quiet.getvalue() == ""
     term = _Terminal()
-    bar = runner.Progress(4, "run", stream=term)
+    bar = progress_bar(4, "run", "cell", stream=term)
     bar.update(2)
     bar.close()
-    assert "\r" in term.getvalue() and "2/4 cells" in term.getvalue()
+    assert "\r" in term.getvalue() and "2/4" in term.getvalue()
+    assert progress_bar(4, "run", "cell", stream=_Terminal(), enabled=False).disable
 
 
 def test_study_declaration_errors():

@@ -15,14 +15,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 
 from .._rng import as_generator
 from ..data.io import ComparisonFile
 from ..engines import DEFAULT_BATCH_SIZE, ENGINES, sufficient_statistics
 from ..errors import InputError
 from ..pairwise.release import non_private_release, release_from_reports
+from ..progress import RecordsBar
 
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
 #: aggregate methods the stream and dask engines run, and the statistic of the rankings each reads
@@ -53,7 +52,7 @@ def _check_scheduler(args) -> None:
 
 def _statistics(args, **kwargs):
     """``sufficient_statistics`` of ``args.file`` on ``--engine``, with a progress bar on a terminal."""
-    bar = ProgressBar(sys.stderr) if args.engine == "stream" and sys.stderr.isatty() else None
+    bar = RecordsBar() if args.engine == "stream" else None
     try:
         return sufficient_statistics(args.file, engine=args.engine, batch_size=args.batch_size,
                                      scheduler=args.scheduler, progress=bar, **kwargs)
@@ -116,32 +115,3 @@ def engine_rankings(args, methods):
     return tally, lambda R, a: method(R, argparse.Namespace(**{**vars(a), "seed": gen}))
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal: ``progress(done, total)`` callback of the engines."""
-
-    WIDTH = 30
-    EVERY = 0.2  # seconds between redraws
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.start = time.monotonic()
-        self.drawn = None
-
-    def __call__(self, done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if self.drawn is not None and now - self.drawn < self.EVERY and done != total:
-            return
-        self.drawn = now
-        rate = f"{done / max(now - self.start, 1e-9):,.0f} records/s"
-        if total:
-            filled = int(self.WIDTH * done / total)
-            line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done / total:6.1%}  {done:,} records  {rate}"
-        else:
-            line = f"{done:,} records  {rate}"
-        self.stream.write("\r" + line)
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.drawn is not None:
-            self.stream.write("\n")
-            self.stream.flush()

@@ -71,7 +71,6 @@ import math
 import multiprocessing
 import os
 import pkgutil
-import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -84,6 +83,7 @@ import numpy as np
 
 from ..files import write_text_atomic
 from ..errors import InputError
+from ..progress import progress_bar
 
 Z95 = 1.959963984540054
 MAX_TICK_LABELS = 7
@@ -522,36 +522,6 @@ def run_cell(replicate: Callable, cell: dict, key: str, seed: int, reps: int) ->
     return {"key": key, "seed": int(seed), "reps": int(reps), "values": values, "warnings": counts}
 
 
-class Progress:
-    """A one-line progress bar on ``stream`` (default stderr), drawn only when it is a terminal."""
-
-    def __init__(self, total: int, label: str, stream=None, width: int = 30):
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = total > 0 and self.stream.isatty()
-        self.total, self.label, self.width = total, label, width
-        self.start = time.monotonic()
-
-    def update(self, done: int) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.start
-        frac = done / self.total
-        bar = "#" * int(self.width * frac) + "-" * (self.width - int(self.width * frac))
-        eta = f", ~{_clock(elapsed * (1 - frac) / frac)} left" if 0 < frac < 1 else ""
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{self.total} cells, {_clock(elapsed)}{eta}  ")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _clock(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
-
-
 def _load_store(path: Path) -> dict:
     """Finished cells of earlier runs, by (key, seed, reps); a torn last line is ignored."""
     done = {}
@@ -593,14 +563,13 @@ def run_cells(study: Study, out: Path, *, seed: int = 0, jobs: int = 2, fresh: b
             else:
                 records[key] = rec
     resumed = len(records)
-    bar = Progress(len(todo), f"privrank reproduce {study.name}")
-    bar.enabled &= progress
+    bar = progress_bar(len(todo), f"privrank reproduce {study.name}", "cell", enabled=progress and bool(todo))
     with store_path.open("a", encoding="utf-8") as fh:
         def finished(rec):
             records[rec["key"]] = rec
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
-            bar.update(len(records) - resumed)
+            bar.update(1)
 
         try:
             if jobs == 1 or len(todo) <= 1:
