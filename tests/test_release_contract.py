@@ -159,7 +159,8 @@ SAMPLERS = {"laplace", "gaussian", "laplace_sum", "discrete_laplace", "discrete_
 ALLOWED = {
     "simulate.py": "synthetic data and simulated releases for experiments",
     "plan.py": "simulates planned studies on synthetic data",
-    "inference.py": "bootstrap: redraws the released noise law around a release (post-processing)",
+    "inference/scores.py": "bootstrap: redraws the released noise law around a release (post-processing)",
+    "inference/aggregates.py": "bootstrap: redraws the released noise law around a release (post-processing)",
     "pairwise/central.py": "objective perturbation and noisy Copeland call the samplers inside their charged releases",
     "pairwise/local.py": "the local Laplace baseline calls the grid release inside its charged release",
     "experiments": "reproductions of the papers on synthetic data",

@@ -1,45 +1,4 @@
-"""Confidence intervals for scores and ranks of pairwise releases (post-processing only).
-
-Every function here reads a private result -- the BTL fit of a local release
-(:func:`privrank.fit_btl`), the objective-perturbed MLE (:func:`privrank.perturbed_mle`) or noisy
-Copeland counts (:func:`privrank.noisy_copeland`) -- together with public facts about the
-comparison design, and never the raw comparisons. Intervals therefore cost no privacy and carry
-the guarantee of the result they describe.
-
-Two constructions, both including the noise the mechanism added:
-
-* ``method="sandwich"``: the asymptotic covariance ``A^-1 (V + W) A^-1`` of the M-estimator, with
-  ``A`` the Hessian of its penalised objective at the estimate, ``V`` the variance of the score
-  contributed by the answers themselves (``P(1 - P)`` per answer under BTL) and ``W`` the
-  variance the mechanism added: ``1 / (4 sinh^2(eps/2))`` per answer for debiased randomized
-  response (Xu, Sun, Cheng Lemma 2 minus the answer's own variance), ``2 / eps^2`` per answer for
-  local Laplace, ``2 lambda^2`` per item for the Laplace vector of objective perturbation (Cai,
-  Chakraborty, Wang eq. 2.2, ``lambda = 8 kappa_1 m / eps``) and ``2 (2 m / eps)^2`` per item for
-  noisy Copeland counts (Algorithm 2). Probabilities ``P`` are plugged in from the estimate.
-* ``method="bootstrap"``: a parametric bootstrap through the mechanism: data are simulated from
-  the fitted model on the release's design, passed through the same mechanism (randomized
-  response and debiasing; a fresh Laplace vector; fresh count noise) and estimated again;
-  intervals are the basic bootstrap intervals ``[2 t - q_hi, 2 t - q_lo]``.
-
-The BTL intervals target the true scores theta* (centred to sum zero); noisy Copeland intervals
-target the expected win counts ``sum_j n_ij P(i beats j)``, the quantity the counts estimate
-without a model. From the same covariance come per-item rank intervals and, for every pair, the
-probability that ``i`` is ahead of ``j``.
-
-Rank aggregation (:func:`aggregate_intervals`) has no scores: its rank intervals and "ahead"
-probabilities come from a parametric bootstrap over the released statistic (the noisy pairwise
-matrix of Kemeny aggregation, the noisy tree of footrule aggregation), whose noise is drawn again
-around the released values and solved again.
-
-Cost. Both functions estimate their memory and work from public sizes (items, pairs, replicates)
-before they allocate or draw anything, and refuse above the limits of :mod:`privrank.limits`:
-``n_bootstrap`` above ``PRIVRANK_MAX_BOOTSTRAP``, an estimated peak memory above
-``PRIVRANK_MAX_MEMORY_MB`` (the sandwich holds about ten ``m x m`` matrices; a bootstrap its
-``n_bootstrap x m`` draws), and bootstrap work above ``PRIVRANK_MAX_BOOTSTRAP_WORK`` (replicates x
-``m^2``, times ``m`` again where each replicate solves ``m x m`` systems or runs local search or an
-integer program). :func:`check_interval_cost` runs the same checks from the sizes alone, so a
-caller can refuse before a release is made.
-"""
+"""Score and rank intervals of pairwise releases: sandwich covariance or parametric bootstrap."""
 from __future__ import annotations
 
 import warnings
@@ -49,31 +8,22 @@ import numpy as np
 import scipy.sparse
 from scipy.special import ndtr, ndtri
 
-from . import limits
-from ._rng import as_generator
-from .aggregation.footrule import assignment_order
-from .aggregation.kemeny import DP_MAX_ITEMS, solve_many
-from .data.comparisons import PairCounts
-from .errors import InputError
-from .files import Output
-from .guarantees import Guarantee
-from .mechanisms.noise import gaussian, laplace
-from .mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
-from .mechanisms.randomized_response import added_variance, debias, report_probability
-from .mechanisms.tree import TreeRelease, tree_layout
-from .pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
-from .pairwise.central import CentralRanking, copeland_noise
-from .pairwise.links import LOGISTIC, Link, as_link
+from .._rng import as_generator
+from ..data.comparisons import PairCounts
+from ..errors import InputError
+from ..guarantees import Guarantee
+from ..mechanisms.noise import laplace
+from ..mechanisms.randomized_response import added_variance, debias, report_probability
+from ..pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
+from ..pairwise.central import CentralRanking, copeland_noise
+from ..pairwise.links import LOGISTIC, Link, as_link
+from .cost import BOOTSTRAP_CHUNK, check_level, check_interval_cost
 
 METHODS = ("sandwich", "bootstrap")
 BTL_TARGET = "BTL scores theta* (centred to sum zero)"
 COUNT_TARGET = "expected win counts sum_j n_ij P(i beats j)"
 TINY_RIDGE = 1e-9  # ridge of the ridge-free fits, relative to the mean number of comparisons per item
 BOOTSTRAP_FAILURES = 0.05  # largest share of bootstrap fits allowed to fail
-BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
-KEMENY_TARGET = "ranks in the Kemeny aggregate of the raw rankings"
-FOOTRULE_TARGET = "ranks in the footrule-optimal aggregate of the raw rankings"
-AGGREGATE_BOOTSTRAP_MIN = 100
 
 
 @dataclass(frozen=True)
@@ -228,7 +178,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     -------
     ConfidenceIntervals
     """
-    _check_level(level)
+    check_level(level)
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}")
     prob = _problem(result, design)
@@ -260,46 +210,6 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
                                method, bool(bias_corrected), COUNT_TARGET if prob.kind == "copeland" else BTL_TARGET,
                                result.guarantee, used)
 
-
-def check_interval_cost(items: int, *, n_bootstrap: int | None = None, pairs: int | None = None,
-                        cubic: bool = False, advice: str | None = None) -> None:
-    """Refuse intervals whose estimated memory or work exceeds :mod:`privrank.limits`.
-
-    Parameters
-    ----------
-    items
-        Number of items ``m``.
-    n_bootstrap
-        Bootstrap replicates (None: the sandwich, no bootstrap).
-    pairs
-        Pair statistics held per replicate (default ``m (m - 1) / 2``).
-    cubic
-        Each replicate costs ``m^3`` (Newton steps on ``m x m`` systems; local search or the
-        integer program re-solving a Kemeny matrix) rather than ``m^2``.
-    """
-    m = int(items)
-    P = m * (m - 1) // 2 if pairs is None else int(pairs)
-    advice = advice or "use fewer replicates (n_bootstrap=), or the sandwich (--ci-method sandwich)"
-    if n_bootstrap is not None:
-        limits.check("BOOTSTRAP", int(n_bootstrap), "n_bootstrap (bootstrap replicates)",
-                     "a few thousand replicates resolve shares to 1/1000")
-    B = 0 if n_bootstrap is None else int(n_bootstrap)
-    # ~10 m x m float matrices (covariance, Hessian and its inverse, ahead, pairwise differences),
-    # 6 float arrays per pair, the draws or ranks (B x m), and one chunk of simulated replicates
-    need = 8.0 * (10 * m * m + 6 * P + 2 * B * m + (3 * min(BOOTSTRAP_CHUNK, B * max(P, m * m)) if B else 0))
-    limits.check("MEMORY_MB", need / 2 ** 20, f"the estimated memory of intervals on {m} items (MiB)",
-                 "intervals hold m x m matrices, so they suit up to a few thousand items")
-    if B:
-        work = float(B) * m * m * (m if cubic else 1)
-        limits.check("BOOTSTRAP_WORK", work, f"the bootstrap work ({B} replicates on {m} items)", advice)
-
-
-def _check_level(level) -> None:
-    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):
-        raise InputError("level must lie strictly between 0 and 1, e.g. 0.95")
-
-
-# ---------------------------------------------------------------------------------- estimators
 
 def _problem(result, design) -> _Problem:
     if isinstance(result, BTLFit):
@@ -499,260 +409,3 @@ def _rank_intervals(centre, cov, level) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------- rank aggregation
-
-@dataclass(frozen=True)
-class RankIntervals:
-    """Rank intervals and "i ahead of j" probabilities of a private consensus ranking.
-
-    Attributes
-    ----------
-    items : tuple
-        Item labels.
-    order : ndarray
-        The released order (item indices, best first).
-    rank_lower, rank_upper : ndarray of int
-        Per-item rank interval (1 = best) at ``level``.
-    ahead : ndarray
-        ``ahead[i, j]``: the share of bootstrap orders with item ``i`` ahead of item ``j`` (NaN on
-        the diagonal); ``ahead[i, j] + ahead[j, i] = 1``.
-    rank_shares : ndarray
-        ``rank_shares[i, r]``: the share of bootstrap orders placing item ``i`` at rank ``r + 1``.
-    level : float
-    n_bootstrap : int
-    target : str
-        What the rank intervals cover.
-    guarantee : Guarantee
-        The guarantee of the release: intervals are post-processing.
-    """
-
-    items: tuple
-    order: np.ndarray
-    rank_lower: np.ndarray
-    rank_upper: np.ndarray
-    ahead: np.ndarray
-    rank_shares: np.ndarray
-    level: float
-    n_bootstrap: int
-    target: str
-    guarantee: Guarantee
-
-    def entry(self, k: int) -> dict:
-        """Interval columns of item ``k``: ``rank_lower, rank_upper``."""
-        return {"rank_lower": int(self.rank_lower[k]), "rank_upper": int(self.rank_upper[k])}
-
-    def describe(self) -> str:
-        """The intervals in words."""
-        return (f"{100 * self.level:g}% intervals for the {self.target}, from {self.n_bootstrap} re-solved "
-                "releases with the privacy noise drawn again; they cover the privacy noise, not the sampling of "
-                "the voters")
-
-
-def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap: int = 1000, solver=None,
-                        rng=None) -> RankIntervals:
-    """Rank intervals and "i ahead of j" probabilities of a private Kemeny or footrule aggregate.
-
-    Post-processing of the release only (the raw rankings are never read), so the intervals
-    cost no privacy and carry the result's guarantee. A parametric bootstrap over the noisy
-    statistic: the released statistic ``s~`` -- the upper triangle of the noisy pairwise matrix
-    (:func:`~privrank.aggregation.private_kemeny.private_kemeny`, Alabi et al. Theorem 1;
-    :func:`~privrank.aggregation.private_kemeny.ldp_matrix`, Theorem 8) or the noisy tree
-    aggregates (:func:`~privrank.aggregation.private_footrule.dp_footrule` and
-    ``ldp_footrule``, Hillebrand et al. Algorithm 2) -- gets fresh noise of the mechanism's law,
-    ``s~ + e_b``, and every replicate is solved as the release was (the same clipping and solver;
-    the minimum-cost assignment). Central noise is redrawn exactly (Laplace or Gaussian of the
-    release's scale). The noise of a local release, a mean of ``n`` Duchi et al. reports, is
-    redrawn as Gaussian with the per-entry standard deviation of that mean (exact for the
-    pairwise matrix, :func:`~privrank.mechanisms.pairwise_matrix.local_pairwise_sd`; an upper
-    bound for the tree), independently per entry: a normal approximation over the voters.
-
-    What they cover: the ranks of the *non-private* aggregate of the same rankings (the
-    release's solver on the exact pairwise matrix; the footrule optimum) against the privacy
-    noise alone. The voters are taken as given, not as a sample from a population: the sampling
-    of voters is not included. With an exact solver the target is the Kemeny optimum; a
-    randomised solver (KwikSort, local search) adds its own randomness to both.
-
-    The intervals are decided pair by pair (the papers are silent here). ``ahead[i, j]``, the
-    share of bootstrap orders with ``i`` ahead of ``j``, is a one-sided p-value: when ``i`` is
-    behind ``j`` in the non-private aggregate, ``ahead[i, j] >= 1 - a`` has probability about
-    ``a`` or less (exactly ``a`` when the two tie and their order flips with the noise of one
-    linear statistic). For each item, its ``m - 1`` pairs are tested by Holm's step-down rule at
-    ``1 - level``: sorted by ``p = min(ahead[i, j], ahead[j, i])``, the ``k``-th smallest is
-    decided (``j`` surely ahead of ``i``, or surely behind, whichever the bootstrap favours)
-    while ``p <= (1 - level)/(m - k)``. The rank interval is ``[1 + #surely ahead, m - #surely
-    behind]``, widened to contain the released rank; it misses the true rank only when some
-    decision is wrong, so it covers with probability at least ``level`` per item. An item whose
-    rank hinges on one near tie is covered about ``level`` of the time; clear ranks, and items
-    among several near ties, more often. (Percentile intervals of the bootstrap rank
-    distribution are narrower but miss the first and last ranks when many items are within the
-    noise of each other: the bootstrap world's best item is ahead by more than the true one.)
-
-    Parameters
-    ----------
-    result : AggregateResult
-        A result whose ``release`` is the noisy matrix or tree it was computed from (see above).
-    items : sequence, optional
-        Item labels (default ``0 .. m-1``); :class:`~privrank.data.rankings.Rankings` has them.
-    level : float
-        Confidence level of every rank interval, in (0, 1).
-    n_bootstrap : int
-        Replicates, at least 100 (tail shares are resolved to ``1/n_bootstrap``). Each is one solve:
-        the exact solver runs all of them at once up to 14 items, one integer program each
-        beyond. Bounded by :func:`check_interval_cost` (module docstring).
-    solver : str, optional
-        Kemeny solver of the replicates (:func:`~privrank.aggregation.kemeny.wfas_solver` names);
-        default the release's own. Needed when the release was solved by a custom callable.
-    rng : None, int or Generator
-        Bootstrap randomness (not privacy noise).
-
-    Returns
-    -------
-    RankIntervals
-    """
-    _check_level(level)
-    B = int(n_bootstrap)
-    if B < AGGREGATE_BOOTSTRAP_MIN:
-        raise InputError(f"n_bootstrap must be at least {AGGREGATE_BOOTSTRAP_MIN}")
-    gen = as_generator(rng)
-    release, guarantee = getattr(result, "release", None), getattr(result, "guarantee", None)
-    if not isinstance(release, (MatrixRelease, TreeRelease)):
-        raise InputError("rank intervals re-draw the noise of the release an order was computed from: they need "
-                         "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
-    order = np.asarray(result.order, dtype=np.int64)
-    m = order.size
-    labels = tuple(range(m)) if items is None else tuple(items)
-    if len(labels) != m:
-        raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
-    name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
-        else None
-    heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
-    check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
-                        else None, cubic=heavy,
-                        advice="use fewer replicates (Python: n_bootstrap=) or fewer items"
-                               + (", or the KwikSort solver (--solver kwiksort)" if heavy else ""))
-    if isinstance(release, MatrixRelease):
-        statistic, solve, target = _kemeny_replicates(release, result.details, solver, gen)
-    else:
-        statistic, solve, target = _footrule_replicates(release, m)
-    noise = release.noise
-    scale = release.scale if isinstance(release, MatrixRelease) else release.noise_scale
-
-    def redraw(b):
-        if noise != "laplace":
-            return gaussian(scale, (b, statistic.size), gen)
-        if isinstance(release, MatrixRelease):  # exact Laplace on the counts, as released
-            return count_noise(scale, release.n, (b, statistic.size), gen) / release.n
-        return laplace(scale, (b, statistic.size), gen)
-
-    step = max(1, BOOTSTRAP_CHUNK // max(statistic.size, m * m))
-    ranks = np.concatenate([  # chunks of replicates bound the memory
-        np.argsort(solve(statistic + redraw(b)), axis=1) + 1
-        for b in (min(step, B - start) for start in range(0, B, step))])
-    shares = np.bincount((np.arange(m) * m + ranks - 1).ravel(), minlength=m * m).reshape(m, m) / B
-    ahead = np.zeros((m, m))
-    for start in range(0, B, step):
-        r = ranks[start:start + step]
-        ahead += np.sum(r[:, :, None] < r[:, None, :], axis=0)
-    ahead /= B
-    np.fill_diagonal(ahead, np.nan)
-    released = np.empty(m, dtype=np.int64)
-    released[order] = np.arange(1, m + 1)
-    lower, upper = _holm_bounds(ahead, level)
-    return RankIntervals(labels, order, np.minimum(lower, released), np.maximum(upper, released), ahead, shares,
-                         float(level), B, target, guarantee)
-
-
-def _holm_bounds(ahead, level) -> tuple[np.ndarray, np.ndarray]:
-    """Per-item rank bounds from pairwise Holm decisions on the ahead shares (:func:`aggregate_intervals`)."""
-    m = ahead.shape[0]
-    a = np.where(np.eye(m, dtype=bool), 0.5, ahead)
-    p = np.minimum(a, a.T)
-    np.fill_diagonal(p, np.inf)  # an item is not compared with itself
-    by_p = np.argsort(p, axis=1, kind="stable")[:, :m - 1]
-    thresholds = (1.0 - level) / (m - 1 - np.arange(m - 1))
-    decided = np.cumprod(np.take_along_axis(p, by_p, axis=1) <= thresholds, axis=1).astype(bool)
-    sure = np.zeros((m, m), dtype=bool)  # sure[i, j]: the order of i and j is decided
-    np.put_along_axis(sure, by_p, decided, axis=1)
-    ahead_of_i = np.sum(sure & (a.T > a), axis=1)  # j surely ahead of i
-    behind_i = np.sum(sure & (a > a.T), axis=1)
-    return 1 + ahead_of_i, m - behind_i
-
-
-def _kemeny_replicates(release: MatrixRelease, details: dict, solver, gen):
-    """Released upper triangle, the solve of replicates as the release was solved, and the target."""
-    m = release.matrix.shape[0]
-    name = details.get("solver") if solver is None else solver
-    if name is None or name == "custom":
-        raise InputError("the release was solved by a custom solver: pass solver= (a solver name) for its replicates")
-    clipped, best_of = bool(details.get("clipped")), int(details.get("best_of", 1))
-
-    def solve(upper):
-        return solve_many(matrix_from_upper(np.clip(upper, 0.0, 1.0) if clipped else upper, m), name, rng=gen,
-                          best_of=best_of)
-    return release.matrix[np.triu_indices(m, 1)], solve, KEMENY_TARGET
-
-
-def _footrule_replicates(release: TreeRelease, m: int):
-    """Released tree aggregates, the read-off and assignment of replicates, and the target."""
-    layout = tree_layout(m, release.kappa)
-
-    def solve(flat):
-        costs = layout.read_off(flat.reshape(flat.shape[0], m, layout.size))
-        return np.stack([assignment_order(c) for c in costs])  # one assignment per replicate
-    return release.aggregates.ravel(), solve, FOOTRULE_TARGET
-
-
-# ---------------------------------------------------------------------------------- plot
-
-def pyplot_for(path, force: bool):
-    """matplotlib's pyplot (non-interactive) and the :class:`~privrank.files.Output` of the plot.
-
-    ``path`` is a file name (checked and reserved here) or an Output already reserved.
-    """
-    out = path if isinstance(path, Output) else Output(path, force=force, plot=True)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError("plots need matplotlib: pip install 'privrank[plot]'") from None
-    if not isinstance(path, Output):
-        out.reserve()
-    return plt, out
-
-
-def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -> None:
-    """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
-
-    ``ci`` is :class:`ConfidenceIntervals`, or :class:`RankIntervals` (a consensus ranking has no
-    scores: the rank intervals alone). Needs matplotlib (``pip install 'privrank[plot]'``); the
-    format follows the file suffix.
-    """
-    plt, out = pyplot_for(path, force)
-    m = len(ci.items)
-    scores = isinstance(ci, ConfidenceIntervals)
-    order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
-    y = np.arange(m)
-    labels = [str(ci.items[k]) for k in order]
-    if scores:
-        fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(10, 1.5 + 0.28 * m))
-        est = ci.estimate[order]
-        left.errorbar(est, y, xerr=[est - ci.lower[order], ci.upper[order] - est], fmt="o", ms=3, capsize=2)
-        left.set_yticks(y, labels, fontsize=8)
-        left.invert_yaxis()
-        left.set_xlabel("score" if ci.target == BTL_TARGET else "win count")
-        left.set_title(f"{100 * ci.level:g}% score intervals")
-    else:
-        fig, right = plt.subplots(figsize=(6, 1.5 + 0.28 * m))
-        right.set_yticks(y, labels, fontsize=8)
-        right.invert_yaxis()
-    right.hlines(y, ci.rank_lower[order], ci.rank_upper[order], lw=3, alpha=0.6)
-    right.plot(np.arange(1, m + 1), y, "k|", ms=8)
-    right.set_xlabel("rank")
-    right.set_title(("" if scores else f"{100 * ci.level:g}% ") + "rank intervals (| = released rank)")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    try:
-        out.save_figure(fig)
-    finally:
-        plt.close(fig)

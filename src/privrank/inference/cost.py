@@ -1,0 +1,48 @@
+"""The cost of intervals, estimated from public sizes before anything is allocated or drawn."""
+from __future__ import annotations
+
+from .. import limits
+from ..errors import InputError
+
+BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
+
+
+def check_interval_cost(items: int, *, n_bootstrap: int | None = None, pairs: int | None = None,
+                        cubic: bool = False, advice: str | None = None) -> None:
+    """Refuse intervals whose estimated memory or work exceeds :mod:`privrank.limits`.
+
+    Parameters
+    ----------
+    items
+        Number of items ``m``.
+    n_bootstrap
+        Bootstrap replicates (None: the sandwich, no bootstrap).
+    pairs
+        Pair statistics held per replicate (default ``m (m - 1) / 2``).
+    cubic
+        Each replicate costs ``m^3`` (Newton steps on ``m x m`` systems; local search or the
+        integer program re-solving a Kemeny matrix) rather than ``m^2``.
+    """
+    m = int(items)
+    P = m * (m - 1) // 2 if pairs is None else int(pairs)
+    advice = advice or "use fewer replicates (n_bootstrap=), or the sandwich (--ci-method sandwich)"
+    if n_bootstrap is not None:
+        limits.check("BOOTSTRAP", int(n_bootstrap), "n_bootstrap (bootstrap replicates)",
+                     "a few thousand replicates resolve shares to 1/1000")
+    B = 0 if n_bootstrap is None else int(n_bootstrap)
+    # ~10 m x m float matrices (covariance, Hessian and its inverse, ahead, pairwise differences),
+    # 6 float arrays per pair, the draws or ranks (B x m), and one chunk of simulated replicates
+    need = 8.0 * (10 * m * m + 6 * P + 2 * B * m + (3 * min(BOOTSTRAP_CHUNK, B * max(P, m * m)) if B else 0))
+    limits.check("MEMORY_MB", need / 2 ** 20, f"the estimated memory of intervals on {m} items (MiB)",
+                 "intervals hold m x m matrices, so they suit up to a few thousand items")
+    if B:
+        work = float(B) * m * m * (m if cubic else 1)
+        limits.check("BOOTSTRAP_WORK", work, f"the bootstrap work ({B} replicates on {m} items)", advice)
+
+
+def check_level(level) -> None:
+    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):
+        raise InputError("level must lie strictly between 0 and 1, e.g. 0.95")
+
+
+# ---------------------------------------------------------------------------------- estimators
