@@ -14,8 +14,9 @@ import pytest
 from privrank.data.datasets import DatasetNotFound
 from privrank.errors import InputError
 from privrank.experiments import runner
-from privrank.experiments.runner import (Coefficient, Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio,
-                                         Sel, Slope, Study, Within, grid)
+from privrank.experiments.claims import Coefficient, Less, Mean, Never, Ratio, Sel, Slope, Within
+from privrank.experiments.figures import Curve, Figure, Panel
+from privrank.experiments.runner import Experiment, Study, grid
 
 CELLS = grid(L=(100, 400, 1600), group=("a", "b"))
 REPS = 200

@@ -78,7 +78,9 @@ from ..mechanisms.pairwise_matrix import Budget
 from ..mechanisms.randomized_response import variance_inflation
 from ..metrics import kemeny_cost
 from ..simulate import sample_mallows
-from .runner import Curve, Experiment, Figure, Less, Mean, Never, Panel, Sel, Slope, Study, Within, grid
+from .claims import Less, Mean, Never, Sel, Slope, Within
+from .figures import Curve, Figure, Panel
+from .runner import Experiment, Study, grid
 
 DELTA = 1e-6                 # the Gaussian methods' delta
 FALLBACK_FRACTION = 0.5      # DPKwikSort and LDPKwikSort: the paper's even split

@@ -62,7 +62,9 @@ from ..metrics import linf_error, l2_error, rank_position_mismatch, top_k_hammin
 from ..pairwise.central import (THEORY_RIDGE_CONSTANT, copeland, noisy_copeland, penalised_mle,
                                 perturbed_mle)
 from ..simulate import erdos_renyi_counts, separated_top_k_scores
-from .runner import Coefficient, Curve, Experiment, Figure, Less, Mean, Panel, Sel, Slope, Study, Within, grid
+from .claims import Coefficient, Less, Mean, Sel, Slope, Within
+from .figures import Curve, Figure, Panel
+from .runner import Experiment, Study, grid
 
 THETA_SEED = 2023  # theta* for n items is drawn from SeedSequence([THETA_SEED, n])
 NON_PRIVATE = "_np"  # suffix of the non-private counterparts' metrics

@@ -57,7 +57,9 @@ from ..data.datasets import load_netflix, load_sushi
 from ..mechanisms.noise import discrete_gaussian_mu
 from ..metrics import kemeny_cost
 from ..simulate import sample_mallows, sample_polarized
-from .runner import Curve, Experiment, Figure, Less, Mean, Never, Panel, Sel, Slope, Study, Within, grid
+from .claims import Less, Mean, Never, Sel, Slope, Within
+from .figures import Curve, Figure, Panel
+from .runner import Experiment, Study, grid
 
 DELTA = 1e-6
 NOISES = {"laplace": "Laplace, eps-DP", "gaussian": "discrete Gaussian, (eps, 1e-6)-DP",

@@ -46,7 +46,9 @@ from ..pairwise.btl import fit_btl
 from ..pairwise.local import ADAPTIVE_SCHEMES, adaptive_epsilon
 from ..pairwise.release import WEIGHTS
 from ..simulate import release_complete_answers, sample_debiased_release, sample_local_releases
-from .runner import Curve, Experiment, Figure, Less, Mean, Never, Panel, Ratio, Sel, Slope, Study, Within, grid
+from .claims import Less, Mean, Never, Ratio, Sel, Slope, Within
+from .figures import Curve, Figure, Panel
+from .runner import Experiment, Study, grid
 
 SIM_L0 = 100           # adaptive schemes: eps = 1 at L = 100 (Scenarios II and IV)
 MOVIELENS_L0 = 50      # ... and at the smallest sample size for MovieLens
