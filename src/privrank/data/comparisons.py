@@ -22,7 +22,7 @@ whatever order the records arrive in); results are mapped back to labels.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 

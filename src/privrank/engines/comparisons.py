@@ -15,7 +15,7 @@ import numpy as np
 
 from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, group_sums, record_codes,
                                 sorted_labels)
-from ..data.io import ComparisonFile, item_list, read_comparisons
+from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
 from .._rng import is_seeded
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_bits, randomize_records

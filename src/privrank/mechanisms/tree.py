@@ -279,9 +279,7 @@ FOOTRULE_COSTS = "binary-tree footrule costs"
 def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng, unit, mech, coordinates=None):
     """Noise the exact weighted aggregates of every tree in one release (``coordinates``: of the
     release, for the grid's rounding; default all of them)."""
-    k = counts.shape[0]
     exact = layout.aggregate(counts, n)
-    size = (k, layout.size)
     if noise == "laplace":
         if delta:
             raise InputError("Laplace noise gives pure DP: use delta = 0 (or noise='gaussian')")

@@ -1,0 +1,429 @@
+"""Ranking files: PrefLib or CSV with one ranking per row, in memory or in batches (see :mod:`privrank.data.io`)."""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .comparisons import sorted_labels
+from .rankings import Rankings
+from .ballots import PARTIAL_POLICIES, complete_ballots
+from .comparison_files import ComparisonColumns
+from .preflib import PREFLIB_SUFFIXES, read_preflib
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, check_data_file, csv_header, csv_rows,
+                      file_format, is_count, is_number, item_list, pyarrow_module, read_text)
+
+#: most ranking cells (rows x item columns) in one batch of a RankingFile
+RANKING_BATCH_CELLS = 1 << 20
+RANKING_ID_COLUMNS = ("voter", "user", "respondent", "judge", "id", "ballot")
+_RANK_COLUMN = re.compile(r"rank\s*_?\s*\d+$")
+
+
+def read_item_list(path) -> list:
+    """The public item list from a file: one label per line, or a CSV with an ``item`` column.
+
+    Blank lines are ignored. A first line that is a CSV header naming an ``item`` column (as the
+    item tables of the shipped data sets have) selects that column.
+    """
+    path = Path(path)
+    check_data_file(path)
+    lines = [line for line in read_text(lambda p: p.read_text(encoding="utf-8-sig"), path).splitlines()
+             if line.strip()]
+    header = next(csv.reader(lines[:1]), [])
+    names = [h.strip().lower() for h in header]
+    if "item" in names:
+        col = names.index("item")
+        rows = list(csv.reader(lines[1:]))
+        if any(len(r) != len(header) for r in rows):
+            raise InputError(f"{path}: every row of the item table needs {len(header)} fields")
+        labels = [r[col].strip() for r in rows if r[col].strip()]
+    else:
+        labels = [line.strip() for line in lines]
+    if len(labels) < 2:
+        raise InputError(f"{path}: the item list needs at least two labels, one per line")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"{path}: the item list has a repeated label")
+    return labels
+
+
+def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rankings:
+    """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file.
+
+    CSV files have a header row and one ranking per row, in one of two layouts recognised
+    from the header:
+
+    * order layout -- columns ``rank1, rank2, ...``: each cell is an item label, best first
+      (trailing empty cells leave items unranked);
+    * rank layout -- one column per item: each cell is that item's rank, 1 = best (equal ranks
+      are ties, an empty cell leaves the item unranked).
+
+    In both, an optional ``count`` column gives how many voters cast the row (rows with count 0
+    are skipped, as are PrefLib lines with count 0), and one optional
+    id column (``voter``, ``user``, ``respondent``, ``judge``, ``id`` or ``ballot``) is ignored.
+    Parquet and Arrow files (``.parquet``, ``.pq``, ``.arrow``, ``.feather``, ``.ipc``) have the
+    same columns and are read by :class:`RankingFile`; they must hold complete strict rankings.
+
+    Parameters
+    ----------
+    path
+        The file; the extension selects the reader.
+    partial
+        What to do with ballots that have ties or unranked items: ``"error"``, ``"drop"`` or
+        ``"randomize"`` (module docstring).
+    rng
+        Randomness of ``partial="randomize"``.
+    items
+        The public item list. Ballots naming an item outside it are refused; items it lists
+        that no ballot ranks are unranked on every ballot. Without it, a CSV of the order layout
+        takes its items from the ballots: when ballots are completed at random the result is
+        marked ``items_declared=False`` and private algorithms refuse it (which items occur would
+        be a fact of the data). PrefLib files and the rank layout name their items in the header.
+
+    Raises
+    ------
+    InputError
+        On a missing file, a malformed line (named by number, never echoed), an unknown item,
+        an item ranked twice, or incomplete ballots under ``partial="error"``.
+    """
+    if partial not in PARTIAL_POLICIES:
+        raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
+    if Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+        if partial != "error":
+            raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
+                             "the partial policies apply to CSV and PrefLib files")
+        if items is not None:
+            raise InputError(f"{path}: Parquet and Arrow rankings take their items from the file; drop items")
+        return RankingFile(path).read()
+    labels, ballots = read_ballots(path)
+    declared = items is not None or not _names_items_in_ballots(path)
+    if items is not None:
+        labels, ballots = _on_item_list(labels, ballots, item_list(items), path)
+    R = complete_ballots(labels, ballots, partial, rng, path)
+    return R.marked(items_declared=declared or partial != "randomize", selected=partial == "drop")
+
+
+def _names_items_in_ballots(path) -> bool:
+    """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
+    if Path(path).suffix.lower() in PREFLIB_SUFFIXES:
+        return False
+    header = [h.lower() for h in csv_header(Path(path))]
+    cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
+    return bool(cols) and all(_RANK_COLUMN.match(h) for h in cols)
+
+
+def _on_item_list(labels, ballots, items: tuple, path):
+    """Ballots re-indexed onto the declared item list (every ballot's items must be on it)."""
+    index = {str(x): k for k, x in enumerate(items)}
+    try:
+        new = np.array([index[str(lab)] for lab in labels], dtype=np.int64)
+    except KeyError:
+        raise InputError(f"{path}: a ballot names an item that is not in the given item list") from None
+    return items, [(line, count, [[int(new[i]) for i in g] for g in groups]) for line, count, groups in ballots]
+
+
+def read_ballots(path) -> tuple[tuple, list]:
+    """The ballots of a rankings file as they are, before any ``partial`` policy.
+
+    Returns ``(labels, ballots)``: the item labels and one ``(line, count, groups)`` per ballot
+    line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
+    items absent. Raises :class:`InputError` as :func:`read_rankings` does.
+    """
+    path = Path(path)
+    check_data_file(path)
+    suffix = path.suffix.lower()
+    if suffix in PREFLIB_SUFFIXES:
+        return read_text(read_preflib, path)
+    if suffix == ".csv":
+        return read_text(_read_ranking_csv, path)
+    raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc or .csv")
+
+
+def holds_rankings(path) -> bool:
+    """Whether a data file holds rankings rather than comparisons.
+
+    PrefLib files hold rankings; a CSV, Parquet or Arrow file holds comparisons when its header
+    has the comparison columns (module docstring), else rankings. A remote path
+    (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
+    """
+    remote = "://" in str(path)
+    path = Path(str(path))
+    if path.suffix.lower() in PREFLIB_SUFFIXES:
+        return True
+    if remote:
+        return False
+    check_data_file(path)
+    try:
+        header = read_text(csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
+        ComparisonColumns.from_header(header, path)
+    except InputError:
+        return True
+    return False
+
+
+def _read_ranking_csv(path: Path):
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        lines = csv_rows(reader)
+        try:
+            header = [h.strip() for h in next(lines)]
+        except StopIteration:
+            raise InputError(f"{path} is empty") from None
+        lower = [h.lower() for h in header]
+        count_col = lower.index("count") if "count" in lower else None
+        id_col = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
+        cols = [k for k in range(len(header)) if k not in (count_col, id_col)]
+        if len(cols) < 1:
+            raise InputError(f"{path}: no item or rank columns")
+        order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
+        rows = []
+        for line_no, row in enumerate(lines, start=2):
+            if not row or all(not x.strip() for x in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(f"{path}, line {line_no}: expected {len(header)} fields, found {len(row)}")
+            count = 1
+            if count_col is not None:
+                try:
+                    count = int(row[count_col])
+                except ValueError:
+                    raise InputError(f"{path}, line {line_no}: count must be an integer >= 0") from None
+                if count < 0 or count > MAX_EXACT_COUNT:
+                    raise InputError(f"{path}, line {line_no}: count must be a whole number from 0 to 2^53")
+            if count:
+                rows.append((line_no, count, [row[k].strip() for k in cols]))
+    if not rows:
+        raise InputError(f"{path} has a header but no rankings")
+    if order_layout:
+        found = {c for _, _, cells in rows for c in cells if c}
+        try:
+            labels = tuple(sorted(found))
+        except TypeError:  # pragma: no cover - csv cells are strings
+            labels = tuple(sorted(found, key=str))
+        index = {lab: k for k, lab in enumerate(labels)}
+        ballots = []
+        for line_no, count, cells in rows:
+            filled = [c for c in cells if c]
+            if len(filled) != len(cells) and any(cells[len(filled):]):
+                raise InputError(f"{path}, line {line_no}: empty cells may only trail the ranking")
+            ballots.append((line_no, count, [[index[c]] for c in filled]))
+        return labels, ballots
+    labels = tuple(header[k] for k in cols)
+    if all(is_number(h) for h in labels):
+        raise InputError(f"{path}: the first row holds numbers, not item names: a ballot, not a header? Add a "
+                         "header row: rank1,rank2,... for ballots of item labels (best first), or one column "
+                         "per item holding its rank")
+    ballots = []
+    for line_no, count, cells in rows:
+        ranks = np.full(len(cells), np.nan)
+        for k, c in enumerate(cells):
+            if c and c.lower() not in ("na", "nan"):
+                try:
+                    ranks[k] = float(c)
+                except ValueError:
+                    raise InputError(f"{path}, line {line_no}: ranks must be numbers (1 = best); for ballots of "
+                                     "item labels the header must read rank1,rank2,...") from None
+        ranked = np.flatnonzero(np.isfinite(ranks))
+        levels = np.unique(ranks[ranked])
+        ballots.append((line_no, count, [list(ranked[ranks[ranked] == v]) for v in levels]))
+    return labels, ballots
+
+
+@dataclass(frozen=True, eq=False)
+class RankingBatch:
+    """Validated complete rankings of one batch of a :class:`RankingFile`.
+
+    ``items`` are the labels in index order (empty when the batch holds no voter); ``orders``
+    the ``(k, m)`` rankings (item indices, best first) of the batch's rows with a count of at
+    least 1, and ``weights`` those counts. ``first_row`` and ``first_voter`` are the file
+    indices of the batch's first row and first voter (voters are numbered in file order, a row
+    of count ``c`` holding ``c`` of them); ``rows`` counts every row read, count 0 included.
+    """
+
+    items: tuple
+    orders: np.ndarray
+    weights: np.ndarray
+    first_row: int
+    first_voter: int
+    rows: int
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def __repr__(self) -> str:  # never print raw preferences
+        return f"RankingBatch({self.rows} rows, {self.n_voters} voters, {len(self.items)} items)"
+
+    @property
+    def n_voters(self) -> int:
+        return int(self.weights.sum())
+
+
+def different_items_error() -> InputError:
+    """The error for ballots that do not all rank the same items."""
+    return InputError("the ballots do not all rank the same items: some rankings are incomplete, but the "
+                      "stream and dask engines and Parquet files need complete strict rankings (read a CSV "
+                      "file with --engine local and --partial drop or randomize)")
+
+
+class RankingFile(ColumnarFile):
+    """A rankings file (CSV, Parquet or Arrow IPC) read in batches of complete rankings.
+
+    The columns are those of the CSV layouts of :func:`read_rankings` in every format: the
+    *order* layout (columns ``rank1, rank2, ...`` holding item labels, best first) or the
+    *rank* layout (one column per item holding its rank, 1 = best), an optional ``count``
+    column (voters per row; rows of count 0 are skipped) and an optional id column, ignored.
+    In Parquet and Arrow files labels keep their type (strings, integers) and ranks are
+    numbers; a null or an empty string is an empty cell (an unranked item).
+
+    Every ballot must be a complete strict ranking: each item ranked exactly once, no ties (a
+    batch refuses any other ballot, naming its record; ballots of different batches that rank
+    different item sets are refused when their statistics are added). Items are indexed in
+    sorted label order (order layout) or in column order (rank layout), as :func:`read_rankings`
+    does. A batch holds at most ``batch_size`` rows and at most ``RANKING_BATCH_CELLS`` cells.
+    A position in the file is the pair (row, voter): :meth:`validate` takes the position of a
+    table's first row and :meth:`extent` returns how far a table reaches.
+    """
+
+    def __init__(self, path):
+        if Path(str(path)).suffix.lower() in PREFLIB_SUFFIXES:
+            raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
+                             "CSV or Parquet to read them in batches")
+        super().__init__(path)
+        lower = [str(h).strip().lower() for h in self.header]
+        count = lower.index("count") if "count" in lower else None
+        ident = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
+        cols = [k for k in range(len(self.header)) if k not in (count, ident)]
+        if not cols:
+            raise InputError(f"{self.path}: no item or rank columns")
+        self.order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
+        self.cells = [self.header[k] for k in cols]
+        self.count = None if count is None else self.header[count]
+        self.items = None if self.order_layout else tuple(str(h).strip() for h in self.cells)
+        if self.items is not None and len(set(self.items)) != len(self.items):
+            raise InputError(f"{self.path}: two item columns have the same name")
+        self.names = self.cells + ([] if self.count is None else [self.count])
+        self.label_names = self.cells if self.order_layout else []
+
+    @property
+    def extent_columns(self) -> list:
+        return [self.count] if self.count is not None else self.cells[:1]
+
+    def extent(self, table) -> np.ndarray:
+        """``[rows, voters]`` of a table of this file's columns."""
+        return np.array([len(table), int(self._counts(table, 0).sum())])
+
+    def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
+        """Validated :class:`RankingBatch` objects covering the file in order."""
+        size = min(int(batch_size), max(1, RANKING_BATCH_CELLS // len(self.cells)))
+        position = (0, 0)
+        for raw in self.raw_batches(size):
+            batch = self.validate(raw, position)
+            position = (position[0] + batch.rows, position[1] + batch.n_voters)
+            yield batch
+
+    def read(self) -> Rankings:
+        """The whole file in memory."""
+        batches = [b for b in self.batches() if b.weights.size]
+        if not batches:
+            raise InputError(f"{self.path} has a header but no rankings")
+        if any(b.items != batches[0].items for b in batches):
+            raise different_items_error()
+        return Rankings.from_orders(np.concatenate([b.orders for b in batches]), items=batches[0].items,
+                                    weights=np.concatenate([b.weights for b in batches]))
+
+    def _counts(self, table, first_row: int) -> np.ndarray:
+        """Voters per row (the count column, or 1)."""
+        pa = pyarrow_module()
+        if self.count is None:
+            return np.ones(len(table), dtype=np.int64)
+        col = self.column(table, self.count)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                x = col.cast(pa.int64()).to_numpy(zero_copy_only=False)
+            except pa.ArrowInvalid:  # find the culprit only on the error path
+                x = np.array([int(text) if is_count(text) else -1 for text in col.to_pylist()])
+        else:
+            x = self._numbers(col, "count", first_row)
+        x = np.asarray(x, dtype=float)
+        bad = np.flatnonzero(~np.isfinite(x) | (x < 0) | (x != np.round(x)))
+        if bad.size:
+            raise InputError(f"record {first_row + int(bad[0]) + 1}: count must be an integer >= 0")
+        return x.astype(np.int64)
+
+    def validate(self, table, first) -> RankingBatch:
+        """Check and convert a table (or record batch) of this file's columns whose first row is
+        at position ``first = (row, voter)`` of the file (see the class docstring)."""
+        first_row, first_voter = (int(x) for x in first)
+        counts = self._counts(table, first_row)
+        kept = np.flatnonzero(counts > 0)
+        if self.order_layout:
+            items, orders = self._orders_from_labels(table, kept, first_row)
+        else:
+            items, orders = self.items, self._orders_from_ranks(table, kept, first_row)
+        return RankingBatch(items if kept.size else (), orders, counts[kept], first_row, first_voter, len(table))
+
+    def _incomplete(self, row: int) -> InputError:
+        return InputError(f"record {row + 1}: a ballot with ties or unranked items; the stream and dask "
+                          "engines and Parquet files need complete strict rankings (read a CSV file with "
+                          "--engine local and --partial drop or randomize)")
+
+    def _orders_from_labels(self, table, kept, first_row):
+        pa = pyarrow_module()
+        import pyarrow.compute as pc
+
+        cols = [self.column(table, name) for name in self.cells]
+        cols = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in cols]
+        try:
+            flat = pa.concat_arrays([c.cast(cols[0].type) for c in cols])
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            raise InputError(f"{self.path}: the rank columns must hold labels of one type") from None
+        encoded = pc.dictionary_encode(flat)
+        indices = pc.fill_null(encoded.indices, -1) if encoded.indices.null_count else encoded.indices
+        codes = indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        labels = encoded.dictionary.to_pylist()
+        empty = np.array([label == "" for label in labels] + [True])  # code -1: null
+        codes = codes.reshape(len(cols), -1).T[kept]  # (kept rows, rank columns)
+        present = ~empty[codes]
+        gap = np.flatnonzero(np.any(present[:, 1:] & ~present[:, :-1], axis=1))
+        if gap.size:
+            raise InputError(f"record {first_row + int(kept[gap[0]]) + 1}: empty cells may only trail the ranking")
+        used = np.flatnonzero(np.bincount(codes[present], minlength=len(labels)))  # codes that occur, sorted
+        items = sorted_labels(labels[c] for c in used)
+        position = {label: k for k, label in enumerate(items)}
+        index = np.full(len(labels) + 1, -1, dtype=np.int64)
+        index[used] = [position[labels[c]] for c in used]  # one step per distinct label
+        m = len(items)
+        idx = index[codes]
+        twice = np.flatnonzero(np.any(np.diff(np.sort(np.where(present, idx, -1 - np.arange(idx.shape[1])),
+                                                      axis=1), axis=1) == 0, axis=1))
+        if twice.size:
+            raise InputError(f"record {first_row + int(kept[twice[0]]) + 1}: an item is ranked twice")
+        short = np.flatnonzero(present.sum(axis=1) != m)
+        if short.size:
+            raise self._incomplete(first_row + int(kept[short[0]]))
+        return items, np.ascontiguousarray(idx[:, :m])
+
+    def _orders_from_ranks(self, table, kept, first_row):
+        pa = pyarrow_module()
+        import pyarrow.compute as pc
+
+        ranks = np.empty((kept.size, len(self.cells)))
+        for k, name in enumerate(self.cells):  # one step per item column, vectorised over rows
+            col = self.column(table, name)
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                missing = pc.or_(pc.equal(col, ""), pc.equal(pc.utf8_lower(col), "na"))
+                col = pc.if_else(missing, pa.scalar(None, col.type), col)
+                try:
+                    col = col.cast(pa.float64())
+                except pa.ArrowInvalid:
+                    bad = [r for r, text in enumerate(col.to_pylist()) if text is not None and not is_number(text)]
+                    raise InputError(f"record {first_row + bad[0] + 1}: ranks must be numbers (1 = best)") from None
+            ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
+        ordered = np.sort(ranks, axis=1)
+        bad = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
+        if bad.size:
+            raise self._incomplete(first_row + int(kept[bad[0]]))
+        return np.argsort(ranks, axis=1, kind="stable")

@@ -1,0 +1,286 @@
+"""Tabular data files: formats, size checks and the batched columnar reader shared by comparisons and rankings."""
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id")
+OUTCOME_COLUMNS = ("outcome", "result")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+CSV_BLOCK_BYTES = 16 << 20
+DEFAULT_BATCH_SIZE = 1 << 20
+#: largest count of voters or records that float64 arithmetic represents exactly
+MAX_EXACT_COUNT = 2 ** 53
+#: most items a file may declare (a ranking of more is far beyond every method here)
+MAX_DECLARED_ITEMS = 1_000_000
+
+
+def pick_column(header: list[str], names) -> str | None:
+    for n in names:
+        if n in header:
+            return n
+    return None
+
+
+def csv_rows(reader):
+    """Rows of a CSV reader; malformed CSV (e.g. a NUL byte) is an input error naming the line."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            raise InputError(f"line {reader.line_num}: malformed CSV") from None
+
+
+def check_items(m: int, source: str) -> None:
+    """Refuse a declared number of items beyond what privrank can rank (``MAX_DECLARED_ITEMS``)."""
+    if m > MAX_DECLARED_ITEMS:
+        raise InputError(f"{source} declares more than {MAX_DECLARED_ITEMS:,} items; privrank ranks at most that many")
+
+
+def check_data_file(path) -> None:
+    """Refuse a path that is not a readable regular file, saying what it is instead."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give a data file")
+    if not path.is_file():
+        raise InputError(f"{path} is not a regular file (a pipe or device); save the data to a file first")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path} is not readable")
+
+
+def file_format(path) -> str:
+    """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
+    suffix = Path(str(path)).suffix.lower()
+    return "parquet" if suffix in PARQUET_SUFFIXES else "arrow" if suffix in ARROW_SUFFIXES else "csv"
+
+
+def read_text(read, path: Path, *args):
+    """``read(path, *args)`` on a text file: bytes that are not UTF-8 are an input error."""
+    try:
+        return read(path, *args)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+
+
+def pyarrow_module():
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError("reading Parquet or Arrow files, and the stream and dask engines, need pyarrow: "
+                         "pip install 'privrank[pandas]'") from None
+    return pyarrow
+
+
+def item_list(items) -> tuple:
+    """A caller's item list as a tuple, refusing repeated labels."""
+    labels = tuple(items)
+    if len(set(labels)) != len(labels):
+        raise InputError("the item list has a repeated label")
+    return labels
+
+
+def present_labels(labels, used_only: bool = True) -> list:
+    """Distinct values of a label array (for a dictionary array: the entries actually used, or
+    with ``used_only=False`` the whole dictionary)."""
+    pa = pyarrow_module()
+    if pa.types.is_dictionary(labels.type):
+        if not used_only:
+            return labels.dictionary.to_pylist()
+        used = np.bincount(labels.indices.to_numpy(zero_copy_only=False), minlength=len(labels.dictionary)) > 0
+        return labels.dictionary.filter(pa.array(used)).to_pylist()
+    import pyarrow.compute as pc
+    return pc.unique(labels).to_pylist()
+
+
+def label_indices(labels, known: tuple) -> np.ndarray:
+    """Index of every label of a pyarrow array in the tuple ``known`` (a dictionary array is
+    mapped through its dictionary)."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+    dictionary = pa.types.is_dictionary(labels.type)
+    values = labels.dictionary if dictionary else labels
+    try:
+        idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        raise InputError("the given item list does not match the type of the file's item labels") from None
+    idx = pc.fill_null(idx, -1).to_numpy().astype(np.int64)
+    unknown = idx.size and idx.min() < 0
+    if dictionary:
+        idx = idx[labels.indices.to_numpy(zero_copy_only=False)]
+        unknown = unknown and idx.min() < 0  # an unknown dictionary entry matters only if used
+    if unknown:
+        raise InputError("a comparison names an item that is not in the given item list")
+    return idx
+
+
+class ColumnarFile:
+    """A CSV, Parquet or Arrow IPC file read in batches of columns with pyarrow.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file. Its header is read on construction; a subclass checks it and sets ``names``
+        (the columns to read) and ``label_names`` (those of them holding labels, read
+        dictionary-encoded from Parquet when they are strings).
+
+    Batches hold at most ``batch_size`` records; Parquet files are read row group by row group
+    and CSV files in blocks of 16 MB, so memory stays bounded whatever the file size. CSV fields
+    are text without surrounding whitespace; Parquet and Arrow columns keep their types. Records
+    are numbered from 0 in file order (blank CSV lines are not records); errors name the record
+    (counting from 1) and never echo its contents. The object holds no open file and can be sent
+    to other processes (the Dask engine does).
+    """
+
+    names: list
+    label_names: list
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.format = file_format(path)
+        if "://" not in self.path:
+            check_data_file(self.path)
+        self.header = self._header()
+
+    def _header(self) -> list[str]:
+        pa = pyarrow_module()
+        try:
+            if self.format == "parquet":
+                import pyarrow.parquet as pq
+                return list(pq.read_schema(self.path).names)
+            if self.format == "arrow":
+                with pa.memory_map(self.path) as source:
+                    return list(pa.ipc.open_file(source).schema.names)
+        except (pa.ArrowInvalid, OSError):
+            raise InputError(f"{self.path} is not a readable {self.format} file") from None
+        with open(self.path, newline="", encoding="utf-8-sig") as fh:
+            try:
+                return next(csv.reader(fh))
+            except StopIteration:
+                raise InputError(f"{self.path} is empty") from None
+
+    def n_records(self) -> int | None:
+        """Number of records from the file's metadata (None for CSV, which has none)."""
+        pa = pyarrow_module()
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+            return pq.ParquetFile(self.path).metadata.num_rows
+        if self.format == "arrow":
+            with pa.memory_map(self.path) as source:
+                reader = pa.ipc.open_file(source)
+                return sum(reader.get_batch(k).num_rows for k in range(reader.num_record_batches))
+        return None
+
+    @property
+    def extent_columns(self) -> list:
+        """The columns :meth:`extent` needs."""
+        return self.names[:1]
+
+    def extent(self, table):
+        """How far a table of this file's columns reaches: its number of records (the Dask
+        engine's first pass, which tells every partition where it starts)."""
+        return len(table)
+
+    def raw_batches(self, batch_size: int):
+        """The file's columns of interest in pyarrow record batches of at most ``batch_size`` rows."""
+        pa = pyarrow_module()
+        size = int(batch_size)
+        if size < 1:
+            raise InputError("batch_size must be >= 1")
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+            schema = pq.read_schema(self.path)
+            dictionary = [n for n in self.label_names if pa.types.is_string(schema.field(n).type)
+                          or pa.types.is_large_string(schema.field(n).type)]
+            source = pq.ParquetFile(self.path, read_dictionary=dictionary, pre_buffer=False)
+            yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
+            return
+        if self.format == "arrow":
+            with pa.memory_map(self.path) as mapped:
+                reader = pa.ipc.open_file(mapped)
+                for k in range(reader.num_record_batches):
+                    batch = reader.get_batch(k).select(self.names)
+                    for start in range(0, batch.num_rows, size):
+                        yield batch.slice(start, size)
+            return
+        yield from self._csv_batches(size)
+
+    def _csv_batches(self, size: int):
+        pa = pyarrow_module()
+        import pyarrow.csv as pcsv
+
+        bad = []
+
+        def invalid_row(row):
+            bad.append(row)
+            return "error"
+        try:
+            reader = pcsv.open_csv(
+                self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                parse_options=pcsv.ParseOptions(invalid_row_handler=invalid_row),
+                convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
+                                                    include_columns=self.names, strings_can_be_null=False))
+            for batch in reader:
+                for start in range(0, batch.num_rows, size):
+                    yield batch.slice(start, size)
+        except pa.ArrowInvalid:  # the parser's own message would quote the row
+            if bad:
+                row = bad[0]
+                where = f"row {row.number}: " if row.number is not None else "a row "
+                raise InputError(f"{self.path}: {where}has {row.actual_columns} fields, "
+                                 f"expected {row.expected_columns}") from None
+            raise InputError(f"{self.path} could not be parsed as CSV") from None
+
+    def column(self, table, name):
+        """Column ``name`` of a table of this file as one array (CSV text without surrounding whitespace)."""
+        pa = pyarrow_module()
+        col = table.column(name)
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if self.format == "csv":
+            import pyarrow.compute as pc
+            col = pc.utf8_trim_whitespace(col)
+        return col
+
+    @staticmethod
+    def _numbers(col, name, first_record) -> np.ndarray:
+        pa = pyarrow_module()
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            return col.to_numpy(zero_copy_only=False)
+        try:
+            return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            for k, text in enumerate(col.to_pylist()):  # locate the culprit only on the error path
+                try:
+                    float(text)
+                except (TypeError, ValueError):
+                    raise InputError(f"record {first_record + k + 1}: {name} must be a number") from None
+            raise InputError(f"{name} must be numeric") from None
+
+
+def csv_header(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        return next(csv_rows(csv.reader(fh)), [])
+
+
+def is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def is_count(text) -> bool:
+    try:
+        return int(text) >= 0
+    except (TypeError, ValueError):
+        return False
