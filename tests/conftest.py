@@ -14,3 +14,15 @@ def private_ledger(tmp_path, monkeypatch):
     monkeypatch.setenv("PRIVRANK_LEDGER", str(path))
     monkeypatch.setenv("PRIVRANK_STATE", str(tmp_path / "state"))
     return path
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``privrank ARGV...``; returns ``(exit code, stdout, stderr)``."""
+    from privrank.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run

@@ -8,18 +8,8 @@ import privrank as pr
 from privrank import limits
 from privrank.aggregation import kemeny as K
 from privrank.errors import InputError
-from privrank.cli import main
 from privrank.plan import Design, predict, smallest_epsilon
 from privrank.simulate import sample_debiased_release
-
-
-@pytest.fixture
-def cli(capsys):
-    def run(*argv):
-        code = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
 
 
 def test_limits_read_their_environment_variable(monkeypatch):

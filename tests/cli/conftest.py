@@ -1,7 +1,6 @@
 """Fixtures of the command-line tests: a small comparisons file, the shared data files, and a runner."""
 import pytest
 
-from privrank.cli import main
 from privrank.data import datasets
 
 
@@ -39,13 +38,3 @@ def pairs_items(pairs):
     p = pairs.parent / "pairs_items.txt"
     p.write_text("A\nB\nC\n")
     return p
-
-
-@pytest.fixture
-def cli(capsys):
-    """Run ``privrank ARGV...``; returns ``(exit code, stdout, stderr)``."""
-    def run(*argv):
-        code = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run

@@ -134,6 +134,13 @@ def _gaussian_delta(mu: float, epsilon: float) -> float:
     return float(ndtr(a) - math.exp(epsilon + log_ndtr(b)))
 
 
+def _gaussian_budget(epsilon, delta) -> tuple[float, float]:
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if dlt <= 0:
+        raise InputError("the Gaussian mechanism needs delta > 0; use Laplace noise for delta = 0")
+    return eps, dlt
+
+
 def gaussian_mu(epsilon: float, delta: float) -> float:
     """Largest ``mu = Delta_2 / sigma`` for which the Gaussian mechanism is (epsilon, delta)-DP.
 
@@ -142,11 +149,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
     releases with ratios ``mu_1, mu_2, ...`` compose to ``sqrt(sum mu_k^2)`` (Gaussian DP,
     Dong, Roth and Su 2022), which the multi-stage algorithms use to split a budget.
     """
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    if dlt <= 0:
-        raise InputError("the Gaussian mechanism needs delta > 0; use Laplace noise for delta = 0")
-    return _gaussian_mu(eps, dlt)
+    return _gaussian_mu(*_gaussian_budget(epsilon, delta))
 
 
 @lru_cache(maxsize=256)
@@ -187,14 +190,10 @@ def discrete_gaussian_mu(epsilon: float, delta: float) -> float:
     sensitivity ``Delta_2`` give ``rho = mu^2 / 2``-zCDP (Canonne, Kamath, Steinke 2020,
     Thm. 14), converted to (epsilon, delta) by :func:`zcdp_delta`. zCDP composes by adding
     ``rho``, so stages with ratios ``mu_1, mu_2, ...`` compose to ``sqrt(sum mu_k^2)``, as the
-    multi-stage algorithms split a budget. The price of the exact sampler: ``mu`` is about 10%
+    multi-stage algorithms split a budget. The price of the exact sampler: ``mu`` is about 7%
     below the continuous mechanism's :func:`gaussian_mu` (at epsilon 1, delta 1e-6).
     """
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    if dlt <= 0:
-        raise InputError("the Gaussian mechanism needs delta > 0; use Laplace noise for delta = 0")
-    return _discrete_gaussian_mu(eps, dlt)
+    return _discrete_gaussian_mu(*_gaussian_budget(epsilon, delta))
 
 
 @lru_cache(maxsize=256)
