@@ -27,7 +27,7 @@ NUMBERS = ["0", "1", "-1", "2", "0.5", "1e-300", "1e300", "nan", "inf", "-inf", 
 
 
 def _options(command):
-    parser = build_parser()
+    parser = build_parser(command)
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     return [a for a in sub._actions if a.option_strings and a.option_strings[-1] not in SKIP
             and not isinstance(a, argparse._HelpAction)]

@@ -112,3 +112,13 @@ def test_epsilons_outside_the_release_range_are_refused_without_numpy_warnings(c
     # error after the charge at 1e-300
     code, _, err = cli(argv[0], pairs, *argv[1:])
     assert code == 2 and "must lie in [1e-06, 100]" in err and "warning" not in err
+
+
+def test_help_starts_without_the_heavy_libraries():
+    """``privrank --help`` imports only the command table (issue 17/18: it took 1.9 s)."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom privrank.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pyarrow', 'scipy', 'pandas', 'matplotlib', 'dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().endswith("[]") and "rank" in out.stdout and "reproduce" in out.stdout

@@ -2,6 +2,9 @@
 
 Each subcommand lives in its own module of this package and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit code).
+:data:`~privrank.cli.arguments.COMMANDS` names each command's module and one-line help; only the
+module of the command that runs is imported, so ``privrank --help`` imports neither scipy nor
+pyarrow, pandas, matplotlib or dask.
 Input errors print ``privrank: error: <message>`` and exit with code 2; warnings print
 ``privrank: warning: <message>``. SIGINT and SIGTERM end a command cleanly: temporary files are
 removed, reserved outputs that were never written are removed, a ledger transaction under way
@@ -11,29 +14,32 @@ is rolled back (a spend already committed stays: the safe side), and the command
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 import warnings
 
 from ..errors import InputError
-from . import aggregate, audit, demo, ledger, plan, rank, reproduce
-from .arguments import check_release_epsilons
-
-COMMAND_MODULES = [rank, aggregate, plan, ledger, audit, demo, reproduce]
+from .arguments import COMMANDS, check_release_epsilons
 
 
 #: commands whose --epsilon is one release's (audit and ledger budgets take their own ranges)
 RELEASE_EPSILON_COMMANDS = ("rank", "top-k", "aggregate", "randomize", "plan")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``command``'s module registered in full; every other command is listed with
+    its one-line help only, so that nothing heavy is imported for a command that does not run."""
     parser = argparse.ArgumentParser(
         prog="privrank", description="Differentially private rank aggregation.")
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"privrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    if command in COMMANDS:
+        importlib.import_module(f".{COMMANDS[command][0]}", __name__).register(sub)
+    for name, (_, text) in COMMANDS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=text)
     return parser
 
 
@@ -50,7 +56,8 @@ def _terminate(signum, frame):
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     args = parser.parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
     try:

@@ -38,7 +38,7 @@ from .engine_options import add_engine_options, engine_rankings
 from .intervals import add_interval_options, check_interval_size, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
-from .arguments import seed
+from .arguments import seed, summary
 
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
 PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
@@ -101,7 +101,7 @@ PRIVATE_METHODS = tuple(name for name, method in METHODS.items() if getattr(meth
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "aggregate", help="consensus ranking of complete rankings (Kemeny, footrule; private or not)",
+        "aggregate", help=summary("aggregate"),
         description="Aggregate complete rankings (PrefLib .soc/.soi/.toc or CSV, one ranking per "
                     "row) into one ranking, exactly or with differential privacy protecting each "
                     "ranking.")

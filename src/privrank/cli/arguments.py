@@ -32,3 +32,23 @@ def check_release_epsilons(args) -> None:
         if value is not None and 0 < value < float("inf") and not lo <= value <= hi:
             raise InputError(f"--{name.replace('_', '-')} must lie in [{lo:g}, {hi:g}]: smaller is noise without "
                              "signal, larger is no privacy (use a non-private method)")
+
+
+#: every subcommand: the module of privrank.cli that registers it (imported only when that command
+#: runs, so that ``privrank --help`` starts fast) and the line ``privrank --help`` shows for it
+COMMANDS = {
+    "rank": ("rank", "rank items from pairwise comparisons"),
+    "top-k": ("rank", "the k best items from pairwise comparisons"),
+    "randomize": ("rank", "play the respondents' side: randomized response on a file"),
+    "aggregate": ("aggregate", "consensus ranking of complete rankings (Kemeny, footrule; private or not)"),
+    "plan": ("plan", "choose epsilon before collecting data: predicted ranking error"),
+    "ledger": ("ledger", "the privacy ledger: budgets and what releases spent"),
+    "audit": ("audit", "audit a private algorithm's claimed guarantee (empirically or exactly)"),
+    "demo": ("demo", "private rankings of LLMs (LLMFAO) and NFL teams, shipped data"),
+    "reproduce": ("reproduce", "re-run a paper's experiments, draw its figures and check its claims"),
+}
+
+
+def summary(command: str) -> str:
+    """The one-line help of ``command``."""
+    return COMMANDS[command][1]

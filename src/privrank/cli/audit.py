@@ -10,12 +10,12 @@ import argparse
 
 from ..audit import DEFAULT_DELTA, mechanisms, run_audit
 from ..errors import InputError
-from .arguments import seed
+from .arguments import seed, summary
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "audit", help="audit a private algorithm's claimed guarantee (empirically or exactly)",
+        "audit", help=summary("audit"),
         description="Run a registered mechanism on its worst-case neighbouring inputs and report "
                     "a lower bound on the privacy loss it exhibits. Exit 0: no violation, "
                     "1: violation, 2: usage error.")

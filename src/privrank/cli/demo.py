@@ -7,13 +7,13 @@ from ..data.datasets import load_llmfao, load_nfl
 from ..metrics import kendall_distance
 from ..pairwise.btl import fit_btl
 from ..pairwise.local import debiased_randomized_response
-from .arguments import seed
+from .arguments import seed, summary
 
 EPSILONS = (0.5, 1.0, 2.0, math.inf)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="private rankings of LLMs (LLMFAO) and NFL teams, shipped data",
+    p = sub.add_parser("demo", help=summary("demo"),
                        description="Debiased randomized response + BTL on the shipped LLMFAO and NFL data.")
     p.add_argument("--seed", type=seed, default=2024, help="seed of the demo's randomness (default 2024)")
     p.add_argument("--top", type=int, default=5, help="how many top items to show (default 5)")

@@ -21,6 +21,7 @@ from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
 from .output import _fmt_cell, _json_safe, emit
+from .arguments import summary
 
 
 def add_ledger_option(parser) -> None:
@@ -101,7 +102,7 @@ def _stdout_open() -> bool:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("ledger", help="the privacy ledger: budgets and what releases spent",
+    p = sub.add_parser("ledger", help=summary("ledger"),
                        description="Show, budget and export the persistent privacy ledger. Every release of "
                                    "`privrank rank`, `top-k` and `aggregate` is recorded before its output is "
                                    "written.")

@@ -7,14 +7,14 @@ import math
 
 from ..errors import InputError
 from ..plan import BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, plot_curve, predict, smallest_epsilon
-from .arguments import seed
+from .arguments import seed, summary
 from .output import _json_safe
 
 TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("plan", help="choose epsilon before collecting data: predicted ranking error",
+    p = sub.add_parser("plan", help=summary("plan"),
                        description="Predict the ranking error of a planned study at --epsilon, or find the smallest "
                                    "epsilon that meets --target, by simulating the private pipeline.")
     p.add_argument("--items", type=int, required=True, metavar="M",

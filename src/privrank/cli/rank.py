@@ -19,7 +19,7 @@ from .engine_options import add_engine_options, engine_release
 from .intervals import add_interval_options, check_interval_size, interval_rows
 from .ledger import add_ledger_option, ledger_release
 from .output import add_output_options, emit, render, shown_guarantee
-from .arguments import seed
+from .arguments import seed, summary
 
 LOCAL_MECHANISMS = {
     "debiased-rr": debiased_randomized_response,
@@ -74,20 +74,20 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("rank", help="rank items from pairwise comparisons",
+    p = sub.add_parser("rank", help=summary("rank"),
                        description="Rank items from a CSV of pairwise comparisons "
                                    "(user,item_a,item_b,outcome or winner,loser).")
     add_ranking_options(p, "debiased-rr")
     p.set_defaults(func=run_ranking, k=None)
 
-    t = sub.add_parser("top-k", help="the k best items from pairwise comparisons",
+    t = sub.add_parser("top-k", help=summary("top-k"),
                        description="The k best items from a CSV of pairwise comparisons; by default with "
                                    "noisy Copeland counts (central DP, Cai, Chakraborty, Wang Algorithm 2).")
     add_ranking_options(t, "noisy-copeland")
     t.add_argument("--k", type=int, required=True, help="how many items to report")
     t.set_defaults(func=run_ranking)
 
-    r = sub.add_parser("randomize", help="play the respondents' side: randomized response on a file",
+    r = sub.add_parser("randomize", help=summary("randomize"),
                        description="Randomize every answer of FILE with randomized response and write the "
                                    "reports with their epsilon column.")
     r.add_argument("file")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..experiments.runner import load_study, run
-from .arguments import seed
+from .arguments import seed, summary
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "reproduce", help="re-run a paper's experiments, draw its figures and check its claims",
+        "reproduce", help=summary("reproduce"),
         description="Run every experiment of a study (a module of privrank.experiments, e.g. xu) over its "
                     "grid of settings and replications, in parallel and resumably, and write results.csv, "
                     "one PNG per figure, claims.csv and summary.md to OUT. Exit code 1 when a required "
