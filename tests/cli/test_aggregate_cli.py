@@ -126,7 +126,9 @@ def test_table_output_and_unresolved_labels(capsys, ballots):
     assert code == 0 and out.startswith("rank  item") and "guarantee: 1-DP, central model" in out
     code, out, _ = run(capsys, "aggregate", ballots, "--method", "dp-kwiksort", "--epsilon", 1,
                        "--delta", 1e-6, "--seed", 4, "--format", "csv")
-    assert out.splitlines()[0] == "rank,item" and len(out.splitlines()) == 6
+    lines = out.splitlines()
+    table = [line for line in lines if not line.startswith("#")]
+    assert lines[0].startswith("# guarantee: (1, 1e-06)-DP") and table[0] == "rank,item" and len(table) == 6
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -153,7 +155,7 @@ def test_ci_columns(capsys, ballots, method):
     code, out, err = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",
                          "--format", "csv")
     assert code == 0, err
-    rows = list(csv.DictReader(io.StringIO(out)))
+    rows = list(csv.DictReader(line for line in io.StringIO(out) if not line.startswith("#")))
     assert list(rows[0]) == ["rank", "item", "rank_lower", "rank_upper"]
     assert all(1 <= int(r["rank_lower"]) <= int(r["rank"]) <= int(r["rank_upper"]) <= 5 for r in rows)
     code, again, _ = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",

@@ -16,7 +16,7 @@ FORMATS = ("table", "csv", "json")
 
 
 def add_output_options(parser) -> None:
-    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default table); every format carries the guarantee (csv: leading '#' comment lines, read with pandas.read_csv(..., comment='#'))")
     parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --output file")
 
@@ -46,8 +46,11 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
         doc.update(extra or {})
         return json.dumps(_json_safe(doc), indent=2) + "\n"
     columns = list(rows[0].keys()) if rows else ["rank", "item"]
-    if fmt == "csv":
+    if fmt == "csv":  # the guarantee and notes lead as '#' comments (pandas: read_csv(..., comment="#"))
         buf = io.StringIO()
+        buf.write("# guarantee: " + guarantee.describe() + "\n")
+        for k, v in (extra or {}).items():
+            buf.write(f"# {k}: {_fmt_cell(v)}\n")
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
