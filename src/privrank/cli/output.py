@@ -16,7 +16,9 @@ FORMATS = ("table", "csv", "json")
 
 
 def add_output_options(parser) -> None:
-    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default table); every format carries the guarantee (csv: leading '#' comment lines, read with pandas.read_csv(..., comment='#'))")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="output format (default table); every format carries the guarantee (csv: leading "
+                             "'#' comment lines, read with pandas.read_csv(..., comment='#'))")
     parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --output file")
 
