@@ -77,7 +77,7 @@ def pyarrow_module():
         import pyarrow
     except ImportError:
         raise InputError("reading Parquet or Arrow files, and the stream and dask engines, need pyarrow: "
-                         "pip install 'privrank[pandas]'") from None
+                         "pip install pyarrow") from None
     return pyarrow
 
 

@@ -429,7 +429,7 @@ def run(study: Study, out, *, seed: int = 0, jobs: int = 2, fresh: bool = False,
             plot_figure(fig, results, out / f"{fig.id}.png")
             figures[fig.id] = True
         except ImportError:
-            figures[fig.id] = "matplotlib is not installed (pip install 'privrank[plot]')"
+            figures[fig.id] = "matplotlib is not installed (pip install matplotlib)"
     seconds = time.monotonic() - t0
     text = summary_markdown(study, results, claims, observations, figures, seconds=seconds,
                             command=command or f"privrank reproduce {study.name} --seed {seed}")

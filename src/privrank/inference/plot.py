@@ -19,7 +19,7 @@ def pyplot_for(path, force: bool):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("plots need matplotlib: pip install 'privrank[plot]'") from None
+        raise InputError("plots need matplotlib: pip install matplotlib") from None
     if not isinstance(path, Output):
         out.reserve()
     return plt, out
@@ -29,7 +29,7 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
     """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
 
     ``ci`` is :class:`ConfidenceIntervals`, or :class:`RankIntervals` (a consensus ranking has no
-    scores: the rank intervals alone). Needs matplotlib (``pip install 'privrank[plot]'``); the
+    scores: the rank intervals alone). Needs matplotlib (``pip install matplotlib``); the
     format follows the file suffix.
     """
     plt, out = pyplot_for(path, force)
