@@ -224,3 +224,26 @@ def test_rankings_whose_size_cannot_be_right_are_refused(tmp_path):
     headerless.write_text("1,2,3\n2,1,3\n3,1,2\n")
     with pytest.raises(InputError, match="not a header"):
         read_rankings(headerless)
+
+
+def test_awkward_columns_and_encodings_are_clear_errors_on_every_engine(tmp_path):
+    # regression (issue 16): duplicate or struct Parquet columns, non-UTF-8 and gzip'd CSV on the
+    # stream engine ended in tracebacks
+    import gzip
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    dup = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["A", "B"]), pa.array(["B", "C"]), pa.array([1, 1]),
+                                         pa.array([-1, 1])], names=["item_a", "item_b", "outcome", "outcome"]), dup)
+    struct = tmp_path / "struct.parquet"
+    pq.write_table(pa.table({"item_a": [{"x": 1}, {"x": 2}], "item_b": ["B", "C"], "outcome": [1, 1]}), struct)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"item_a,item_b,outcome\n\xe9A,B,1\nB,C,1\n")
+    zipped = tmp_path / "c.csv.gz"
+    zipped.write_bytes(gzip.compress(b"item_a,item_b,outcome\nA,B,1\nB,C,1\n"))
+    for path in (dup, struct, latin, zipped):
+        for engine in ("local", "stream"):
+            with pytest.raises(InputError) as err:
+                pr.sufficient_statistics(str(path), engine=engine)
+            assert "\xe9A" not in str(err.value)

@@ -167,6 +167,8 @@ class ColumnarFile:
                 return next(csv.reader(fh))
             except StopIteration:
                 raise InputError(f"{self.path} is empty") from None
+            except UnicodeDecodeError:
+                raise InputError(f"{self.path} is not UTF-8 text") from None
 
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
