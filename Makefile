@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench reproduce clean
+.PHONY: demo test test-all bench reproduce clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/privrank demo
 
-test: $(STAMP)
-	$(PY) -m pytest
+test: $(STAMP)  # the quick loop: every test but the slow ones, on every core
+	$(PY) -m pytest -n auto -m "not slow"
+
+test-all: $(STAMP)  # everything, as CI runs it
+	$(PY) -m pytest -n auto
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_btl.py

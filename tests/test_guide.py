@@ -74,6 +74,7 @@ def regenerate(outputs) -> str:
     return "".join(pieces) + text[last:]
 
 
+@pytest.mark.slow
 def test_guide_examples_run_as_written(tmp_path, monkeypatch):
     """``PRIVRANK_REGENERATE_DOCS=1`` rewrites the guide's outputs instead (check the diff before committing)."""
     data = datasets.data_dir()

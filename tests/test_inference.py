@@ -354,3 +354,18 @@ def test_rank_interval_plot(tmp_path):
     path = tmp_path / "ranks.png"
     plot_intervals(ci, path)
     assert path.stat().st_size > 1000
+
+
+def test_a_release_that_cannot_tell_items_apart_says_so():
+    """Issue 18: pure noise (every rank interval the whole range) warns; a clear release does not."""
+    rng = np.random.default_rng(3)
+    theta = np.linspace(-2, 2, 5)
+    a = rng.integers(0, 5, 4000)
+    b = (a + rng.integers(1, 5, 4000)) % 5
+    out = np.where(rng.random(4000) < 1 / (1 + np.exp(-(theta[a] - theta[b]))), 1, -1)
+    C = pr.PairwiseComparisons.from_indices(tuple("ABCDE"), a, b, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pr.UtilityWarning)  # the clear release: no warning at all
+        confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(C, 2.0, rng=1)))
+    with pytest.warns(pr.UtilityWarning, match="cannot tell the items apart"):
+        confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(C, 0.01, rng=1)))

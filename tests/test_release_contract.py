@@ -367,3 +367,13 @@ def test_the_boundary_check_sees_a_crossing(tmp_path):
     bad = tmp_path / "m.py"
     bad.write_text("from ..metrics import kemeny_cost\nfrom ..pairwise.local import x\n")
     assert {"metrics", "pairwise"} <= _imported_packages(bad)
+
+
+def test_a_weak_per_user_guarantee_warns():
+    """Issue 18: composition to a large per-user epsilon is flagged (PrivacyWarning), a modest one is not."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pr.PrivacyWarning)
+        pr.debiased_randomized_response(C, 1.0, max_answers=10, rng=0)  # 10 per user: no warning
+    with pytest.warns(pr.PrivacyWarning, match="epsilon 30 by composition"):
+        pr.debiased_randomized_response(C, 3.0, max_answers=10, rng=0)

@@ -22,6 +22,16 @@ class BudgetExceededError(InputError):
     """A release would spend more privacy budget than remains."""
 
 
+class PrivacyWarning(RuntimeWarning):
+    """A release protects less than its headline number suggests (e.g. a large per-user epsilon
+    by composition). The CLI prints it as ``privrank: warning: ...``."""
+
+
+class UtilityWarning(RuntimeWarning):
+    """A result says less than it seems to: a release that cannot tell the items apart, intervals
+    that under-cover, a fit or a solver that did not finish. The CLI prints it."""
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
     """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``)."""
     try:

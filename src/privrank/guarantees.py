@@ -120,6 +120,31 @@ class Guarantee:
         text += f". {self.note}" if self.note else "."
         return text + (" " + SEEDED_NOTE if self.seeded else "")
 
+    def plain(self) -> str:
+        """The guarantee in one sentence for a reader who is not a privacy researcher: who is
+        protected, against whom, and how strongly."""
+        if not self.private:
+            text = ("Not private: this output was computed from the raw data without a privacy guarantee, so "
+                    "it can reveal what any one person answered.")
+            return text + (" It comes from a seeded run." if self.seeded else "")
+        who = _PLAIN_UNITS.get(self.unit, self.unit)
+        text = f"Changing {who} changes the probability of any output by at most a factor of {_factor(self.epsilon)}"
+        if self.delta > 0:
+            text += f", plus at most {self.delta:g} in absolute probability"
+        if self.unit in (UNIT_COMPARISON, UNIT_EDGE) and self.epsilon_per_comparison is not None:
+            if self.epsilon_per_user is not None:
+                text += (f" (for all the answers of one person, up to the declared number per person, at most "
+                         f"{_factor(self.epsilon_per_user)})")
+            else:
+                text += f" (for a person who answered k times, up to e^(k x {_fmt(self.epsilon)}))"
+        if self.model == "local":
+            text += ("; every answer was randomized before it left its owner, so this holds against everyone, "
+                     "the data holder included.")
+        else:
+            text += ("; this holds against anyone who sees the output, while the data holder, who added the "
+                     "noise, is trusted with the raw data.")
+        return text + (" SEEDED RUN: not a private release." if self.seeded else "")
+
     def _dp_words(self) -> str:
         params = f"({_fmt(self.epsilon)}, {self.delta:g})" if self.delta > 0 else _fmt(self.epsilon)
         zcdp = f" (from {_fmt(self.rho)}-zCDP)" if self.rho is not None else ""
@@ -128,6 +153,23 @@ class Guarantee:
 
 SEEDED_NOTE = ("SEEDED RUN: reproducible research output, not a private release (whoever knows the seed "
                "can remove the noise); leave the seed out for a real release.")
+
+
+_PLAIN_UNITS = {
+    UNIT_COMPARISON: "any one comparison",
+    UNIT_EDGE: "any one comparison",
+    UNIT_USER: "everything one person answered",
+    UNIT_RANKING: "any one person's ranking",
+}
+
+
+def _factor(epsilon: float) -> str:
+    """``e^epsilon`` in words: the bound on the likelihood ratio."""
+    if epsilon > 700:
+        return f"e^{_fmt(epsilon)} (no meaningful protection)"
+    ratio = math.exp(epsilon)
+    words = " (weak protection)" if epsilon > 5 else ""
+    return f"{ratio:.3g} (e^{_fmt(epsilon)}){words}"
 
 
 def _fmt(x: float) -> str:

@@ -117,6 +117,7 @@ def fingerprint(data) -> str:
     if isinstance(data, (str, Path)):
         from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                               read_ballots, read_comparisons)
+        from .data.tabular import ColumnarFile
 
         columnar = Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
         if columnar and holds_rankings(data):  # complete rankings, streamed batch by batch
@@ -135,6 +136,9 @@ def fingerprint(data) -> str:
                                         np.array(places, dtype=np.int64), np.array(sizes, dtype=np.int64),
                                         np.array([c for _, c, _ in ballots], dtype=np.int64))
         try:
+            from .data.ratings import holds_ratings
+            if holds_ratings(ColumnarFile(data).header):
+                return _ratings_fingerprint(data)
             batches = ComparisonFile(data).batches()
             total = _digest_batches(batches)
         except InputError as exc:
@@ -148,21 +152,36 @@ def fingerprint(data) -> str:
     return _fingerprint_text(*_records_digest(items[data.item_a], items[data.item_b], data.outcome))
 
 
-def _digest_batches(batches) -> tuple[int, int]:
-    """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
+def _label_digests(labels) -> np.ndarray:
+    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def digests(labels):  # per record, through the distinct labels of the batch
-        encoded = labels if pa.types.is_dictionary(labels.type) else pc.dictionary_encode(labels)
-        texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
-            encoded.dictionary.cast(pa.string())
-        return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+    encoded = labels if pa.types.is_dictionary(labels.type) else pc.dictionary_encode(labels)
+    texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
+        encoded.dictionary.cast(pa.string())
+    return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _digest_batches(batches) -> tuple[int, int]:
+    """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
     total, count = 0, 0
     for batch in batches:
-        part, n = _records_digest(digests(batch.item_a), digests(batch.item_b), batch.outcome)
+        part, n = _records_digest(_label_digests(batch.item_a), _label_digests(batch.item_b), batch.outcome)
         total, count = (total + part) % 2 ** 64, count + n
     return total, count
+
+
+def _ratings_fingerprint(path) -> str:
+    """Fingerprint of a ratings file: of its (user, item, rating) records, in any order. The pairs a
+    run draws from the ratings change from run to run; the data set does not."""
+    from .data.ratings import RatingsFile
+
+    users, items, values = RatingsFile(path).read()
+    with np.errstate(over="ignore"):
+        x = (_label_digests(users) * _K[0]) ^ (_label_digests(items) * _K[1])
+        x ^= (values + 0.0).view(np.uint64) * _K[2]
+        return _fingerprint_text(int(_mix(x).sum(dtype=np.uint64)), int(values.size), "ratings")
 
 
 _K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,

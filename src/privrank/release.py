@@ -45,12 +45,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ._rng import is_seeded
-from .errors import InputError
+from .errors import InputError, PrivacyWarning
 from .mechanisms.draws import mark_charged, open_release
 
 
@@ -125,6 +126,20 @@ def charge(guarantee) -> None:
         payer.pay(guarantee, data)
     depth_state["charged"] = True
     mark_charged()
+    _warn_if_weak(guarantee)
+
+
+#: a per-user epsilon above which a release warns that its protection is weak
+WEAK_EPSILON = 10.0
+
+
+def _warn_if_weak(guarantee) -> None:
+    """:class:`~privrank.errors.PrivacyWarning` when composition leaves each user a large epsilon."""
+    per_user = getattr(guarantee, "epsilon_per_user", None)
+    if getattr(guarantee, "private", False) and per_user is not None and per_user > WEAK_EPSILON:
+        warnings.warn(f"each user is protected at epsilon {per_user:g} by composition (their answers together): "
+                      f"above {WEAK_EPSILON:g}, the output may reveal much about any one user; lower epsilon or "
+                      "max_answers", PrivacyWarning, stacklevel=4)
 
 
 def private_release(fn):

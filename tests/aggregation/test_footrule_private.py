@@ -97,6 +97,7 @@ def _output_audit(run, D, Dp, N):
     return best
 
 
+@pytest.mark.slow
 def test_dp_footrule_output_audit_with_under_noised_control(monkeypatch):
     """Output-space audit (m = 3, one ranking: identity vs reversal). Post-processing by the
     assignment hides most of the release's privacy loss, so this audit only has power against

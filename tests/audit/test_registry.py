@@ -27,6 +27,7 @@ def test_mechanism_passes_its_audit_as_calibrated(name):
     assert not res.violation, "\n".join(res.report())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MECHS))
 def test_declared_control_is_caught(name):
     res = run_audit(name, epsilon=EPSILON, control=True, seed=12)

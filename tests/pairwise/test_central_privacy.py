@@ -198,6 +198,7 @@ def test_noisy_copeland_exact_audit_two_items(eps, monkeypatch):
     assert worst_top_ratio(central.copeland_noise_scale(eps)) > 1.5 * eps
 
 
+@pytest.mark.slow
 def test_noisy_copeland_monte_carlo_audit(monkeypatch):
     """Draws of the production sampler on a tie boundary (a flip turns 3-3 into 2-4), with 99.9%
     Clopper-Pearson bounds on P(item 0 ranked first) on each side."""

@@ -56,7 +56,7 @@ program at most ``PRIVRANK_MAX_EXACT_SECONDS`` (default 60) of wall time. Past e
   ``PRIVRANK_MAX_EXACT_SECONDS`` to the time to wait);
 * the ``exact`` and ``auto`` solvers of :func:`wfas_solver` -- what the private methods call, after
   their privacy is spent -- do not throw the release away: they return the ``local-search`` order
-  and warn (``RuntimeWarning``, printed by the CLI) that it is **not proven optimal**.
+  and warn (``UtilityWarning``, printed by the CLI) that it is **not proven optimal**.
 
 Privacy never depends on the solver: it only post-processes the released matrix.
 """
@@ -76,7 +76,7 @@ from scipy.special import logsumexp
 
 from .._rng import as_generator
 from .. import limits
-from ..errors import InputError
+from ..errors import InputError, UtilityWarning
 from ..metrics import kemeny_cost
 
 SOLVERS = ("auto", "exact", "kwiksort", "local-search")
@@ -533,7 +533,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
             warnings.warn(f"solver exact: {exc.reason}; the order is local search's and NOT proven optimal "
                           f"(privacy is unchanged). Choose --solver local-search to say so, or raise "
                           f"{limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to insist on "
-                          "the exact solver", RuntimeWarning, stacklevel=2)
+                          "the exact solver", UtilityWarning, stacklevel=2)
             return polished(A)
 
     def auto(W):

@@ -89,7 +89,7 @@ from ..mechanisms.tree import (footrule_cost_release, footrule_counts_release, l
 from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order
 from .kemeny import wfas_solver
-from .private_kemeny import AggregateResult
+from .private_kemeny import AggregateResult, labelled
 
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
 #: Algorithm 4's noise must keep every noisy entry within this of its mean (notes E8)
@@ -136,6 +136,7 @@ def _auto_variant(m: int, n: int, budget: Budget) -> tuple[str, float]:
     return ("lopsided" if tail <= LOPSIDED_MARGIN else "buckets"), tail
 
 
+@labelled
 @private_release
 def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solver="exact",
             buckets: int | None = None, weights=None, rng=None) -> AggregateResult:
@@ -227,6 +228,7 @@ def _tally(profile, weights) -> RankingTally | None:
     return profile
 
 
+@labelled
 @private_release
 def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = None,
                 weights=None, rng=None) -> AggregateResult:
@@ -261,6 +263,7 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
     return _footrule_result(rel)
 
 
+@labelled
 @private_release
 def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
                  rng=None) -> AggregateResult:

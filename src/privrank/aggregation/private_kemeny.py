@@ -25,6 +25,7 @@ unchanged and the approximation ratio is the solver's.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field, replace
 
@@ -34,6 +35,8 @@ from scipy.special import bdtrc
 from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.rankings import Rankings, RankingTally, as_rankings, releasable
+from ..data.tabular import is_table
+from ..display import Displayed
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
@@ -46,8 +49,8 @@ from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
 EXPONENTIAL_MAX_ITEMS = 8
 
 
-@dataclass(frozen=True)
-class AggregateResult:
+@dataclass(frozen=True, repr=False)
+class AggregateResult(Displayed):
     """A private consensus order.
 
     Attributes
@@ -65,12 +68,36 @@ class AggregateResult:
         :class:`~privrank.mechanisms.pairwise_matrix.MatrixRelease`; the footrule cost matrix of
         :func:`~privrank.dp_footrule` and :func:`~privrank.ldp_footrule`, a
         :class:`~privrank.mechanisms.tree.TreeRelease`), else None.
+    items
+        Item labels (the profile's; item indices for a bare array of orders).
     """
 
     order: np.ndarray
     guarantee: Guarantee
     details: dict = field(default_factory=dict)
     release: object = None
+    items: tuple = field(default=(), kw_only=True)
+
+    @property
+    def ranking(self) -> list:
+        """Item labels from best to worst."""
+        return [self.items[k] for k in self.order]
+
+    def _rows(self) -> list[dict]:
+        return [{"rank": r + 1, "item": self.items[k]} for r, k in enumerate(self.order)]
+
+
+def labelled(fn):
+    """A public aggregation function that also takes a DataFrame of rankings and returns its
+    :class:`AggregateResult` with the profile's item labels."""
+    @functools.wraps(fn)
+    def run(profile, *args, **kwargs):
+        if is_table(profile):
+            profile = as_rankings(profile)
+        result = fn(profile, *args, **kwargs)
+        items = getattr(profile, "items", None)
+        return replace(result, items=tuple(items) if items is not None else tuple(range(len(result.order))))
+    return run
 
 
 def _pairwise_profile(profile) -> Rankings | RankingTally:
@@ -112,6 +139,7 @@ def _clip_default(clip, solver, m) -> bool:
 # central model
 # --------------------------------------------------------------------------------------------
 
+@labelled
 @private_release
 def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
                    best_of: int = 1, rng=None) -> AggregateResult:
@@ -160,6 +188,7 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
                             **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale, R.n_voters))
 
 
+@labelled
 @private_release
 def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
                 fail_probability: float | None = None, fallback_fraction: float = 0.5,
@@ -246,6 +275,7 @@ def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarra
     return perms, exponential_probabilities(utility, sensitivity, epsilon)
 
 
+@labelled
 @private_release
 def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     """The exponential mechanism over all orders (McSherry and Talwar; Hay et al. 2017).
@@ -263,6 +293,7 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     return AggregateResult(perms[k], g, {"orders": int(perms.shape[0])})
 
 
+@labelled
 @private_release
 def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
                   rng=None) -> AggregateResult:
@@ -310,6 +341,7 @@ def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
                      note=note)
 
 
+@labelled
 @private_release
 def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
                rng=None) -> AggregateResult:
@@ -366,6 +398,7 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
     return max(1, min(tau, D))
 
 
+@labelled
 @private_release
 def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: float | None = None,
                  fallback_fraction: float = 0.5, fallback_solver="auto", rng=None) -> AggregateResult:

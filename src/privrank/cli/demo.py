@@ -41,6 +41,7 @@ def _section(title, comps, seed, top, user_budget=None):
         print(f"\n[{label}] Kendall distance to the non-private ranking: {dist:.3f}")
         print("  top %d: %s" % (top, ", ".join(map(str, fit.top_k(top)))))
         print("  guarantee: " + fit.guarantee.describe())
+        print("  in plain words: " + fit.guarantee.plain())
 
 
 def run_demo(args) -> int:

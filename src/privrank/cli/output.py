@@ -45,12 +45,14 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
     if fmt == "json":
         doc = {"ranking": rows, "guarantee": guarantee.to_dict()}
         doc["guarantee"]["description"] = guarantee.describe()
+        doc["guarantee"]["plain"] = guarantee.plain()
         doc.update(extra or {})
         return json.dumps(_json_safe(doc), indent=2) + "\n"
     columns = list(rows[0].keys()) if rows else ["rank", "item"]
     if fmt == "csv":  # the guarantee and notes lead as '#' comments (pandas: read_csv(..., comment="#"))
         buf = io.StringIO()
         buf.write("# guarantee: " + guarantee.describe() + "\n")
+        buf.write("# in plain words: " + guarantee.plain() + "\n")
         for k, v in (extra or {}).items():
             buf.write(f"# {k}: {_fmt_cell(v)}\n")
         w = csv.writer(buf, lineterminator="\n")
@@ -63,6 +65,7 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     lines.append("")
     lines.append("guarantee: " + guarantee.describe())
+    lines.append("in plain words: " + guarantee.plain())
     for k, v in (extra or {}).items():
         lines.append(f"{k}: {_fmt_cell(v)}")
     return "\n".join(lines) + "\n"

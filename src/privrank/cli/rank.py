@@ -6,7 +6,11 @@ print the same columns and guarantee.
 """
 from __future__ import annotations
 
-from ..data.io import ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
+import sys
+
+from ..data.io import ComparisonColumns, ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
+from ..data.ratings import DEFAULT_MAX_PAIRS, comparisons_from_ratings, holds_ratings
+from ..data.tabular import ColumnarFile
 from ..errors import InputError
 from ..pairwise.btl import fit_btl
 from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
@@ -39,10 +43,15 @@ def add_budget_options(parser) -> None:
                        help="privacy budget per user (local mechanisms: split evenly over that user's "
                             "comparisons; central mechanisms: with --max-answers)")
     parser.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
+    parser.add_argument("--max-pairs", type=int, default=None,
+                        help=f"ratings files (user,item,rating): most pairs of rated items taken from one user "
+                             f"(default {DEFAULT_MAX_PAIRS}), the declared bound of the per-user guarantee")
 
 
 def add_ranking_options(parser, default_mechanism: str) -> None:
-    parser.add_argument("file", help="CSV file of comparisons (an epsilon column marks randomized reports)")
+    parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
+                                     "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
+                                     "column marks randomized reports) or of ratings (user,item,rating)")
     parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
                         help=f"privacy mechanism or non-private baseline (default {default_mechanism})")
     add_budget_options(parser)
@@ -174,7 +183,37 @@ def _read(args):
     """The comparisons in memory; None when ``--engine`` computes the statistic from the file."""
     if args.engine != "local" or args.scheduler is not None:
         return None
-    return read_comparisons(args.file, items=_items(args))
+    return read_data(args, _items(args))
+
+
+def read_data(args, items=None):
+    """The comparisons of ``args.file``, saying on stderr which layout was read when it is not one of
+    privrank's own; a ratings table gives each user's pairs, at most ``--max-pairs``, and a per-user
+    ``--epsilon`` release then declares that bound (``--max-answers``)."""
+    header = ColumnarFile(args.file).header
+    args.ratings = holds_ratings(header)
+    if not args.ratings:
+        layout = ComparisonColumns.from_header(header, args.file)
+        if args.max_pairs is not None:
+            raise InputError("--max-pairs applies to ratings files (user,item,rating)")
+        if layout.winner_column:
+            print(f"privrank: read the {layout.layout} layout (the winner column names the side, a tie or the "
+                  "winning item)", file=sys.stderr)
+        return read_comparisons(args.file, items=items)
+    pairs = DEFAULT_MAX_PAIRS if args.max_pairs is None else args.max_pairs
+    print(f"privrank: read ratings (user,item,rating): each user's pairs of rated items, at most {pairs} per user "
+          "(--max-pairs), the higher rating winning", file=sys.stderr)
+    comps = comparisons_from_ratings(args.file, max_pairs=pairs, items=items, rng=args.seed)
+    if (getattr(args, "max_answers", "") is None and args.epsilon is not None
+            and getattr(args, "mechanism", None) not in ("none",) + BASELINES):
+        args.max_answers = pairs
+    return comps
+
+
+def _identity(args, comps):
+    """What the ledger knows the data set by: the comparisons, or the file when it is streamed or
+    holds ratings (the pairs drawn from ratings change from run to run; the ratings do not)."""
+    return args.file if comps is None or getattr(args, "ratings", False) else comps
 
 
 def fitted_ranking(args, comps=None):
@@ -219,7 +258,7 @@ def run_ranking(args) -> int:
     comps = _read(args)
     if comps is not None:
         check_interval_size(args, comps.n_items, cubic=args.mechanism != "noisy-copeland")
-    with ledger_release(args, args.file if comps is None else comps) as release:
+    with ledger_release(args, _identity(args, comps)) as release:
         res, extra = fitted_ranking(args, comps)
         reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized
         release.done(res.guarantee, reports=reports)
@@ -237,10 +276,10 @@ def run_ranking(args) -> int:
 
 def run_randomize(args) -> int:
     """Randomize a file of answers: charged to the ledger (per comparison) before any answer is flipped."""
-    comps = read_comparisons(args.file)
     if args.epsilon is None and args.user_epsilon is None:
         raise InputError("randomize needs --epsilon or --user-epsilon")
-    with ledger_release(args, comps) as release:
+    comps = read_data(args)
+    with ledger_release(args, _identity(args, comps)) as release:
         reports = randomized_response(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed)
         emit(comparisons_to_csv(reports), release.output)
     return 0

@@ -1,36 +1,23 @@
-"""Comparison files (CSV, Parquet, Arrow): long ``user,item_a,item_b,outcome`` or ``winner,loser`` (see :mod:`privrank.data.io`)."""
+"""Comparisons from files (CSV, Parquet, Arrow) and tables in memory, in the layouts of :mod:`privrank.data.io`."""
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
 from .comparisons import PairwiseComparisons, sorted_labels
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, OUTCOME_COLUMNS, USER_COLUMNS, check_data_file, csv_rows,
-                      file_format, item_list, label_indices, pick_column, present_labels, pyarrow_module, read_text)
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
+                      is_table, item_list, label_indices, pick_column, present_labels, pyarrow_module)
 
-def _parse_outcome(text: str, line: int) -> int:
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(f"line {line}: outcome must be 1, -1 or 0") from None
-    if x not in (1.0, -1.0, 0.0):
-        raise InputError(f"line {line}: outcome must be 1, -1 or 0")
-    return int(x)
-
-
-def _parse_epsilon(text: str, line: int) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(f"line {line}: epsilon must be a number > 0") from None
-    if not math.isfinite(x) or x <= 0:
-        raise InputError(f"line {line}: epsilon must be finite and > 0")
-    return x
+#: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
+#: ``left,right,winner`` (crowd-kit calls it ``label``) and arena-style ``model_a,model_b,winner``
+SIDE_COLUMNS = (("left", "right"), ("model_a", "model_b"))
+WINNER_COLUMNS = ("winner", "label")
+#: values of a winner column, lower case, and the outcome they mean (else: the winning item's label)
+WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
+                "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
 
 @dataclass(frozen=True)
@@ -38,7 +25,9 @@ class ComparisonColumns:
     """Positions in a file's header of the fields of a comparison.
 
     ``outcome`` is None for a ``winner,loser`` file (every record is a win for ``item_a``, the
-    winner); ``user`` and ``epsilon`` are None when the file has no such column.
+    winner); ``user`` and ``epsilon`` are None when the file has no such column. With
+    ``winner_column`` the outcome column names the winner (:data:`WINNER_WORDS`, or the label of
+    one of the record's two items) instead of holding 1, -1 or 0. ``layout`` names the layout read.
     """
 
     item_a: int
@@ -46,13 +35,17 @@ class ComparisonColumns:
     outcome: int | None
     user: int | None
     epsilon: int | None
+    winner_column: bool = False
+    layout: str = "item_a,item_b,outcome"
 
     @classmethod
     def from_header(cls, header, source) -> "ComparisonColumns":
         """The layout named by ``header``. The header is never echoed: a file without one would
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
-        known = {"winner", "loser", "item_a", "item_b", "epsilon", *OUTCOME_COLUMNS, *USER_COLUMNS}
+        sides = [s for pair in SIDE_COLUMNS for s in pair]
+        known = {"winner", "loser", "item_a", "item_b", "epsilon", *OUTCOME_COLUMNS, *USER_COLUMNS, *sides,
+                 *WINNER_COLUMNS}
         repeated = sorted({n for n in names if n in known and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
@@ -60,86 +53,90 @@ class ComparisonColumns:
             raise InputError(f"{source}: more than one user column ({', '.join(USER_COLUMNS)}); keep one")
         user = pick_column(names, USER_COLUMNS)
         outcome = pick_column(names, OUTCOME_COLUMNS)
+        side = next((pair for pair in SIDE_COLUMNS if pair[0] in names and pair[1] in names), None)
+        winner_column = False
         if "winner" in names and "loser" in names:
             a, b, outcome = "winner", "loser", None
+            layout = "winner,loser"
         elif "item_a" in names and "item_b" in names and outcome:
             a, b = "item_a", "item_b"
+            layout = f"item_a,item_b,{outcome}"
+        elif side and pick_column(names, WINNER_COLUMNS):
+            (a, b), outcome, winner_column = side, pick_column(names, WINNER_COLUMNS), True
+            layout = f"{a},{b},{outcome}"
         else:
-            raise InputError(f"{source}: need a header row naming the columns item_a,item_b,outcome (or result) "
-                             f"or winner,loser; the first row has {len(names)} fields and none of these names "
+            raise InputError(f"{source}: need a header row naming the columns item_a,item_b,outcome (or result), "
+                             "winner,loser, left,right,winner or model_a,model_b,winner (or user,item,rating for "
+                             f"ratings); the first row has {len(names)} fields and none of these layouts "
                              "(is the header missing?)")
+        if user:
+            layout = f"{user},{layout}"
 
         def pos(name):
             return None if name is None else names.index(name)
-        return cls(pos(a), pos(b), pos(outcome), pos(user), pos("epsilon" if "epsilon" in names else None))
+        return cls(pos(a), pos(b), pos(outcome), pos(user), pos("epsilon" if "epsilon" in names else None),
+                   winner_column, layout)
 
     def positions(self) -> list[int]:
         """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon."""
         return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon) if k is not None]
 
 
-def read_comparisons(path, *, items=None) -> PairwiseComparisons:
-    """Read pairwise comparisons from a CSV, Parquet or Arrow file into memory.
+def read_comparisons(source, *, items=None, left=None, right=None, winner=None, outcome=None,
+                     user=None) -> PairwiseComparisons:
+    """Read pairwise comparisons from a CSV, Parquet or Arrow file, or a table in memory.
 
-    See the module docstring for the formats. CSV needs only the standard library; Parquet and
-    Arrow files are read with :class:`ComparisonFile` (pyarrow).
+    ``source`` is a path or a table (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
+    result: anything that speaks the Arrow stream protocol). The layout is recognised from the
+    column names (module docstring of :mod:`privrank.data.io`); a table with other names says
+    which column is which: ``left=`` and ``right=`` name the two items' columns, and ``winner=``
+    (left, right, tie or the winning item's label) or ``outcome=`` (1, -1, 0) the result;
+    ``user=`` the respondent's column. Every source goes through the same Arrow reader
+    (:class:`ComparisonFile`).
 
     Raises
     ------
     InputError
         On a missing file or column, an unknown outcome, an empty field, NaN, or fewer than two
-        items; the message names the line (CSV) or the record.
+        items; the message names the line (CSV) or the record, never its contents.
     """
-    path = Path(path)
-    check_data_file(path)
-    if file_format(path) != "csv":
-        return ComparisonFile(path).read(items=items)
-    return read_text(_read_comparisons, path, items)
+    if is_table(source):
+        source = named_columns(arrow_table(source), left=left, right=right, winner=winner, outcome=outcome,
+                               user=user)
+    elif any(k is not None for k in (left, right, winner, outcome, user)):
+        raise InputError("left=, right=, winner=, outcome= and user= name the columns of a table in memory; "
+                         "a file's header names its own (see privrank.data.io)")
+    comps = ComparisonFile(source).read(items=items)
+    if len(comps.items) < 2:
+        raise InputError(f"{'the table' if is_table(source) else source}: only one item occurs; at least two "
+                         "are needed to rank")
+    return comps
 
 
-def _read_comparisons(path: Path, items) -> PairwiseComparisons:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        rows = csv_rows(reader)
-        try:
-            header = [h.strip().lower() for h in next(rows)]
-        except StopIteration:
-            raise InputError(f"{path} is empty") from None
-        layout = ComparisonColumns.from_header(header, path)
-        cols = [layout.item_a, layout.item_b] + ([] if layout.outcome is None else [layout.outcome])
-        uidx, eidx = layout.user, layout.epsilon
-        a, b, out, users, eps, lines = [], [], [], [], [], []
-        width = len(header)
-        for line, row in enumerate(rows, start=2):
-            if not row or all(not x.strip() for x in row):
-                continue
-            if len(row) != width:
-                raise InputError(f"line {line}: expected {width} fields, found {len(row)}")
-            fields = [row[c].strip() for c in cols]
-            if any(f == "" or f.lower() in ("nan", "na") for f in fields):
-                raise InputError(f"line {line}: empty or NaN field")
-            a.append(fields[0])
-            b.append(fields[1])
-            lines.append(line)
-            out.append(1 if layout.outcome is None else _parse_outcome(fields[2], line))
-            if uidx is not None:
-                u = row[uidx].strip()
-                if u == "":
-                    raise InputError(f"line {line}: empty user id")
-                users.append(u)
-            if eidx is not None:
-                eps.append(_parse_epsilon(row[eidx].strip(), line))
-    if not a:
-        raise InputError(f"{path} has a header but no comparisons")
-    for line, x, y in zip(lines, a, b):
-        if x == y:
-            raise InputError(f"line {line}: a comparison of an item with itself")
-    labels = set(a) | set(b)
-    if len(labels) < 2 and items is None:
-        raise InputError(f"{path}: only one item occurs; at least two are needed to rank")
-    return PairwiseComparisons.from_labels(
-        a, b, out, user=users if uidx is not None else None,
-        epsilon=eps if eidx is not None else None, items=items)
+def as_comparisons(data):
+    """``data`` as it is, or a table in memory (a DataFrame...) read by :func:`read_comparisons` --
+    how every function that takes comparisons accepts a DataFrame."""
+    return read_comparisons(data) if is_table(data) else data
+
+
+def named_columns(table, *, left=None, right=None, winner=None, outcome=None, user=None):
+    """``table`` with the columns named by keywords renamed to a layout :class:`ComparisonColumns`
+    knows (``item_a,item_b,outcome`` or ``left,right,winner``); unchanged without keywords."""
+    if all(k is None for k in (left, right, winner, outcome, user)):
+        return table
+    if left is None or right is None or (winner is None) == (outcome is None):
+        raise InputError("name the columns with left= and right= (the two items) and one of winner= "
+                         "(left, right, tie or an item's label) or outcome= (1, -1 or 0)")
+    given = {left: "item_a", right: "item_b", **({winner: "winner"} if winner is not None else {}),
+             **({outcome: "outcome"} if outcome is not None else {}), **({user: "user"} if user is not None else {})}
+    missing = [name for name in given if name not in table.column_names]
+    if missing:
+        raise InputError(f"the table has no column {missing[0]!r}")
+    if len(given) < 3 + (user is not None):
+        raise InputError("left=, right=, winner= (or outcome=) and user= must name different columns")
+    if winner is not None:  # the winner layout's own names
+        given = {left: "left", right: "right", winner: "winner", **({user: "user"} if user is not None else {})}
+    return table.select(list(given)).rename_columns(list(given.values()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,6 +154,7 @@ class ComparisonBatch:
     user: object
     epsilon: np.ndarray | None
     first_record: int
+    where: object = str  # record index -> where it is, for error messages (ColumnarFile.where)
 
     def __len__(self) -> int:
         return int(self.outcome.size)
@@ -172,7 +170,7 @@ class ComparisonBatch:
         b = label_indices(self.item_b, items)
         same = np.flatnonzero(a == b)
         if same.size:
-            raise InputError(f"record {self.first_record + int(same[0]) + 1} compares an item with itself")
+            raise InputError(f"{self.where(self.first_record + int(same[0]))}: a comparison of an item with itself")
         return a, b
 
 
@@ -214,7 +212,7 @@ class ComparisonFile(ColumnarFile):
         def check_present(col, name):
             if col.null_count:
                 bad = np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))
-                raise InputError(f"record {first_record + int(bad[0]) + 1}: empty {name}")
+                raise InputError(f"{self.where(first_record + int(bad[0]))}: empty {name}")
             dictionary = pa.types.is_dictionary(col.type)
             values = col.dictionary if dictionary else col
             t = values.type
@@ -225,17 +223,23 @@ class ComparisonFile(ColumnarFile):
                     or pa.types.is_floating(t)):
                 raise InputError(f"the {name} column must hold text or numbers, not {t}")
             empty = None
-            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
                 import pyarrow.compute as pc
                 empty = pc.is_in(pc.utf8_lower(values), pa.array(["", "nan", "na"])).to_numpy(zero_copy_only=False)
-            elif pa.types.is_floating(values.type):
+                long = pc.utf8_length(values).to_numpy(zero_copy_only=False) > MAX_FIELD_CHARS
+                if long.any():  # no one types such a label; Python's csv module refuses it too
+                    bad = np.flatnonzero(np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(long))
+                                         if dictionary else long)
+                    raise InputError(f"{self.where(first_record + int(bad[0]))}: malformed {'CSV' if self.format == 'csv' else 'data'}: a field "
+                                     f"longer than {MAX_FIELD_CHARS:,} characters")
+            elif pa.types.is_floating(t):
                 empty = np.isnan(values.to_numpy(zero_copy_only=False))
-            if empty is not None:  # the same fields the CSV reader of the local engine refuses
+            if empty is not None:
                 if dictionary and empty.any():
                     empty = np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(empty))
                 bad = np.flatnonzero(empty)
                 if bad.size:
-                    raise InputError(f"record {first_record + int(bad[0]) + 1}: empty or NaN {name}")
+                    raise InputError(f"{self.where(first_record + int(bad[0]))}: empty or NaN {name}")
             return col
 
         item_a = check_present(column(c.item_a), "item")
@@ -243,11 +247,13 @@ class ComparisonFile(ColumnarFile):
         n = len(item_a)
         if c.outcome is None:
             outcome = np.ones(n, dtype=np.int8)
+        elif c.winner_column:
+            outcome = self._winner_outcome(check_present(column(c.outcome), "winner"), item_a, item_b, first_record)
         else:
             x = self._numbers(check_present(column(c.outcome), "outcome"), "outcome", first_record)
             bad = np.flatnonzero((x != 1) & (x != -1) & (x != 0))
             if bad.size:
-                raise InputError(f"record {first_record + int(bad[0]) + 1}: outcome must be 1, -1 or 0")
+                raise InputError(f"{self.where(first_record + int(bad[0]))}: outcome must be 1, -1 or 0")
             outcome = x.astype(np.int8)
         user = None if c.user is None else check_present(column(c.user), "user id")
         epsilon = None
@@ -255,12 +261,38 @@ class ComparisonFile(ColumnarFile):
             epsilon = self._numbers(check_present(column(c.epsilon), "epsilon"), "epsilon", first_record)
             bad = np.flatnonzero(~np.isfinite(epsilon) | (epsilon <= 0))
             if bad.size:
-                raise InputError(f"record {first_record + int(bad[0]) + 1}: epsilon must be finite and > 0")
+                raise InputError(f"{self.where(first_record + int(bad[0]))}: epsilon must be finite and > 0")
             ties = np.flatnonzero(outcome == 0)
             if ties.size:
-                raise InputError(f"record {first_record + int(ties[0]) + 1}: a randomized report must be 1 or -1, "
+                raise InputError(f"{self.where(first_record + int(ties[0]))}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
-        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record))
+        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record), self.where)
+
+    def _winner_outcome(self, winner, item_a, item_b, first_record) -> np.ndarray:
+        """Outcomes from a winner column: the label of one of the two items, or a word of
+        :data:`WINNER_WORDS` (an item label matches first, so an item may be called "left")."""
+        pa = pyarrow_module()
+        import pyarrow.compute as pc
+
+        def text(col):
+            col = col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
+            return col if pa.types.is_string(col.type) else col.cast(pa.string())
+        try:
+            w, a, b = text(winner), text(item_a), text(item_b)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError("the winner column must hold text: left, right, tie or an item's label") from None
+        outcome = np.full(len(w), 2, dtype=np.int8)
+        words = pc.index_in(pc.utf8_lower(w), value_set=pa.array(list(WINNER_WORDS)))
+        words = pc.fill_null(words, -1).to_numpy(zero_copy_only=False)
+        known = words >= 0
+        outcome[known] = np.array(list(WINNER_WORDS.values()), dtype=np.int8)[words[known]]
+        outcome[pc.equal(w, b).to_numpy(zero_copy_only=False)] = -1
+        outcome[pc.equal(w, a).to_numpy(zero_copy_only=False)] = 1
+        bad = np.flatnonzero(outcome == 2)
+        if bad.size:
+            raise InputError(f"{self.where(first_record + int(bad[0]))}: the winner must be left, right, tie "
+                             "(or model_a, model_b, tie (bothbad)) or the label of one of the two items")
+        return outcome
 
     def read(self, *, items=None) -> PairwiseComparisons:
         """The whole file in memory (items in sorted label order unless ``items`` is given)."""

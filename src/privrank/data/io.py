@@ -5,23 +5,36 @@ The readers live by source -- :mod:`~privrank.data.comparison_files`,
 and batched reader in :mod:`~privrank.data.tabular` and the partial-ballot policy in
 :mod:`~privrank.data.ballots` -- and this module gathers what callers use.
 
-Comparison files are CSV, Parquet (``.parquet``, ``.pq``) or Arrow IPC / Feather (``.arrow``,
-``.feather``, ``.ipc``); the last two need pyarrow. They come in two shapes, recognised from the
-header (column names are matched case-insensitively):
+Comparisons come from CSV (also gzip'd, ``.csv.gz``), Parquet (``.parquet``, ``.pq``) or Arrow
+IPC / Feather (``.arrow``, ``.feather``, ``.ipc``) files, or from tables in memory: a pandas or
+polars DataFrame, a pyarrow Table, a DuckDB result -- anything that speaks the Arrow PyCapsule
+stream protocol. Every source goes through one reader, Arrow's (:class:`ComparisonFile`), and
+comes in one of these layouts, recognised from the column names (matched case-insensitively):
 
 * long format ``user,item_a,item_b,outcome`` with outcome 1 (item_a preferred), -1 (item_b)
   or 0 (tie). ``respondent`` and ``worker`` are accepted for ``user``, ``result`` for
   ``outcome``; the user column is optional.
 * ``winner,loser`` (optionally with ``user``): every record is a win for ``winner``.
+* evalica and crowd-kit's ``left,right,winner`` (crowd-kit: ``label``) and LMSYS-arena style
+  ``model_a,model_b,winner``: the winner column says ``left``/``right`` (``model_a``/
+  ``model_b``), ``tie`` (also ``draw``, ``tie (bothbad)``) or names the winning item.
+* ratings ``user,item,rating`` (MovieLens: ``userId,movieId,rating``): each user's pairs of
+  rated items, at most a declared number per user (:func:`comparisons_from_ratings`).
+
+A table whose columns have other names says which is which: ``read_comparisons(df, left=...,
+right=..., winner=... or outcome=..., user=...)``. Every function that takes comparisons or
+rankings also takes such a table directly.
 
 An optional ``epsilon`` column marks the records as randomized reports (respondents already
 applied randomized response with that epsilon on their device): they will be debiased, never
-randomized again. Errors name the offending line or record number but never echo its contents.
+randomized again. Errors name the offending line (CSV) or record number but never echo its
+contents.
 
-:class:`ComparisonFile` reads any of the three formats in batches of bounded size with pyarrow
-(the streaming and Dask engines of :mod:`privrank.engines` use it, and :class:`RankingFile` for
-rankings); :func:`read_comparisons` reads a whole file into memory. Both apply the same rules: CSV fields are text with surrounding
-whitespace removed (so labels are strings), Parquet and Arrow columns keep their types.
+:class:`ComparisonFile` reads any source in batches of bounded size (the streaming and Dask
+engines of :mod:`privrank.engines` use it, and :class:`RankingFile` for rankings);
+:func:`read_comparisons` reads it whole into memory through the same batches. CSV fields are
+text with surrounding whitespace removed (so labels are strings); Parquet, Arrow and in-memory
+columns keep their types.
 
 Rankings (:func:`read_rankings`) come from PrefLib files (``.soc`` complete strict orders,
 ``.soi`` strict incomplete orders, ``.toc`` complete orders with ties; the 2022 PrefLib format
@@ -45,8 +58,9 @@ items:
 from __future__ import annotations
 
 from .ballots import PARTIAL_POLICIES
-from .comparison_files import (ComparisonBatch, ComparisonColumns, ComparisonFile, comparisons_to_csv,
-                               read_comparisons)
+from .comparison_files import (ComparisonBatch, ComparisonColumns, ComparisonFile, as_comparisons,
+                               comparisons_to_csv, read_comparisons)
+from .ratings import comparisons_from_ratings
 from .preflib import PREFLIB_SUFFIXES
 from .ranking_files import (RANKING_BATCH_CELLS, RankingBatch, RankingFile, different_items_error, holds_rankings,
                             read_ballots, read_item_list, read_rankings)
@@ -55,6 +69,7 @@ from .tabular import (ARROW_SUFFIXES, DEFAULT_BATCH_SIZE, MAX_DECLARED_ITEMS, MA
 
 __all__ = ["ARROW_SUFFIXES", "DEFAULT_BATCH_SIZE", "MAX_DECLARED_ITEMS", "MAX_EXACT_COUNT", "PARQUET_SUFFIXES",
            "PARTIAL_POLICIES", "PREFLIB_SUFFIXES", "RANKING_BATCH_CELLS", "ComparisonBatch", "ComparisonColumns",
-           "ComparisonFile", "RankingBatch", "RankingFile", "check_data_file", "check_items", "comparisons_to_csv",
+           "ComparisonFile", "RankingBatch", "RankingFile", "as_comparisons", "check_data_file", "check_items",
+           "comparisons_from_ratings", "comparisons_to_csv",
            "different_items_error", "file_format", "holds_rankings", "item_list", "read_ballots", "read_comparisons",
            "read_item_list", "read_rankings"]

@@ -14,8 +14,9 @@ from .rankings import Rankings
 from .ballots import PARTIAL_POLICIES, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
+from .ratings import holds_ratings
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, check_data_file, csv_header, csv_rows,
-                      file_format, is_count, is_number, item_list, pyarrow_module, read_text)
+                      file_format, is_count, is_number, is_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -51,7 +52,7 @@ def read_item_list(path) -> list:
 
 
 def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rankings:
-    """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file.
+    """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file, or a table in memory.
 
     CSV files have a header row and one ranking per row, in one of two layouts recognised
     from the header:
@@ -64,8 +65,9 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
     In both, an optional ``count`` column gives how many voters cast the row (rows with count 0
     are skipped, as are PrefLib lines with count 0), and one optional
     id column (``voter``, ``user``, ``respondent``, ``judge``, ``id`` or ``ballot``) is ignored.
-    Parquet and Arrow files (``.parquet``, ``.pq``, ``.arrow``, ``.feather``, ``.ipc``) have the
-    same columns and are read by :class:`RankingFile`; they must hold complete strict rankings.
+    Parquet and Arrow files (``.parquet``, ``.pq``, ``.arrow``, ``.feather``, ``.ipc``) and tables in
+    memory (pandas or polars DataFrames, Arrow tables) have the same columns and are read by
+    :class:`RankingFile`; they must hold complete strict rankings.
 
     Parameters
     ----------
@@ -91,12 +93,14 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
     """
     if partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
-    if Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+    table = is_table(path)
+    if table or Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+        what = "tables in memory" if table else f"{path}: Parquet and Arrow rankings"
         if partial != "error":
-            raise InputError(f"{path}: Parquet and Arrow rankings are read as complete strict rankings; "
-                             "the partial policies apply to CSV and PrefLib files")
+            raise InputError(f"{what} are read as complete strict rankings; the partial policies apply to CSV "
+                             "and PrefLib files")
         if items is not None:
-            raise InputError(f"{path}: Parquet and Arrow rankings take their items from the file; drop items")
+            raise InputError(f"{what} take their items from the columns; drop items")
         return RankingFile(path).read()
     labels, ballots = read_ballots(path)
     declared = items is not None or not _names_items_in_ballots(path)
@@ -158,6 +162,8 @@ def holds_rankings(path) -> bool:
     check_data_file(path)
     try:
         header = read_text(csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
+        if holds_ratings(header):  # ratings give comparisons
+            return False
         ComparisonColumns.from_header(header, path)
     except InputError:
         return True
@@ -288,7 +294,7 @@ class RankingFile(ColumnarFile):
     """
 
     def __init__(self, path):
-        if Path(str(path)).suffix.lower() in PREFLIB_SUFFIXES:
+        if not is_table(path) and Path(str(path)).suffix.lower() in PREFLIB_SUFFIXES:
             raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
                              "CSV or Parquet to read them in batches")
         super().__init__(path)

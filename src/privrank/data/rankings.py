@@ -113,7 +113,8 @@ def position_counts(positions, weights=None) -> np.ndarray:
 
 
 def as_rankings(profile, weights=None) -> "Rankings":
-    """``profile`` (:class:`Rankings` or an ``(n, m)`` array of orders) as :class:`Rankings`.
+    """``profile`` (:class:`Rankings`, an ``(n, m)`` array of orders, or a DataFrame / Arrow table of
+    complete rankings as :func:`~privrank.data.io.read_rankings` reads them) as :class:`Rankings`.
 
     ``weights`` (multiplicities, as in :meth:`Rankings.from_orders`) replace the profile's own
     when given.
@@ -121,6 +122,10 @@ def as_rankings(profile, weights=None) -> "Rankings":
     if isinstance(profile, RankingTally):
         raise InputError("this algorithm needs the rankings themselves, not their statistics (a "
                          "RankingTally): read the file with read_rankings")
+    from .tabular import is_table
+    if is_table(profile):
+        from .ranking_files import read_rankings
+        profile = read_rankings(profile)
     if isinstance(profile, Rankings):
         if weights is None:
             return profile

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import csv
+import gzip
+import itertools
 import os
 from pathlib import Path
 
@@ -17,6 +19,8 @@ CSV_BLOCK_BYTES = 16 << 20
 DEFAULT_BATCH_SIZE = 1 << 20
 #: largest count of voters or records that float64 arithmetic represents exactly
 MAX_EXACT_COUNT = 2 ** 53
+#: longest text field read (Python's csv module's limit): longer is a malformed file, not a label
+MAX_FIELD_CHARS = 131_072
 #: most items a file may declare (a ranking of more is far beyond every method here)
 MAX_DECLARED_ITEMS = 1_000_000
 
@@ -81,6 +85,31 @@ def pyarrow_module():
     return pyarrow
 
 
+def is_table(obj) -> bool:
+    """True for a table in memory: a pyarrow Table or RecordBatch, a pandas DataFrame, or any
+    object that speaks the Arrow PyCapsule stream protocol (polars, DuckDB results, ...)."""
+    kind = type(obj)
+    return (hasattr(obj, "__arrow_c_stream__") or kind.__module__.startswith(("pyarrow", "pandas"))
+            and kind.__name__ in ("Table", "RecordBatch", "DataFrame"))
+
+
+def arrow_table(obj):
+    """A table in memory (:func:`is_table`) as a pyarrow Table, without importing pandas or polars
+    (a pandas DataFrame loses its index; its columns are what count)."""
+    pa = pyarrow_module()
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    try:
+        if type(obj).__module__.startswith("pandas"):
+            return pa.Table.from_pandas(obj, preserve_index=False)
+        return pa.table(obj)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+        raise InputError("the table could not be read as columns of one type each (is a column a mix of "
+                         "text and numbers?)") from None
+
+
 def item_list(items) -> tuple:
     """A caller's item list as a tuple, refusing repeated labels."""
     labels = tuple(items)
@@ -124,12 +153,13 @@ def label_indices(labels, known: tuple) -> np.ndarray:
 
 
 class ColumnarFile:
-    """A CSV, Parquet or Arrow IPC file read in batches of columns with pyarrow.
+    """A CSV, Parquet or Arrow IPC file, or a table in memory, read in batches of columns with pyarrow.
 
     Parameters
     ----------
-    path : str or Path
-        The file. Its header is read on construction; a subclass checks it and sets ``names``
+    source : str, Path or table
+        The file, or a table in memory (:func:`is_table`: pyarrow, pandas, polars, DuckDB...).
+        Its header is read on construction; a subclass checks it and sets ``names``
         (the columns to read) and ``label_names`` (those of them holding labels, read
         dictionary-encoded from Parquet when they are strings).
 
@@ -144,15 +174,22 @@ class ColumnarFile:
     names: list
     label_names: list
 
-    def __init__(self, path):
-        self.path = str(path)
-        self.format = file_format(path)
-        if "://" not in self.path:
-            check_data_file(self.path)
+    def __init__(self, source):
+        self.table = None
+        if is_table(source):
+            self.table = arrow_table(source)
+            self.path, self.format = "the table", "table"
+        else:
+            self.path = str(source)
+            self.format = file_format(source)
+            if "://" not in self.path:
+                check_data_file(self.path)
         self.header = self._header()
 
     def _header(self) -> list[str]:
         pa = pyarrow_module()
+        if self.table is not None:
+            return [str(name) for name in self.table.column_names]
         try:
             if self.format == "parquet":
                 import pyarrow.parquet as pq
@@ -162,17 +199,21 @@ class ColumnarFile:
                     return list(pa.ipc.open_file(source).schema.names)
         except (pa.ArrowInvalid, OSError):
             raise InputError(f"{self.path} is not a readable {self.format} file") from None
-        with open(self.path, newline="", encoding="utf-8-sig") as fh:
+        with open_text(self.path) as fh:
             try:
                 return next(csv.reader(fh))
             except StopIteration:
                 raise InputError(f"{self.path} is empty") from None
             except UnicodeDecodeError:
                 raise InputError(f"{self.path} is not UTF-8 text") from None
+            except (OSError, EOFError):  # a damaged .gz file
+                raise InputError(f"{self.path} is not a readable gzip file") from None
 
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
         pa = pyarrow_module()
+        if self.table is not None:
+            return self.table.num_rows
         if self.format == "parquet":
             import pyarrow.parquet as pq
             return pq.ParquetFile(self.path).metadata.num_rows
@@ -198,6 +239,9 @@ class ColumnarFile:
         size = int(batch_size)
         if size < 1:
             raise InputError("batch_size must be >= 1")
+        if self.table is not None:
+            yield from self.table.select(self.names).to_batches(max_chunksize=size)
+            return
         if self.format == "parquet":
             import pyarrow.parquet as pq
             schema = pq.read_schema(self.path)
@@ -223,6 +267,8 @@ class ColumnarFile:
         bad = []
 
         def invalid_row(row):
+            if not (row.text or "").strip():  # a line of spaces: blank, like an empty line
+                return "skip"
             bad.append(row)
             return "error"
         try:
@@ -234,13 +280,28 @@ class ColumnarFile:
             for batch in reader:
                 for start in range(0, batch.num_rows, size):
                     yield batch.slice(start, size)
-        except pa.ArrowInvalid:  # the parser's own message would quote the row
-            if bad:
-                row = bad[0]
-                where = f"row {row.number}: " if row.number is not None else "a row "
-                raise InputError(f"{self.path}: {where}has {row.actual_columns} fields, "
-                                 f"expected {row.expected_columns}") from None
-            raise InputError(f"{self.path} could not be parsed as CSV") from None
+        except (pa.ArrowInvalid, OSError, EOFError) as error:
+            if isinstance(error, pa.ArrowInvalid):  # the parser's own message would quote the row
+                self._refuse_parse(error, bad)
+            raise InputError(f"{self.path} could not be read to the end (a damaged or truncated file?)") from None
+
+    def _refuse_parse(self, error, bad):
+        """The input error for Arrow's parse ``error``; ``bad`` holds the rows it refused."""
+        if bad:
+            row = bad[0]
+            raise InputError(f"{self.path}: {self._line_holding(row.text)}: expected {row.expected_columns} "
+                             f"fields, found {row.actual_columns}") from None
+        if "UTF8" in str(error):
+            raise InputError(f"{self.path} is not UTF-8 text") from None
+        raise InputError(f"{self.path} could not be parsed as CSV") from None
+
+    def _line_holding(self, text) -> str:
+        """``"line N"`` of the first line of this CSV file that reads ``text`` (error path only)."""
+        with open_text(self.path, errors="replace") as fh:
+            for number, line in enumerate(fh, start=1):
+                if line.rstrip("\r\n") == text:
+                    return f"line {number}"
+        return "a line"
 
     def column(self, table, name):
         """Column ``name`` of a table of this file as one array (CSV text without surrounding whitespace)."""
@@ -252,8 +313,17 @@ class ColumnarFile:
             col = pc.utf8_trim_whitespace(col)
         return col
 
-    @staticmethod
-    def _numbers(col, name, first_record) -> np.ndarray:
+    def where(self, record: int) -> str:
+        """Where record ``record`` (counting from 0) is, for an error message: its line in a CSV
+        file (found on the error path only), else its number counting from 1."""
+        if self.format != "csv":
+            return f"record {record + 1}"
+        with open_text(self.path, errors="replace") as fh:
+            lines = (number for number, text in enumerate(fh, start=1) if text.strip())
+            next(lines, None)  # the header
+            return f"line {next(itertools.islice(lines, record, None), '?')}"
+
+    def _numbers(self, col, name, first_record) -> np.ndarray:
         pa = pyarrow_module()
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             return col.to_numpy(zero_copy_only=False)
@@ -264,12 +334,19 @@ class ColumnarFile:
                 try:
                     float(text)
                 except (TypeError, ValueError):
-                    raise InputError(f"record {first_record + k + 1}: {name} must be a number") from None
+                    raise InputError(f"{self.where(first_record + k)}: {name} must be a number") from None
             raise InputError(f"{name} must be numeric") from None
 
 
+def open_text(path, errors: str = "strict"):
+    """A CSV file as text for the standard library (a ``.gz`` file decompressed, as Arrow reads it)."""
+    if str(path).lower().endswith(".gz"):
+        return gzip.open(path, "rt", newline="", encoding="utf-8-sig", errors=errors)
+    return open(path, newline="", encoding="utf-8-sig", errors=errors)
+
+
 def csv_header(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
+    with open_text(path) as fh:
         return next(csv_rows(csv.reader(fh)), [])
 
 

@@ -9,19 +9,20 @@ from .._rng import as_generator
 from ..aggregation.footrule import assignment_order
 from ..aggregation.kemeny import DP_MAX_ITEMS, solve_many
 from ..errors import InputError
+from ..display import Displayed
 from ..guarantees import Guarantee
 from ..mechanisms.noise import gaussian, laplace
 from ..mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
 from ..mechanisms.tree import TreeRelease, tree_layout
-from .cost import BOOTSTRAP_CHUNK, check_level, check_interval_cost
+from .cost import BOOTSTRAP_CHUNK, check_interval_cost, check_level, warn_if_indistinguishable
 
 KEMENY_TARGET = "ranks in the Kemeny aggregate of the raw rankings"
 FOOTRULE_TARGET = "ranks in the footrule-optimal aggregate of the raw rankings"
 AGGREGATE_BOOTSTRAP_MIN = 100
 
 
-@dataclass(frozen=True)
-class RankIntervals:
+@dataclass(frozen=True, repr=False)
+class RankIntervals(Displayed):
     """Rank intervals and "i ahead of j" probabilities of a private consensus ranking.
 
     Attributes
@@ -59,6 +60,9 @@ class RankIntervals:
     def entry(self, k: int) -> dict:
         """Interval columns of item ``k``: ``rank_lower, rank_upper``."""
         return {"rank_lower": int(self.rank_lower[k]), "rank_upper": int(self.rank_upper[k])}
+
+    def _rows(self) -> list[dict]:
+        return [{"rank": r + 1, "item": self.items[k], **self.entry(k)} for r, k in enumerate(self.order)]
 
     def describe(self) -> str:
         """The intervals in words."""
@@ -111,7 +115,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     result : AggregateResult
         A result whose ``release`` is the noisy matrix or tree it was computed from (see above).
     items : sequence, optional
-        Item labels (default ``0 .. m-1``); :class:`~privrank.data.rankings.Rankings` has them.
+        Item labels (default: the result's own, else ``0 .. m-1``).
     level : float
         Confidence level of every rank interval, in (0, 1).
     n_bootstrap : int
@@ -139,7 +143,9 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
                          "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
     order = np.asarray(result.order, dtype=np.int64)
     m = order.size
-    labels = tuple(range(m)) if items is None else tuple(items)
+    if items is None:
+        items = getattr(result, "items", ()) or range(m)
+    labels = tuple(items)
     if len(labels) != m:
         raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
     name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
@@ -177,7 +183,9 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     released = np.empty(m, dtype=np.int64)
     released[order] = np.arange(1, m + 1)
     lower, upper = _holm_bounds(ahead, level)
-    return RankIntervals(labels, order, np.minimum(lower, released), np.maximum(upper, released), ahead, shares,
+    lower, upper = np.minimum(lower, released), np.maximum(upper, released)
+    warn_if_indistinguishable(lower, upper, level)
+    return RankIntervals(labels, order, lower, upper, ahead, shares,
                          float(level), B, target, guarantee)
 
 

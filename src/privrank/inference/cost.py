@@ -1,8 +1,11 @@
-"""The cost of intervals, estimated from public sizes before anything is allocated or drawn."""
+"""What the interval families share: their cost, estimated from public sizes before anything is
+allocated or drawn, the level check, and the warning for a release that cannot tell items apart."""
 from __future__ import annotations
 
+import warnings
+
 from .. import limits
-from ..errors import InputError
+from ..errors import InputError, UtilityWarning
 
 BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
 
@@ -46,3 +49,16 @@ def check_level(level) -> None:
 
 
 # ---------------------------------------------------------------------------------- estimators
+
+
+def warn_if_indistinguishable(rank_lower, rank_upper, level: float) -> None:
+    """Warn (:class:`~privrank.errors.UtilityWarning`) when every rank interval is the whole range.
+
+    Then the release cannot tell any item from any other at this level: its printed order is the
+    noise speaking. Computed from the intervals alone (post-processing of the release).
+    """
+    m = len(rank_lower)
+    if m >= 3 and all(int(lo) == 1 and int(hi) == m for lo, hi in zip(rank_lower, rank_upper)):
+        warnings.warn(f"this release cannot tell the items apart: every {level:.0%} rank interval is [1, {m}], "
+                      "so its order is noise; a larger epsilon or more comparisons per pair would help "
+                      "(privrank plan predicts the error before collecting data)", UtilityWarning, stacklevel=3)

@@ -10,14 +10,15 @@ from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
 from ..data.comparisons import PairCounts
-from ..errors import InputError
+from ..errors import InputError, UtilityWarning
+from ..display import Displayed
 from ..guarantees import Guarantee
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import added_variance, debias, report_probability
 from ..pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
 from ..pairwise.central import CentralRanking, copeland_noise
 from ..pairwise.links import LOGISTIC, Link, as_link
-from .cost import BOOTSTRAP_CHUNK, check_level, check_interval_cost
+from .cost import BOOTSTRAP_CHUNK, check_interval_cost, check_level, warn_if_indistinguishable
 
 METHODS = ("sandwich", "bootstrap")
 BTL_TARGET = "BTL scores theta* (centred to sum zero)"
@@ -26,8 +27,8 @@ TINY_RIDGE = 1e-9  # ridge of the ridge-free fits, relative to the mean number o
 BOOTSTRAP_FAILURES = 0.05  # largest share of bootstrap fits allowed to fail
 
 
-@dataclass(frozen=True)
-class ConfidenceIntervals:
+@dataclass(frozen=True, repr=False)
+class ConfidenceIntervals(Displayed):
     """Score intervals, rank intervals and pairwise "ahead" probabilities of one release.
 
     Attributes
@@ -75,6 +76,11 @@ class ConfidenceIntervals:
         """Interval columns of item ``k``: ``score_lower, score_upper, rank_lower, rank_upper``."""
         return {"score_lower": float(self.lower[k]), "score_upper": float(self.upper[k]),
                 "rank_lower": int(self.rank_lower[k]), "rank_upper": int(self.rank_upper[k])}
+
+    def _rows(self) -> list[dict]:
+        order = np.lexsort((np.arange(self.estimate.size), -self.estimate))
+        return [{"rank": r + 1, "item": self.items[k], "estimate": float(self.estimate[k]), **self.entry(k)}
+                for r, k in enumerate(order)]
 
     def describe(self) -> str:
         """The intervals in words."""
@@ -206,6 +212,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
         ahead = _ahead_bootstrap(centre, draws)
         rank_centre = 2 * centre - draws.mean(axis=0)
     rank_lower, rank_upper = _rank_intervals(rank_centre, cov, level)
+    warn_if_indistinguishable(rank_lower, rank_upper, level)
     return ConfidenceIntervals(prob.items, centre, lower, upper, rank_lower, rank_upper, ahead, cov, float(level),
                                method, bool(bias_corrected), COUNT_TARGET if prob.kind == "copeland" else BTL_TARGET,
                                result.guarantee, used)
@@ -305,7 +312,7 @@ def _warn_ridge_bias(prob: _Problem, cov) -> None:
     ratio = float(np.max(np.abs(bias) / np.sqrt(np.diag(cov))))
     if ratio > 0.5:
         warnings.warn(f"the ridge shrinks some scores by about {ratio:.2g} standard errors, so plain intervals "
-                      "under-cover theta*; use bias_corrected=True (CLI: --bias-corrected)", RuntimeWarning,
+                      "under-cover theta*; use bias_corrected=True (CLI: --bias-corrected)", UtilityWarning,
                       stacklevel=3)
 
 

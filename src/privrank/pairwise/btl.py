@@ -36,15 +36,16 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 from ..data.comparisons import PairCounts
-from ..errors import DisconnectedError, InputError, check_positive
+from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive
+from ..display import Displayed
 from ..guarantees import Guarantee
 from .links import LOGISTIC, Link
 
 DENSE_MAX_ITEMS = 600
 
 
-@dataclass(frozen=True)
-class ScoredRanking:
+@dataclass(frozen=True, repr=False)
+class ScoredRanking(Displayed):
     """Scores of items (larger is better) and the ranking they induce, with a guarantee.
 
     Attributes
@@ -88,8 +89,11 @@ class ScoredRanking:
         return [{"rank": r + 1, "item": self.items[i], "score": float(self.scores[i])}
                 for r, i in enumerate(order)]
 
+    def _rows(self) -> list[dict]:
+        return self.table()
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class BTLFit(ScoredRanking):
     """Result of a BTL fit.
 
@@ -272,7 +276,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
     if ncomp > 1:
         warnings.warn(f"the comparison graph has {ncomp} connected components: scores of items in "
                       "different components are compared only through the ridge penalty",
-                      RuntimeWarning, stacklevel=3)
+                      UtilityWarning, stacklevel=3)
     try:
         theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver)
     except np.linalg.LinAlgError:
@@ -281,10 +285,10 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
     theta = theta - theta.mean()  # exact sum-zero (Lemma 3), removes round-off drift
     if not ok:
         warnings.warn(f"BTL fit stopped at gradient norm {gnorm:.3g} > tol {tol:.3g}",
-                      RuntimeWarning, stacklevel=3)
+                      UtilityWarning, stacklevel=3)
     if np.max(np.abs(theta)) > 50:
         warnings.warn("BTL scores are very large: increase lam (the data may be nearly separable "
-                      "or too noisy for this privacy level)", RuntimeWarning, stacklevel=3)
+                      "or too noisy for this privacy level)", UtilityWarning, stacklevel=3)
     items = pc.items if pc.items else tuple(range(pc.n_items))
     return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok,
                   btl_objective(theta, pc, lam), used, info)

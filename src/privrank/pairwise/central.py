@@ -54,6 +54,7 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 from .._rng import as_generator
+from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairCounts, PairwiseComparisons
 from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
@@ -68,7 +69,7 @@ THEORY_RIDGE_CONSTANT = 2.0
 THETA_GRID = 2.0 ** -20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CentralRanking(ScoredRanking):
     """Scores and ranking from a central-DP algorithm or one of its baselines.
 
@@ -174,6 +175,7 @@ def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
 
 
 def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
+    data = as_comparisons(data)
     if isinstance(data, PairwiseComparisons):
         if data.is_randomized:
             raise InputError("these are randomized reports; central mechanisms take the raw comparisons "
@@ -181,7 +183,7 @@ def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
         if private and not data.items_declared:
             raise InputError("a central release needs the public item list: which items occur is a fact of "
                              "the data (one person's only comparison naming an item would decide whether it "
-                             "appears). Give items= (read_comparisons(path, items=...); CLI: --items FILE)")
+                             "appears). Give items= (read_comparisons(path or DataFrame, items=...); CLI: --items FILE)")
         return data
     if isinstance(data, PairCounts):
         return data

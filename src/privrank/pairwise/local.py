@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
@@ -73,16 +74,19 @@ def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None)
     return (budget / np.maximum(counts, 1))[comps.user]
 
 
-def _check_comparisons(comps) -> None:
+def _check_comparisons(comps) -> PairwiseComparisons:
+    """``comps`` (or a DataFrame of comparisons) as :class:`PairwiseComparisons`."""
+    comps = as_comparisons(comps)
     if not isinstance(comps, PairwiseComparisons):
         raise InputError("the local comparison mechanisms take PairwiseComparisons (privrank.read_comparisons); "
                          "for rankings use ldp_matrix, ldp_kwiksort or ldp_footrule")
+    return comps
 
 
 def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers, mechanism: str,
                  note: str) -> tuple[PairwiseComparisons, np.ndarray, Guarantee]:
     """The records used, their epsilons and the guarantee -- from declared parameters only (module docstring)."""
-    _check_comparisons(comps)
+    comps = _check_comparisons(comps)
     if comps.is_randomized:
         raise InputError("these comparisons are already randomized reports; do not randomize twice")
     if max_answers is not None:
@@ -121,7 +125,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
     """Randomized reports of raw comparisons, charged as ``mechanism``; reports are passed through."""
-    _check_comparisons(comps)
+    comps = _check_comparisons(comps)
     if comps.is_randomized:
         if epsilon is not None or user_epsilon is not None or max_answers is not None:
             raise InputError("these are randomized reports with their own epsilon column; drop epsilon, "

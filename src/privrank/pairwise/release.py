@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..data.comparison_files import as_comparisons
 from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from ..errors import InputError
 from ..guarantees import UNIT_COMPARISON, Guarantee
@@ -21,7 +22,7 @@ WEIGHTS = ("uniform", "inverse_variance")
 TIE_NOTE = "Ties are answered as a fair coin before randomization."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PairwiseRelease:
     """Per-pair statistic of record values, with its guarantee.
 
@@ -57,6 +58,9 @@ class PairwiseRelease:
     @property
     def items(self) -> tuple:
         return self.counts.items
+
+    def __repr__(self) -> str:
+        return f"PairwiseRelease({len(self.items)} items; {self.guarantee.plain()})"
 
 
 def local_guarantee(epsilon: float, epsilon_per_user: float | None, mechanism: str,
@@ -160,7 +164,8 @@ def non_private_release(comps) -> PairwiseRelease:
 
 def as_release(data, *, weights: str = "uniform") -> PairwiseRelease:
     """Coerce estimator input: a release, randomized reports (debiased) or raw data (non-private),
-    in memory or as a tally."""
+    in memory (a DataFrame too) or as a tally."""
+    data = as_comparisons(data)
     if isinstance(data, PairwiseRelease):
         return data
     if isinstance(data, (PairwiseComparisons, ComparisonTally)):
