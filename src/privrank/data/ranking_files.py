@@ -15,7 +15,7 @@ from .ballots import PARTIAL_POLICIES, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, check_data_file, csv_header, csv_rows,
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, check_data_file, csv_header,
                       file_format, is_count, is_number, is_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
@@ -171,36 +171,29 @@ def holds_rankings(path) -> bool:
 
 
 def _read_ranking_csv(path: Path):
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        lines = csv_rows(reader)
-        try:
-            header = [h.strip() for h in next(lines)]
-        except StopIteration:
-            raise InputError(f"{path} is empty") from None
-        lower = [h.lower() for h in header]
-        count_col = lower.index("count") if "count" in lower else None
-        id_col = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
-        cols = [k for k in range(len(header)) if k not in (count_col, id_col)]
-        if len(cols) < 1:
-            raise InputError(f"{path}: no item or rank columns")
-        order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
-        rows = []
-        for line_no, row in enumerate(lines, start=2):
-            if not row or all(not x.strip() for x in row):
-                continue
-            if len(row) != len(header):
-                raise InputError(f"{path}, line {line_no}: expected {len(header)} fields, found {len(row)}")
-            count = 1
-            if count_col is not None:
-                try:
-                    count = int(row[count_col])
-                except ValueError:
-                    raise InputError(f"{path}, line {line_no}: count must be an integer >= 0") from None
-                if count < 0 or count > MAX_EXACT_COUNT:
-                    raise InputError(f"{path}, line {line_no}: count must be a whole number from 0 to 2^53")
-            if count:
-                rows.append((line_no, count, [row[k].strip() for k in cols]))
+    table = TextColumns(path)
+    header = [h.strip() for h in table.header]
+    lower = [h.lower() for h in header]
+    count_col = lower.index("count") if "count" in lower else None
+    id_col = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
+    cols = [k for k in range(len(header)) if k not in (count_col, id_col)]
+    if len(cols) < 1:
+        raise InputError(f"{path}: no item or rank columns")
+    order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
+    rows = []
+    for line_no, row in table.rows():
+        if not any(row):  # a line of empty fields: blank
+            continue
+        count = 1
+        if count_col is not None:
+            try:
+                count = int(row[count_col])
+            except ValueError:
+                raise InputError(f"{path}, line {line_no}: count must be an integer >= 0") from None
+            if count < 0 or count > MAX_EXACT_COUNT:
+                raise InputError(f"{path}, line {line_no}: count must be a whole number from 0 to 2^53")
+        if count:
+            rows.append((line_no, count, [row[k] for k in cols]))
     if not rows:
         raise InputError(f"{path} has a header but no rankings")
     if order_layout:

@@ -338,6 +338,29 @@ class ColumnarFile:
             raise InputError(f"{name} must be numeric") from None
 
 
+class TextColumns(ColumnarFile):
+    """Every column of a CSV file as text, parsed by Arrow: the rows the in-memory readers of
+    layouts that need Python logic per row (ranking ballots with ties and gaps) work on."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        if len(set(self.header)) != len(self.header):
+            raise InputError(f"{self.path}: two columns have the same name; name each column once")
+        self.names = list(self.header)
+        self.label_names = []
+
+    def rows(self):
+        """``(line, fields)`` of every record in file order; fields are text without surrounding
+        whitespace, ``line`` the record's line number (blank lines are not records)."""
+        with open_text(self.path, errors="replace") as fh:
+            lines = [number for number, text in enumerate(fh, start=1) if text.strip()][1:]
+        k = 0
+        for batch in self.raw_batches(DEFAULT_BATCH_SIZE):
+            for fields in zip(*(self.column(batch, n).to_pylist() for n in self.names)):
+                yield lines[k], list(fields)
+                k += 1
+
+
 def open_text(path, errors: str = "strict"):
     """A CSV file as text for the standard library (a ``.gz`` file decompressed, as Arrow reads it)."""
     if str(path).lower().endswith(".gz"):
