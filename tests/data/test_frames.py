@@ -217,8 +217,12 @@ def test_results_show_short_reprs_html_and_frames(llmfao):
     ci = pr.confidence_intervals(fit)
     rankings = pr.Rankings.from_orders(np.array([[0, 1, 2, 3], [1, 0, 2, 3]] * 50), items=list("wxyz"))
     agg = pr.private_kemeny(rankings, epsilon=1.0, rng=1)
-    for result in (release, fit, ci, agg, pr.aggregate_intervals(agg, n_bootstrap=100, rng=1)):
+    for result in (release, fit, ci, agg, pr.aggregate_intervals(agg, n_bootstrap=100, rng=1),
+                   pr.dp_footrule(rankings, epsilon=1.0, rng=1).release,
+                   pr.noisy_counts(np.arange(5000), epsilon=1.0, unit="one count", rng=1)):
         assert len(repr(result)) < 1000 and "factor of" in repr(result)
+    big = pr.Rankings.from_orders(np.array([np.random.default_rng(k).permutation(60) for k in range(50)]))
+    assert len(repr(pr.private_kemeny(big, epsilon=1.0, solver="local-search", rng=1).release)) < 200
     for result in (fit, ci, agg):
         frame = result.to_pandas()
         assert isinstance(frame, pd.DataFrame) and len(frame) == len(result.items)

@@ -34,7 +34,7 @@ from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CountRelease:
     """Noisy integer counts and what they protect.
 
@@ -54,6 +54,9 @@ class CountRelease:
     noise: str
     scale: float
     guarantee: Guarantee
+
+    def __repr__(self) -> str:  # short: the counts are for code, not for a notebook cell
+        return f"CountRelease({self.counts.size} counts, {self.noise} noise; {self.guarantee.plain()})"
 
 
 def _check_counts(counts) -> np.ndarray:

@@ -97,7 +97,7 @@ def count_noise(scale: float, n: int, size, rng=None) -> np.ndarray:
     return discrete_laplace(n * scale, size, rng)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MatrixRelease:
     """A private release of the pairwise-preference matrix ``w``.
 
@@ -120,6 +120,10 @@ class MatrixRelease:
     noise: str
     scale: float
     n: int
+
+    def __repr__(self) -> str:  # short: the matrix is for code, not for a notebook cell
+        m = self.matrix.shape[0]
+        return f"MatrixRelease({m} x {m} noisy pairwise matrix, {self.noise} noise of scale {self.scale:.4g})"
 
 
 @lru_cache(maxsize=64)

@@ -216,7 +216,7 @@ def parallel_sensitivity(layout: TreeLayout, p: int) -> float:
 # releases
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TreeRelease:
     """A private release of mean absolute deviations from the modified binary tree.
 
@@ -251,6 +251,10 @@ class TreeRelease:
     sensitivity: float
     n: int
     guarantee: Guarantee
+
+    def __repr__(self) -> str:  # short: the arrays are for code, not for a notebook cell
+        k, m = self.costs.shape
+        return f"TreeRelease({k} x {m} footrule costs, {self.noise} noise; {self.guarantee.plain()})"
 
 
 def _check_noise(noise: str, kappa) -> tuple[str, float]:
