@@ -177,7 +177,9 @@ def test_fit_result_api_and_labels():
     with pytest.raises(InputError):
         fit.top_k(0)
     with pytest.raises(InputError):
-        pr.fit_btl(comps, lam=0)
+        pr.fit_btl(comps, lam=-1)
+    with pytest.raises(InputError, match="does not exist"):  # a never loses: no maximum-likelihood estimate
+        pr.fit_btl(pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, 1]), lam=0)
     with pytest.raises(InputError):
         pr.fit_btl(comps, lam="paper")
 

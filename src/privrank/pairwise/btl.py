@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 from ..data.comparisons import PairCounts
@@ -204,6 +205,8 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
         it += 1
         if solver == "dense":
             H = btl_hessian(theta, pc, lam, link)
+            if lam == 0:  # the likelihood is flat along 1 and g is orthogonal to it: solve on sum-zero
+                H += 1.0 / m
             step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
         else:
             H, diag = sparse_hessian.update(theta, pc, lam, link)
@@ -261,7 +264,9 @@ def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link 
 def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, max_iter: int = 200,
                     solver: str = "auto", info: dict | None = None) -> BTLFit:
     """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring)."""
-    lam = check_positive(lam, name="lam")
+    lam = float(lam)
+    if not (lam >= 0 and np.isfinite(lam)):
+        raise InputError("lam must be a finite number >= 0 (0: the maximum-likelihood estimate)")
     if pc.n_pairs == 0:
         raise DisconnectedError("no comparisons between distinct items")
     seen = pc.items_compared()
@@ -303,13 +308,16 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
     data : PairwiseRelease or PairwiseComparisons
         A private release (from :func:`privrank.debiased_randomized_response` and friends),
         randomized reports with an epsilon column (debiased here, never randomized again), or
-        raw comparisons (the non-private penalised MLE).
+        raw comparisons (the non-private fit), or a DataFrame of either.
     lam : float, "default" or "paper"
-        Ridge strength in the count-weighted objective. ``"default"`` is ``G``, the variance
-        inflation of the release (``mean coth^2(eps/2)``; 1 without privacy): on the complete
+        Ridge strength in the count-weighted objective. ``"default"``: for a private release
+        ``G``, the variance inflation of the release (``mean coth^2(eps/2)``): on the complete
         design with L users this is the ``lambda = G(eps)/L`` of eq. (3) that the paper's theory
-        supports. ``"paper"`` is the literal ``(e^eps+1)^2/(e^eps-1)`` of the paper's §5.1,
-        which over-shrinks at large eps (kept for reproduction only).
+        supports; for raw comparisons the maximum-likelihood estimate (``lam = 0``, what choix and
+        evalica compute) where it exists (:func:`mle_exists`), else the ridge ``lam = 1``;
+        ``info["estimate"]`` says which. ``"paper"`` is the literal ``(e^eps+1)^2/(e^eps-1)`` of
+        the paper's §5.1, which over-shrinks at large eps (kept for reproduction only). ``0``
+        asks for the maximum-likelihood estimate and is refused where it does not exist.
     weights : {"uniform", "inverse_variance"}
         How debiased reports are averaged when ``data`` are reports (see
         :func:`privrank.pairwise.release.record_weights`).
@@ -334,15 +342,40 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InputError("max_iter must be a whole number >= 1")
     rel = as_release(data, weights=weights)
+    estimate = "ridge-penalised"
     if isinstance(lam, str):
         if lam == "default":
             lam = rel.variance_factor
+            if not rel.guarantee.private and rel.variance_factor == 1.0 and rel.counts.n_pairs:
+                if mle_exists(rel.counts):
+                    lam, estimate = 0.0, "maximum likelihood"
+                else:
+                    estimate = ("ridge-penalised (lam = 1): the maximum-likelihood estimate does not exist, because "
+                                "some group of items never loses (or never wins) against the rest")
         elif lam == "paper":
             if rel.paper_lam is None:
                 raise InputError("lam='paper' needs a private release with a finite epsilon")
             lam = rel.paper_lam
         else:
             raise InputError("lam must be a positive number, 'default' or 'paper'")
+    if isinstance(lam, (int, float, np.number)) and lam == 0:
+        if not mle_exists(rel.counts):
+            raise InputError("lam = 0 asks for the maximum-likelihood estimate, which does not exist here: some "
+                             "group of items never loses (or never wins) against the rest; use lam > 0")
+        estimate = "maximum likelihood"
     fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver,
-                          info={"variance_factor": rel.variance_factor})
+                          info={"variance_factor": rel.variance_factor, "estimate": estimate})
     return replace(fit, release=rel)
+
+
+def mle_exists(pc) -> bool:
+    """Whether the unpenalised BTL likelihood has a maximiser: the graph with an edge ``i -> j``
+    whenever ``i`` beat ``j`` (a tie is half a win each way) is strongly connected (Zermelo; Ford
+    1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
+    m = pc.n_items
+    wins = pc.wins > 0
+    losses = pc.totals - pc.wins > 0
+    graph = scipy.sparse.csr_matrix((np.ones(int(wins.sum() + losses.sum())),
+                                     (np.concatenate([pc.i[wins], pc.j[losses]]),
+                                      np.concatenate([pc.j[wins], pc.i[losses]]))), shape=(m, m))
+    return scipy.sparse.csgraph.connected_components(graph, directed=True, connection="strong")[0] == 1
