@@ -204,3 +204,18 @@ def test_paper_lambda_option():
     e = np.exp(3.0)
     assert fit.lam == pytest.approx((e + 1) ** 2 / (e - 1))
     assert pr.fit_btl(rel).lam == pytest.approx(1 / np.tanh(1.5) ** 2)
+
+
+def test_the_default_fit_of_raw_comparisons_is_the_mle_peers_compute():
+    """On the NFL 2019 season the default non-private fit is choix's maximum-likelihood estimate
+    (ILSR without regularisation); the old default ridge (lam = 1) is measurably different."""
+    choix = pytest.importorskip("choix")
+    from privrank.data.datasets import load_nfl
+
+    games = load_nfl(2019, include_ties=False)
+    fit = pr.fit_btl(games)
+    wins = [(a, b) if o == 1 else (b, a) for a, b, o in zip(games.item_a, games.item_b, games.outcome)]
+    mle = choix.ilsr_pairwise(len(games.items), wins, alpha=0, tol=1e-12, max_iter=10_000)
+    assert fit.info["estimate"] == "maximum likelihood" and fit.lam == 0
+    np.testing.assert_allclose(fit.scores, mle - mle.mean(), atol=1e-8)
+    assert np.max(np.abs(pr.fit_btl(games, lam=1.0).scores - fit.scores)) > 0.1
