@@ -41,6 +41,33 @@ def sorted_labels(values) -> tuple:
         return tuple(sorted(labels, key=str))
 
 
+def label_codes(columns, items=None) -> tuple[tuple, list]:
+    """``(labels, codes)``: the labels (``items``, or every label of ``columns`` in
+    :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
+    type are encoded by Arrow (strings, integers: 10x faster than a dict); anything else (mixed
+    types, missing labels) by a dict. Raises ``KeyError`` for a label not in ``items``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arrays = [pa.array(c) for c in columns]
+        kind = arrays[0].type
+        if any(x.type != kind or x.null_count for x in arrays) or not (
+                pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
+            raise TypeError
+        labels = sorted_labels(pc.unique(pa.chunked_array(arrays)).to_pylist()) if items is None else tuple(items)
+        value_set = pa.array(labels, type=kind)
+    except (TypeError, ValueError, OverflowError, pa.ArrowException):
+        values = [list(c) for c in columns]
+        labels = sorted_labels([x for c in values for x in c]) if items is None else tuple(items)
+        index = {lab: k for k, lab in enumerate(labels)}
+        return labels, [np.fromiter((index[x] for x in c), dtype=np.int64, count=len(c)) for c in values]
+    codes = [pc.index_in(x, value_set=value_set) for x in arrays]
+    if any(c.null_count for c in codes):
+        raise KeyError("a label outside the item list")
+    return labels, [c.to_numpy().astype(np.int64) for c in codes]
+
+
 @dataclass(frozen=True, eq=False)
 class PairwiseComparisons:
     """Validated pairwise comparisons with item labels and optional user ids.
@@ -93,34 +120,25 @@ class PairwiseComparisons:
             The full item set (default: every label that occurs, sorted). Items listed here but
             never compared are allowed in the container; estimators refuse them.
         """
-        a_lab = list(item_a)
-        b_lab = list(item_b)
-        n = len(a_lab)
+        item_a, item_b = (x if hasattr(x, "__len__") else list(x) for x in (item_a, item_b))
+        user = user if user is None or hasattr(user, "__len__") else list(user)
+        n = len(item_a)
         if n == 0:
             raise InputError("no comparisons given: the data set is empty")
-        if len(b_lab) != n:
+        if len(item_b) != n:
             raise InputError("item_a and item_b must have the same length")
         out = _as_outcome(outcome, n)
-        if items is None:
-            labels = sorted_labels(a_lab + b_lab)
-        else:
-            labels = tuple(items)
-            if len(set(labels)) != len(labels):
-                raise InputError("the item list has a repeated label")
-        index = {lab: k for k, lab in enumerate(labels)}
+        if items is not None and len(set(items)) != len(tuple(items)):
+            raise InputError("the item list has a repeated label")
         try:
-            a = np.fromiter((index[x] for x in a_lab), dtype=np.int64, count=n)
-            b = np.fromiter((index[x] for x in b_lab), dtype=np.int64, count=n)
+            labels, (a, b) = label_codes([item_a, item_b], items)
         except KeyError:
             raise InputError("a comparison names an item that is not in the given item list") from None
         u = users = None
         if user is not None:
-            u_lab = list(user)
-            if len(u_lab) != n:
+            if len(user) != n:
                 raise InputError("user must have one id per comparison")
-            users = sorted_labels(u_lab)
-            uidx = {lab: k for k, lab in enumerate(users)}
-            u = np.fromiter((uidx[x] for x in u_lab), dtype=np.int64, count=n)
+            users, (u,) = label_codes([user], None)
         return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)
 
     @classmethod

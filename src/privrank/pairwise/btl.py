@@ -210,6 +210,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
         else:
             H, diag = sparse_hessian.update(theta, pc, lam, link)
+            if lam == 0:  # as in the dense step: H + 1 1'/m, nonsingular, the same step on sum-zero
+                H = scipy.sparse.linalg.LinearOperator((m, m), matvec=lambda x, H=H: H @ x + x.sum() / m,
+                                                       dtype=float)
+                diag = diag + 1.0 / m
             rtol = max(min(0.1, gnorm), 1e-12)  # forcing term ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / diag)
             step, _ = scipy.sparse.linalg.cg(H, -g, rtol=rtol, atol=0.0, M=M, maxiter=10 * m)
