@@ -196,7 +196,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
     scale = float(np.sum(np.abs(pc.totals))) + (0.0 if linear is None else float(np.sum(np.abs(linear))))
     tol = max(tol, 1e-14 * scale)
-    f = btl_objective(theta, pc, lam, link, linear)
+    f = None  # the objective at theta, evaluated only when a step needs a line search
     g = btl_gradient(theta, pc, lam, link, linear)
     gnorm = float(np.linalg.norm(g))
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
@@ -217,8 +217,17 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             rtol = max(min(0.1, gnorm), 1e-12)  # forcing term ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / diag)
             step, _ = scipy.sparse.linalg.cg(H, -g, rtol=rtol, atol=0.0, M=M, maxiter=10 * m)
-        # Armijo backtracking; near the optimum objective differences drop below rounding, so a
-        # full step that reduces the gradient is accepted when the objective is flat to rounding.
+        # A full step that shrinks the gradient norm by a tenth is taken without evaluating the
+        # objective (the usual case: Newton on a smooth convex objective); otherwise Armijo
+        # backtracking on the objective. Near the optimum objective differences drop below
+        # rounding, so a full step that reduces the gradient is taken when the objective is flat.
+        cand = theta + step
+        gc = btl_gradient(cand, pc, lam, link, linear)
+        gc_norm = float(np.linalg.norm(gc))
+        if gc_norm <= 0.9 * gnorm:
+            theta, f, g, gnorm = cand, None, gc, gc_norm
+            continue
+        f = btl_objective(theta, pc, lam, link, linear) if f is None else f
         slope = float(g @ step)
         flat = 1e-12 * (1.0 + abs(f))
         t = 1.0
@@ -362,7 +371,7 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
             lam = rel.paper_lam
         else:
             raise InputError("lam must be a positive number, 'default' or 'paper'")
-    if isinstance(lam, (int, float, np.number)) and lam == 0:
+    if estimate != "maximum likelihood" and isinstance(lam, (int, float, np.number)) and lam == 0:
         if not mle_exists(rel.counts):
             raise InputError("lam = 0 asks for the maximum-likelihood estimate, which does not exist here: some "
                              "group of items never loses (or never wins) against the rest; use lam > 0")
