@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench reproduce clean
+.PHONY: demo test test-all browser bench reproduce clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,17 @@ demo: $(STAMP)
 test: $(STAMP)  # the quick loop: every test but the slow ones, on every core
 	$(PY) -m pytest -n auto -m "not slow"
 
-test-all: $(STAMP)  # everything, as CI runs it
+test-all: $(STAMP) browser  # everything, as CI runs it
 	$(PY) -m pytest -n auto
+
+# Debian's Chromium and ChromeDriver for the survey page's tests in a real browser (skipped,
+# with a message saying so, where they cannot be installed)
+browser:
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (timeout 600 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
+	      chromium chromium-driver >/dev/null) || echo "could not install chromium: the browser tests will be skipped"; \
+	  else echo "no chromium and no root to install it: the browser tests will be skipped"; fi; }
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_btl.py

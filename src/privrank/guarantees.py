@@ -167,9 +167,8 @@ def _factor(epsilon: float) -> str:
     """``e^epsilon`` in words: the bound on the likelihood ratio."""
     if epsilon > 700:
         return f"e^{_fmt(epsilon)} (no meaningful protection)"
-    ratio = math.exp(epsilon)
-    words = " (weak protection)" if epsilon > 5 else ""
-    return f"{ratio:.3g} (e^{_fmt(epsilon)}){words}"
+    words = ", weak protection" if epsilon > 5 else ""
+    return f"{math.exp(epsilon):.3g} (e^{_fmt(epsilon)}{words})"
 
 
 def _fmt(x: float) -> str:

@@ -46,6 +46,7 @@ COMMANDS = {
     "audit": ("audit", "audit a private algorithm's claimed guarantee (empirically or exactly)"),
     "demo": ("demo", "private rankings of LLMs (LLMFAO) and NFL teams, shipped data"),
     "reproduce": ("reproduce", "re-run a paper's experiments, draw its figures and check its claims"),
+    "serve": ("serve", "a local-DP survey: respondents randomize in their browser; live private ranking"),
 }
 
 

@@ -1,0 +1,76 @@
+"""``privrank serve``: run a local-DP survey (respondents randomize in their browser) with a live private ranking."""
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import sys
+
+from ..errors import InputError
+from .arguments import summary
+
+DEFAULT_DB = "privrank-survey.sqlite"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help=summary("serve"),
+                       description="Serve a survey whose respondents randomize every answer in their browser "
+                                   "(local differential privacy): the server stores only randomized reports and "
+                                   "shows a live private ranking on an admin dashboard.")
+    p.add_argument("survey", nargs="?", metavar="SURVEY",
+                   help="survey file (.toml or .json: title, question, items, design, epsilon, budget)")
+    p.add_argument("--demo", action="store_true",
+                   help="serve the demo survey: the LLMs of the shipped LLMFAO data, in pairs, epsilon 1 per "
+                        "answer, 10 answers per respondent")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--public", action="store_true",
+                   help="allow a --host other than loopback (put the server behind a reverse proxy with TLS)")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH_OR_URL",
+                   help=f"SQLite file or postgresql:// URL holding the reports (default ./{DEFAULT_DB})")
+    p.add_argument("--admin-token", metavar="TOKEN",
+                   help="token of the dashboard and the export, at least 16 characters (default: a random one, "
+                        "printed at start-up; a token given here is visible to other users of this machine)")
+    p.set_defaults(func=run_serve)
+
+
+def _check_host(host: str, public: bool) -> None:
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not public:
+        raise InputError(f"--host {host} is not a loopback address: the server speaks plain HTTP, so serve "
+                         "respondents through a reverse proxy with TLS (e.g. nginx or Caddy) and add --public")
+
+
+def run_serve(args) -> int:
+    """Open the survey and the store, print the two URLs (stderr), run uvicorn until interrupted."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
+                         "pip install -e '.[serve]')") from None
+    from ..serve.app import create_app
+    from ..serve.store import open_store
+    from ..serve.survey import demo_survey, load_survey
+
+    if (args.survey is None) == (not args.demo):
+        raise InputError("give a survey file or --demo (not both)")
+    if not 0 < args.port < 65536:
+        raise InputError("--port must lie in 1..65535")
+    _check_host(args.host, args.public)
+    survey = demo_survey() if args.demo else load_survey(args.survey)
+    admin = args.admin_token or secrets.token_urlsafe(24)
+    store = open_store(args.db)
+    try:
+        app = create_app(survey, store, admin)
+        base = f"http://{f'[{args.host}]' if ':' in args.host else args.host}:{args.port}"
+        print(f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
+              f"{survey.max_answers} answer(s) per respondent\n"
+              f"  respondents: {base}/\n  dashboard:   {base}/dashboard?token={admin}\n"
+              "  (keep the dashboard URL private: its token opens the dashboard and the export)", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="warning", server_header=False)
+    finally:
+        store.close()
+    return 0

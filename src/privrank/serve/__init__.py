@@ -1,0 +1,50 @@
+"""``privrank serve``: a local-differential-privacy survey server with a live private ranking.
+
+Privacy model (local DP)
+------------------------
+The server never sees a true answer. The respondent's browser randomizes each answer before
+sending it and sends only the report and its epsilon:
+
+* ``pairs`` design -- randomized response: the true preference between ``item_a`` and ``item_b``
+  is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise; "no preference" is first a
+  fair coin. The report is 1 (item_a) or -1 (item_b): eps-local DP for that answer, and at most
+  ``max_answers = floor(budget/eps)`` answers per respondent give ``budget``-local DP for all of
+  a respondent's answers (basic composition). The pair asked is chosen by the page, not by
+  the respondent's preferences, and is sent as it is.
+* ``ranking`` design -- one ballot per respondent: with the items indexed in the survey's order
+  and ``M = m(m-1)/2``, the browser forms the centred pair vector ``v`` with one entry per pair
+  ``i < j`` in row-major order ((0,1), (0,2), ..., (0,m-1), (1,2), ...), ``v = 1[i ranked before
+  j] - 1/2`` (norm ``sqrt(M)/2``), and sends the Duchi et al. l2 report of it
+  (:func:`privrank.mechanisms.local_vectors.duchi_l2`): a vector of norm ``duchi_scale``,
+  eps-local DP for the whole ranking.
+
+Every privacy parameter (items, epsilon, budget) is declared in the survey file
+(:mod:`privrank.serve.survey`) before any answer arrives.
+
+What is stored (:mod:`privrank.serve.store`): respondents' random tokens and their randomized
+reports, append-only, in SQLite or PostgreSQL; no true answer, no IP address, no user agent.
+A report is acknowledged only after it is committed, and never past the respondent's budget.
+
+The contract (:mod:`privrank.serve.app`)
+----------------------------------------
+``GET /``
+    The respondent's page (``static/index.html``); ``/static/{file}`` its files.
+``GET /api/survey``
+    ``{"title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
+    "protection"}``, plus ``"duchi_scale"`` for the ranking design.
+``POST /api/respondents``
+    201 ``{"token": "..."}``.
+``POST /api/reports`` (``Content-Type: application/json``, at most 64 KB)
+    Pairs: ``{"token", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking: ``{"token",
+    "vector": [M numbers], "epsilon"}``. 201 ``{"remaining": k}`` once stored; 400 ``{"error"}``
+    for anything else (any other field, a true answer included; unknown or equal items; an
+    epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers);
+    404 for an unknown token; 409 when the respondent's answers are used up.
+``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
+    The private ranking with intervals, the guarantee and a plot; the pairs reports as
+    ``user,item_a,item_b,outcome,epsilon`` CSV for ``privrank rank``.
+
+Every response carries ``Content-Security-Policy: default-src 'self'`` (no inline script),
+``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the
+static files ``Cache-Control: no-store``.
+"""

@@ -1,0 +1,371 @@
+"""The survey server's web application: the respondent's page, the report API, the dashboard, the export.
+
+The server only ever receives randomized reports (the respondent's browser randomizes each
+answer before sending it) and refuses anything else: a request body with any field beyond those
+of a report -- in particular a true answer -- is refused, and so is a report whose epsilon is not
+the survey's declared one. Refusals never echo the request body. The dashboard and the export
+are post-processing of the stored reports (no privacy cost) and need the admin token. Nothing is
+logged: no request body, no client address.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import io
+import json
+import math
+import secrets
+import warnings
+from functools import partial
+from importlib import resources
+from pathlib import Path
+from statistics import NormalDist
+from urllib.parse import quote
+
+from ..errors import InputError
+from .store import AnswersExhausted, UnknownRespondent
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_TOKEN_CHARS = 100
+NORM_TOLERANCE = 1e-6
+#: reports each compared item needs before the dashboard shows 95% intervals (normal approximation)
+MIN_REPORTS_FOR_INTERVALS = 20
+#: largest ranking survey ranked by exact Kemeny on the dashboard (Borda row sums above)
+EXACT_KEMENY_ITEMS = 12
+REPORT_FIELDS = {"pairs": ("token", "item_a", "item_b", "report", "epsilon"),
+                 "ranking": ("token", "vector", "epsilon")}
+SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+                    "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
+
+
+class Refused(Exception):
+    """A request the server refuses with 400; the message never quotes the request."""
+
+
+def static_dir() -> Path:
+    """The respondent page's directory inside the installed package."""
+    return Path(str(resources.files("privrank.serve") / "static"))
+
+
+def create_app(survey, store, admin_token: str):
+    """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
+
+    ``admin_token`` guards the dashboard and the export. The store is bound to the survey
+    (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
+    """
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
+    from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    if not isinstance(admin_token, str) or len(admin_token) < 16:
+        raise InputError("the admin token must be at least 16 characters (default: a random one)")
+    store.claim(survey.fingerprint())
+    public = survey.public()
+    static = static_dir()
+
+    def error(status: int, message: str):
+        return JSONResponse({"error": message}, status_code=status)
+
+    def matches(given: str) -> bool:
+        return bool(given) and secrets.compare_digest(given.encode(), admin_token.encode())
+
+    def is_admin(request) -> bool:
+        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+        return matches(request.query_params.get("token", "")) or (scheme.lower() == "bearer"
+                                                                   and matches(credential.strip()))
+
+    async def index(request):
+        page = static / "index.html"
+        if not page.is_file():
+            return error(404, "the respondent page is not installed (privrank/serve/static/index.html)")
+        return FileResponse(page, media_type="text/html; charset=utf-8")
+
+    async def survey_json(request):
+        return JSONResponse(public)
+
+    async def new_respondent(request):
+        return JSONResponse({"token": await run_in_threadpool(store.new_respondent)}, status_code=201)
+
+    async def new_report(request):
+        try:
+            fields = report_fields(survey, await json_body(request))
+            remaining = await run_in_threadpool(partial(store.add_report, **fields, max_answers=survey.max_answers))
+        except Refused as exc:
+            return error(400, str(exc))
+        except UnknownRespondent as exc:
+            return error(404, str(exc))
+        except AnswersExhausted as exc:
+            return error(409, str(exc))
+        return JSONResponse({"remaining": remaining}, status_code=201)
+
+    async def dashboard(request):
+        if not is_admin(request):
+            return error(403, "the dashboard needs the admin token (?token=... or Authorization: Bearer ...)")
+        query = request.query_params.get("token", "")
+        return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None))
+
+    async def export(request):
+        if not is_admin(request):
+            return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
+        if survey.design != "pairs":
+            return error(404, "the CSV export holds pairs reports; this is a ranking survey")
+        text = await run_in_threadpool(export_csv, store)
+        return Response(text, media_type="text/csv; charset=utf-8",
+                        headers={"content-disposition": 'attachment; filename="export.csv"'})
+
+    routes = [Route("/", index), Route("/api/survey", survey_json), Route("/dashboard", dashboard),
+              Route("/export.csv", export), Route("/api/respondents", new_respondent, methods=["POST"]),
+              Route("/api/reports", new_report, methods=["POST"]),
+              Mount("/static", app=StaticFiles(directory=static, check_dir=False), name="static")]
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+
+
+class SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every response, ``Cache-Control: no-store``
+    on everything but the static files."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from starlette.datastructures import MutableHeaders
+
+        cacheable = scope["path"].startswith("/static/")
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+                if not cacheable:
+                    headers["cache-control"] = "no-store"
+            await send(message)
+        await self.app(scope, receive, send_with_headers)
+
+
+# ---------------------------------------------------------------------------------------- reports
+
+async def json_body(request):
+    """The request's JSON body, at most ``MAX_BODY_BYTES``; refuses NaN, Infinity and repeated keys."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise Refused("send the report as JSON (Content-Type: application/json)")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise Refused(f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise Refused(f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")
+
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            raise Refused("a field appears more than once in the request")
+        return dict(pairs)
+
+    def constant(name):
+        raise Refused("numbers in a report must be finite")
+    try:
+        return json.loads(bytes(body), object_pairs_hook=unique, parse_constant=constant)
+    except (ValueError, RecursionError):
+        raise Refused("the request body is not valid JSON") from None
+
+
+def _number(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise Refused(f"{name} must be a finite number")
+    return float(value)
+
+
+def report_fields(survey, doc) -> dict:
+    """The keyword arguments of :meth:`Store.add_report` for a report body, or :class:`Refused`.
+
+    A report has exactly the fields of :data:`REPORT_FIELDS` for the survey's design: never a
+    true answer. Messages name the field at fault, never its value.
+    """
+    expected = REPORT_FIELDS[survey.design]
+    if not isinstance(doc, dict):
+        raise Refused("the report must be a JSON object")
+    if set(doc) - set(expected):
+        raise Refused(f"a report has exactly the fields {', '.join(expected)}: the server accepts only randomized "
+                      "reports, never a true answer")
+    missing = [k for k in expected if k not in doc]
+    if missing:
+        raise Refused(f"the report lacks the field {missing[0]}")
+    token = doc["token"]
+    if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
+        raise Refused("token must be the text POST /api/respondents returned")
+    if not math.isclose(_number(doc["epsilon"], "epsilon"), survey.epsilon, rel_tol=1e-9):
+        raise Refused(f"epsilon must be the survey's epsilon per answer, {survey.epsilon:g}")
+    if survey.design == "pairs":
+        a, b, report = doc["item_a"], doc["item_b"], doc["report"]
+        for name, item in (("item_a", a), ("item_b", b)):
+            if not isinstance(item, str) or item not in survey.items:
+                raise Refused(f"{name} must be one of the survey's items")
+        if a == b:
+            raise Refused("item_a and item_b must be two different items")
+        if isinstance(report, bool) or not isinstance(report, int) or report not in (1, -1):
+            raise Refused("report must be 1 (item_a preferred) or -1 (item_b preferred)")
+        return {"token": token, "item_a": a, "item_b": b, "report": report, "epsilon": survey.epsilon}
+    vector = doc["vector"]
+    if not isinstance(vector, list) or len(vector) != survey.dimension:
+        raise Refused(f"vector must be a list of {survey.dimension} numbers (one per pair of items)")
+    values = [_number(v, "every entry of vector") for v in vector]
+    scale = survey.duchi_scale()
+    if not math.isclose(math.sqrt(math.fsum(v * v for v in values)), scale, rel_tol=NORM_TOLERANCE):
+        raise Refused(f"vector must have the norm of a randomized ballot, {scale:.12g}")
+    return {"token": token, "vector": values, "epsilon": survey.epsilon}
+
+
+def export_csv(store) -> str:
+    """The pairs reports as ``user,item_a,item_b,outcome,epsilon`` CSV, which ``privrank rank`` reads
+    as randomized reports. ``user`` is a pseudonym, the first 16 hex digits of the SHA-256 of the
+    respondent's token: it groups a respondent's reports without revealing the token, a credential."""
+    table = store.pair_reports()
+    pseudonyms = {t: hashlib.sha256(t.encode()).hexdigest()[:16] for t in set(table["user"].to_pylist())}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.column_names)
+    columns = [table[name].to_pylist() for name in table.column_names]
+    writer.writerows((pseudonyms[u], a, b, o, repr(e)) for u, a, b, o, e in zip(*columns))
+    return buf.getvalue()
+
+
+# -------------------------------------------------------------------------------------- dashboard
+
+def pairs_view(survey, store) -> dict:
+    """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
+    95% sandwich intervals, or the reason there is none yet."""
+    from ..data.comparison_files import read_comparisons
+    from ..inference import confidence_intervals
+    from ..pairwise.btl import fit_btl
+    from ..pairwise.release import TIE_NOTE, local_guarantee
+
+    eps = survey.epsilon
+    view = {"guarantee": local_guarantee(eps, eps * survey.max_answers,
+                                         "randomized response (in the respondent's browser)", note=TIE_NOTE),
+            "notes": [], "score": "BTL score"}
+    table = store.pair_reports()
+    compared = set(table["item_a"].to_pylist()) | set(table["item_b"].to_pylist())
+    if len(compared) < 2:
+        return {**view, "waiting": "Not enough data yet: fewer than two items have been compared."}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = fit_btl(read_comparisons(table))
+        if fit.info["n_components"] > 1:
+            return {**view, "waiting": "Not enough data yet: the comparisons so far split the items into groups "
+                                       "never compared with each other."}
+        ci = None
+        if fit.release.counts.items_compared().min() < MIN_REPORTS_FOR_INTERVALS:
+            view["notes"].append(f"No intervals yet: each item needs {MIN_REPORTS_FOR_INTERVALS} reports.")
+        else:
+            try:
+                ci = confidence_intervals(fit)
+            except InputError as exc:
+                view["notes"].append(f"No intervals: {exc}")
+    view["notes"] += [str(w.message) for w in caught]
+    absent = [x for x in survey.items if x not in compared]
+    if absent:
+        view["notes"].append(f"Not yet compared, so not ranked: {', '.join(absent)}.")
+    rows = [(fit.items[k], fit.scores[k]) + ((ci.lower[k], ci.upper[k]) if ci else (None, None))
+            for k in fit.order]
+    if ci:
+        view["notes"].append(ci.describe())
+    return {**view, "rows": rows}
+
+
+def ranking_view(survey, store) -> dict:
+    """The ranking of the ballots: ``w~ = 1/2 + mean of the randomized vectors`` (unbiased), ordered by
+    exact Kemeny for at most ``EXACT_KEMENY_ITEMS`` items, else by Borda row sums; each item's score is
+    its Borda share ``sum_j w~_ij / (m - 1)``, with a conservative 95% interval for its expectation over
+    the respondents: every entry of a report has second moment ``B^2/M``, so the share's variance is at
+    most ``B^2 / (M n (m - 1))`` whatever the ballots."""
+    from ..aggregation.kemeny import borda, exact_kemeny
+    from ..guarantees import UNIT_RANKING, Guarantee
+    from ..mechanisms.pairwise_matrix import matrix_from_upper
+
+    view = {"guarantee": Guarantee(epsilon=survey.epsilon, model="local", unit=UNIT_RANKING,
+                                   mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
+                                             "respondent's browser)", note="Every respondent sends one ballot."),
+            "notes": [], "score": "Borda share"}
+    V = store.vectors()
+    n, m = V.shape[0], len(survey.items)
+    if n == 0:
+        return {**view, "waiting": "Not enough data yet: no ballot has arrived."}
+    W = matrix_from_upper(0.5 + V.mean(axis=0), m)
+    order = exact_kemeny(W) if m <= EXACT_KEMENY_ITEMS else borda(W)
+    share = W.sum(axis=1) / (m - 1)
+    half = NormalDist().inv_cdf(0.975) * survey.duchi_scale() / math.sqrt(survey.dimension * n * (m - 1))
+    how = "exact Kemeny" if m <= EXACT_KEMENY_ITEMS else "Borda row sums"
+    view["notes"] += [f"Order: {how} on the estimated pairwise matrix.",
+                      "95% intervals for each item's expected Borda share (conservative, including the noise)."]
+    return {**view, "rows": [(survey.items[k], share[k], share[k] - half, share[k] + half) for k in order]}
+
+
+def dashboard_page(survey, store, token: str | None = None) -> str:
+    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``)."""
+    respondents, reports = store.counts()
+    view = (pairs_view if survey.design == "pairs" else ranking_view)(survey, store)
+    e = html.escape
+    g = view["guarantee"]
+    parts = [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
+             f"<p id=\"counts\">Respondents: {respondents}. Reports: {reports}. Design: {e(survey.design)}, "
+             f"epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per respondent.</p>",
+             "<h2>Private ranking</h2>"]
+    if "rows" in view:
+        cells = "".join(f"<tr><td>{r + 1}</td><td class=\"item\">{e(item)}</td><td>{score:.4g}</td>"
+                        f"<td>{'' if lo is None else f'[{lo:.4g}, {hi:.4g}]'}</td></tr>"
+                        for r, (item, score, lo, hi) in enumerate(view["rows"]))
+        parts.append(f"<table id=\"ranking\"><thead><tr><th>rank</th><th>item</th><th>{view['score']}</th>"
+                     f"<th>95% interval</th></tr></thead><tbody>{cells}</tbody></table>")
+        if view["rows"][0][2] is not None:
+            parts.append(interval_svg(view["rows"], view["score"]))
+    else:
+        parts.append(f"<p id=\"waiting\">{e(view['waiting'])}</p>")
+    parts += ["<h2>Guarantee</h2>", f"<p>{e(g.describe())}</p>", f"<p>In plain words: {e(g.plain())}</p>"]
+    parts += [f"<ul>{''.join(f'<li>{e(n)}</li>' for n in view['notes'])}</ul>"] if view["notes"] else []
+    if survey.design == "pairs":
+        query = f"?token={e(quote(token, safe=''))}" if token else ""
+        parts.append(f"<p><a href=\"/export.csv{query}\">Export the reports (CSV for privrank rank)</a></p>")
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
+            f"content=\"30\"><title>{e(survey.title)}: dashboard</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
+            f"</head><body><main>{''.join(parts)}</main></body></html>")
+
+
+def interval_svg(rows, label: str) -> str:
+    """An inline SVG of each item's estimate and interval, one row per item in rank order."""
+    e = html.escape
+    left, width, step, top = 240, 760, 20, 16
+    lo = min(r[2] for r in rows)
+    hi = max(r[3] for r in rows)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    span = (hi - lo) or 1.0
+    lo, hi = lo - 0.05 * span, hi + 0.05 * span
+
+    def x(v):
+        return left + (v - lo) / (hi - lo) * (width - left - 20)
+    bottom = top + step * len(rows)
+    out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{bottom + 40}\" role=\"img\" "
+           f"aria-label=\"{e(label)} with 95% intervals\" font-family=\"sans-serif\" font-size=\"12\">"]
+    if lo < 0 < hi:
+        out.append(f"<line x1=\"{x(0):.1f}\" y1=\"{top - 8}\" x2=\"{x(0):.1f}\" y2=\"{bottom}\" stroke=\"#bbb\" "
+                   "stroke-dasharray=\"4 3\"/>")
+    for k, (item, score, a, b) in enumerate(rows):
+        y = top + step * k
+        out.append(f"<text x=\"{left - 8}\" y=\"{y + 4}\" text-anchor=\"end\">{e(str(item))}</text>"
+                   f"<line x1=\"{x(a):.1f}\" y1=\"{y}\" x2=\"{x(b):.1f}\" y2=\"{y}\" stroke=\"#4477aa\" "
+                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y}\" r=\"4\" fill=\"#224466\"/>")
+    out.append(f"<line x1=\"{left}\" y1=\"{bottom}\" x2=\"{width - 20}\" y2=\"{bottom}\" stroke=\"#333\"/>")
+    for t in range(5):
+        v = lo + (hi - lo) * t / 4
+        out.append(f"<text x=\"{x(v):.1f}\" y=\"{bottom + 16}\" text-anchor=\"middle\">{v:.3g}</text>")
+    out.append(f"<text x=\"{(left + width) / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">{e(label)}</text>")
+    return "".join(out) + "</svg>"

@@ -1,0 +1,931 @@
+"""The respondent's page and its randomizers, in a real headless Chromium.
+
+* The laws of ``static/randomizer.js`` (randomized response on a comparison, the Duchi et al.
+  l2 report of a ranking) are tested on reports drawn in the browser against the exactly known
+  laws, with negative controls (the right samples against the half-epsilon law, and a browser
+  randomizer run at half epsilon against the claimed law) that must be caught.
+* The page is driven end to end against a small fake of the server (:func:`contract_app`, the
+  contract of ``privrank serve``) wrapped in a :class:`Recorder` that keeps every request body.
+  ``PRIVRANK_BROWSER_SERVER=real`` runs the same tests against the real application
+  (:func:`privrank.serve.app.create_app` on a temporary SQLite store) instead; the tests that
+  need the fake's failure modes are then skipped.
+
+Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian: ``apt-get install chromium
+chromium-driver``); skipped otherwise. ``PRIVRANK_SCREENSHOTS=1`` also writes
+docs/img/respondent.png and docs/img/respondent-ranking.png.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.server
+import json
+import math
+import os
+import re
+import secrets
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privrank
+from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
+
+CHROMIUM = os.environ.get("PRIVRANK_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("PRIVRANK_CHROMEDRIVER", "/usr/bin/chromedriver")
+STATIC = Path(privrank.__file__).resolve().parent / "serve" / "static"
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+_missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
+pytestmark = pytest.mark.skipif(
+    bool(_missing),
+    reason=f"browser tests need headless Chromium: {', '.join(_missing)} not found "
+           "(Debian: apt-get install chromium chromium-driver)")
+
+REAL_SERVER = os.environ.get("PRIVRANK_BROWSER_SERVER") == "real"
+P_OK = 1e-4       # a correct law must not be rejected at this level
+P_CAUGHT = 1e-6   # a broken one must be
+
+
+def keep(eps: float) -> float:
+    """P(report = truth) of randomized response: e^eps / (1 + e^eps)."""
+    return 1.0 / (1.0 + math.exp(-eps))
+
+
+def binom_p(successes: int, n: int, p: float) -> float:
+    return float(stats.binomtest(int(successes), int(n), p).pvalue)
+
+
+def report_p(name: str, p: float) -> float:
+    print(f"\n  p-value {name}: {p:.3g}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def driver():
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    drv.set_script_timeout(300)
+    yield drv
+    drv.quit()
+
+
+# ---- 1, 2. the randomizers' laws ----------------------------------------------------------------
+
+class _StaticHandler(http.server.SimpleHTTPRequestHandler):
+    """The package's static directory at /static/, and an empty page at / (modules need http)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=str(STATIC), **kwargs)
+
+    def do_GET(self):
+        if self.path == "/":
+            page = b'<!doctype html><meta charset="utf-8"><title>randomizer laws</title>'
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+        elif self.path.startswith("/static/"):
+            self.path = self.path[len("/static"):]
+            super().do_GET()
+        else:
+            self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def law_page(driver):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StaticHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    driver.get(f"http://127.0.0.1:{server.server_address[1]}/")
+    yield driver
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+_JS_PRELUDE = """
+const done = arguments[arguments.length - 1];
+const args = Array.from(arguments).slice(0, -1);
+const b64 = (a) => {
+  const u = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  let s = '';
+  for (let i = 0; i < u.length; i += 0x8000) s += String.fromCharCode.apply(null, u.subarray(i, i + 0x8000));
+  return btoa(s);
+};
+import('/static/randomizer.js')
+  .then((R) => (%s)(R, ...args))
+  .then(done, (e) => done({__error: String(e && e.stack || e)}));
+"""
+
+
+def run_js(drv, function_source: str, *args):
+    """Run ``(R, ...args) => result`` in the browser with R the randomizer module."""
+    result = drv.execute_async_script(_JS_PRELUDE % function_source, *args)
+    if isinstance(result, dict) and "__error" in result:
+        raise AssertionError(f"JavaScript error: {result['__error']}")
+    return result
+
+
+def decode(text: str, dtype) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype)
+
+
+def draw_comparisons(drv, truth: int, eps: float, n: int):
+    out = run_js(drv, """(R, truth, eps, n) => {
+        const reports = new Int8Array(n), flipped = new Int8Array(n);
+        for (let k = 0; k < n; k++) {
+          const d = R.randomizeComparison(truth, eps);
+          reports[k] = d.report;
+          flipped[k] = d.flipped ? 1 : 0;
+        }
+        return {reports: b64(reports), flipped: b64(flipped)};
+    }""", truth, eps, n)
+    return decode(out["reports"], np.int8), decode(out["flipped"], np.int8)
+
+
+def test_uniform_has_53_random_bits(law_page):
+    n = 100_000
+    u = decode(run_js(law_page, """(R, n) => {
+        const u = new Float64Array(n);
+        for (let k = 0; k < n; k++) u[k] = R.uniform();
+        return b64(u);
+    }""", n), "<f8")
+    assert u.min() >= 0.0 and u.max() < 1.0
+    k = u * 2.0 ** 53
+    assert np.all(k == np.floor(k))  # multiples of 2^-53
+    report_p("uniform KS", p := stats.kstest(u, "uniform").pvalue)
+    assert p > P_OK
+    # the lowest of the 53 bits is a fair coin too (so every bit is used)
+    assert binom_p(int(np.sum(np.mod(k, 2) == 1)), n, 0.5) > P_OK
+
+
+def test_comparison_law_and_controls(law_page):
+    n, eps = 200_000, 1.0
+    t0 = time.perf_counter()
+    reports, flipped = draw_comparisons(law_page, 1, eps, n)
+    print(f"\n  {n} comparisons drawn in the browser in {time.perf_counter() - t0:.2f} s")
+    assert set(np.unique(reports)) <= {1, -1}
+    assert np.array_equal(reports, np.where(flipped == 1, -1, 1))  # flipped says what happened
+    kept = int(np.sum(reports == 1))
+    se = math.sqrt(keep(eps) * (1 - keep(eps)) / n)
+    assert abs(kept / n - keep(eps)) < 5 * se
+    assert report_p("truth=+1, eps=1", binom_p(kept, n, keep(eps))) > P_OK
+    # deliberately broken control: the same samples against the half-epsilon law
+    assert report_p("truth=+1 vs eps/2 law (control)", binom_p(kept, n, keep(eps / 2))) < P_CAUGHT
+    # a genuinely broken randomizer: run at eps/2 in the browser, tested against the eps law
+    broken, _ = draw_comparisons(law_page, 1, eps / 2, n)
+    assert report_p("randomizer at eps/2 vs eps law (control)",
+                    binom_p(int(np.sum(broken == 1)), n, keep(eps))) < P_CAUGHT
+
+    # truth -1: the mirror image
+    reports, flipped = draw_comparisons(law_page, -1, eps, n)
+    assert np.array_equal(reports, np.where(flipped == 1, 1, -1))
+    assert report_p("truth=-1, eps=1", binom_p(int(np.sum(reports == -1)), n, keep(eps))) > P_OK
+
+
+def test_no_preference_is_a_fair_coin(law_page):
+    n, eps = 200_000, 1.0
+    reports, flipped = draw_comparisons(law_page, 0, eps, n)
+    assert set(np.unique(reports)) <= {1, -1}
+    assert report_p("truth=0: P(+1) = 1/2", binom_p(int(np.sum(reports == 1)), n, 0.5)) > P_OK
+    assert report_p("truth=0: P(flip) = 1/(1+e^eps)",
+                    binom_p(int(np.sum(flipped)), n, 1 - keep(eps))) > P_OK
+    # the report is independent of the coin shown to the respondent
+    table = np.array([[np.sum((reports == r) & (flipped == f)) for f in (0, 1)] for r in (1, -1)])
+    assert report_p("truth=0: report independent of the coin",
+                    stats.chi2_contingency(table).pvalue) > P_OK
+
+
+def test_static_files_are_self_contained():
+    """No inline script or style (the server's CSP is default-src 'self'), nothing off-site."""
+    html = (STATIC / "index.html").read_text()
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="static/respondent.js">']
+    assert "<style" not in html and " style=" not in html and " on" + "click=" not in html
+    for name in ("index.html", "randomizer.js", "respondent.js", "style.css"):
+        source = (STATIC / name).read_text()
+        assert not re.search(r"https?://|//cdn|@import|innerHTML|console\.", source), name
+
+
+def test_randomizers_reject_bad_input(law_page):
+    errors = run_js(law_page, """(R) => {
+        const bad = [() => R.randomizeComparison(2, 1), () => R.randomizeComparison(1, 0),
+                     () => R.randomizeComparison(1, -1), () => R.randomizeComparison(1, NaN),
+                     () => R.randomizeComparison(1, Infinity), () => R.keepProbability('1'),
+                     () => R.duchiReport([0, 0, 1], 1, 2), () => R.duchiReport([0, 2], 1, 2),
+                     () => R.duchiReport([0], 1, 2), () => R.duchiReport([0, 1], 1, 0)];
+        return bad.map((f) => { try { f(); return null; } catch (e) { return e.name; } });
+    }""")
+    assert errors == ["RangeError"] * 10
+
+
+def python_pair_vector(order) -> np.ndarray:
+    """v of privrank.mechanisms.pairwise_matrix.local_pair_reports for one ranking."""
+    order = np.asarray(order)
+    pos = np.argsort(order)
+    iu, ju = np.triu_indices(order.size, 1)
+    return (pos[iu] < pos[ju]) - 0.5
+
+
+def test_pair_vector_matches_python(law_page):
+    rng = np.random.default_rng(3)
+    orders = [rng.permutation(m).tolist() for m in (2, 3, 4, 5, 7, 9) for _ in range(3)]
+    got = run_js(law_page, "(R, orders) => orders.map((o) => R.pairVector(o))", orders)
+    for order, v in zip(orders, got):
+        np.testing.assert_array_equal(np.array(v), python_pair_vector(order))
+    assert run_js(law_page, "(R) => R.pairs(4)") == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+
+
+def draw_duchi(drv, order, eps: float, scale: float, n: int) -> np.ndarray:
+    out = run_js(drv, """(R, order, eps, scale, n) => {
+        const M = order.length * (order.length - 1) / 2;
+        const z = new Float64Array(n * M);
+        for (let k = 0; k < n; k++) z.set(R.duchiReport(order, eps, scale), k * M);
+        return b64(z);
+    }""", order, eps, scale, n)
+    m = len(order)
+    return decode(out, "<f8").reshape(n, m * (m - 1) // 2)
+
+
+def test_duchi_report_law_and_controls(law_page):
+    order, eps, n = [2, 0, 4, 1, 3], 1.0, 50_000
+    M = 10
+    radius = math.sqrt(M) / 2
+    scale = duchi_l2_scale(M, radius, eps)
+    v = python_pair_vector(order)
+    assert np.linalg.norm(v) == pytest.approx(radius)
+
+    t0 = time.perf_counter()
+    Z = draw_duchi(law_page, order, eps, scale, n)
+    print(f"\n  {n} Duchi reports (M = {M}) drawn in the browser in {time.perf_counter() - t0:.2f} s")
+    assert np.max(np.abs(np.linalg.norm(Z, axis=1) / scale - 1)) < 1e-9
+
+    towards = int(np.sum(Z @ v > 0))
+    assert report_p("Duchi P(<Z,v> > 0) = e^eps/(1+e^eps)", binom_p(towards, n, keep(eps))) > P_OK
+    assert report_p("Duchi same samples vs eps/2 law (control)",
+                    binom_p(towards, n, keep(eps / 2))) < P_CAUGHT
+    broken = draw_duchi(law_page, order, eps / 2, scale, n)
+    assert report_p("Duchi randomizer at eps/2 vs eps law (control)",
+                    binom_p(int(np.sum(broken @ v > 0)), n, keep(eps))) < P_CAUGHT
+
+    # unbiased: E[Z] = v; each coordinate has variance B^2/M - v_k^2 = B^2/M - 1/4
+    se = math.sqrt((scale ** 2 / M - 0.25) / n)
+    z_scores = (Z.mean(axis=0) - v) / se
+    print(f"  Duchi mean: max |z| over the {M} coordinates = {np.max(np.abs(z_scores)):.2f}")
+    assert np.all(np.abs(z_scores) < 4)
+    assert np.var(Z, axis=0) == pytest.approx(np.full(M, scale ** 2 / M - 0.25), rel=0.05)
+
+    # the same distribution as the Python mechanism for the same v
+    python = duchi_l2(np.tile(v, (n, 1)), radius=radius, epsilon=eps, rng=np.random.default_rng(2024))
+    assert report_p("Duchi coordinate 0 vs Python duchi_l2 (KS)",
+                    stats.ks_2samp(Z[:, 0], python[:, 0]).pvalue) > P_OK
+    u = v / radius
+    assert report_p("Duchi <Z,u> vs Python duchi_l2 (KS)",
+                    stats.ks_2samp(Z @ u, python @ u).pvalue) > P_OK
+
+
+def test_duchi_two_items(law_page):
+    scale = duchi_l2_scale(1, 0.5, 1.0)
+    Z = draw_duchi(law_page, [1, 0], 1.0, scale, 20_000)  # v = (-1/2): item 1 first
+    assert np.allclose(np.abs(Z), scale, rtol=1e-12)
+    assert binom_p(int(np.sum(Z < 0)), Z.shape[0], keep(1.0)) > P_OK
+
+
+# ---- 3. the page, against a fake server implementing the contract -------------------------------
+
+def contract_app(survey: dict, *, server_limit: int | None = None):
+    """A stand-in for ``privrank.serve.app.create_app`` implementing the serve contract.
+
+    ``server_limit`` makes the server accept fewer reports than ``max_answers`` while still
+    answering ``remaining`` from ``max_answers`` (as if another tab had used the budget), so
+    the page meets a 409. ``app.state.tokens`` maps the tokens it knows to their report
+    counts (clear it to make the server forget every respondent). Swap this function for the
+    real application to run the page tests against it.
+    """
+    from starlette.applications import Starlette
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    tokens: dict[str, int] = {}
+    items = survey["items"]
+    m = len(items)
+    limit = survey["max_answers"] if server_limit is None else server_limit
+    ranking = survey["design"] == "ranking"
+    fields = {"token", "vector", "epsilon"} if ranking else {"token", "item_a", "item_b", "report", "epsilon"}
+
+    def error(status, message):
+        return JSONResponse({"error": message}, status_code=status)
+
+    async def page(request):
+        return FileResponse(STATIC / "index.html")
+
+    async def get_survey(request):
+        return JSONResponse(survey)
+
+    async def respondents(request):
+        token = secrets.token_urlsafe(16)
+        tokens[token] = 0
+        return JSONResponse({"token": token}, status_code=201)
+
+    async def reports(request):
+        try:
+            body = await request.json()
+        except ValueError:
+            return error(400, "the body must be JSON")
+        if not isinstance(body, dict) or set(body) != fields:
+            return error(400, f"expected exactly the fields {sorted(fields)}")
+        if body["token"] not in tokens:
+            return error(404, "unknown token")
+        if tokens[body["token"]] >= limit:
+            return error(409, "privacy budget exhausted")
+        if body["epsilon"] != survey["epsilon"]:
+            return error(400, "epsilon differs from the survey's")
+        if ranking:
+            vec = body["vector"]
+            if (not isinstance(vec, list) or len(vec) != m * (m - 1) // 2
+                    or not all(isinstance(x, (int, float)) for x in vec)):
+                return error(400, "vector must hold M numbers")
+        elif (body["item_a"] not in items or body["item_b"] not in items
+              or body["item_a"] == body["item_b"] or body["report"] not in (1, -1)):
+            return error(400, "bad comparison")
+        tokens[body["token"]] += 1
+        return JSONResponse({"remaining": max(0, survey["max_answers"] - tokens[body["token"]])},
+                            status_code=201)
+
+    app = Starlette(routes=[
+        Route("/", page),
+        Route("/api/survey", get_survey),
+        Route("/api/respondents", respondents, methods=["POST"]),
+        Route("/api/reports", reports, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ])
+    app.state.tokens = tokens
+
+    async def with_csp(scope, receive, send):
+        async def send_csp(message):
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + [
+                    (b"content-security-policy", b"default-src 'self'")]
+            await send(message)
+        await app(scope, receive, send_csp if scope["type"] == "http" else send)
+    with_csp.state = app.state
+    return with_csp
+
+
+def real_app(survey: dict, directory: Path):
+    """The real application for the same survey, on a new SQLite store in ``directory``."""
+    from privrank.serve.app import create_app
+    from privrank.serve.store import SqliteStore
+    from privrank.serve.survey import Survey
+
+    declared = Survey(title=survey["title"], question=survey["question"], items=tuple(survey["items"]),
+                      design=survey["design"], epsilon=survey["epsilon"],
+                      budget=survey["budget"] if survey["design"] == "pairs" else None)
+    store = SqliteStore(directory / f"{secrets.token_hex(8)}.sqlite")
+    return create_app(declared, store, secrets.token_urlsafe(24)), declared.public(), store
+
+
+def fake_only():
+    if REAL_SERVER:
+        pytest.skip("needs the fake server's failure modes (PRIVRANK_BROWSER_SERVER=real)")
+
+
+class Recorder:
+    """ASGI wrapper of any app of the contract: records every request; can hold report POSTs."""
+
+    def __init__(self, app):
+        self.app = app
+        self.requests: list[dict] = []
+        self.gate = threading.Event()  # cleared: POST /api/reports waits until it is set
+        self.gate.set()
+        self.outages = 0  # the next this many POST /api/reports get a 503 without reaching the app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        entry = {"method": scope["method"], "path": scope["path"], "body": body, "status": None}
+        self.requests.append(entry)
+        if scope["path"] == "/api/reports":
+            await asyncio.to_thread(self.gate.wait, 30)
+            if self.outages > 0:
+                self.outages -= 1
+                entry["status"] = 503
+                await send({"type": "http.response.start", "status": 503,
+                            "headers": [(b"content-type", b"text/plain")]})
+                return await send({"type": "http.response.body", "body": b"unavailable"})
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                entry["status"] = message["status"]
+            await send(message)
+
+        await self.app(scope, replay, capture)
+
+    def posts(self, path: str, status: int | None = None) -> list[dict]:
+        return [json.loads(r["body"]) for r in self.requests
+                if r["method"] == "POST" and r["path"] == path and (status is None or r["status"] == status)]
+
+    def statuses(self, path: str) -> list[int]:
+        return [r["status"] for r in self.requests if r["path"] == path]
+
+
+@contextmanager
+def serving(app):
+    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its base URL."""
+    uvicorn = pytest.importorskip("uvicorn")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the test server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
+def site(driver, tmp_path):
+    """``site(survey, **fake_options)`` serves the page (a fresh origin: empty localStorage).
+
+    Returns the :class:`Recorder`; its ``survey`` is the survey as the server publishes it.
+    """
+    pytest.importorskip("starlette")
+    opened, stores = [], []
+
+    def open_site(survey, **options):
+        if REAL_SERVER:
+            app, survey, store = real_app(survey, tmp_path)
+            stores.append(store)
+        else:
+            app = contract_app(survey, **options)
+        recorder = Recorder(app)
+        recorder.survey = survey
+        cm = serving(recorder)
+        base = cm.__enter__()
+        opened.append(cm)
+        driver.get_log("browser")  # start each page with an empty console
+        driver.get(base + "/")
+        return recorder
+    yield open_site
+    for cm in opened:
+        cm.__exit__(None, None, None)
+    for store in stores:
+        store.close()
+
+
+#: an epsilon at which a flip is (practically) impossible: 1e-13; the real server caps epsilon at 10
+SURE_EPS = 10.0 if REAL_SERVER else 30.0
+PROTECTION = ("Your browser randomizes every answer before sending it, so the organisers never "
+              "learn your true answers.")
+
+
+def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20) -> dict:
+    survey = {"title": "Dessert survey", "question": "Which dessert do you prefer?",
+              "items": list(items), "design": design, "epsilon": epsilon,
+              "budget": epsilon * max_answers, "max_answers": max_answers,
+              "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
+              "protection": PROTECTION}
+    if design == "ranking":
+        M = len(items) * (len(items) - 1) // 2
+        survey["duchi_scale"] = duchi_l2_scale(M, math.sqrt(M) / 2, epsilon)
+    return survey
+
+
+DESSERTS = ["Apple pie", "Brownie", "Crème brûlée", "Doughnut", "Eclair", "Flan", "Gelato"]
+
+
+def wait_for(drv, condition, timeout=15, message=""):
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(drv, timeout).until(lambda d: condition(d), message)
+
+
+def state(drv) -> str:
+    return drv.find_element("id", "app").get_attribute("data-state")
+
+
+def wait_state(drv, *states, timeout=15):
+    wait_for(drv, lambda d: state(d) in states, timeout, f"page state never became {states}")
+
+
+def text(drv, element_id) -> str:
+    return drv.find_element("id", element_id).get_attribute("textContent").strip()
+
+
+def press(drv, *keys):
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(drv).send_keys(*keys).perform()
+
+
+def give_answer(drv, how: str):
+    """Answer the pair on screen by mouse or keyboard; returns the label chosen (None: no preference)."""
+    from selenium.webdriver.common.keys import Keys
+    left, right = text(drv, "choose-left"), text(drv, "choose-right")
+    if how == "click-left":
+        drv.find_element("id", "choose-left").click()
+    elif how == "click-right":
+        drv.find_element("id", "choose-right").click()
+    elif how == "click-none":
+        drv.find_element("id", "choose-none").click()
+    elif how == "key-left":
+        press(drv, Keys.ARROW_LEFT)
+    elif how == "key-right":
+        press(drv, Keys.ARROW_RIGHT)
+    elif how == "key-down":
+        press(drv, Keys.ARROW_DOWN)
+    elif how == "tab-enter":  # Tab reaches the first item's button, with a visible focus ring
+        press(drv, Keys.TAB)
+        active = drv.switch_to.active_element
+        assert active.get_attribute("id") == "choose-left"
+        assert active.value_of_css_property("outline-style") == "solid"
+        assert active.value_of_css_property("outline-width") == "3px"
+        press(drv, Keys.ENTER)
+    else:
+        raise ValueError(how)
+    return {"left": left, "right": right, "none": None}[
+        "left" if how.endswith(("left", "enter")) else "right" if how.endswith("right") else "none"]
+
+
+def storage(drv) -> dict:
+    entries = drv.execute_script("return Object.entries(localStorage)")
+    assert len(entries) == 1 and entries[0][0].startswith("privrank:")
+    return json.loads(entries[0][1])
+
+
+def console_problems(drv) -> list[str]:
+    """Console messages other than the network errors Chrome logs for 4xx answers and favicon."""
+    return [e["message"] for e in drv.get_log("browser")
+            if "favicon.ico" not in e["message"] and "Failed to load resource" not in e["message"]]
+
+
+def check_report_bodies(recorder, survey):
+    bodies = recorder.posts("/api/reports")
+    for body in bodies:
+        assert set(body) == {"token", "item_a", "item_b", "report", "epsilon"}, body
+        assert body["report"] in (1, -1) and type(body["report"]) is int
+        assert body["epsilon"] == survey["epsilon"]
+        assert body["item_a"] in survey["items"] and body["item_b"] in survey["items"]
+        assert body["item_a"] != body["item_b"]
+        assert isinstance(body["token"], str)
+    assert all(b == {} for b in recorder.posts("/api/respondents"))
+    return bodies
+
+
+HOW = ["click-left", "key-left", "click-right", "tab-enter", "click-none", "key-right", "key-down"]
+COIN = re.compile(r"^Your browser (kept|flipped) your answer before sending it\.$")
+
+
+def test_pairs_page_answers_until_max_answers(driver, site):
+    survey = survey_of(DESSERTS, epsilon=1.0, max_answers=20)  # 21 pairs, at most 20 answers
+    recorder = site(survey)
+    wait_state(driver, "question")
+    assert text(driver, "title") == survey["title"] and driver.title == survey["title"]
+    assert text(driver, "protection") == recorder.survey["protection"]
+    assert text(driver, "coin") == ""
+    t0 = time.perf_counter()
+    for k in range(20):
+        assert text(driver, "progress") == f"Answered {k} of 20."
+        shown = {text(driver, "choose-left"), text(driver, "choose-right")}
+        if k == 0:  # hold the first report at the server: no coin before the send
+            recorder.gate.clear()
+        give_answer(driver, HOW[k % len(HOW)])
+        if k == 0:
+            wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 1)
+            assert state(driver) == "sending"
+            assert text(driver, "coin") == ""
+            assert driver.find_element("id", "choose-left").get_attribute("disabled") is not None
+            recorder.gate.set()
+        wait_state(driver, "question", "done")
+        assert COIN.match(text(driver, "coin")), text(driver, "coin")
+        # the button that was pressed does not keep the focus
+        assert driver.switch_to.active_element.get_attribute("id") not in (
+            "choose-left", "choose-right", "choose-none")
+        body = recorder.posts("/api/reports")[-1]
+        assert {body["item_a"], body["item_b"]} == shown
+    print(f"\n  20 answers through the page in {time.perf_counter() - t0:.2f} s")
+    wait_state(driver, "done")
+    assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
+    assert text(driver, "progress") == "Answered 20 of 20."
+    assert "all the answers this survey asks for" in text(driver, "status")  # 1 pair left unasked
+
+    bodies = check_report_bodies(recorder, survey)
+    assert len(bodies) == 20 and recorder.statuses("/api/reports") == [201] * 20
+    assert len({frozenset((b["item_a"], b["item_b"])) for b in bodies}) == 20  # no pair twice
+    assert len(recorder.posts("/api/respondents")) == 1
+    assert len({b["token"] for b in bodies}) == 1
+
+    # the device keeps the token and which pairs were sent -- no report once the server has it
+    kept = storage(driver)
+    assert set(kept) <= {"token", "pairs", "done"}
+    assert kept["token"] == bodies[0]["token"]
+    items = survey["items"]
+    sent = {(items.index(b["item_a"]), items.index(b["item_b"])): b["report"] for b in bodies}
+    assert all(i < j for i, j in sent)  # item_a is the pair's first item in the survey's order
+    assert kept["pairs"] == {f"{i}|{j}": {"sent": True} for (i, j) in sent}
+    assert console_problems(driver) == []
+
+    # a reload asks nothing more
+    driver.refresh()
+    wait_state(driver, "done")
+    time.sleep(0.3)
+    assert len(recorder.posts("/api/reports")) == 20
+
+
+def test_pairs_page_sends_what_was_clicked_at_large_epsilon(driver, site):
+    """At a large epsilon a flip (almost) never happens: every report is the answer given on screen."""
+    survey = survey_of(DESSERTS[:4], epsilon=SURE_EPS, max_answers=6)
+    recorder = site(survey)
+    for how in ["click-left", "key-right", "key-left", "click-right", "tab-enter", "click-none"]:
+        wait_state(driver, "question")
+        chosen = give_answer(driver, how)
+        wait_state(driver, "question", "done")
+        body = recorder.posts("/api/reports")[-1]
+        if chosen is not None:
+            assert (body["item_a"] if body["report"] == 1 else body["item_b"]) == chosen
+            assert text(driver, "coin") == "Your browser kept your answer before sending it."
+    wait_state(driver, "done")
+    assert "every pair" in text(driver, "status")
+    check_report_bodies(recorder, survey)
+
+
+def test_memoized_pairs_are_never_asked_or_sent_again(driver, site):
+    survey = survey_of(DESSERTS[:4], max_answers=10)  # 6 pairs
+    recorder = site(survey)
+    for how in ["click-left", "key-down", "click-right"]:
+        wait_state(driver, "question")
+        give_answer(driver, how)
+        wait_state(driver, "question")
+    before = storage(driver)["pairs"]
+    driver.refresh()
+    wait_state(driver, "question")
+    assert text(driver, "progress") == "Answered 3 of 6."
+    shown = sorted(survey["items"].index(text(driver, x)) for x in ("choose-left", "choose-right"))
+    assert f"{shown[0]}|{shown[1]}" not in before  # a memoized pair is not asked again
+    for how in ["key-left", "click-none", "key-right"]:
+        wait_state(driver, "question")
+        give_answer(driver, how)
+        wait_state(driver, "question", "done")
+    wait_state(driver, "done")
+    assert "every pair" in text(driver, "status")
+    bodies = check_report_bodies(recorder, survey)
+    assert len(bodies) == 6 and len({frozenset((b["item_a"], b["item_b"])) for b in bodies}) == 6
+    assert len(recorder.posts("/api/respondents")) == 1  # the token survives the reload
+    assert all(storage(driver)["pairs"][k] == {"sent": True} for k in before)  # sent: only the mark stays
+    driver.refresh()
+    wait_state(driver, "done")
+    time.sleep(0.3)
+    assert len(recorder.posts("/api/reports")) == 6
+    assert console_problems(driver) == []
+
+
+def test_server_limit_409_and_forgotten_token_404(driver, site):
+    survey = survey_of(DESSERTS[:5], max_answers=10)
+    fake_only()
+    recorder = site(survey, server_limit=2)
+    for k in range(5):
+        wait_state(driver, "question")
+        if k == 2:
+            recorder.app.state.tokens.clear()  # the server forgets this browser: 404, new token
+        give_answer(driver, "click-left")
+        wait_state(driver, "question", "done")
+    wait_state(driver, "done")
+    # the third report meets a forgetful server, the fifth the server's limit of 2 per token
+    assert recorder.statuses("/api/reports") == [201, 201, 404, 201, 201, 409]
+    assert len(recorder.posts("/api/respondents")) == 2
+    bodies = recorder.posts("/api/reports")
+    assert {k: v for k, v in bodies[2].items() if k != "token"} == \
+        {k: v for k, v in bodies[3].items() if k != "token"}  # the same report, re-sent
+    assert "all the answers this survey allows" in text(driver, "status")
+    assert text(driver, "coin") == ""  # the refused report was not sent: no coin
+    check_report_bodies(recorder, survey)
+    driver.refresh()
+    wait_state(driver, "done")
+    time.sleep(0.3)
+    assert len(recorder.posts("/api/reports")) == 6
+    assert console_problems(driver) == []
+
+
+def test_a_report_that_failed_is_sent_again_unchanged(driver, site):
+    survey = survey_of(DESSERTS[:5], max_answers=10)
+    recorder = site(survey)
+    wait_state(driver, "question")
+    give_answer(driver, "click-left")
+    wait_state(driver, "question")
+    recorder.outages = 1
+    give_answer(driver, "key-right")
+    wait_state(driver, "error")
+    assert "503" in text(driver, "status") and text(driver, "coin") == ""
+    assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
+    pending = {k: v for k, v in storage(driver)["pairs"].items() if not v["sent"]}
+    assert len(pending) == 1
+    driver.refresh()  # the memoized report is sent again as it was, before any new question
+    wait_state(driver, "question")
+    assert recorder.statuses("/api/reports") == [201, 503, 201]
+    bodies = recorder.posts("/api/reports")
+    assert bodies[1] == bodies[2]
+    assert all(storage(driver)["pairs"][k] == {"sent": True} for k in pending)
+    assert text(driver, "progress") == "Answered 2 of 10."
+    check_report_bodies(recorder, survey)
+    assert console_problems(driver) == []
+
+
+def ranking_order(drv) -> list[str]:
+    return [li.get_attribute("textContent") for li in drv.find_elements("css selector", "#rank-list li")]
+
+
+def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
+    from selenium.webdriver.common.keys import Keys
+    eps = SURE_EPS  # a flip (almost) never happens: the ballot lies on its ranking's side
+    survey = survey_of(DESSERTS[:5], design="ranking", epsilon=eps, max_answers=1)
+    recorder = site(survey)
+    wait_state(driver, "ranking")
+    start = ranking_order(driver)
+    assert sorted(start) == sorted(survey["items"])
+
+    # keyboard: select the first item, move it down twice, drop it
+    items = driver.find_elements("css selector", "#rank-list li")
+    driver.execute_script("arguments[0].focus()", items[0])
+    press(driver, Keys.ENTER)
+    assert items[0].get_attribute("aria-selected") == "true"
+    press(driver, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)
+    expected = start[1:3] + start[:1] + start[3:]
+    assert ranking_order(driver) == expected
+    assert f"{start[0]} dropped at position 3 of 5." == text(driver, "status")
+    press(driver, Keys.ARROW_UP)  # without a selection the arrows move the focus only
+    assert ranking_order(driver) == expected
+    assert driver.switch_to.active_element.get_attribute("textContent") == expected[1]
+
+    # drag and drop (HTML5 events, as a mouse drag fires them): the last item to the top
+    driver.execute_script("""
+        const [list, dragged] = [arguments[0], arguments[0].lastElementChild];
+        const target = list.firstElementChild, box = target.getBoundingClientRect();
+        const dt = new DataTransfer();
+        const fire = (el, type, y) => el.dispatchEvent(new DragEvent(type,
+            {bubbles: true, cancelable: true, dataTransfer: dt, clientY: y}));
+        fire(dragged, 'dragstart', 0);
+        fire(target, 'dragover', box.top + 1);
+        fire(target, 'drop', box.top + 1);
+        fire(dragged, 'dragend', 0);
+    """, driver.find_element("id", "rank-list"))
+    expected = expected[-1:] + expected[:-1]
+    assert ranking_order(driver) == expected
+
+    recorder.gate.clear()
+    driver.find_element("id", "submit-ranking").click()
+    wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 1)
+    assert text(driver, "coin") == "" and ranking_order(driver) == []  # the order left the page
+    recorder.gate.set()
+    wait_state(driver, "done")
+    assert text(driver, "coin").startswith("Your browser kept your answer before sending it")
+
+    (body,) = recorder.posts("/api/reports")
+    assert set(body) == {"token", "vector", "epsilon"} and body["epsilon"] == eps
+    z = np.array(body["vector"])
+    assert z.shape == (10,)
+    assert np.linalg.norm(z) == pytest.approx(recorder.survey["duchi_scale"], rel=1e-9)
+    order = [survey["items"].index(label) for label in expected]
+    assert z @ python_pair_vector(order) > 0
+    kept = storage(driver)
+    assert set(kept) == {"token", "ballot"} and kept["ballot"] == {"sent": True}  # the report left the device
+    assert console_problems(driver) == []
+    driver.refresh()
+    wait_state(driver, "done")
+    time.sleep(0.3)
+    assert len(recorder.posts("/api/reports")) == 1
+
+
+# ---- 4. screenshots for the documentation ---------------------------------------------------------
+
+@pytest.mark.skipif(os.environ.get("PRIVRANK_SCREENSHOTS") != "1",
+                    reason="set PRIVRANK_SCREENSHOTS=1 to write docs/img/respondent*.png")
+def test_screenshots(driver, site):
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    from selenium.webdriver.common.action_chains import ActionChains
+    driver.set_window_size(900, 860)
+    try:
+        site(survey_of(DESSERTS, epsilon=1.0, max_answers=10))
+        wait_state(driver, "question")
+        give_answer(driver, "click-left")
+        wait_state(driver, "question")
+        ActionChains(driver).move_to_element(driver.find_element("id", "title")).perform()  # no hover
+        driver.save_screenshot(str(DOCS_IMG / "respondent.png"))
+        site(survey_of(DESSERTS[:5], design="ranking", epsilon=1.0, max_answers=1))
+        wait_state(driver, "ranking")
+        driver.save_screenshot(str(DOCS_IMG / "respondent-ranking.png"))
+    finally:
+        driver.set_window_size(1000, 800)
+
+
+def test_end_to_end_with_the_real_server(driver, tmp_path, capsys):
+    """The real application on SQLite: Chromium answers every pair by a hidden order; the request
+    bodies the server received hold no answer field; the export read by ``privrank rank`` gives
+    the hidden order. With PRIVRANK_SCREENSHOTS=1, also docs/img/dashboard.png."""
+    pytest.importorskip("starlette")
+    from privrank.cli import main
+    from privrank.serve.app import create_app
+    from privrank.serve.store import SqliteStore
+    from privrank.serve.survey import Survey
+
+    truth = ["Gelato", "Crème brûlée", "Apple pie", "Flan", "Brownie", "Eclair", "Doughnut"]
+    survey = Survey(title="Dessert survey", question="Which dessert do you prefer?", items=tuple(DESSERTS),
+                    design="pairs", epsilon=10.0, budget=10.0 * 21)  # a flip has probability 4.5e-5
+    admin = secrets.token_urlsafe(24)
+    store = SqliteStore(tmp_path / "survey.sqlite")
+    recorder = Recorder(create_app(survey, store, admin))
+    try:
+        with serving(recorder) as base:
+            driver.get_log("browser")
+            driver.get(base + "/")
+            for _ in range(21):
+                wait_state(driver, "question")
+                left, right = text(driver, "choose-left"), text(driver, "choose-right")
+                better = "choose-left" if truth.index(left) < truth.index(right) else "choose-right"
+                driver.find_element("id", better).click()
+                wait_state(driver, "question", "done")
+            wait_state(driver, "done")
+            bodies = check_report_bodies(recorder, survey.public())
+            assert len(bodies) == 21 and recorder.statuses("/api/reports") == [201] * 21
+            import httpx
+            export = httpx.get(f"{base}/export.csv", params={"token": admin}, timeout=10)
+            assert export.status_code == 200
+            if os.environ.get("PRIVRANK_SCREENSHOTS") == "1":
+                screenshot_dashboard(driver, tmp_path)
+        path = tmp_path / "export.csv"
+        path.write_text(export.text)
+        capsys.readouterr()
+        assert main(["rank", str(path), "--format", "json"]) == 0
+        ranking = json.loads(capsys.readouterr().out)["ranking"]
+        assert [row["item"] for row in ranking] == truth
+        assert console_problems(driver) == []
+    finally:
+        store.close()
+
+
+def screenshot_dashboard(driver, tmp_path):
+    """docs/img/dashboard.png: the dashboard of the demo survey (LLMFAO's models, epsilon 1 per
+    answer, 10 answers each) after 3,000 respondents randomized answers of a BTL model."""
+    from privrank.mechanisms.randomized_response import randomize_answer
+    from privrank.serve.app import create_app
+    from privrank.serve.store import SqliteStore
+    from privrank.serve.survey import Survey, demo_survey
+
+    demo = demo_survey()
+    survey = Survey(title=demo.title, question=demo.question, items=demo.items[:12], design="pairs",
+                    epsilon=demo.epsilon, budget=demo.budget)
+    gen = np.random.default_rng(3)
+    theta = np.linspace(1.5, -1.5, len(survey.items))
+    admin = secrets.token_urlsafe(24)
+    with SqliteStore(tmp_path / "demo.sqlite") as store:
+        for _ in range(3000):
+            token = store.new_respondent()
+            for _ in range(survey.max_answers):
+                i, j = sorted(gen.choice(len(survey.items), 2, replace=False))
+                truth = 1 if gen.random() < 1 / (1 + math.exp(theta[j] - theta[i])) else -1
+                report = int(randomize_answer(truth, survey.epsilon, rng=gen))
+                store.add_report(token, epsilon=survey.epsilon, max_answers=survey.max_answers,
+                                 item_a=survey.items[i], item_b=survey.items[j], report=report)
+        with serving(create_app(survey, store, admin)) as base:
+            DOCS_IMG.mkdir(parents=True, exist_ok=True)
+            driver.set_window_size(1000, 1350)
+            driver.get(f"{base}/dashboard?token={admin}")
+            driver.save_screenshot(str(DOCS_IMG / "dashboard.png"))
+            driver.set_window_size(1000, 800)

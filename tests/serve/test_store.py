@@ -1,0 +1,254 @@
+"""The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
+and the schema has no place for a true answer."""
+import os
+import pwd
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import privrank as pr
+from privrank.errors import InputError
+from privrank.serve.store import AnswersExhausted, SqliteStore, UnknownRespondent, open_store
+
+#: every column the store has; none could hold a true answer, an address or a user agent
+COLUMNS = {"respondents": {"token", "created"},
+           "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+           "surveys": {"fingerprint"}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pg_bindir() -> Path | None:
+    preferred = Path("/usr/lib/postgresql/15/bin")
+    found = [preferred] + sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+    which = shutil.which("initdb")
+    found += [Path(which).parent] if which else []
+    return next((d for d in found if (d / "initdb").is_file() and (d / "pg_ctl").is_file()), None)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throw-away PostgreSQL server on 127.0.0.1 (a free port, socket in its temp dir), stopped at teardown.
+
+    initdb refuses to run as root, so as root it runs as the ``postgres`` OS user; every command has a
+    time limit, and the server is killed if ``pg_ctl stop`` does not stop it.
+    """
+    bindir = _pg_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries not found: apt-get install postgresql")
+    as_user = []
+    root = Path(tempfile.mkdtemp(prefix="privrank-pg-"))
+    if os.geteuid() == 0:
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(root)
+            pytest.skip("PostgreSQL runs as a non-root user: create the postgres OS user (apt-get install postgresql)")
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, log = root / "data", root / "server.log"
+
+    def run(*argv, timeout, check=True):
+        return subprocess.run(as_user + [str(a) for a in argv], cwd=root, capture_output=True, text=True,
+                              timeout=timeout, check=check)
+    port = free_port()
+    try:
+        run(bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", timeout=120)
+        # fsync off: durability is the server's business, these tests check the store's logic
+        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off"
+        run(bindir / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "-t", "60", "start", timeout=90)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.fail(f"could not start PostgreSQL: {exc}\n{getattr(exc, 'stderr', '')}")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        try:
+            run(bindir / "pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop", timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            pass
+        pidfile = data / "postmaster.pid"
+        if pidfile.exists():  # still running: kill it
+            try:
+                os.kill(int(pidfile.read_text().split()[0]), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request, tmp_path):
+    """Where a fresh store lives: a SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        yield tmp_path / "reports.sqlite"
+        return
+    import psycopg
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"t_{uuid.uuid4().hex}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield f"{server}/{name}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def store(target):
+    with open_store(target) as s:
+        yield s
+
+
+def columns(target) -> dict:
+    if isinstance(target, Path):
+        with sqlite3.connect(target) as conn:
+            return {t: {row[1] for row in conn.execute(f"PRAGMA table_info({t})")} for t in COLUMNS}
+    import psycopg
+
+    with psycopg.connect(target, connect_timeout=10) as conn:
+        rows = conn.execute("SELECT table_name, column_name FROM information_schema.columns "
+                            "WHERE table_schema = 'public'").fetchall()
+    found = {}
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    return found
+
+
+def test_the_schema_has_no_place_for_a_true_answer(store, target):
+    assert columns(target) == COLUMNS
+
+
+def test_tokens_are_random_and_reports_count_down(store):
+    tokens = {store.new_respondent() for _ in range(20)}
+    assert len(tokens) == 20 and all(len(t) == 32 for t in tokens)
+    token = sorted(tokens)[0]
+    left = [store.add_report(token, item_a="A", item_b="B", report=r, epsilon=1.0, max_answers=3) for r in (1, -1, 1)]
+    assert left == [2, 1, 0]
+    with pytest.raises(AnswersExhausted):
+        store.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+    with pytest.raises(UnknownRespondent):
+        store.add_report("not-a-token", item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+    assert store.counts() == (20, 3)  # refusals stored nothing
+
+
+def test_refusals_leave_the_store_usable(store):
+    """A refused report rolls back its transaction; the pooled connection serves the next report."""
+    token = store.new_respondent()
+    for _ in range(5):
+        with pytest.raises(UnknownRespondent):
+            store.add_report("nobody", item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+    assert store.add_report(token, item_a="A", item_b="B", report=-1, epsilon=1.0, max_answers=1) == 0
+    with pytest.raises(InputError, match="either"):
+        store.add_report(token, item_a="A", item_b="B", report=1, vector=[0.5], epsilon=1.0, max_answers=9)
+
+
+def test_pair_reports_are_randomized_comparisons(store):
+    users = [store.new_respondent() for _ in range(3)]
+    sent = [(users[k % 3], "ABC"[k % 3], "ABC"[(k + 1) % 3], 1 if k % 2 else -1, 0.3) for k in range(9)]
+    for user, a, b, report, eps in sent:
+        store.add_report(user, item_a=a, item_b=b, report=report, epsilon=eps, max_answers=5)
+    table = store.pair_reports()
+    assert table.column_names == ["user", "item_a", "item_b", "outcome", "epsilon"]
+    assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == sent  # in order, epsilon exact
+    comps = pr.read_comparisons(table)
+    assert comps.is_randomized and comps.n_records == 9 and comps.items == ("A", "B", "C")
+
+
+def test_an_empty_store_reads_as_empty(store):
+    assert store.counts() == (0, 0)
+    assert store.pair_reports().num_rows == 0
+    assert store.vectors().size == 0
+
+
+def test_vectors_round_trip_exactly(store):
+    token = store.new_respondent()
+    v = np.random.default_rng(3).standard_normal(6) / 3
+    assert store.add_report(token, vector=v.tolist(), epsilon=2.0, max_answers=1) == 0
+    np.testing.assert_array_equal(store.vectors(), v[None, :])
+    assert store.pair_reports().num_rows == 0
+
+
+def test_a_store_keeps_its_reports_and_its_survey(target):
+    with open_store(target) as s:
+        s.claim("survey-1")
+        token = s.new_respondent()
+        s.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
+    with open_store(target) as s:
+        s.claim("survey-1")
+        assert s.counts() == (1, 1)
+        assert s.add_report(token, item_a="B", item_b="A", report=1, epsilon=1.0, max_answers=2) == 0
+        with pytest.raises(InputError, match="different survey"):
+            s.claim("survey-2")
+
+
+def test_budget_holds_under_concurrent_writers(store):
+    """16 threads race to add reports for the same 4 respondents: each gets exactly max_answers."""
+    tokens = [store.new_respondent() for _ in range(4)]
+    max_answers, threads = 5, 16
+    accepted, refused, errors = Counter(), Counter(), []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def writer(k):
+        start.wait(timeout=30)
+        for n in range(12):
+            token = tokens[(k + n) % len(tokens)]
+            try:
+                store.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=max_answers)
+                with lock:
+                    accepted[token] += 1
+            except AnswersExhausted:
+                with lock:
+                    refused[token] += 1
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(repr(exc))
+    pool = [threading.Thread(target=writer, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in pool) and errors == []
+    assert accepted == Counter({t: max_answers for t in tokens})
+    assert sum(refused.values()) == threads * 12 - len(tokens) * max_answers
+    assert Counter(store.pair_reports()["user"].to_pylist()) == accepted
+
+
+def test_sqlite_is_durable_and_write_ahead(tmp_path):
+    path = tmp_path / "reports.sqlite"
+    with open_store(path) as s:
+        assert isinstance(s, SqliteStore)
+        with s._connection() as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+            assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_bad_targets_are_refused(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(InputError, match="not a usable SQLite"):
+        open_store(junk)
+    with pytest.raises(InputError, match="does not exist"):
+        open_store(tmp_path / "missing" / "reports.sqlite")
+    with pytest.raises(InputError, match="cannot connect"):
+        open_store(f"postgresql://nobody@127.0.0.1:{free_port()}/none")
+
+
+def test_a_closed_store_refuses(tmp_path):
+    s = open_store(tmp_path / "r.sqlite")
+    s.close()
+    with pytest.raises(InputError, match="closed"):
+        s.new_respondent()
