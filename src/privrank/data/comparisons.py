@@ -178,7 +178,8 @@ class PairwiseComparisons:
             eps = np.asarray(epsilon, dtype=float)
             if eps.shape != (n,):
                 raise InputError("epsilon must give one value per comparison")
-            bad = np.flatnonzero(~np.isfinite(eps) | (eps <= 0))
+            shared = eps.strides == (0,)  # one epsilon for every record (a broadcast view): check it once
+            bad = np.flatnonzero(~np.isfinite(eps[:1] if shared else eps) | ((eps[:1] if shared else eps) <= 0))
             if bad.size:
                 raise InputError(f"record {int(bad[0])}: epsilon must be finite and > 0")
             ties = np.flatnonzero(out == OUTCOME_TIE)
@@ -280,6 +281,12 @@ class PairwiseComparisons:
 
 
 def _as_outcome(outcome, n) -> np.ndarray:
+    given = np.asarray(outcome) if isinstance(outcome, np.ndarray) else None
+    if given is not None and np.issubdtype(given.dtype, np.integer) and given.shape == (n,):
+        bad = np.flatnonzero((given < -1) | (given > 1))  # integers: two comparisons, no float copy
+        if bad.size:
+            raise InputError(f"record {int(bad[0])}: outcome must be 1, -1 or 0")
+        return given.astype(np.int8)
     try:
         arr = np.asarray(outcome, dtype=float)
     except (TypeError, ValueError):
@@ -390,6 +397,9 @@ def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     """
     if np.ndim(epsilon) == 0:
         return np.array([float(epsilon)]), np.int64(0)
+    eps = np.asarray(epsilon, dtype=float)
+    if eps.size and (eps.strides == (0,) or eps.min() == eps.max()):  # one level: nothing to sort
+        return eps[:1].copy(), np.int64(0)
     levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
     return levels, level.astype(np.int64)
 
@@ -465,8 +475,15 @@ class ComparisonTally:
         (default one); codes may repeat and come in any order."""
         m = len(items)
         codes = np.asarray(codes, dtype=np.int64)
-        value = codes % 3
         levels = 1 if epsilons is None else len(epsilons)
+        size = levels * m * m * 3
+        if counts is None and size <= max(4 * codes.size, 1 << 16):  # one dense count of (cell, value)
+            per = np.bincount(codes, minlength=size).reshape(-1, 3)
+            total = per.sum(axis=1)
+            cells = np.flatnonzero(total)
+            return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m, total[cells],
+                       per[cells, 1] + 2 * per[cells, 2])
+        value = codes % 3
         cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts, value if counts is None else counts * value)
         return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m,
                    np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))

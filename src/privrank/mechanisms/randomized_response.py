@@ -34,6 +34,10 @@ from ..errors import InputError, check_epsilon, check_epsilons
 from .draws import before_draw, noise_factor
 
 
+#: records randomized per vectorised step (their uniforms and probabilities are the temporaries)
+RECORD_CHUNK = 1 << 22
+
+
 def flip_probability(epsilon) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
     p = expit(-check_epsilons(epsilon))
@@ -85,15 +89,21 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     v = np.asarray(values2)
     if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
+    eps = check_epsilons(epsilon) if np.ndim(epsilon) else check_epsilon(epsilon)
     before_draw()
-    if np.ndim(epsilon):
-        p = flip_probability(np.broadcast_to(check_epsilons(epsilon), v.shape) / noise_factor())
-        report_one = np.where(v == 1, 0.5, np.where(v == 2, 1.0 - p, p))
-    else:
-        p = flip_probability(check_epsilon(epsilon) / noise_factor())
-        report_one = np.array([p, 0.5, 1.0 - p])[v]
-    u = record_uniforms(key, first_record, v.size).reshape(v.shape)
-    return (u < report_one).astype(np.int8)
+    flat, out = v.reshape(-1), np.empty(v.size, dtype=np.int8)
+    table = None if np.ndim(eps) else np.array([flip_probability(eps / noise_factor()), 0.5,
+                                                1.0 - flip_probability(eps / noise_factor())])
+    for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
+        part = flat[start:start + RECORD_CHUNK]
+        if table is None:
+            p = flip_probability(np.broadcast_to(eps, v.shape).reshape(-1)[start:start + part.size] / noise_factor())
+            report_one = np.where(part == 1, 0.5, np.where(part == 2, 1.0 - p, p))
+        else:
+            report_one = table[part]
+        np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
+                out=out[start:start + part.size], casting="unsafe")
+    return out.reshape(v.shape)
 
 
 def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:

@@ -30,7 +30,7 @@ from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
-from ..mechanisms.randomized_response import randomize_bits
+from ..mechanisms.randomized_response import randomize_records, record_key
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
 from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
@@ -63,7 +63,7 @@ def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None)
     if epsilon is not None:
         if isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0:
             return _per_user(comps, epsilon, "epsilon")[comps.user]
-        return np.full(comps.n_records, check_epsilon(epsilon))
+        return np.broadcast_to(np.float64(check_epsilon(epsilon)), (comps.n_records,))  # one value, no copies
     if isinstance(user_epsilon, Mapping) or np.ndim(user_epsilon) > 0:
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
@@ -119,8 +119,9 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     """
     comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    bits = randomize_bits(comps.preference_values(), eps, rng)
-    return comps.with_outcomes(2 * bits.astype(np.int64) - 1, eps)
+    shared = eps.size and (eps.strides == (0,) or eps.min() == eps.max())
+    bits = randomize_records(comps.outcome + np.int8(1), float(eps[0]) if shared else eps, record_key(rng))
+    return comps.with_outcomes(2 * bits - np.int8(1), eps)
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
