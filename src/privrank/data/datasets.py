@@ -14,7 +14,6 @@ rankings :func:`load_sushi` and :func:`load_netflix`. A missing data set raises
 """
 from __future__ import annotations
 
-import csv
 import os
 from importlib import resources
 from pathlib import Path
@@ -64,20 +63,20 @@ def load_llmfao() -> PairwiseComparisons:
 
 def load_nfl(season: int = 2019, *, include_ties: bool = True) -> PairwiseComparisons:
     """One NFL season (2010-2020) as ``winner,loser`` games; tied games count as ties (MIT)."""
-    a, b, out = [], [], []
-    with _shipped("nfl_2010_2020.csv").open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            if int(row["season"]) != int(season):
-                continue
-            r = float(row["result1"])
-            if r == 0.5 and not include_ties:
-                continue
-            a.append(row["team1"])
-            b.append(row["team2"])
-            out.append(1 if r == 1 else (-1 if r == 0 else 0))
-    if not a:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    games = pcsv.read_csv(_shipped("nfl_2010_2020.csv"), convert_options=pcsv.ConvertOptions(
+        include_columns=["season", "team1", "team2", "result1"],
+        column_types={"season": pa.int64(), "team1": pa.string(), "team2": pa.string(), "result1": pa.float64()}))
+    result = games.column("result1").to_numpy()
+    keep = (games.column("season").to_numpy() == int(season)) & (include_ties | (result != 0.5))
+    if not keep.any():
         raise InputError("the shipped NFL data cover seasons 2010 to 2020")
-    return PairwiseComparisons.from_labels(a, b, out)
+    teams = games.filter(pa.array(keep))
+    result = result[keep]
+    return PairwiseComparisons.from_labels(teams.column("team1").to_pylist(), teams.column("team2").to_pylist(),
+                                           np.where(result == 1, 1, np.where(result == 0, -1, 0)))
 
 
 def load_cems() -> PairwiseComparisons:
@@ -109,10 +108,12 @@ def load_movielens_top40(n_movies: int = 40) -> PairwiseComparisons:
     movie = ratings[:, 1].astype(np.int64)
     ids, counts = np.unique(movie, return_counts=True)
     top = ids[np.lexsort((ids, -counts))][:n_movies]
-    titles = {}
-    with (root / "movies.csv").open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            titles[int(row["movieId"])] = row["title"]
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    movies = pcsv.read_csv(root / "movies.csv", convert_options=pcsv.ConvertOptions(
+        include_columns=["movieId", "title"], column_types={"movieId": pa.int64(), "title": pa.string()}))
+    titles = dict(zip(movies.column("movieId").to_pylist(), movies.column("title").to_pylist()))
     keep = np.isin(movie, top)
     uidx = np.searchsorted(users_all, ratings[keep, 0].astype(np.int64))
     midx = np.searchsorted(np.sort(top), movie[keep])

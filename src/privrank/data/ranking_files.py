@@ -1,7 +1,6 @@
 """Ranking files: PrefLib or CSV with one ranking per row, in memory or in batches (see :mod:`privrank.data.io`)."""
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,14 +33,13 @@ def read_item_list(path) -> list:
     check_data_file(path)
     lines = [line for line in read_text(lambda p: p.read_text(encoding="utf-8-sig"), path).splitlines()
              if line.strip()]
-    header = next(csv.reader(lines[:1]), [])
-    names = [h.strip().lower() for h in header]
+    try:
+        names = [h.strip().lower() for h in csv_header(path)] if lines else []
+    except InputError:  # a first label no CSV parser reads (a stray quote): a plain list
+        names = []
     if "item" in names:
         col = names.index("item")
-        rows = list(csv.reader(lines[1:]))
-        if any(len(r) != len(header) for r in rows):
-            raise InputError(f"{path}: every row of the item table needs {len(header)} fields")
-        labels = [r[col].strip() for r in rows if r[col].strip()]
+        labels = [fields[col] for _, fields in TextColumns(path).rows() if fields[col]]
     else:
         labels = [line.strip() for line in lines]
     if len(labels) < 2:
@@ -114,7 +112,7 @@ def _names_items_in_ballots(path) -> bool:
     """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
     if Path(path).suffix.lower() in PREFLIB_SUFFIXES:
         return False
-    header = [h.lower() for h in csv_header(Path(path))]
+    header = [h.lower() for h in csv_header(path)]
     cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
     return bool(cols) and all(_RANK_COLUMN.match(h) for h in cols)
 
@@ -161,7 +159,7 @@ def holds_rankings(path) -> bool:
         return False
     check_data_file(path)
     try:
-        header = read_text(csv_header, path) if file_format(path) == "csv" else ColumnarFile(path).header
+        header = ColumnarFile(path).header
         if holds_ratings(header):  # ratings give comparisons
             return False
         ComparisonColumns.from_header(header, path)

@@ -1,7 +1,6 @@
 """Tabular data files: formats, size checks and the batched columnar reader shared by comparisons and rankings."""
 from __future__ import annotations
 
-import csv
 import gzip
 import itertools
 import os
@@ -30,17 +29,6 @@ def pick_column(header: list[str], names) -> str | None:
         if n in header:
             return n
     return None
-
-
-def csv_rows(reader):
-    """Rows of a CSV reader; malformed CSV (e.g. a NUL byte) is an input error naming the line."""
-    while True:
-        try:
-            yield next(reader)
-        except StopIteration:
-            return
-        except csv.Error:
-            raise InputError(f"line {reader.line_num}: malformed CSV") from None
 
 
 def check_items(m: int, source: str) -> None:
@@ -199,15 +187,7 @@ class ColumnarFile:
                     return list(pa.ipc.open_file(source).schema.names)
         except (pa.ArrowInvalid, OSError):
             raise InputError(f"{self.path} is not a readable {self.format} file") from None
-        with open_text(self.path) as fh:
-            try:
-                return next(csv.reader(fh))
-            except StopIteration:
-                raise InputError(f"{self.path} is empty") from None
-            except UnicodeDecodeError:
-                raise InputError(f"{self.path} is not UTF-8 text") from None
-            except (OSError, EOFError):  # a damaged .gz file
-                raise InputError(f"{self.path} is not a readable gzip file") from None
+        return csv_header(self.path)
 
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
@@ -368,9 +348,30 @@ def open_text(path, errors: str = "strict"):
     return open(path, newline="", encoding="utf-8-sig", errors=errors)
 
 
-def csv_header(path: Path) -> list[str]:
-    with open_text(path) as fh:
-        return next(csv_rows(csv.reader(fh)), [])
+def csv_header(path) -> list[str]:
+    """The header of a CSV file: its first line that is not blank (as Arrow reads it), parsed by
+    Arrow, the parser of every record, with every name kept as text."""
+    pa = pyarrow_module()
+    import pyarrow.csv as pcsv
+
+    try:
+        with open_text(path) as fh:
+            line = next((text for text in fh if text.strip()), None)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+    except (OSError, EOFError):  # a damaged .gz file
+        raise InputError(f"{path} is not a readable gzip file") from None
+    if line is None:
+        raise InputError(f"{path} is empty")
+    data = pa.py_buffer(line.rstrip("\r\n").encode("utf-8") + b"\n")
+    names = pcsv.ReadOptions(autogenerate_column_names=True)
+    try:
+        width = pcsv.read_csv(data, read_options=names).num_columns
+        row = pcsv.read_csv(data, read_options=names, convert_options=pcsv.ConvertOptions(
+            column_types={f"f{k}": pa.string() for k in range(width)}, strings_can_be_null=False))
+    except pa.ArrowInvalid:
+        raise InputError(f"{path}: the first line could not be parsed as a CSV header") from None
+    return [row.column(k)[0].as_py() for k in range(width)]
 
 
 def is_number(text) -> bool:
