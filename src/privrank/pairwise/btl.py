@@ -296,7 +296,8 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
                       "different components are compared only through the ridge penalty",
                       UtilityWarning, stacklevel=3)
     try:
-        theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver)
+        theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver,
+                                                theta0=None if lam else _log_odds(pc))
     except np.linalg.LinAlgError:
         raise InputError(f"the ridge lam = {lam:g} is too small for this comparison design: the Newton system is "
                          "singular in floating point; use a larger lam (e.g. the default)") from None
@@ -379,6 +380,16 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
     fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver,
                           info={"variance_factor": rel.variance_factor, "estimate": estimate})
     return replace(fit, release=rel)
+
+
+def _log_odds(pc) -> np.ndarray:
+    """Each item's log-odds of winning, smoothed by a half win and a half loss: a start for the
+    maximum-likelihood Newton iterations (about two fewer steps than from zero)."""
+    m = pc.n_items
+    losses = pc.totals - pc.wins
+    won = np.bincount(pc.i, pc.wins, m) + np.bincount(pc.j, losses, m)
+    lost = np.bincount(pc.i, losses, m) + np.bincount(pc.j, pc.wins, m)
+    return np.log((won + 0.5) / (lost + 0.5))
 
 
 def mle_exists(pc) -> bool:
