@@ -266,3 +266,15 @@ def test_awkward_columns_and_encodings_are_clear_errors_on_every_engine(tmp_path
             with pytest.raises(InputError) as err:
                 pr.sufficient_statistics(str(path), engine=engine)
             assert "\xe9A" not in str(err.value)
+
+
+def test_tab_separated_files_read_as_csv(tmp_path):
+    (tmp_path / "c.csv").write_text('user,item_a,item_b,outcome\n1,"A, Inc.",B,1\n2,B,C,-1\n')
+    (tmp_path / "c.tsv").write_text("user\titem_a\titem_b\toutcome\n1\tA, Inc.\tB\t1\n2\tB\tC\t-1\n")
+    a, b = pr.read_comparisons(tmp_path / "c.csv"), pr.read_comparisons(tmp_path / "c.tsv")
+    assert a.items == b.items == ("A, Inc.", "B", "C")
+    np.testing.assert_array_equal(a.outcome, b.outcome)
+    s = pr.sufficient_statistics(str(tmp_path / "c.tsv"), engine="stream")
+    assert s.items == a.items and s.n.sum() == 2
+    (tmp_path / "r.tsv").write_text("rank1\trank2\trank3\nx\ty\tz\ny\tx\tz\n")
+    assert pr.read_rankings(tmp_path / "r.tsv").n_voters == 2

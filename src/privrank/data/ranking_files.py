@@ -139,9 +139,9 @@ def read_ballots(path) -> tuple[tuple, list]:
     suffix = path.suffix.lower()
     if suffix in PREFLIB_SUFFIXES:
         return read_text(read_preflib, path)
-    if suffix == ".csv":
+    if path.name.lower().removesuffix(".gz").endswith((".csv", ".tsv", ".tab")):
         return read_text(_read_ranking_csv, path)
-    raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc or .csv")
+    raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc, .csv or .tsv")
 
 
 def holds_rankings(path) -> bool:

@@ -56,6 +56,12 @@ def file_format(path) -> str:
     return "parquet" if suffix in PARQUET_SUFFIXES else "arrow" if suffix in ARROW_SUFFIXES else "csv"
 
 
+def delimiter(path) -> str:
+    """The field separator of a text table: a tab for ``.tsv`` and ``.tab`` (also gzip'd), else a comma."""
+    name = str(path).lower()
+    return "\t" if name.removesuffix(".gz").endswith((".tsv", ".tab")) else ","
+
+
 def read_text(read, path: Path, *args):
     """``read(path, *args)`` on a text file: bytes that are not UTF-8 are an input error."""
     try:
@@ -254,7 +260,7 @@ class ColumnarFile:
         try:
             reader = pcsv.open_csv(
                 self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
-                parse_options=pcsv.ParseOptions(invalid_row_handler=invalid_row),
+                parse_options=pcsv.ParseOptions(delimiter=delimiter(self.path), invalid_row_handler=invalid_row),
                 convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
                                                     include_columns=self.names, strings_can_be_null=False))
             for batch in reader:
@@ -365,9 +371,10 @@ def csv_header(path) -> list[str]:
         raise InputError(f"{path} is empty")
     data = pa.py_buffer(line.rstrip("\r\n").encode("utf-8") + b"\n")
     names = pcsv.ReadOptions(autogenerate_column_names=True)
+    parse = pcsv.ParseOptions(delimiter=delimiter(path))
     try:
-        width = pcsv.read_csv(data, read_options=names).num_columns
-        row = pcsv.read_csv(data, read_options=names, convert_options=pcsv.ConvertOptions(
+        width = pcsv.read_csv(data, read_options=names, parse_options=parse).num_columns
+        row = pcsv.read_csv(data, read_options=names, parse_options=parse, convert_options=pcsv.ConvertOptions(
             column_types={f"f{k}": pa.string() for k in range(width)}, strings_can_be_null=False))
     except pa.ArrowInvalid:
         raise InputError(f"{path}: the first line could not be parsed as a CSV header") from None
