@@ -400,8 +400,15 @@ def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     eps = np.asarray(epsilon, dtype=float)
     if eps.size and (eps.strides == (0,) or eps.min() == eps.max()):  # one level: nothing to sort
         return eps[:1].copy(), np.int64(0)
-    levels, level = np.unique(np.asarray(epsilon, dtype=float), return_inverse=True)
-    return levels, level.astype(np.int64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pa.array(eps))  # hashing, not sorting the records: O(n)
+    distinct = encoded.dictionary.to_numpy()
+    order = np.argsort(distinct)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return distinct[order], rank[encoded.indices.to_numpy()]
 
 
 def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
