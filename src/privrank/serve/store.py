@@ -16,7 +16,8 @@ than ``max_answers`` reports, inserts the report and commits before it returns, 
 respondent's reports ever exceed the declared bound, however many requests race (SQLite:
 ``BEGIN IMMEDIATE`` takes the write lock first; PostgreSQL: ``SELECT ... FOR UPDATE`` locks the
 respondent's row), and a report acknowledged to the browser is on disk (SQLite: WAL mode with
-``synchronous=FULL``; PostgreSQL: its default synchronous commit).
+``synchronous=FULL``, the reports waiting at one moment committed together by one writer thread,
+see :class:`SqliteStore`; PostgreSQL: its default synchronous commit).
 
 The two dialects share every statement and differ only in placeholders, the type of the
 autoincrement key and the row lock. Connections are pooled, one per concurrent caller, so a
@@ -25,6 +26,7 @@ store may be used from many threads.
 from __future__ import annotations
 
 import json
+import queue
 import secrets
 import sqlite3
 import threading
@@ -166,6 +168,11 @@ class Store:
         AnswersExhausted
             The respondent has already sent ``max_answers`` reports; nothing is stored.
         """
+        with self._connection() as conn:
+            return self._run(conn, self._report_work(token, epsilon, max_answers, item_a, item_b, report, vector))
+
+    def _report_work(self, token, epsilon, max_answers, item_a, item_b, report, vector):
+        """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
         if (report is None) == (vector is None):
             raise InputError("a report is either a pair's report or a ballot's vector")
         row = (token, item_a, item_b, report, None if vector is None else json.dumps(list(vector)),
@@ -180,8 +187,7 @@ class Store:
                                        "are accepted")
             cur.execute(self._sql("insert"), (*row, time.time()))
             return max_answers - answered - 1
-        with self._connection() as conn:
-            return self._run(conn, work)
+        return work
 
     def counts(self) -> tuple[int, int]:
         """``(respondents, reports)`` stored."""
@@ -221,13 +227,81 @@ class Store:
 
 
 class SqliteStore(Store):
-    """A store in a SQLite file: WAL mode, ``synchronous=FULL``, ``BEGIN IMMEDIATE`` per write."""
+    """A store in a SQLite file: WAL mode, ``synchronous=FULL``, ``BEGIN IMMEDIATE`` per write.
+
+    Reports are written with group commit: one writer thread takes every report waiting, runs each
+    one's budget check and insert in turn in one transaction and commits once (one sync to disk for
+    the group); each caller returns only after that commit. A refused report writes nothing, so it
+    leaves the others of its group untouched.
+    """
+
+    #: most reports committed together
+    GROUP = 256
 
     def __init__(self, path):
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise InputError(f"{self.path}: its directory does not exist")
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer = None
         super().__init__()
+
+    def add_report(self, token: str, *, epsilon: float, max_answers: int, item_a: str | None = None,
+                   item_b: str | None = None, report: int | None = None, vector=None) -> int:
+        work = self._report_work(token, epsilon, max_answers, item_a, item_b, report, vector)
+        done, outcome = threading.Event(), []
+        with self._guard:
+            if self._closed:
+                raise InputError("the store is closed")
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_groups, name="privrank-store-writer", daemon=True)
+                self._writer.start()
+            self._queue.put((work, done, outcome))
+        done.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    def _write_groups(self):
+        """The writer thread: commit the waiting reports as one group, then answer their callers."""
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            while len(group) < self.GROUP:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                group.append(item)
+            results = []
+
+            def work(cur):
+                for body, _, _ in group:
+                    try:
+                        results.append(body(cur))
+                    except (UnknownRespondent, AnswersExhausted) as refused:  # nothing written
+                        results.append(refused)
+            try:
+                with self._connection() as conn:
+                    self._run(conn, work)
+            except BaseException as exc:  # the group was rolled back: every caller gets the error
+                results = [exc] * len(group)
+            for (_, done, outcome), result in zip(group, results):
+                outcome.append(result)
+                done.set()
+
+    def close(self) -> None:
+        with self._guard:
+            writer = self._writer
+        if writer is not None:
+            self._queue.put(None)
+            writer.join(timeout=30)
+        super().close()
 
     def _connect(self):
         try:
