@@ -73,3 +73,45 @@ def test_a_pure_noise_plan_predicts_a_coin_flip_per_pair():
     # regression (issue 16): at epsilon 1e-10 every estimate ties and the Kendall distance was predicted 0
     p = predict(Design(5, 100), 1e-10, reps=20, rng=0)
     assert p.predicted["kendall"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_plan_like_llmfao_predicts_a_direct_simulation_within_20_percent():
+    """Randomizing LLMFAO's own answers (30 releases at epsilon 1) and fitting gives a mean Kendall
+    distance to the non-private fit; the plan calibrated on LLMFAO (--like) predicts it within 20%,
+    and the evenly spaced default, which the check must be able to catch, misses by far more."""
+    import warnings
+
+    from privrank.data.datasets import load_llmfao
+    from privrank.plan import Design, design_like, predict
+
+    comps = load_llmfao()
+    exact = pr.fit_btl(comps).scores
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = np.mean([pr.kendall_distance(pr.fit_btl(pr.debiased_randomized_response(comps, 1.0, rng=s)).scores,
+                                              exact, tie_penalty=0.5) for s in range(30)])
+    like = design_like(comps)
+    assert (like.items, like.users, like.per_user) == (59, 124, 72)
+    predicted = predict(like, 1.0).predicted["kendall"]
+    assert abs(predicted - direct) / direct < 0.2, (predicted, direct)
+    default = predict(Design(59, 124, 72), 1.0).predicted["kendall"]
+    assert abs(default - direct) / direct > 0.35, (default, direct)
+
+
+def test_plan_cli_takes_a_per_user_budget_and_a_like_file(cli, tmp_path):
+    import json
+
+    from privrank.data.datasets import _shipped
+
+    code, out, err = cli("plan", "--like", _shipped("llmfao_crowd.csv"), "--user-epsilon", "36", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["epsilon"] == pytest.approx(0.5) and doc["epsilon_per_user"] == pytest.approx(36)
+    assert "non-private BTL fit" in doc["assumptions"]
+    code, _, err = cli("plan", "--like", _shipped("llmfao_crowd.csv"), "--items", "10", "--epsilon", "1")
+    assert code == 2 and "drop --items" in err
+    code, _, err = cli("plan", "--epsilon", "1")
+    assert code == 2 and "--items and --users" in err
+    (tmp_path / "c.csv").write_text("item_a,item_b,outcome\nA,B,1\nB,C,1\nC,A,1\n")
+    code, _, err = cli("plan", "--like", tmp_path / "c.csv", "--epsilon", "1")
+    assert code == 2 and "no user column" in err

@@ -5,8 +5,9 @@ import argparse
 import json
 import math
 
-from ..errors import InputError
-from ..plan import BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, plot_curve, predict, smallest_epsilon
+from ..errors import InputError, check_epsilon
+from ..plan import (BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, design_like, plot_curve, predict,
+                    smallest_epsilon)
 from .arguments import seed, summary
 from .output import _json_safe
 
@@ -17,11 +18,15 @@ def register(sub) -> None:
     p = sub.add_parser("plan", help=summary("plan"),
                        description="Predict the ranking error of a planned study at --epsilon, or find the smallest "
                                    "epsilon that meets --target, by simulating the private pipeline.")
-    p.add_argument("--items", type=int, required=True, metavar="M",
+    p.add_argument("--items", type=int, metavar="M",
                    help="number of items (the simulation grows with M^2: see PRIVRANK_MAX_PLAN_CELLS in "
-                        "privrank.limits)")
-    p.add_argument("--users", type=_count, required=True, metavar="L",
-                   help="number of users (an integer; 1e6 is read as 1000000)")
+                        "privrank.limits); with --like, the file's")
+    p.add_argument("--users", type=_count, metavar="L",
+                   help="number of users (an integer; 1e6 is read as 1000000); with --like, default the file's")
+    p.add_argument("--like", metavar="FILE",
+                   help="a comparisons file like the planned study's (pilot or public data): its non-private BTL "
+                        "fit gives the true scores simulated, and its users and comparisons per user the "
+                        "defaults (the plan shows facts of this file: do not use the data you will release)")
     p.add_argument("--comparisons-per-user", type=int, metavar="K",
                    help="comparisons each user answers (default: every pair once)")
     p.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
@@ -29,6 +34,8 @@ def register(sub) -> None:
                    help="local: debiased-rr; central: objective-perturbation (default) or noisy-copeland")
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--epsilon", type=float, help="predict the error at this epsilon per comparison")
+    goal.add_argument("--user-epsilon", type=float,
+                      help="predict the error at this budget per user, split evenly over each user's comparisons")
     goal.add_argument("--target", metavar="METRIC=VALUE",
                       help="find the smallest epsilon with kendall=..., topk=... or linf=... at most VALUE")
     p.add_argument("--k", type=int, help="size of the top-k set (default items/4)")
@@ -66,7 +73,19 @@ def run_plan(args) -> int:
     if args.mechanism and args.mechanism not in MECHANISMS[args.model]:
         raise InputError(f"--mechanism {args.mechanism} belongs to the "
                          f"{'central' if args.model == 'local' else 'local'} model: add --model")
-    design = Design(args.items, args.users, args.comparisons_per_user, args.model, args.mechanism, args.k, args.spread)
+    options = {"model": args.model, "mechanism": args.mechanism, "k": args.k}
+    if args.like:
+        if args.items is not None or args.spread != 4.0:
+            raise InputError("--like takes the items and their scores from the file: drop --items and --spread")
+        from ..data.io import read_comparisons
+        design = design_like(read_comparisons(args.like), users=args.users,
+                             comparisons_per_user=args.comparisons_per_user, **options)
+    else:
+        if args.items is None or args.users is None:
+            raise InputError("give --items and --users (or --like FILE)")
+        design = Design(args.items, args.users, args.comparisons_per_user, spread=args.spread, **options)
+    if args.user_epsilon is not None:  # the budget per user, split evenly over the comparisons
+        args.epsilon = check_epsilon(args.user_epsilon, name="--user-epsilon") / design.per_user
     target = None
     if args.target:
         check_size(design, len(EPSILON_GRID) + BISECTIONS)
