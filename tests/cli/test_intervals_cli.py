@@ -71,3 +71,14 @@ def test_plot(cli, pairs, tmp_path):
 def test_interval_errors(cli, pairs, pairs_items, argv, match):
     code, _, err = cli("rank", pairs, *argv, "--items", pairs_items)
     assert code == 2 and match in err
+
+
+def test_a_release_that_cannot_rank_gets_the_planners_epsilon(cli):
+    from privrank.data.datasets import _shipped
+
+    code, out, err = cli("rank", _shipped("llmfao_crowd.csv"), "--epsilon", "0.001", "--ci", "--seed", "1")
+    assert code == 0, err
+    assert "cannot tell the items apart" in err and "the planner suggests epsilon" in err
+    assert err.count("the planner suggests epsilon") == 1
+    code, out, err = cli("rank", _shipped("llmfao_crowd.csv"), "--epsilon", "2", "--ci", "--seed", "1")
+    assert code == 0 and "planner suggests" not in err and "cannot tell" not in err

@@ -1,7 +1,9 @@
 """``--ci`` and ``--plot`` of the ranking commands: interval columns and the interval plot."""
 from __future__ import annotations
 
-from ..errors import InputError
+import warnings
+
+from ..errors import InputError, UtilityWarning
 from ..inference import METHODS, aggregate_intervals, check_interval_cost, confidence_intervals
 
 
@@ -50,6 +52,7 @@ def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):
     if scores:
         ci = confidence_intervals(res, level=args.ci_level, method=args.ci_method, bias_corrected=args.bias_corrected,
                                   rng=args.seed)
+        suggest_epsilon(res, ci)
     else:
         ci = aggregate_intervals(res, items=items, level=args.ci_level, rng=rng)
     index = {item: k for k, item in enumerate(ci.items)}
@@ -59,3 +62,33 @@ def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):
         extra = {"score_corrected": float(ci.estimate[k])} if scores and args.bias_corrected else {}
         out.append({**row, **extra, **ci.entry(k)})
     return out, ci
+
+
+#: the accuracy the suggestion of :func:`suggest_epsilon` aims at (mean Kendall distance)
+SUGGESTION_TARGET = 0.1
+
+
+def suggest_epsilon(res, ci) -> None:
+    """When a local release cannot tell its items apart (every rank interval is [1, m]), warn with
+    the epsilon the planner suggests for a Kendall distance of about ``SUGGESTION_TARGET`` on the
+    same number of items and of reports. Both are public in the local model (every randomized
+    report is seen), so the suggestion is post-processing; nothing is printed for central releases,
+    whose record count need not be public."""
+    release = getattr(res, "release", None)
+    m = len(ci.items)
+    if release is None or release.guarantee.model != "local" or m < 3 or \
+            not all(int(lo) == 1 and int(hi) == m for lo, hi in zip(ci.rank_lower, ci.rank_upper)):
+        return
+    from ..plan import Design, smallest_epsilon
+
+    try:
+        best, _ = smallest_epsilon(Design(m, int(round(float(release.counts.totals.sum()))), 1), "kendall",
+                                   SUGGESTION_TARGET)
+    except InputError as refused:  # too large to simulate, or no epsilon meets it
+        warnings.warn(f"the planner has no epsilon to suggest for this design ({refused})", UtilityWarning,
+                      stacklevel=2)
+        return
+    warnings.warn(f"for a mean Kendall distance of about {SUGGESTION_TARGET:g} with this many items and reports, "
+                  f"the planner suggests epsilon {best.epsilon:.2g} per comparison if the true scores spread evenly "
+                  "over [-2, 2] (privrank plan --like PILOT.csv calibrates it on data like yours; it predicts the "
+                  "error of a design before collecting data)", UtilityWarning, stacklevel=2)
