@@ -1,6 +1,8 @@
 """Plots of score and rank intervals (matplotlib, an optional dependency)."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from ..errors import InputError
@@ -39,7 +41,7 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
     y = np.arange(m)
     labels = [str(ci.items[k]) for k in order]
     if scores:
-        fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(10, 1.5 + 0.28 * m))
+        fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(10, 1.5 + 0.28 * m), layout="constrained")
         est = ci.estimate[order]
         left.errorbar(est, y, xerr=[est - ci.lower[order], ci.upper[order] - est], fmt="o", ms=3, capsize=2)
         left.set_yticks(y, labels, fontsize=8)
@@ -47,16 +49,15 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
         left.set_xlabel("score" if ci.target == BTL_TARGET else "win count")
         left.set_title(f"{100 * ci.level:g}% score intervals")
     else:
-        fig, right = plt.subplots(figsize=(6, 1.5 + 0.28 * m))
+        fig, right = plt.subplots(figsize=(6, 1.5 + 0.28 * m), layout="constrained")
         right.set_yticks(y, labels, fontsize=8)
         right.invert_yaxis()
     right.hlines(y, ci.rank_lower[order], ci.rank_upper[order], lw=3, alpha=0.6)
     right.plot(np.arange(1, m + 1), y, "k|", ms=8)
     right.set_xlabel("rank")
     right.set_title(("" if scores else f"{100 * ci.level:g}% ") + "rank intervals (| = released rank)")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    if title:  # above the panels' own titles (constrained layout keeps them apart), wrapped to the width
+        fig.suptitle(textwrap.fill(title, 100 if scores else 60), fontsize=10)
     try:
         out.save_figure(fig)
     finally:
