@@ -261,3 +261,33 @@ def test_local_search_is_an_insertion_local_optimum_and_fast_at_1500_items():
     start = time.perf_counter()
     o = K.local_search(W, K.borda(W))
     assert time.perf_counter() - start < 60 and kemeny_cost(o, W) < kemeny_cost(K.borda(W), W)
+
+
+def test_the_lp_bound_never_exceeds_the_optimum_and_certifies_a_gap():
+    from privrank.aggregation.kemeny import exact_dp, kemeny_lower_bound
+
+    rng = np.random.default_rng(5)
+    tight = 0
+    for _ in range(30):
+        m = 9
+        W = rng.random((m, m))
+        W = (W + 1 - W.T) / 2 + rng.normal(0, 0.3, (m, m))  # a noisy release: entries outside [0, 1]
+        opt = kemeny_cost(exact_dp(W), W)
+        bound = kemeny_lower_bound(W)
+        closed = kemeny_lower_bound(W, time_limit=0.0)  # no linear program: sum of min(w_ij, w_ji)
+        assert closed <= bound + 1e-9 and bound <= opt + 1e-9
+        tight += bound > opt - 1e-6
+    assert tight >= 20  # the triangle relaxation is usually exact at this size
+
+
+def test_a_heuristic_release_carries_its_certified_gap():
+    import privrank as pr
+
+    rng = np.random.default_rng(2)
+    m = 30
+    R = pr.Rankings.from_orders(np.array([np.argsort(np.arange(m) + rng.normal(0, 8, m)) for _ in range(500)]))
+    res = pr.private_kemeny(R, epsilon=1.0, rng=1)  # auto: local search above 20 items
+    d = res.details
+    assert d["optimality_gap"] == pytest.approx(d["noisy_cost"] - d["noisy_cost_lower_bound"])
+    assert d["optimality_gap"] >= 0
+    assert "optimality_gap" not in pr.private_kemeny(R, epsilon=1.0, solver="exact", rng=1).details

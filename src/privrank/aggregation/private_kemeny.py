@@ -44,7 +44,7 @@ from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, loc
                                           local_pairwise_sd, noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
-from .kemeny import AUTO_EXACT_MAX, kwiksort, kwiksort_query_cap, wfas_solver
+from .kemeny import AUTO_EXACT_MAX, kemeny_lower_bound, kwiksort, kwiksort_query_cap, wfas_solver
 
 EXPONENTIAL_MAX_ITEMS = 8
 
@@ -128,6 +128,26 @@ def _solver_details(solver, best_of) -> dict:
     return {"solver": solver if isinstance(solver, str) else "custom", "best_of": int(best_of)}
 
 
+#: seconds the certified gap of a heuristic's order may spend on its linear-programming bound
+GAP_SECONDS = 10.0
+#: above this many items only the closed-form bound is computed (each round searches m^3 triangles)
+GAP_LP_MAX_ITEMS = 300
+
+
+def gap_details(solver, W, order) -> dict:
+    """For a heuristic solver (local search, KwikSort, or ``auto`` above ``AUTO_EXACT_MAX`` items):
+    the order's Kemeny cost on the released (noisy) matrix it solved, a lower bound on every order's
+    cost there (:func:`~privrank.aggregation.kemeny.kemeny_lower_bound`) and their difference, a
+    certified optimality gap. Post-processing of the release (never a cost on the raw rankings).
+    Empty for exact solvers."""
+    m = W.shape[0]
+    if not (solver in ("local-search", "kwiksort") or (solver == "auto" and m > AUTO_EXACT_MAX)):
+        return {}
+    cost = float(kemeny_cost(order, W))
+    bound = kemeny_lower_bound(W, time_limit=GAP_SECONDS if m <= GAP_LP_MAX_ITEMS else 0.0)
+    return {"noisy_cost": cost, "noisy_cost_lower_bound": bound, "optimality_gap": max(cost - bound, 0.0)}
+
+
 def _clip_default(clip, solver, m) -> bool:
     """Clip unless an exact solver runs (exact solvers accept any weights; notes §6.1)."""
     if clip is not None:
@@ -182,10 +202,12 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
-    order = np.asarray(solve(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
+    solved = clip_pairs(Wt) if do_clip else Wt
+    order = np.asarray(solve(solved), dtype=np.int64)
     return AggregateResult(order, guarantee,
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
-                            **_solver_details(solver, best_of)}, MatrixRelease(Wt, budget.noise, scale, R.n_voters))
+                            **_solver_details(solver, best_of), **gap_details(solver, solved, order)},
+                           MatrixRelease(Wt, budget.noise, scale, R.n_voters))
 
 
 @labelled
@@ -374,10 +396,12 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     else:
         charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
-    order = np.asarray(solve(clip_pairs(Wt) if do_clip else Wt), dtype=np.int64)
+    solved = clip_pairs(Wt) if do_clip else Wt
+    order = np.asarray(solve(solved), dtype=np.int64)
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
-                                      **_solver_details(solver, best_of)}, MatrixRelease(Wt, "local", sd, R.n_voters))
+                                      **_solver_details(solver, best_of), **gap_details(solver, solved, order)},
+                           MatrixRelease(Wt, "local", sd, R.n_voters))
 
 
 def local_group_cap(m: int, queries: int, fail_probability: float | None = None) -> int:
