@@ -234,3 +234,23 @@ def test_a_locked_ledger_is_a_clear_error_in_bounded_time(tmp_path, monkeypatch)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_journal_writes_from_many_threads_never_collide(tmp_path):
+    # regression: every thread of one process wrote the same temporary file (named by the pid), so
+    # one thread's rename could find it gone and a charged release ended in an error
+    errors = []
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        def write(k):
+            try:
+                for _ in range(50):
+                    ledger._write_journal("f" * 64, k)
+            except Exception as exc:  # noqa: BLE001 - any failure is the bug
+                errors.append(exc)
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert not list((tmp_path / "state" / "datasets").glob("*.tmp"))

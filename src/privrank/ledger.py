@@ -44,6 +44,7 @@ import math
 import os
 import secrets
 import sqlite3
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -418,9 +419,11 @@ class Ledger:
         path = self._journal(fingerprint)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"ledger": self.id, "path": str(self.path.resolve()), "releases": releases}))
-            os.replace(tmp, path)
+            # a temporary name of its own per writer (threads of one process share the pid), then an atomic rename
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                             delete=False) as tmp:
+                tmp.write(json.dumps({"ledger": self.id, "path": str(self.path.resolve()), "releases": releases}))
+            os.replace(tmp.name, path)
         except OSError as exc:
             raise InputError(f"cannot write the ledger journal in {path.parent} ({exc.strerror}); set "
                              f"${ENV_STATE} to a writable directory") from None
