@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 from ..errors import InputError, UtilityWarning
-from ..inference import METHODS, aggregate_intervals, check_interval_cost, confidence_intervals
+from ..inference import METHODS, aggregate_intervals, check_interval_cost, confidence_intervals, indistinguishable
 
 
 def add_interval_options(parser, *, scores: bool = True) -> None:
@@ -76,8 +76,7 @@ def suggest_epsilon(res, ci) -> None:
     whose record count need not be public."""
     release = getattr(res, "release", None)
     m = len(ci.items)
-    if release is None or release.guarantee.model != "local" or m < 3 or \
-            not all(int(lo) == 1 and int(hi) == m for lo, hi in zip(ci.rank_lower, ci.rank_upper)):
+    if release is None or release.guarantee.model != "local" or not indistinguishable(ci.rank_lower, ci.rank_upper):
         return
     from ..plan import Design, smallest_epsilon
 

@@ -204,8 +204,9 @@ def read_data(args, items=None):
     print(f"privrank: read ratings (user,item,rating): each user's pairs of rated items, at most {pairs} per user "
           "(--max-pairs), the higher rating winning", file=sys.stderr)
     comps = comparisons_from_ratings(args.file, max_pairs=pairs, items=items, rng=args.seed)
-    if (getattr(args, "max_answers", "") is None and args.epsilon is not None
-            and getattr(args, "mechanism", None) not in ("none",) + BASELINES):
+    ranking = hasattr(args, "max_answers")  # rank and top-k; randomize has no per-user statement to make
+    private = ranking and args.mechanism not in ("none",) + BASELINES
+    if private and args.max_answers is None and args.epsilon is not None:
         args.max_answers = pairs
     return comps
 

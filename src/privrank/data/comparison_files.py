@@ -230,7 +230,8 @@ class ComparisonFile(ColumnarFile):
                 if long.any():  # no one types such a label; Python's csv module refuses it too
                     bad = np.flatnonzero(np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(long))
                                          if dictionary else long)
-                    raise InputError(f"{self.where(first_record + int(bad[0]))}: malformed {'CSV' if self.format == 'csv' else 'data'}: a field "
+                    kind = "CSV" if self.format == "csv" else "data"
+                    raise InputError(f"{self.where(first_record + int(bad[0]))}: malformed {kind}: a field "
                                      f"longer than {MAX_FIELD_CHARS:,} characters")
             elif pa.types.is_floating(t):
                 empty = np.isnan(values.to_numpy(zero_copy_only=False))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from .tabular import label_indices
 
 OUTCOME_A = 1
 OUTCOME_B = -1
@@ -44,8 +45,9 @@ def sorted_labels(values) -> tuple:
 def label_codes(columns, items=None) -> tuple[tuple, list]:
     """``(labels, codes)``: the labels (``items``, or every label of ``columns`` in
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
-    type are encoded by Arrow (strings, integers: 10x faster than a dict); anything else (mixed
-    types, missing labels) by a dict. Raises ``KeyError`` for a label not in ``items``."""
+    type are encoded by Arrow (:func:`~privrank.data.tabular.label_indices`: strings, integers,
+    10x faster than a dict); anything else (mixed types, missing labels) by a dict. A label not in
+    ``items`` is an :class:`InputError` (``KeyError`` on the dict path)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -56,16 +58,13 @@ def label_codes(columns, items=None) -> tuple[tuple, list]:
                 pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
             raise TypeError
         labels = sorted_labels(pc.unique(pa.chunked_array(arrays)).to_pylist()) if items is None else tuple(items)
-        value_set = pa.array(labels, type=kind)
+        pa.array(labels, type=kind)  # the item list takes the columns' type, or the dict path reads it
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
         values = [list(c) for c in columns]
         labels = sorted_labels([x for c in values for x in c]) if items is None else tuple(items)
         index = {lab: k for k, lab in enumerate(labels)}
         return labels, [np.fromiter((index[x] for x in c), dtype=np.int64, count=len(c)) for c in values]
-    codes = [pc.index_in(x, value_set=value_set) for x in arrays]
-    if any(c.null_count for c in codes):
-        raise KeyError("a label outside the item list")
-    return labels, [c.to_numpy().astype(np.int64) for c in codes]
+    return labels, [label_indices(x, labels) for x in arrays]
 
 
 @dataclass(frozen=True, eq=False)
@@ -389,6 +388,15 @@ def group_sums(key, size: int, *weights):
     return keys, [np.bincount(inv, w, keys.size) for w in weights]
 
 
+def shared_epsilon(epsilon) -> float | None:
+    """The epsilon every record shares, or None when they differ: a broadcast view (one value for
+    all, as the local pipeline makes it) is read once, any other array compared min to max."""
+    eps = np.asarray(epsilon, dtype=float)
+    if eps.size and (eps.strides == (0,) or eps.min() == eps.max()):
+        return float(eps.flat[0])
+    return None
+
+
 def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct epsilons in increasing order and each record's index into them.
 
@@ -398,8 +406,9 @@ def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     if np.ndim(epsilon) == 0:
         return np.array([float(epsilon)]), np.int64(0)
     eps = np.asarray(epsilon, dtype=float)
-    if eps.size and (eps.strides == (0,) or eps.min() == eps.max()):  # one level: nothing to sort
-        return eps[:1].copy(), np.int64(0)
+    one = shared_epsilon(eps)
+    if one is not None:  # one level: nothing to hash or sort
+        return np.array([one]), np.int64(0)
     import pyarrow as pa
     import pyarrow.compute as pc
 

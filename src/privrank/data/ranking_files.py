@@ -15,7 +15,7 @@ from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, check_data_file, csv_header,
-                      file_format, is_count, is_number, is_table, item_list, pyarrow_module, read_text)
+                      file_format, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -139,7 +139,7 @@ def read_ballots(path) -> tuple[tuple, list]:
     suffix = path.suffix.lower()
     if suffix in PREFLIB_SUFFIXES:
         return read_text(read_preflib, path)
-    if path.name.lower().removesuffix(".gz").endswith((".csv", ".tsv", ".tab")):
+    if is_text_table(path):
         return read_text(_read_ranking_csv, path)
     raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc, .csv or .tsv")
 

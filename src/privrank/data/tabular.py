@@ -14,6 +14,8 @@ USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "wor
 OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+CSV_SUFFIXES = (".csv",)
+TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
 DEFAULT_BATCH_SIZE = 1 << 20
 #: largest count of voters or records that float64 arithmetic represents exactly
@@ -56,10 +58,14 @@ def file_format(path) -> str:
     return "parquet" if suffix in PARQUET_SUFFIXES else "arrow" if suffix in ARROW_SUFFIXES else "csv"
 
 
+def is_text_table(path, suffixes=CSV_SUFFIXES + TSV_SUFFIXES) -> bool:
+    """Whether the file's name ends in one of ``suffixes``, gzip'd (``.gz``) or not."""
+    return str(path).lower().removesuffix(".gz").endswith(suffixes)
+
+
 def delimiter(path) -> str:
     """The field separator of a text table: a tab for ``.tsv`` and ``.tab`` (also gzip'd), else a comma."""
-    name = str(path).lower()
-    return "\t" if name.removesuffix(".gz").endswith((".tsv", ".tab")) else ","
+    return "\t" if is_text_table(path, TSV_SUFFIXES) else ","
 
 
 def read_text(read, path: Path, *args):

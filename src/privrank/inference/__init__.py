@@ -43,10 +43,10 @@ caller can refuse before a release is made.
 from __future__ import annotations
 
 from .aggregates import FOOTRULE_TARGET, KEMENY_TARGET, RankIntervals, aggregate_intervals
-from .cost import check_interval_cost
+from .cost import check_interval_cost, indistinguishable
 from .plot import plot_intervals, pyplot_for
 from .scores import BTL_TARGET, COUNT_TARGET, METHODS, ConfidenceIntervals, confidence_intervals
 
 __all__ = ["BTL_TARGET", "COUNT_TARGET", "FOOTRULE_TARGET", "KEMENY_TARGET", "METHODS", "ConfidenceIntervals",
-           "RankIntervals", "aggregate_intervals", "check_interval_cost", "confidence_intervals", "plot_intervals",
-           "pyplot_for"]
+           "RankIntervals", "aggregate_intervals", "check_interval_cost", "confidence_intervals", "indistinguishable",
+           "plot_intervals", "pyplot_for"]

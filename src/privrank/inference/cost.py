@@ -51,6 +51,12 @@ def check_level(level) -> None:
 # ---------------------------------------------------------------------------------- estimators
 
 
+def indistinguishable(rank_lower, rank_upper) -> bool:
+    """True when, among at least three items, every rank interval is the whole range [1, m]."""
+    m = len(rank_lower)
+    return m >= 3 and all(int(lo) == 1 and int(hi) == m for lo, hi in zip(rank_lower, rank_upper))
+
+
 def warn_if_indistinguishable(rank_lower, rank_upper, level: float) -> None:
     """Warn (:class:`~privrank.errors.UtilityWarning`) when every rank interval is the whole range.
 
@@ -58,7 +64,7 @@ def warn_if_indistinguishable(rank_lower, rank_upper, level: float) -> None:
     noise speaking. Computed from the intervals alone (post-processing of the release).
     """
     m = len(rank_lower)
-    if m >= 3 and all(int(lo) == 1 and int(hi) == m for lo, hi in zip(rank_lower, rank_upper)):
+    if indistinguishable(rank_lower, rank_upper):
         warnings.warn(f"this release cannot tell the items apart: every {level:.0%} rank interval is [1, {m}], "
                       "so its order is noise; a larger epsilon or more comparisons per pair would help "
                       "(privrank plan predicts the error before collecting data)", UtilityWarning, stacklevel=3)

@@ -92,8 +92,8 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     eps = check_epsilons(epsilon) if np.ndim(epsilon) else check_epsilon(epsilon)
     before_draw()
     flat, out = v.reshape(-1), np.empty(v.size, dtype=np.int8)
-    table = None if np.ndim(eps) else np.array([flip_probability(eps / noise_factor()), 0.5,
-                                                1.0 - flip_probability(eps / noise_factor())])
+    p = None if np.ndim(eps) else flip_probability(eps / noise_factor())
+    table = None if p is None else np.array([p, 0.5, 1.0 - p])
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
         if table is None:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import PairwiseComparisons
+from ..data.comparisons import PairwiseComparisons, shared_epsilon
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_records, record_key
@@ -119,8 +119,8 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     """
     comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    shared = eps.size and (eps.strides == (0,) or eps.min() == eps.max())
-    bits = randomize_records(comps.outcome + np.int8(1), float(eps[0]) if shared else eps, record_key(rng))
+    one = shared_epsilon(eps)
+    bits = randomize_records(comps.outcome + np.int8(1), eps if one is None else one, record_key(rng))
     return comps.with_outcomes(2 * bits - np.int8(1), eps)
 
 

@@ -9,10 +9,8 @@ logged: no request body, no client address.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import html
-import io
 import json
 import math
 import secrets
@@ -226,16 +224,18 @@ def report_fields(survey, doc) -> dict:
 
 def export_csv(store) -> str:
     """The pairs reports as ``user,item_a,item_b,outcome,epsilon`` CSV, which ``privrank rank`` reads
-    as randomized reports. ``user`` is a pseudonym, the first 16 hex digits of the SHA-256 of the
+    as randomized reports (written by :func:`~privrank.data.io.comparisons_to_csv`, the one writer of
+    that layout). ``user`` is a pseudonym, the first 16 hex digits of the SHA-256 of the
     respondent's token: it groups a respondent's reports without revealing the token, a credential."""
+    import pyarrow as pa
+
+    from ..data.io import comparisons_to_csv, read_comparisons
+
     table = store.pair_reports()
-    pseudonyms = {t: hashlib.sha256(t.encode()).hexdigest()[:16] for t in set(table["user"].to_pylist())}
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.column_names)
-    columns = [table[name].to_pylist() for name in table.column_names]
-    writer.writerows((pseudonyms[u], a, b, o, repr(e)) for u, a, b, o, e in zip(*columns))
-    return buf.getvalue()
+    if not table.num_rows:
+        return ",".join(table.column_names) + "\n"
+    pseudonyms = pa.array([hashlib.sha256(t.encode()).hexdigest()[:16] for t in table["user"].to_pylist()])
+    return comparisons_to_csv(read_comparisons(table.set_column(table.column_names.index("user"), "user", pseudonyms)))
 
 
 # -------------------------------------------------------------------------------------- dashboard
@@ -335,7 +335,8 @@ def dashboard_page(survey, store, token: str | None = None) -> str:
         query = f"?token={e(quote(token, safe=''))}" if token else ""
         parts.append(f"<p><a href=\"/export.csv{query}\">Export the reports (CSV for privrank rank)</a></p>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
-            f"content=\"30\"><title>{e(survey.title)}: dashboard</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
+            f"content=\"30\"><title>{e(survey.title)}: dashboard</title>"
+            "<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
             f"</head><body><main>{''.join(parts)}</main></body></html>")
 
 
