@@ -23,6 +23,7 @@ whatever order the records arrive in); results are mapped back to labels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,14 +58,16 @@ def label_codes(columns, items=None) -> tuple[tuple, list]:
         if any(x.type != kind or x.null_count for x in arrays) or not (
                 pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
             raise TypeError
-        labels = sorted_labels(pc.unique(pa.chunked_array(arrays)).to_pylist()) if items is None else tuple(items)
+        encoded = pc.dictionary_encode(pa.chunked_array(arrays))  # one dictionary shared by the chunks
+        seen = encoded.chunk(encoded.num_chunks - 1).dictionary  # the last chunk's holds every label (the memo only grows)
+        labels = sorted_labels(seen.to_pylist()) if items is None else tuple(items)
         pa.array(labels, type=kind)  # the item list takes the columns' type, or the dict path reads it
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
         values = [list(c) for c in columns]
         labels = sorted_labels([x for c in values for x in c]) if items is None else tuple(items)
         index = {lab: k for k, lab in enumerate(labels)}
         return labels, [np.fromiter((index[x] for x in c), dtype=np.int64, count=len(c)) for c in values]
-    return labels, [label_indices(x, labels) for x in arrays]
+    return labels, [label_indices(x, labels) for x in encoded.chunks]
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +95,10 @@ class PairwiseComparisons:
         occur in the data. Central mechanisms refuse undeclared items: which items occur is a
         fact of the data (one person's only comparison naming an item would decide whether it
         appears in the output).
+    levels : EpsilonLevels or None
+        The distinct values of ``epsilon`` and each record's index into them, when the code that
+        made the reports knew them (the randomizers do): the tally then reads them instead of
+        hashing the epsilon column.
     """
 
     items: tuple
@@ -102,6 +109,7 @@ class PairwiseComparisons:
     users: tuple | None = None
     epsilon: np.ndarray | None = None
     items_declared: bool = True
+    levels: "EpsilonLevels | None" = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -153,41 +161,50 @@ class PairwiseComparisons:
         return cls._checked(tuple(items), a, b, out, u, users, epsilon, items_declared)
 
     @classmethod
-    def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True):
+    def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False,
+                 levels=None):
+        """Validate and build; ``records_checked``: the items and users are those of a checked
+        data set (new outcomes for its records), so only the outcomes and epsilons are checked;
+        ``levels``: the :class:`EpsilonLevels` that ``epsilon`` was made from (its values checked)."""
         m = len(labels)
         n = a.size
-        if n == 0:
-            raise InputError("no comparisons given: the data set is empty")
-        if m < 2:
-            raise InputError("at least two distinct items are needed to rank anything")
-        if b.size != n or out.size != n:
+        if out.size != n:
             raise InputError("item_a, item_b and outcome must have the same length")
-        if a.min() < 0 or b.min() < 0 or a.max() >= m or b.max() >= m:
-            raise InputError("an item index is out of range")
-        same = np.flatnonzero(a == b)
-        if same.size:
-            raise InputError(f"record {int(same[0])} compares an item with itself")
-        if u is not None:
-            if u.size != n:
-                raise InputError("user must have one id per comparison")
-            if users is None or (u.size and (u.min() < 0 or u.max() >= len(users))):
-                raise InputError("a user index is out of range")
+        if not records_checked:
+            if n == 0:
+                raise InputError("no comparisons given: the data set is empty")
+            if m < 2:
+                raise InputError("at least two distinct items are needed to rank anything")
+            if b.size != n:
+                raise InputError("item_a, item_b and outcome must have the same length")
+            if a.min() < 0 or b.min() < 0 or a.max() >= m or b.max() >= m:
+                raise InputError("an item index is out of range")
+            same = np.flatnonzero(a == b)
+            if same.size:
+                raise InputError(f"record {int(same[0])} compares an item with itself")
+            if u is not None:
+                if u.size != n:
+                    raise InputError("user must have one id per comparison")
+                if users is None or (u.size and (u.min() < 0 or u.max() >= len(users))):
+                    raise InputError("a user index is out of range")
         eps = None
         if epsilon is not None:
             eps = np.asarray(epsilon, dtype=float)
             if eps.shape != (n,):
                 raise InputError("epsilon must give one value per comparison")
             shared = eps.strides == (0,)  # one epsilon for every record (a broadcast view): check it once
-            bad = np.flatnonzero(~np.isfinite(eps[:1] if shared else eps) | ((eps[:1] if shared else eps) <= 0))
+            values = levels.values if levels is not None else eps[:1] if shared else eps
+            bad = np.flatnonzero(~np.isfinite(values) | (values <= 0))
             if bad.size:
-                raise InputError(f"record {int(bad[0])}: epsilon must be finite and > 0")
+                raise InputError(f"record {int(bad[0])}: epsilon must be finite and > 0" if values is eps
+                                 else "epsilon must be finite and > 0")
             ties = np.flatnonzero(out == OUTCOME_TIE)
             if ties.size:
                 raise InputError(f"record {int(ties[0])}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
         for arr in (a, b, out) + ((u,) if u is not None else ()) + ((eps,) if eps is not None else ()):
             arr.setflags(write=False)
-        return cls(labels, a, b, out, u, users, eps, bool(items_declared))
+        return cls(labels, a, b, out, u, users, eps, bool(items_declared), None if eps is None else levels)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -257,10 +274,12 @@ class PairwiseComparisons:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
         return (self.outcome.astype(float) + 1.0) / 2.0
 
-    def with_outcomes(self, outcome, epsilon) -> "PairwiseComparisons":
-        """Same records and users with new outcomes and per-record epsilons (randomized reports)."""
+    def with_outcomes(self, outcome, epsilon, levels=None) -> "PairwiseComparisons":
+        """Same records and users with new outcomes and per-record epsilons (randomized reports);
+        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known."""
         return type(self)._checked(self.items, self.item_a, self.item_b, _as_outcome(outcome, self.n_records),
-                                   self.user, self.users, epsilon, self.items_declared)
+                                   self.user, self.users, epsilon, self.items_declared, records_checked=True,
+                                   levels=levels)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""
@@ -271,7 +290,7 @@ class PairwiseComparisons:
     def tally(self) -> "ComparisonTally":
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
         return ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
-                                            epsilon=self.epsilon)
+                                            epsilon=self.epsilon if self.levels is None else self.levels)
 
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"
@@ -364,12 +383,33 @@ class PairCounts:
 
     def n_components(self) -> int:
         """Number of connected components of the comparison graph."""
-        from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
 
-        m = self.n_items
-        g = coo_matrix((np.ones(self.n_pairs), (self.i, self.j)), shape=(m, m))
+        g = grouped_csr(self.i, self.j, self.n_items, order=row_order(self.i))
         return int(connected_components(g, directed=False)[0])
+
+
+def row_order(rows) -> np.ndarray | None:
+    """A stable order that groups equal ``rows`` in increasing order, or None when they already are."""
+    rows = np.asarray(rows)
+    if rows.size < 2 or bool(np.all(rows[1:] >= rows[:-1])):
+        return None
+    small = rows.astype(np.int16) if rows.max() < (1 << 15) else rows  # numpy sorts 16-bit keys by radix
+    return np.argsort(small, kind="stable")
+
+
+def grouped_csr(rows, cols, m: int, data=None, order=None):
+    """The ``m x m`` CSR matrix with entry ``(rows[k], cols[k])`` = ``data[k]`` (default 1), its
+    rows grouped by ``order`` (:func:`row_order`) and its columns left in input order: products
+    and graph searches need no sorted columns, so scipy's sort is skipped."""
+    from scipy.sparse import csr_matrix
+
+    if order is not None:
+        rows, cols = rows[order], cols[order]
+        data = None if data is None else data[order]
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    return csr_matrix((np.ones(rows.size) if data is None else data, cols, indptr), shape=(m, m))
 
 
 def group_sums(key, size: int, *weights):
@@ -382,7 +422,7 @@ def group_sums(key, size: int, *weights):
     key = np.asarray(key, dtype=np.int64)
     if size <= max(4 * key.size, 1 << 16):
         count = np.bincount(key, minlength=size)
-        keys = np.flatnonzero(count)
+        keys = np.flatnonzero(count.astype(bool))  # numpy scans booleans 3x faster than int64
         return keys, [count[keys] if w is None else np.bincount(key, w, size)[keys] for w in weights]
     keys, inv = np.unique(key, return_inverse=True)
     return keys, [np.bincount(inv, w, keys.size) for w in weights]
@@ -397,18 +437,51 @@ def shared_epsilon(epsilon) -> float | None:
     return None
 
 
-def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
+class EpsilonLevels(NamedTuple):
+    """An epsilon column as its distinct values in increasing order and each record's index into
+    them (the scalar 0 when all records share one value)."""
+
+    values: np.ndarray
+    index: np.ndarray
+
+    @classmethod
+    def of_groups(cls, group_epsilon, group, group_records=None) -> "EpsilonLevels":
+        """The levels of records whose epsilon is that of their group (``group_epsilon[group]``,
+        e.g. users), found among the groups that have records (``group_records``: how many each
+        has, counted here when not given), not among the records."""
+        group_epsilon = np.asarray(group_epsilon, dtype=float)
+        if group_records is None:
+            group_records = np.bincount(group, minlength=group_epsilon.size)
+        present = np.asarray(group_records) > 0
+        values, inverse = np.unique(group_epsilon[present], return_inverse=True)
+        if values.size == 1:
+            return cls(values, np.int64(0))
+        code = np.zeros(group_epsilon.size, dtype=np.int8 if values.size <= 127 else np.int16
+                        if values.size <= 32767 else np.int64)
+        code[present] = inverse
+        return cls(values, code[group])
+
+    def column(self, n: int) -> np.ndarray:
+        """One epsilon per record (a broadcast view when all share one)."""
+        if np.ndim(self.index) == 0:
+            return np.broadcast_to(self.values[int(self.index)], (n,))
+        return self.values[self.index]
+
+
+def epsilon_levels(epsilon, n: int) -> EpsilonLevels:
     """Distinct epsilons in increasing order and each record's index into them.
 
-    ``epsilon`` is one value per record, or a scalar shared by all ``n`` records: then the index
-    is the scalar 0 (it broadcasts), and nothing is sorted.
+    ``epsilon`` is one value per record, a scalar shared by all ``n`` records (then the index
+    is the scalar 0, it broadcasts, and nothing is sorted) or already :class:`EpsilonLevels`.
     """
+    if isinstance(epsilon, EpsilonLevels):
+        return epsilon
     if np.ndim(epsilon) == 0:
-        return np.array([float(epsilon)]), np.int64(0)
+        return EpsilonLevels(np.array([float(epsilon)]), np.int64(0))
     eps = np.asarray(epsilon, dtype=float)
     one = shared_epsilon(eps)
     if one is not None:  # one level: nothing to hash or sort
-        return np.array([one]), np.int64(0)
+        return EpsilonLevels(np.array([one]), np.int64(0))
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -417,7 +490,7 @@ def epsilon_levels(epsilon, n: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(distinct)
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
-    return distinct[order], rank[encoded.indices.to_numpy()]
+    return EpsilonLevels(distinct[order], rank[encoded.indices.to_numpy()])
 
 
 def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
@@ -436,10 +509,26 @@ def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
     hi = np.maximum(a, b)
     hi *= 3
     code += hi
-    code += np.where(a > b, np.int8(2) - v, v)
+    code += v + (a > b).view(np.int8) * (np.int8(2) - 2 * v)  # 2 - v where swapped (int8 arithmetic: 20x np.where)
     if np.any(level):
-        code += np.asarray(level, dtype=np.int64) * (3 * m * m)
+        code += np.asarray(level) * np.int64(3 * m * m)  # small level codes widen in the product
     return code
+
+
+def folded_counts(m: int, a, b, values2, level, size: int) -> np.ndarray:
+    """The dense count (length ``size``) of the :func:`record_codes` of the records, computed by
+    counting each record under its items in the order given, ``((level * m + a) * m + b) * 3 + v``,
+    and folding the count of ``(b, a, 2 - v)`` onto ``(a, b, v)`` afterwards: three passes per
+    record instead of the swap's seven, the fold on the small table."""
+    code = np.asarray(a, dtype=np.int64) * (3 * m)
+    code += np.asarray(b, dtype=np.int64) * 3
+    code += np.asarray(values2, dtype=np.int8)
+    if np.any(level):
+        code += np.asarray(level) * np.int64(3 * m * m)  # small level codes widen in the product
+    per = np.bincount(code, minlength=size).reshape(-1, m, m, 3)
+    folded = per + per.transpose(0, 2, 1, 3)[..., ::-1]
+    folded *= np.triu(np.ones((m, m), dtype=np.int64), 1)[None, :, :, None]  # lo < hi only
+    return folded.reshape(-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -480,10 +569,22 @@ class ComparisonTally:
         ``epsilon`` gives each record's epsilon (or one for all) and ``user`` (integer codes)
         its user.
         """
-        if epsilon is None:
-            return cls.from_codes(items, None, record_codes(len(items), a, b, values2))
-        levels, level = epsilon_levels(epsilon, np.size(a))
-        return cls.from_codes(items, levels, record_codes(len(items), a, b, values2, level))
+        m = len(items)
+        levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, np.size(a))
+        size = (1 if levels is None else levels.size) * m * m * 3
+        if size <= max(4 * np.size(a), 1 << 16):  # a small code space: count in record order, fold after
+            return cls.from_dense(items, levels, folded_counts(m, a, b, values2, level, size))
+        return cls.from_codes(items, levels, record_codes(m, a, b, values2, level))
+
+    @classmethod
+    def from_dense(cls, items, epsilons, counts) -> "ComparisonTally":
+        """Build from the dense count of every record code (``counts[c]`` records have code ``c``)."""
+        m = len(items)
+        per = np.asarray(counts).reshape(-1, 3)
+        total = per.sum(axis=1)
+        cells = np.flatnonzero(total)
+        return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m, total[cells],
+                   per[cells, 1] + 2 * per[cells, 2])
 
     @classmethod
     def from_codes(cls, items, epsilons, codes, counts=None) -> "ComparisonTally":
@@ -494,15 +595,12 @@ class ComparisonTally:
         levels = 1 if epsilons is None else len(epsilons)
         size = levels * m * m * 3
         if counts is None and size <= max(4 * codes.size, 1 << 16):  # one dense count of (cell, value)
-            per = np.bincount(codes, minlength=size).reshape(-1, 3)
-            total = per.sum(axis=1)
-            cells = np.flatnonzero(total)
-            return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m, total[cells],
-                       per[cells, 1] + 2 * per[cells, 2])
+            return cls.from_dense(items, epsilons, np.bincount(codes, minlength=size))
         value = codes % 3
         cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts, value if counts is None else counts * value)
-        return cls(tuple(items), epsilons, cells // (m * m), cells // m % m, cells % m,
-                   np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))
+        pair = cells % (m * m) if levels > 1 else cells
+        return cls(tuple(items), epsilons, cells // (m * m) if levels > 1 else np.zeros(cells.size, dtype=np.int64),
+                   pair // m, pair % m, np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))
 
     @property
     def is_randomized(self) -> bool:
@@ -527,14 +625,20 @@ class ComparisonTally:
         entry values; each pair's levels are added in increasing level, so the sums are a
         function of the tally alone."""
         m = self.n_items
+        if self.epsilons is None or self.epsilons.size == 1:  # one level: the entries are the pairs, in order
+            return self.i * m + self.j, [np.ones(self.i.size, dtype=np.int64) if v is None else np.asarray(v) + 0.0
+                                         for v in values]
         return group_sums(self.i * m + self.j, m * m, *values)
 
     def pair_counts(self, wins=None, totals=None) -> PairCounts:
         """Per-pair sums of entry values (default: the record values ``wins2 / 2`` and the
         record counts), as :class:`PairCounts` (see :meth:`pair_sums`)."""
         m = self.n_items
-        keys, (win, tot) = self.pair_sums(self.wins2 / 2.0 if wins is None else wins,
-                                          self.n.astype(float) if totals is None else totals)
+        win = self.wins2 / 2.0 if wins is None else wins
+        tot = self.n.astype(float) if totals is None else totals
+        if self.epsilons is None or self.epsilons.size == 1:  # one level: the entries are the pairs, in order
+            return PairCounts(m, self.i, self.j, np.asarray(win, dtype=float), np.asarray(tot, dtype=float), self.items)
+        keys, (win, tot) = self.pair_sums(win, tot)
         return PairCounts(m, keys // m, keys % m, win, tot, self.items)
 
     def __repr__(self) -> str:  # never print counts

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._rng import as_generator, secure_bits
+from ..data.comparisons import EpsilonLevels
 from ..errors import InputError, check_epsilon, check_epsilons
 from .draws import before_draw, noise_factor
 
@@ -84,23 +85,36 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     its uniform ``u`` (the AES counter output at that record index under ``key``) is below the
     probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
     where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
-    docstring). ``epsilon`` is a scalar or one value per answer. Returns reports in {0, 1}.
+    docstring). ``epsilon`` is a scalar, one value per answer, or
+    :class:`~privrank.data.comparisons.EpsilonLevels` (a few distinct values and each answer's
+    index: the probabilities are computed per level, not per answer). Returns reports in {0, 1}.
     """
     v = np.asarray(values2)
     if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
-    eps = check_epsilons(epsilon) if np.ndim(epsilon) else check_epsilon(epsilon)
+    if isinstance(epsilon, EpsilonLevels):
+        levels, level = check_epsilons(epsilon.values), epsilon.index
+    elif np.ndim(epsilon):  # one value per answer
+        levels, level, eps = None, None, check_epsilons(epsilon)
+    else:
+        levels, level = np.array([check_epsilon(epsilon)], dtype=float), np.int64(0)
     before_draw()
     flat, out = v.reshape(-1), np.empty(v.size, dtype=np.int8)
-    p = None if np.ndim(eps) else flip_probability(eps / noise_factor())
-    table = None if p is None else np.array([p, 0.5, 1.0 - p])
+    shared = levels is not None and np.ndim(level) == 0
+    if levels is not None:  # P(report 1) per (level, answer): a small table read by index
+        p = np.atleast_1d(flip_probability(levels / noise_factor()))
+        table = np.stack([p, np.full(p.size, 0.5), 1.0 - p], axis=1)
+        table = table[int(level)] if shared else table.reshape(-1)
+        level = None if shared else np.asarray(level).reshape(-1)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
-        if table is None:
+        if levels is None:
             p = flip_probability(np.broadcast_to(eps, v.shape).reshape(-1)[start:start + part.size] / noise_factor())
             report_one = np.where(part == 1, 0.5, np.where(part == 2, 1.0 - p, p))
+        elif shared:
+            report_one = np.take(table, part)
         else:
-            report_one = table[part]
+            report_one = np.take(table, level[start:start + part.size] * np.int32(3) + part)
         np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
                 out=out[start:start + part.size], casting="unsafe")
     return out.reshape(v.shape)

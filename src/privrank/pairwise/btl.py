@@ -36,7 +36,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from ..data.comparisons import PairCounts
+from ..data.comparisons import PairCounts, grouped_csr, row_order
 from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive
 from ..display import Displayed
 from ..guarantees import Guarantee
@@ -133,11 +133,15 @@ def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
 
 
 def btl_gradient(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> np.ndarray:
+    return _derivatives(theta, pc, lam, link, linear)[0]
+
+
+def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None):
+    """The gradient and the Hessian's edge weights (one per pair) at ``theta``."""
     m = theta.size
-    d = theta[pc.i] - theta[pc.j]
-    r = link.pair_gradient(d, pc.wins, pc.totals)
+    r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
     g = np.bincount(pc.i, r, m) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
-    return g if linear is None else g + linear
+    return (g if linear is None else g + linear), w
 
 
 def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0) -> np.ndarray:
@@ -156,27 +160,26 @@ def btl_hessian(theta, pc, lam, link: Link = LOGISTIC) -> np.ndarray:
 
 
 class _SparseHessian:
-    """The sparse Hessian's CSR structure, built once per solve; each Newton step refills its values.
-
-    The pattern (one entry per observed pair and its mirror, plus the diagonal) never changes,
-    so sorting it into CSR order is done once and each step only permutes new values into place.
-    """
+    """The Hessian ``diag(h) - U - U^T`` as an operator: ``U`` holds one edge weight per pair
+    (row ``i``, column ``j``) in a CSR structure built once per solve; each Newton step only
+    refills its values (``U^T`` is the same arrays read by columns)."""
 
     def __init__(self, pc):
-        m = pc.n_items
-        rows = np.concatenate([pc.i, pc.j, np.arange(m)])
-        cols = np.concatenate([pc.j, pc.i, np.arange(m)])
-        tagged = scipy.sparse.csr_matrix((np.arange(1.0, rows.size + 1.0), (rows, cols)), shape=(m, m))
-        self._source = (tagged.data - 1.0).astype(np.int64)  # CSR slot k holds entry _source[k]
-        self.matrix = tagged
+        self.order = row_order(pc.i)
+        self.upper = grouped_csr(pc.i, pc.j, pc.n_items, order=self.order)
 
-    def update(self, theta, pc, lam, link: Link):
-        """Set the values at ``theta``; returns ``(matrix, diagonal)``."""
-        m = theta.size
-        w = link.pair_curvature(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
-        diag = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
-        self.matrix.data = np.concatenate([-w, -w, diag])[self._source]
-        return self.matrix, diag
+    def operator(self, w, diag, shift: float):
+        """The operator at edge weights ``w`` and diagonal ``diag``, plus ``shift * 1 1'``."""
+        U = self.upper
+        U.data = w if self.order is None else w[self.order]
+        UT = U.T
+
+        def matvec(x):
+            y = diag * x - U @ x - UT @ x
+            return y + shift * x.sum() if shift else y
+
+        m = diag.size
+        return scipy.sparse.linalg.LinearOperator((m, m), matvec=matvec, dtype=float)
 
 
 def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float = 1e-9,
@@ -197,35 +200,35 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     scale = float(np.sum(np.abs(pc.totals))) + (0.0 if linear is None else float(np.sum(np.abs(linear))))
     tol = max(tol, 1e-14 * scale)
     f = None  # the objective at theta, evaluated only when a step needs a line search
-    g = btl_gradient(theta, pc, lam, link, linear)
+    g, w = _derivatives(theta, pc, lam, link, linear)
     gnorm = float(np.linalg.norm(g))
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
+    # the likelihood alone is flat along 1 and g is orthogonal to it: with lam = 0 the step is
+    # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
+    shift = 1.0 / m if lam == 0 else 0.0
     it = 0
     while gnorm > tol and it < max_iter:
         it += 1
         if solver == "dense":
-            H = btl_hessian(theta, pc, lam, link)
-            if lam == 0:  # the likelihood is flat along 1 and g is orthogonal to it: solve on sum-zero
-                H += 1.0 / m
+            H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam)
+            if shift:
+                H += shift
             step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
         else:
-            H, diag = sparse_hessian.update(theta, pc, lam, link)
-            if lam == 0:  # as in the dense step: H + 1 1'/m, nonsingular, the same step on sum-zero
-                H = scipy.sparse.linalg.LinearOperator((m, m), matvec=lambda x, H=H: H @ x + x.sum() / m,
-                                                       dtype=float)
-                diag = diag + 1.0 / m
-            rtol = max(min(0.1, gnorm), 1e-12)  # forcing term ||g||: quadratic convergence
-            M = scipy.sparse.diags(1.0 / diag)
-            step, _ = scipy.sparse.linalg.cg(H, -g, rtol=rtol, atol=0.0, M=M, maxiter=10 * m)
+            diag = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
+            rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
+            M = scipy.sparse.diags(1.0 / (diag + shift))
+            step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), -g, rtol=rtol, atol=0.0,
+                                             M=M, maxiter=10 * m)
         # A full step that shrinks the gradient norm by a tenth is taken without evaluating the
         # objective (the usual case: Newton on a smooth convex objective); otherwise Armijo
         # backtracking on the objective. Near the optimum objective differences drop below
         # rounding, so a full step that reduces the gradient is taken when the objective is flat.
         cand = theta + step
-        gc = btl_gradient(cand, pc, lam, link, linear)
+        gc, wc = _derivatives(cand, pc, lam, link, linear)
         gc_norm = float(np.linalg.norm(gc))
         if gc_norm <= 0.9 * gnorm:
-            theta, f, g, gnorm = cand, None, gc, gc_norm
+            theta, f, g, w, gnorm = cand, None, gc, wc, gc_norm
             continue
         f = btl_objective(theta, pc, lam, link, linear) if f is None else f
         slope = float(g @ step)
@@ -235,17 +238,17 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             cand = theta + t * step
             fc = btl_objective(cand, pc, lam, link, linear)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
-                gc = btl_gradient(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear)
                 break
             if t == 1.0 and fc <= f + flat:
-                gc = btl_gradient(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear)
                 if np.linalg.norm(gc) < gnorm:
                     break
             t *= 0.5
         gc_norm = float(np.linalg.norm(gc))
         if gc_norm >= gnorm and fc >= f:  # no progress possible in floating point
             break
-        theta, f, g, gnorm = cand, fc, gc, gc_norm
+        theta, f, g, w, gnorm = cand, fc, gc, wc, gc_norm
     return theta, it, gnorm, gnorm <= tol, solver
 
 
@@ -289,8 +292,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
             f"{missing.size} item(s) appear in no comparison and cannot be ranked; "
             "drop them from the item list")
     info = dict(info or {})
-    ncomp = pc.n_components()
-    info["n_components"] = ncomp
+    ncomp = info["n_components"] = info.get("n_components") or pc.n_components()
     if ncomp > 1:
         warnings.warn(f"the comparison graph has {ncomp} connected components: scores of items in "
                       "different components are compared only through the ridge penalty",
@@ -377,8 +379,10 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
             raise InputError("lam = 0 asks for the maximum-likelihood estimate, which does not exist here: some "
                              "group of items never loses (or never wins) against the rest; use lam > 0")
         estimate = "maximum likelihood"
-    fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver,
-                          info={"variance_factor": rel.variance_factor, "estimate": estimate})
+    info = {"variance_factor": rel.variance_factor, "estimate": estimate}
+    if estimate == "maximum likelihood":
+        info["n_components"] = 1  # a strongly connected graph is connected
+    fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver, info=info)
     return replace(fit, release=rel)
 
 
@@ -396,10 +400,9 @@ def mle_exists(pc) -> bool:
     """Whether the unpenalised BTL likelihood has a maximiser: the graph with an edge ``i -> j``
     whenever ``i`` beat ``j`` (a tie is half a win each way) is strongly connected (Zermelo; Ford
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
-    m = pc.n_items
-    wins = pc.wins > 0
-    losses = pc.totals - pc.wins > 0
-    graph = scipy.sparse.csr_matrix((np.ones(int(wins.sum() + losses.sum())),
-                                     (np.concatenate([pc.i[wins], pc.j[losses]]),
-                                      np.concatenate([pc.j[wins], pc.i[losses]]))), shape=(m, m))
+    m, order = pc.n_items, row_order(pc.i)
+    won = grouped_csr(pc.i, pc.j, m, data=(pc.wins > 0).astype(float), order=order)  # edges i -> j
+    lost = grouped_csr(pc.i, pc.j, m, data=(pc.totals - pc.wins > 0).astype(float), order=order)
+    graph = won + lost.T  # and j -> i where i lost
+    graph.eliminate_zeros()  # a zero is no edge
     return scipy.sparse.csgraph.connected_components(graph, directed=True, connection="strong")[0] == 1

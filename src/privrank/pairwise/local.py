@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import PairwiseComparisons, shared_epsilon
+from ..data.comparisons import EpsilonLevels, PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_records, record_key
@@ -58,12 +58,18 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
 
 def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None) -> np.ndarray:
     """Per-record epsilon from a scalar, a per-user mapping, or a per-user budget (see module)."""
+    return record_epsilon_levels(comps, epsilon, user_epsilon).column(comps.n_records)
+
+
+def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon=None) -> EpsilonLevels:
+    """:func:`record_epsilons` as :class:`~privrank.data.comparisons.EpsilonLevels`: per-user
+    epsilons are leveled among the users, not the records."""
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon (per user)")
     if epsilon is not None:
         if isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0:
-            return _per_user(comps, epsilon, "epsilon")[comps.user]
-        return np.broadcast_to(np.float64(check_epsilon(epsilon)), (comps.n_records,))  # one value, no copies
+            return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user)
+        return EpsilonLevels(np.array([check_epsilon(epsilon)], dtype=float), np.int64(0))  # one value, no copies
     if isinstance(user_epsilon, Mapping) or np.ndim(user_epsilon) > 0:
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
@@ -71,7 +77,7 @@ def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None)
             raise InputError("user_epsilon needs user ids in the data")
         budget = np.full(len(comps.users), check_epsilon(user_epsilon, name="user_epsilon"))
     counts = comps.records_per_user()
-    return (budget / np.maximum(counts, 1))[comps.user]
+    return EpsilonLevels.of_groups(budget / np.maximum(counts, 1), comps.user, counts)
 
 
 def _check_comparisons(comps) -> PairwiseComparisons:
@@ -84,8 +90,9 @@ def _check_comparisons(comps) -> PairwiseComparisons:
 
 
 def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers, mechanism: str,
-                 note: str) -> tuple[PairwiseComparisons, np.ndarray, Guarantee]:
-    """The records used, their epsilons and the guarantee -- from declared parameters only (module docstring)."""
+                 note: str) -> tuple[PairwiseComparisons, EpsilonLevels, Guarantee]:
+    """The records used, their epsilons (as levels) and the guarantee -- from declared parameters
+    only (module docstring)."""
     comps = _check_comparisons(comps)
     if comps.is_randomized:
         raise InputError("these comparisons are already randomized reports; do not randomize twice")
@@ -93,7 +100,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         if user_epsilon is not None:
             raise InputError("max_answers goes with epsilon per comparison; user_epsilon already bounds each user")
         comps = comps.first_answers(max_answers)
-    eps = record_epsilons(comps, epsilon, user_epsilon)
+    eps = record_epsilon_levels(comps, epsilon, user_epsilon)
     if user_epsilon is not None:
         budget = float(np.max(user_epsilon if np.ndim(user_epsilon) == 0 and not isinstance(user_epsilon, Mapping)
                               else _per_user(comps, user_epsilon, "user_epsilon")))
@@ -101,7 +108,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
                       note=f"{note} Each user's budget is split evenly over that user's comparisons.")
         return comps, eps, g
     declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
-        isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps[0]) if eps.size else float(epsilon)
+        isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps.values[0])
     per_user = None if max_answers is None else declared * int(max_answers)
     return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
 
@@ -117,11 +124,10 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     user's answers (the first ``max_answers`` of each user are kept). The spend is charged
     (:mod:`privrank.release`) before any answer is randomized.
     """
-    comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
+    comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    one = shared_epsilon(eps)
-    bits = randomize_records(comps.outcome + np.int8(1), eps if one is None else one, record_key(rng))
-    return comps.with_outcomes(2 * bits - np.int8(1), eps)
+    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
+    return comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
@@ -175,8 +181,9 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
     """
-    comps, eps, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
+    comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
     charge(g)
+    eps = levels.column(comps.n_records)
     # answers lie on the lattice 1/2: the release is exact discrete Laplace on the grid
     # (mechanisms.noise.laplace_release), never a float sum whose last bits tell the answer
     values, _ = laplace_release(comps.preference_values(), 1.0, eps, rng, lattice=0.5)
