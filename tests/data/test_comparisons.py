@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from privrank.data.comparisons import (ComparisonTally, PairCounts, PairwiseComparisons, epsilon_levels,
-                                      group_sums, record_codes)
+from privrank.data.comparisons import (ComparisonTally, EpsilonLevels, PairCounts, PairwiseComparisons,
+                                      epsilon_levels, folded_counts, group_sums, record_codes)
 from privrank.errors import InputError
 
 
@@ -96,6 +96,46 @@ def test_tally_codes_may_repeat_and_come_in_any_order():
             np.testing.assert_array_equal(getattr(other, f), getattr(one, f))
     # swapping the two items of every record and mirroring its value changes nothing
     np.testing.assert_array_equal(np.sort(record_codes(m, b, a, 2 - v)), np.sort(codes))
+
+
+@pytest.mark.parametrize("levels", [1, 3])
+def test_counting_in_record_order_and_folding_gives_the_canonical_counts(levels):
+    rng = np.random.default_rng(4)
+    m, n = 7, 3000
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    v = rng.integers(0, 3, n)
+    level = rng.integers(0, levels, n).astype(np.int8) if levels > 1 else 0
+    size = levels * m * m * 3
+    canonical = np.bincount(record_codes(m, a, b, v, level), minlength=size)
+    np.testing.assert_array_equal(folded_counts(m, a, b, v, level, size), canonical)
+    # a control that folds without mirroring the value is caught
+    per = np.bincount(a * 3 * m + b * 3 + v + np.asarray(level, dtype=np.int64) * 3 * m * m,
+                      minlength=size).reshape(-1, m, m, 3)
+    wrong = (per + per.transpose(0, 2, 1, 3)) * np.triu(np.ones((m, m), dtype=np.int64), 1)[None, :, :, None]
+    assert not np.array_equal(wrong.reshape(-1), canonical)
+
+
+def test_epsilon_levels_carried_by_reports_equal_the_hashed_column():
+    rng = np.random.default_rng(5)
+    n_users, m = 40, 6
+    user = rng.integers(0, n_users, 2000)
+    user_eps = rng.choice([0.5, 1.0, 2.0], n_users)
+    user_eps[3] = 7.0  # a user with no record adds no level
+    user[user == 3] = 4
+    levels = EpsilonLevels.of_groups(user_eps, user)
+    assert 7.0 not in levels.values
+    np.testing.assert_array_equal(levels.column(user.size), user_eps[user])
+    a = rng.integers(0, m, user.size)
+    b = (a + rng.integers(1, m, user.size)) % m
+    comps = PairwiseComparisons.from_indices(tuple(range(m)), a, b, rng.choice([1, -1], user.size),
+                                             user=user, users=tuple(range(n_users)))
+    reports = comps.with_outcomes(comps.outcome, levels.column(user.size), levels)
+    hashed = comps.with_outcomes(comps.outcome, user_eps[user])
+    assert reports.levels is not None and hashed.levels is None
+    one, other = reports.tally(), hashed.tally()
+    for f in ("epsilons", "level", "i", "j", "n", "wins2"):
+        np.testing.assert_array_equal(getattr(one, f), getattr(other, f))
 
 
 def test_group_sums_dense_and_sparse_agree():

@@ -3,7 +3,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from engine_data import assert_same_tally, make_records, write_all
+from engine_data import assert_same_tally, make_records, pa, pq, write_all
 
 import privrank as pr
 from privrank.data.comparisons import ComparisonTally
@@ -200,3 +200,22 @@ def test_ledger_fingerprint_streams_files_and_matches_memory(raw_files, report_f
     changed = tmp_path / "changed"
     changed.mkdir()
     assert fingerprint(write_all(changed, cols)["parquet"]) != fingerprint(raw_files["csv"])
+
+
+@pytest.mark.parametrize("labels", ["0..m-1", "gaps", "negative"])
+def test_integer_item_ids_are_indexed_by_value_on_every_engine(tmp_path, labels):
+    # integer ids of a small range skip hashing (a table indexed by value, or the ids themselves
+    # when they are 0..m-1); the tally is the one the hashing reader gives for the same records
+    rng = np.random.default_rng(8)
+    value = {"0..m-1": np.arange(12), "gaps": np.arange(12) * 7 + 3, "negative": np.arange(12) - 5}[labels]
+    a = value[rng.integers(0, 12, 3000)]
+    b = value[(np.searchsorted(value, a) + rng.integers(1, 12, a.size)) % 12]
+    outcome = rng.choice([1, -1, 0], a.size)
+    path = tmp_path / "ids.parquet"
+    pq.write_table(pa.table({"item_a": a, "item_b": b, "outcome": outcome}), path, row_group_size=500)
+    ref = pr.PairwiseComparisons.from_labels(a.tolist(), b.tolist(), outcome).tally()  # hashed labels
+    assert ref.items == tuple(value.tolist())
+    for engine in ("local", "stream"):
+        assert_same_tally(sufficient_statistics(path, engine=engine), ref)
+    with pytest.raises(pr.InputError, match="not in the given item list"):
+        sufficient_statistics(path, engine="stream", items=tuple(value[1:].tolist()))

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from privrank.data.comparisons import EpsilonLevels
 from privrank.errors import InputError
 from privrank.mechanisms.randomized_response import (debias, flip_probability, randomize_answer,
                                                      randomize_bits, randomize_records, record_key,
@@ -106,6 +107,20 @@ def test_counter_based_reports_do_not_depend_on_batching():
     # negative control: forgetting the record offsets is visible
     wrong = [randomize_records(v[s:e], 0.9, key) for s, e in zip(cuts, cuts[1:])]
     assert not np.array_equal(np.concatenate(wrong), whole)
+
+
+def test_levels_randomize_as_per_record_epsilons_do():
+    rng = np.random.default_rng(6)
+    v = rng.integers(0, 3, 50_000).astype(np.int8)
+    index = rng.integers(0, 3, v.size).astype(np.int8)
+    levels = EpsilonLevels(np.array([0.3, 1.0, 2.5]), index)
+    key = record_key(9)
+    np.testing.assert_array_equal(randomize_records(v, levels, key), randomize_records(v, levels.values[index], key))
+    shared = EpsilonLevels(np.array([1.7]), np.int64(0))
+    np.testing.assert_array_equal(randomize_records(v, shared, key), randomize_records(v, 1.7, key))
+    # a level read off by one is caught
+    assert not np.array_equal(randomize_records(v, levels, key),
+                              randomize_records(v, levels.values[(index + 1) % 3], key))
 
 
 def test_record_keys():

@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import InputError
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      is_table, item_list, label_indices, pick_column, present_labels, pyarrow_module)
+                      integer_label_codes, is_table, item_list, label_indices, pick_column, present_labels,
+                      pyarrow_module)
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
 #: ``left,right,winner`` (crowd-kit calls it ``label``) and arena-style ``model_a,model_b,winner``
@@ -164,10 +165,23 @@ class ComparisonBatch:
         dictionary of a dictionary-encoded column (no pass over the records)."""
         return set(present_labels(self.item_a, used_only)) | set(present_labels(self.item_b, used_only))
 
+    def indexed(self, items=None) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """``(items, a, b)``: ``items`` (default: the batch's labels, sorted; the whole dictionary of
+        a dictionary-encoded column) and each record's two item indices in it."""
+        if items is None:
+            coded = integer_label_codes(self.item_a, self.item_b)
+            if coded is not None:
+                items, (a, b) = coded
+                return items, *self._distinct(a, b)
+            items = sorted_labels(self.labels(used_only=False))
+        return items, *self.item_indices(items)
+
     def item_indices(self, items: tuple) -> tuple[np.ndarray, np.ndarray]:
         """Indices of each record's two items in ``items``; refuses unknown items and self-comparisons."""
-        a = label_indices(self.item_a, items)
-        b = label_indices(self.item_b, items)
+        return self._distinct(label_indices(self.item_a, items), label_indices(self.item_b, items))
+
+    def _distinct(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """``(a, b)``, refusing a record that compares an item with itself."""
         same = np.flatnonzero(a == b)
         if same.size:
             raise InputError(f"{self.where(self.first_record + int(same[0]))}: a comparison of an item with itself")

@@ -79,8 +79,7 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
 
 def partial(batch, options) -> Partial:
     """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`."""
-    items = options.items if options.items is not None else sorted_labels(batch.labels(used_only=False))
-    a, b = batch.item_indices(items)
+    items, a, b = batch.indexed(options.items)
     values2 = batch.outcome + np.int8(1)
     epsilon = batch.epsilon
     if options.epsilon is not None:
