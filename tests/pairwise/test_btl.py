@@ -8,6 +8,7 @@ from privrank.data.comparisons import PairCounts
 from privrank.errors import DisconnectedError, InputError
 from privrank.guarantees import Guarantee
 from privrank.pairwise.btl import btl_gradient, btl_hessian, btl_objective, fit_pair_counts
+from privrank.pairwise.links import LOGISTIC
 from privrank.simulate import btl_complete_design, sample_debiased_release
 
 
@@ -74,6 +75,23 @@ def test_sparse_and_dense_solvers_agree():
     sparse = fit_pair_counts(pc, 0.1, Guarantee.non_private(), solver="sparse")
     np.testing.assert_allclose(dense.scores, sparse.scores, atol=1e-9)
     assert dense.solver == "dense" and sparse.solver == "sparse"
+    # the maximum-likelihood step (lam = 0, solved on the sum-zero subspace), and pairs stored in
+    # any order (the sparse Hessian groups them by row itself)
+    perm = np.random.default_rng(1).permutation(pc.n_pairs)
+    shuffled = PairCounts(pc.n_items, pc.i[perm], pc.j[perm], pc.wins[perm], pc.totals[perm])
+    mle = [fit_pair_counts(p, 0.0, Guarantee.non_private(), solver=s, tol=1e-10)
+           for p, s in ((pc, "dense"), (pc, "sparse"), (shuffled, "sparse"))]
+    for other in mle[1:]:
+        np.testing.assert_allclose(other.scores, mle[0].scores, atol=1e-9)
+        assert other.grad_norm <= 1e-10
+    from privrank.pairwise.btl import _SparseHessian  # its operator is the dense Hessian
+    theta = np.random.default_rng(2).normal(size=pc.n_items)
+    for p in (pc, shuffled):
+        w = LOGISTIC.pair_curvature(theta[p.i] - theta[p.j], p.wins, p.totals)
+        diag = np.bincount(p.i, w, p.n_items) + np.bincount(p.j, w, p.n_items) + 0.2
+        H = _SparseHessian(p).operator(w, diag, 0.0)
+        dense = np.column_stack([H.matvec(e) for e in np.eye(p.n_items)])
+        np.testing.assert_allclose(dense, btl_hessian(theta, p, 0.1), atol=1e-10)
 
 
 def test_objective_beats_choix():
