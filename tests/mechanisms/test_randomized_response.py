@@ -109,18 +109,19 @@ def test_counter_based_reports_do_not_depend_on_batching():
     assert not np.array_equal(np.concatenate(wrong), whole)
 
 
-def test_levels_randomize_as_per_record_epsilons_do():
+@pytest.mark.parametrize("n_levels", [3, 60])  # table rows as int8, and as int16
+def test_levels_randomize_as_per_record_epsilons_do(n_levels):
     rng = np.random.default_rng(6)
     v = rng.integers(0, 3, 50_000).astype(np.int8)
-    index = rng.integers(0, 3, v.size).astype(np.int8)
-    levels = EpsilonLevels(np.array([0.3, 1.0, 2.5]), index)
+    index = rng.integers(0, n_levels, v.size).astype(np.int8)
+    levels = EpsilonLevels(np.linspace(0.3, 2.5, n_levels), index)
     key = record_key(9)
     np.testing.assert_array_equal(randomize_records(v, levels, key), randomize_records(v, levels.values[index], key))
     shared = EpsilonLevels(np.array([1.7]), np.int64(0))
     np.testing.assert_array_equal(randomize_records(v, shared, key), randomize_records(v, 1.7, key))
     # a level read off by one is caught
     assert not np.array_equal(randomize_records(v, levels, key),
-                              randomize_records(v, levels.values[(index + 1) % 3], key))
+                              randomize_records(v, levels.values[(index + 1) % n_levels], key))
 
 
 def test_record_keys():

@@ -105,7 +105,9 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
         p = np.atleast_1d(flip_probability(levels / noise_factor()))
         table = np.stack([p, np.full(p.size, 0.5), 1.0 - p], axis=1)
         table = table[int(level)] if shared else table.reshape(-1)
-        level = None if shared else np.asarray(level).reshape(-1)
+        if not shared:  # each answer's row of the table, in the smallest integers that hold it
+            code = np.int8 if table.size <= 127 else np.int16 if table.size <= 32767 else np.int64
+            level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
         if levels is None:
@@ -114,7 +116,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
         elif shared:
             report_one = np.take(table, part)
         else:
-            report_one = np.take(table, level[start:start + part.size] * np.int32(3) + part)
+            report_one = np.take(table, level[start:start + part.size] * three + part)
         np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
                 out=out[start:start + part.size], casting="unsafe")
     return out.reshape(v.shape)
