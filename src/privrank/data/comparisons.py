@@ -596,8 +596,19 @@ class ComparisonTally:
         size = levels * m * m * 3
         if counts is None and size <= max(4 * codes.size, 1 << 16):  # one dense count of (cell, value)
             return cls.from_dense(items, epsilons, np.bincount(codes, minlength=size))
-        value = codes % 3
-        cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts, value if counts is None else counts * value)
+        if counts is None and codes.size:  # sorted, the records of a cell are one run (numpy sorts int64 by radix)
+            codes = np.sort(codes)
+            cell = codes // 3
+            new = np.empty(cell.size, dtype=bool)
+            new[0] = True
+            np.not_equal(cell[1:], cell[:-1], out=new[1:])
+            start = np.flatnonzero(new)
+            cells, n = cell[start], np.diff(start, append=codes.size)
+            wins2 = np.add.reduceat(codes - 3 * cell, start)  # the values 0, 1, 2 of each run
+        else:
+            value = codes % 3
+            cells, (n, wins2) = group_sums(codes // 3, levels * m * m, counts,
+                                           value if counts is None else counts * value)
         pair = cells % (m * m) if levels > 1 else cells
         return cls(tuple(items), epsilons, cells // (m * m) if levels > 1 else np.zeros(cells.size, dtype=np.int64),
                    pair // m, pair % m, np.asarray(n).astype(np.int64), np.asarray(wins2).astype(np.int64))
