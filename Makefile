@@ -29,7 +29,8 @@ system-deps:
 	      chromium chromium-driver postgresql >/dev/null) || echo "could not install chromium or postgresql: their tests will be skipped"; \
 	  else echo "no chromium or postgresql and no root to install them: their tests will be skipped"; fi; }
 
-bench: $(STAMP)
+bench: $(STAMP)  # the peers (choix, evalica, pref_voting) are installed first
+	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/bench_btl.py
 	$(PY) benchmarks/bench_kemeny.py
 	$(PY) benchmarks/bench_local.py
