@@ -161,3 +161,12 @@ def test_select_users_keeps_their_records_and_renumbers():
             c.select_users(bad)
     with pytest.raises(InputError):
         PairwiseComparisons.from_labels(["a"], ["b"], [1]).select_users([0])
+
+
+def test_records_per_user_whether_or_not_grouped_by_user():
+    rng = np.random.default_rng(7)
+    grouped = np.sort(rng.integers(0, 50, 1000))
+    for user in (grouped, rng.permutation(grouped)):  # counted by boundaries, and by bincount
+        c = PairwiseComparisons.from_indices((0, 1), np.zeros(1000, dtype=int), np.ones(1000, dtype=int),
+                                             np.ones(1000, dtype=int), user=user, users=tuple(range(60)))
+        np.testing.assert_array_equal(c.records_per_user(), np.bincount(user, minlength=60))

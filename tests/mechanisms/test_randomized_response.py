@@ -124,6 +124,17 @@ def test_levels_randomize_as_per_record_epsilons_do(n_levels):
                               randomize_records(v, levels.values[(index + 1) % n_levels], key))
 
 
+def test_bad_epsilon_levels_are_clear_errors():
+    v = np.array([0, 2, 1], dtype=np.int8)
+    for levels in (EpsilonLevels(np.array([1.0, 2.0]), np.array([0, 2, 1], dtype=np.int8)),
+                   EpsilonLevels(np.array([1.0]), np.int64(-1)),
+                   EpsilonLevels(np.array([1.0, 2.0]), np.array([0, 1], dtype=np.int8))):
+        with pytest.raises(InputError, match="epsilon level"):
+            randomize_records(v, levels, record_key(1))
+    with pytest.raises(InputError):
+        randomize_records(v, EpsilonLevels(np.array([1.0, -2.0]), np.array([0, 1, 0])), record_key(1))
+
+
 def test_record_keys():
     assert np.array_equal(record_key(7), record_key(7)) and not np.array_equal(record_key(7), record_key(8))
     gen = np.random.default_rng(0)

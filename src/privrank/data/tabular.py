@@ -127,8 +127,9 @@ def _small_integer_range(labels, known=()):
     if not (pa.types.is_signed_integer(kind) or kind in (pa.uint8(), pa.uint16(), pa.uint32())) \
             or labels.null_count or not len(labels) or not all(type(k) is int for k in known):
         return None
-    values = labels.to_numpy()
-    lo, hi = int(values.min()), int(values.max())
+    import pyarrow.compute as pc
+    values, bounds = labels.to_numpy(), pc.min_max(labels)  # one pass for both bounds
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
     if known:
         lo, hi = min(lo, min(known)), max(hi, max(known))
     return (values, lo, hi) if hi - lo < max(4 * values.size, 1 << 16) else None
