@@ -109,9 +109,11 @@ def main(argv=None):
         path = os.path.join(tmp, "comparisons.parquet")
         pq.write_table(pa.table({"user": comps.user, "item_a": comps.item_a, "item_b": comps.item_b,
                                  "outcome": comps.outcome}), path, row_group_size=1 << 20)
-        t = time.perf_counter()
-        pr.sufficient_statistics(path, engine="stream", epsilon=1.0, rng=3)
-        stream = time.perf_counter() - t
+        stream = np.inf
+        for _ in range(3):  # best of three, as the stages above
+            t = time.perf_counter()
+            pr.sufficient_statistics(path, engine="stream", epsilon=1.0, rng=3)
+            stream = min(stream, time.perf_counter() - t)
         print(f"stream engine from Parquet, epsilon 1: {stream:.2f} s = {stream / best_floor:.1f}x the floor")
 
 
