@@ -204,8 +204,8 @@ def test_ledger_fingerprint_streams_files_and_matches_memory(raw_files, report_f
 
 @pytest.mark.parametrize("labels", ["0..m-1", "gaps", "negative"])
 def test_integer_item_ids_are_indexed_by_value_on_every_engine(tmp_path, labels):
-    # integer ids of a small range skip hashing (a table indexed by value, or the ids themselves
-    # when they are 0..m-1); the tally is the one the hashing reader gives for the same records
+    # integer ids of a small range skip hashing (indexed by value, or the ids themselves when the
+    # range starts at 0); the tally is the one the hashing reader gives for the same records
     rng = np.random.default_rng(8)
     value = {"0..m-1": np.arange(12), "gaps": np.arange(12) * 7 + 3, "negative": np.arange(12) - 5}[labels]
     a = value[rng.integers(0, 12, 3000)]
@@ -215,7 +215,9 @@ def test_integer_item_ids_are_indexed_by_value_on_every_engine(tmp_path, labels)
     pq.write_table(pa.table({"item_a": a, "item_b": b, "outcome": outcome}), path, row_group_size=500)
     ref = pr.PairwiseComparisons.from_labels(a.tolist(), b.tolist(), outcome).tally()  # hashed labels
     assert ref.items == tuple(value.tolist())
-    for engine in ("local", "stream"):
+    for engine in ("local", "stream", "dask"):
         assert_same_tally(sufficient_statistics(path, engine=engine), ref)
+    # a batch's ids are every integer of its range (as a dictionary's entries); unused ones are dropped
+    assert_same_tally(sufficient_statistics(path, engine="stream", batch_size=7), ref)
     with pytest.raises(pr.InputError, match="not in the given item list"):
         sufficient_statistics(path, engine="stream", items=tuple(value[1:].tolist()))

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InputError
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      integer_label_codes, is_table, item_list, label_indices, pick_column, present_labels,
+                      integer_range_codes, is_table, item_list, label_indices, pick_column, present_labels,
                       pyarrow_module)
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -167,9 +167,10 @@ class ComparisonBatch:
 
     def indexed(self, items=None) -> tuple[tuple, np.ndarray, np.ndarray]:
         """``(items, a, b)``: ``items`` (default: the batch's labels, sorted; the whole dictionary of
-        a dictionary-encoded column) and each record's two item indices in it."""
+        a dictionary-encoded column, the whole range of integer ids) and each record's two item
+        indices in it."""
         if items is None:
-            coded = integer_label_codes(self.item_a, self.item_b)
+            coded = integer_range_codes(self.item_a, self.item_b)
             if coded is not None:
                 items, (a, b) = coded
                 return items, *self._distinct(a, b)

@@ -135,25 +135,19 @@ def _small_integer_range(labels, known=()):
     return (values, lo, hi) if hi - lo < max(4 * values.size, 1 << 16) else None
 
 
-def integer_label_codes(*columns):
+def integer_range_codes(*columns):
     """``(labels, codes)`` for integer label columns of one small range (:func:`_small_integer_range`):
-    the labels present, in increasing order, and each column as indices into them; else None.
-    One pass to find the range, one to mark the labels, one to index: no hashing."""
+    every integer of the range, in increasing order, and each column as indices into it (the
+    values themselves when the range starts at 0); else None. Integers of the range that no record
+    names are labels too, as the unused entries of a dictionary are: the engines drop them at the end."""
     ranges = [_small_integer_range(c) for c in columns]
     if not ranges or any(r is None for r in ranges):
         return None
     lo, hi = min(r[1] for r in ranges), max(r[2] for r in ranges)
     if hi - lo >= max(4 * sum(r[0].size for r in ranges), 1 << 16):
         return None
-    shifted = [values - lo if lo else values for values, _, _ in ranges]
-    present = np.zeros(hi - lo + 1, dtype=bool)
-    for values in shifted:
-        present[values] = True
-    labels = tuple((np.flatnonzero(present) + lo).tolist())
-    if lo == 0 and present.all():  # the labels are 0..m-1: each is its own index
-        return labels, [values.astype(np.int64, copy=False) for values in shifted]
-    index = np.cumsum(present) - 1
-    return labels, [index[values] for values in shifted]
+    codes = [values - lo if lo else values.astype(np.int64, copy=False) for values, _, _ in ranges]
+    return tuple(range(lo, hi + 1)), codes
 
 
 def present_labels(labels, used_only: bool = True) -> list:
