@@ -522,6 +522,12 @@ def record_codes(m: int, a, b, values2, level=0) -> np.ndarray:
 CACHE_CHUNK = 1 << 16
 
 
+def folds(size: int, n_records: int) -> bool:
+    """Whether :func:`folded_counts` suits ``n_records`` records over ``size`` codes: the fold costs
+    a few passes over the table, the canonical swap it saves a few passes over the records."""
+    return 4 * size <= max(n_records, 1 << 14)
+
+
 def folded_counts(m: int, a, b, values2, level, size: int) -> np.ndarray:
     """The dense count (length ``size``) of the :func:`record_codes` of the records, computed by
     counting each record under its items in the order given, ``((level * m + a) * m + b) * 3 + v``,
@@ -530,12 +536,15 @@ def folded_counts(m: int, a, b, values2, level, size: int) -> np.ndarray:
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     v, level = np.asarray(values2, dtype=np.int8), np.asarray(level)
     total = np.zeros(size, dtype=np.int64)
-    for s in range(0, a.size, CACHE_CHUNK):  # chunks whose temporaries stay in cache: 2x one pass over all
-        code = a[s:s + CACHE_CHUNK] * (3 * m)
-        code += b[s:s + CACHE_CHUNK] * 3
-        code += np.broadcast_to(v, a.shape)[s:s + CACHE_CHUNK]
+    # chunks whose temporaries stay in cache (2x one pass over all), unless the table is too
+    # large to count again per chunk
+    step = CACHE_CHUNK if 4 * size <= CACHE_CHUNK else max(a.size, 1)
+    for s in range(0, a.size, step):
+        code = a[s:s + step] * (3 * m)
+        code += b[s:s + step] * 3
+        code += np.broadcast_to(v, a.shape)[s:s + step]
         if level.ndim:
-            code += level[s:s + CACHE_CHUNK] * np.int64(3 * m * m)  # small level codes widen in the product
+            code += level[s:s + step] * np.int64(3 * m * m)  # small level codes widen in the product
         elif level:
             code += int(level) * 3 * m * m
         total += np.bincount(code, minlength=size)
@@ -586,7 +595,7 @@ class ComparisonTally:
         m = len(items)
         levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, np.size(a))
         size = (1 if levels is None else levels.size) * m * m * 3
-        if size <= max(4 * np.size(a), 1 << 16):  # a small code space: count in record order, fold after
+        if folds(size, np.size(a)):
             return cls.from_dense(items, levels, folded_counts(m, a, b, values2, level, size))
         return cls.from_codes(items, levels, record_codes(m, a, b, values2, level))
 

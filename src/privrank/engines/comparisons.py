@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, folded_counts, group_sums,
-                                record_codes, sorted_labels)
+from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, folded_counts, folds,
+                                group_sums, record_codes, sorted_labels)
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
 from .._rng import is_seeded
 from ..errors import InputError
@@ -87,7 +87,7 @@ def partial(batch, options) -> Partial:
         epsilon = options.epsilon
     levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, len(batch))
     size = (1 if levels is None else levels.size) * len(items) ** 2 * 3
-    if size <= DENSE_CODES:
+    if size <= DENSE_CODES and folds(size, len(batch)):
         return Partial(items, levels, folded_counts(len(items), a, b, values2, level, size), None)
     return _counted(items, levels, record_codes(len(items), a, b, values2, level), None)
 
