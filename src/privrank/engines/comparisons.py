@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, folded_counts, folds,
-                                group_sums, record_codes, sorted_labels)
+from ..data.comparisons import (ComparisonTally, EpsilonLevels, PairwiseComparisons, epsilon_levels, folded_counts,
+                                folds, group_sums, record_codes, sorted_labels)
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
 from .._rng import is_seeded
 from ..errors import InputError
-from ..mechanisms.randomized_response import randomize_bits, randomize_records
+from ..mechanisms.randomized_response import randomize_records, record_key
 
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
@@ -71,9 +71,9 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
         raise InputError("in-memory comparisons carry their own item list; build them with items=... instead")
     if options.epsilon is None:
         return comps.tally()
-    eps = np.full(comps.n_records, float(options.epsilon))  # charged by sufficient_statistics
-    reports = comps.with_outcomes(2 * randomize_bits(comps.preference_values(), eps, rng).astype(np.int64) - 1, eps)
-    tally = reports.tally()
+    levels = EpsilonLevels(np.array([float(options.epsilon)]), np.int64(0))  # charged by sufficient_statistics
+    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
+    tally = comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels).tally()
     return replace(tally, seeded=True) if is_seeded(rng) else tally
 
 
