@@ -18,7 +18,7 @@ from ..data.comparisons import (ComparisonTally, EpsilonLevels, PairwiseComparis
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
 from .._rng import is_seeded
 from ..errors import InputError
-from ..mechanisms.randomized_response import randomize_records, record_key
+from ..mechanisms.randomized_response import randomize_comparisons, randomize_records, record_key
 
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
@@ -72,8 +72,7 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
     if options.epsilon is None:
         return comps.tally()
     levels = EpsilonLevels(np.array([float(options.epsilon)]), np.int64(0))  # charged by sufficient_statistics
-    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
-    tally = comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels).tally()
+    tally = randomize_comparisons(comps, levels, record_key(rng)).tally()
     return replace(tally, seeded=True) if is_seeded(rng) else tally
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._rng import as_generator, secure_bits
-from ..data.comparisons import EpsilonLevels
+from ..data.comparisons import EpsilonLevels, epsilon_levels
 from ..errors import InputError, check_epsilon, check_epsilons
 from .draws import before_draw, noise_factor
 
@@ -86,44 +86,52 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
     where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
     docstring). ``epsilon`` is a scalar, one value per answer, or
-    :class:`~privrank.data.comparisons.EpsilonLevels` (a few distinct values and each answer's
-    index: the probabilities are computed per level, not per answer). Returns reports in {0, 1}.
+    :class:`~privrank.data.comparisons.EpsilonLevels` (its distinct values and each answer's
+    index; the other forms are leveled here): the probabilities are computed per level, not per
+    answer. Returns reports in {0, 1}.
     """
     v = np.asarray(values2)
     if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() > 2):
         raise InputError("answers must be 0, 1 or 1/2 (tie)")
-    if isinstance(epsilon, EpsilonLevels):
-        levels, level = check_epsilons(epsilon.values), epsilon.index
-        if np.size(level) and (np.min(level) < 0 or np.max(level) >= levels.size):
-            raise InputError("an epsilon level index is out of range")
-        if np.size(level) not in (1, v.size):
-            raise InputError("epsilon levels need one index per answer (or one for all)")
-    elif np.ndim(epsilon):  # one value per answer
-        levels, level, eps = None, None, check_epsilons(epsilon)
-    else:
-        levels, level = np.array([check_epsilon(epsilon)], dtype=float), np.int64(0)
+    if not isinstance(epsilon, EpsilonLevels):  # a scalar, or one value per answer: leveled by its values
+        eps = check_epsilons(epsilon) if np.ndim(epsilon) else check_epsilon(epsilon)
+        if np.ndim(eps):
+            try:
+                eps = np.broadcast_to(eps, v.shape).reshape(-1)
+            except ValueError:
+                raise InputError("epsilon must be one value, or one per answer") from None
+        epsilon = epsilon_levels(eps, v.size)
+    levels, level = check_epsilons(epsilon.values), epsilon.index
+    if np.size(level) and (np.min(level) < 0 or np.max(level) >= levels.size):
+        raise InputError("an epsilon level index is out of range")
+    if np.size(level) not in (1, v.size):
+        raise InputError("epsilon levels need one index per answer (or one for all)")
     before_draw()
     flat, out = v.reshape(-1), np.empty(v.size, dtype=np.int8)
-    shared = levels is not None and np.ndim(level) == 0
-    if levels is not None:  # P(report 1) per (level, answer): a small table read by index
-        p = np.atleast_1d(flip_probability(levels / noise_factor()))
-        table = np.stack([p, np.full(p.size, 0.5), 1.0 - p], axis=1)
-        table = table[int(level)] if shared else table.reshape(-1)
-        if not shared:  # each answer's row of the table, in the smallest integers that hold it
-            code = np.int8 if table.size <= 127 else np.int16 if table.size <= 32767 else np.int64
-            level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
+    # P(report 1) per (level, answer): a small table read by index
+    p = np.atleast_1d(flip_probability(levels / noise_factor()))
+    table = np.stack([p, np.full(p.size, 0.5), 1.0 - p], axis=1)
+    shared = np.ndim(level) == 0
+    if shared:
+        table = table[int(level)]
+    else:  # each answer's row of the table, in the smallest integers that hold it
+        table = table.reshape(-1)
+        code = np.int8 if table.size <= 127 else np.int16 if table.size <= 32767 else np.int64
+        level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
-        if levels is None:
-            p = flip_probability(np.broadcast_to(eps, v.shape).reshape(-1)[start:start + part.size] / noise_factor())
-            report_one = np.where(part == 1, 0.5, np.where(part == 2, 1.0 - p, p))
-        elif shared:
-            report_one = np.take(table, part)
-        else:
-            report_one = np.take(table, level[start:start + part.size] * three + part)
+        report_one = np.take(table, part if shared else level[start:start + part.size] * three + part)
         np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
                 out=out[start:start + part.size], casting="unsafe")
     return out.reshape(v.shape)
+
+
+def randomize_comparisons(comps, levels: EpsilonLevels, key):
+    """Randomized reports of a :class:`~privrank.data.comparisons.PairwiseComparisons`: record
+    ``r`` answered by :func:`randomize_records` at its level, the reports carrying their epsilons
+    (and the levels, so their tally does not look for them again)."""
+    bits = randomize_records(comps.outcome + np.int8(1), levels, key)
+    return comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
 
 
 def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:

@@ -30,7 +30,7 @@ from ..data.comparison_files import as_comparisons
 from ..data.comparisons import EpsilonLevels, PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
-from ..mechanisms.randomized_response import randomize_records, record_key
+from ..mechanisms.randomized_response import randomize_comparisons, record_key
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
 from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
@@ -126,8 +126,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
-    return comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
+    return randomize_comparisons(comps, levels, record_key(rng))
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
