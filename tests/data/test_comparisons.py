@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from privrank.data.comparisons import (ComparisonTally, EpsilonLevels, PairCounts, PairwiseComparisons,
-                                      epsilon_levels, folded_counts, group_sums, record_codes)
+                                      folded_counts, group_sums, record_codes)
 from privrank.errors import InputError
 
 
