@@ -157,6 +157,18 @@ def test_unknown_labels_empty_data_and_one_item():
         PairCounts.from_arrays(3, [1], [0], [1.0], [1.0])
 
 
+@pytest.mark.parametrize("missing", [None, float("nan"), np.nan, ""])
+def test_a_missing_label_is_refused_not_made_an_item(missing):
+    # as the file readers refuse an empty cell: None, NaN or '' is no item's name
+    with pytest.raises(InputError, match="record 2: empty or missing item"):
+        PairwiseComparisons.from_labels(["a", missing, "b"], ["b", "c", "c"], [1, 1, -1])
+    with pytest.raises(InputError, match="record 1: empty or missing user"):
+        PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [1, 1], user=[missing, "u"])
+    with pytest.raises(InputError, match="empty or missing"):
+        pr.Rankings.from_labels([["a", "b", missing], ["b", "a", missing]])
+    assert PairwiseComparisons.from_labels(["a", "nan"], ["b", "c"], [1, 1]).n_items == 4  # a label, as typed
+
+
 @SETTINGS
 @given(values=st.lists(st.one_of(st.floats(-1e150, 1e150), st.sampled_from(BAD_NUMBERS)),
                        min_size=2, max_size=6))

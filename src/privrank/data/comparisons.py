@@ -44,12 +44,18 @@ def sorted_labels(values) -> tuple:
         return tuple(sorted(labels, key=str))
 
 
-def label_codes(columns, items=None) -> tuple[tuple, list]:
+def first_missing(labels) -> int | None:
+    """Position of the first missing label (None, NaN or an empty string), or None."""
+    return next((k for k, x in enumerate(labels) if x is None or x == "" or x != x), None)  # x != x: NaN
+
+
+def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     """``(labels, codes)``: the labels (``items``, or every label of ``columns`` in
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
     type are encoded by Arrow (:func:`~privrank.data.tabular.label_indices`: strings, integers,
     10x faster than a dict); anything else (mixed types, missing labels) by a dict. A label not in
-    ``items`` is an :class:`InputError` (``KeyError`` on the dict path)."""
+    ``items`` is an :class:`InputError` (``KeyError`` on the dict path), and so is a missing
+    label (None, NaN or an empty string), named ``name`` in the message."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -69,10 +75,16 @@ def label_codes(columns, items=None) -> tuple[tuple, list]:
         if any(x.type != arrays[0].type or x.null_count for x in arrays) or not (
                 pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
             raise TypeError
+        if "" in seen:
+            raise TypeError  # the dict path finds the record
         labels = sorted_labels(seen) if items is None else tuple(items)
         pa.array(labels, type=kind)  # the item list takes the columns' type, or the dict path reads it
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
         values = [list(c) for c in columns]
+        for c in values:
+            missing = first_missing(c)
+            if missing is not None:
+                raise InputError(f"record {missing + 1}: empty or missing {name} (None, NaN or '')")
         labels = sorted_labels([x for c in values for x in c]) if items is None else tuple(items)
         index = {lab: k for k, lab in enumerate(labels)}
         return labels, [np.fromiter((index[x] for x in c), dtype=np.int64, count=len(c)) for c in values]
@@ -154,7 +166,7 @@ class PairwiseComparisons:
         if user is not None:
             if len(user) != n:
                 raise InputError("user must have one id per comparison")
-            users, (u,) = label_codes([user], None)
+            users, (u,) = label_codes([user], None, "user")
         return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)
 
     @classmethod

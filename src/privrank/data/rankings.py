@@ -30,6 +30,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError
+from .comparisons import first_missing, sorted_labels
 
 # entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
 _QUERY_BLOCK = 1 << 22
@@ -203,13 +204,10 @@ class Rankings:
         rows = [list(r) for r in rankings]
         if not rows:
             raise InputError("no rankings given: the data set is empty")
-        if items is None:
-            try:
-                labels = tuple(sorted(set(rows[0])))
-            except TypeError:
-                labels = tuple(sorted(set(rows[0]), key=str))
-        else:
-            labels = tuple(items)
+        labels = sorted_labels(rows[0]) if items is None else tuple(items)
+        missing = first_missing(labels)
+        if missing is not None:
+            raise InputError("an item label is empty or missing (None, NaN or '')")
         index = {lab: k for k, lab in enumerate(labels)}
         m = len(labels)
         orders = np.empty((len(rows), m), dtype=np.int64)
