@@ -146,6 +146,32 @@ def test_seeded_releases_say_they_are_not_releases():
     assert "SEEDED RUN" in pr.private_kemeny(R, epsilon=1.0, rng=1).guarantee.describe()
 
 
+def test_reports_drawn_with_a_seed_say_so_in_what_is_fitted_to_them():
+    reports = pr.randomized_response(C, 1.0, rng=0)
+    assert reports.seeded and reports.tally().seeded
+    for out in (pr.fit_btl(reports), pr.debiased_randomized_response(reports)):
+        assert out.guarantee.seeded and "SEEDED RUN" in out.guarantee.describe()
+    fresh = pr.randomized_response(C, 1.0)
+    assert not fresh.seeded and not pr.fit_btl(fresh).guarantee.seeded
+
+
+def test_inside_a_ledgers_block_noise_is_drawn_by_releases_only(tmp_path):
+    from privrank.mechanisms.draws import simulating
+    from privrank.mechanisms.noise import laplace
+    from privrank.release import charging
+
+    with pr.Ledger(tmp_path / "ledger.sqlite") as ledger, charging(ledger, fingerprint="f" * 64):
+        with pytest.raises(UnchargedDrawError, match="outside a release"):
+            laplace(1.0, 3, np.random.default_rng(0))  # would go unrecorded
+        pr.noisy_copeland(C, 1.0)  # a release charges, then draws
+        with simulating():  # replicates of released values spend nothing
+            laplace(1.0, 3, np.random.default_rng(0))
+        assert len(ledger.releases()) == 1
+    laplace(1.0, 3, np.random.default_rng(0))  # outside any block: a primitive, for research
+    assert not hasattr(pr.noisy_copeland, "__wrapped__")  # no way to the body that skips the charge
+    assert not hasattr(pr.private_kemeny.__wrapped__, "__wrapped__")
+
+
 # ------------------------------------------------------------------ where noise is drawn
 
 #: generator methods that draw noise of a privacy mechanism

@@ -51,6 +51,7 @@ import numpy as np
 from . import limits
 from ._rng import as_generator
 from .errors import InputError, check_epsilon
+from .mechanisms.draws import simulating
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, variance_inflation
 from .inference import pyplot_for
@@ -266,6 +267,7 @@ def _midpoint(design: Design, lo: float, hi: float) -> float:
     return 2.0 * math.asinh(1.0 / (2.0 * math.sqrt(x)))
 
 
+@simulating()  # synthetic data: no privacy spent, allowed inside a ledger's block
 def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
     """``R x m`` estimates from the sufficient-statistic sampler and one vectorised solve."""
     m = design.items

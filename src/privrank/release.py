@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from ._rng import is_seeded
 from .errors import InputError, PrivacyWarning
-from .mechanisms.draws import mark_charged, open_release
+from .mechanisms.draws import mark_charged, open_release, paying
 
 
 @dataclass
@@ -100,7 +100,8 @@ def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, da
     payer = Payer(ledger, accountant, fingerprint, dataset, output, command)
     token = _AMBIENT.set(payer)
     try:
-        yield payer
+        with paying():  # a noise primitive called outside a release here would go unrecorded: refused
+            yield payer
     finally:
         _AMBIENT.reset(token)
 
@@ -167,6 +168,7 @@ def private_release(fn):
 
     release.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])
     release.is_release = True
+    del release.__wrapped__  # the unwrapped body would draw without charging
     return release
 
 

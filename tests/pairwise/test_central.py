@@ -162,6 +162,13 @@ def test_central_releases_need_the_declared_item_list():
     declared = PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, -1], user=[1, 1, 2],
                                                items=["a", "b", "c", "d"])
     assert noisy_copeland(declared, 1.0, rng=0).items == ("a", "b", "c", "d")  # d present without a comparison
+    # their counts keep the mark: the counts of undeclared items are refused too (audit finding)
+    for counts in (labels.pair_counts(), labels.tally().pair_counts()):
+        assert not counts.items_declared
+        for release in (noisy_copeland, perturbed_mle):
+            with pytest.raises(InputError, match="public item list"):
+                release(counts, 1.0, rng=0)
+    assert noisy_copeland(declared.pair_counts(), 1.0, rng=0).guarantee.private
 
 
 def test_per_respondent_ridge_reads_only_declared_parameters():

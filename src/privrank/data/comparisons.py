@@ -22,7 +22,7 @@ whatever order the records arrive in); results are mapped back to labels.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
 
@@ -120,6 +120,9 @@ class PairwiseComparisons:
         The distinct values of ``epsilon`` and each record's index into them, when the code that
         made the reports knew them (the randomizers do): the tally then reads them instead of
         hashing the epsilon column.
+    seeded : bool
+        Randomized reports drawn with a seed: research output, not a release (whatever is
+        computed from them says so in its guarantee).
     """
 
     items: tuple
@@ -131,6 +134,7 @@ class PairwiseComparisons:
     epsilon: np.ndarray | None = None
     items_declared: bool = True
     levels: "EpsilonLevels | None" = field(default=None, repr=False)
+    seeded: bool = False
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -309,12 +313,16 @@ class PairwiseComparisons:
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""
         if values is None:
             values = self.preference_values()
-        return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items)
+        return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items,
+                                       items_declared=self.items_declared)
 
     def tally(self) -> "ComparisonTally":
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
-        return ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
-                                            epsilon=self.epsilon if self.levels is None else self.levels)
+        tally = ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
+                                             epsilon=self.epsilon if self.levels is None else self.levels)
+        if self.seeded or not self.items_declared:
+            tally = replace(tally, seeded=self.seeded, items_declared=self.items_declared)
+        return tally
 
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"
@@ -349,6 +357,8 @@ class PairCounts:
     (weighted) number of records and ``wins[k]`` the (weighted) sum of the record values for
     "i beats j". The count-weighted BTL negative log-likelihood is
     ``sum_k totals[k] * log(1 + exp(theta_i - theta_j)) - wins[k] * (theta_i - theta_j)``.
+    ``items_declared``: False when the counts come from comparisons whose item list was read off
+    the data (see :class:`PairwiseComparisons`); central releases refuse such counts.
     """
 
     n_items: int
@@ -357,9 +367,10 @@ class PairCounts:
     wins: np.ndarray
     totals: np.ndarray
     items: tuple = field(default=())
+    items_declared: bool = True
 
     @classmethod
-    def from_records(cls, m: int, a, b, values, weights=None, items=()) -> "PairCounts":
+    def from_records(cls, m: int, a, b, values, weights=None, items=(), items_declared: bool = True) -> "PairCounts":
         a = np.asarray(a, dtype=np.int64)
         b = np.asarray(b, dtype=np.int64)
         v = np.asarray(values, dtype=float)
@@ -369,7 +380,7 @@ class PairCounts:
         hi = np.where(swap, a, b)
         val = np.where(swap, 1.0 - v, v) * w
         keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val)
-        return cls(int(m), keys // m, keys % m, win, tot, tuple(items))
+        return cls(int(m), keys // m, keys % m, win, tot, tuple(items), items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":
@@ -611,6 +622,8 @@ class ComparisonTally:
     seeded : bool
         The reports were drawn with a seed: research output, not a release (the releases read
         from the tally say so in their guarantee).
+    items_declared : bool
+        As for :class:`PairwiseComparisons`: False when the item list was read off the data.
     """
 
     items: tuple
@@ -621,6 +634,7 @@ class ComparisonTally:
     n: np.ndarray
     wins2: np.ndarray
     seeded: bool = False
+    items_declared: bool = True
 
     @classmethod
     def from_records(cls, items, a, b, values2, *, epsilon=None) -> "ComparisonTally":
@@ -714,9 +728,10 @@ class ComparisonTally:
         win = self.wins2 / 2.0 if wins is None else wins
         tot = self.n.astype(float) if totals is None else totals
         if self.epsilons is None or self.epsilons.size == 1:  # one level: the entries are the pairs, in order
-            return PairCounts(m, self.i, self.j, np.asarray(win, dtype=float), np.asarray(tot, dtype=float), self.items)
+            return PairCounts(m, self.i, self.j, np.asarray(win, dtype=float), np.asarray(tot, dtype=float), self.items,
+                              self.items_declared)
         keys, (win, tot) = self.pair_sums(win, tot)
-        return PairCounts(m, keys // m, keys % m, win, tot, self.items)
+        return PairCounts(m, keys // m, keys % m, win, tot, self.items, self.items_declared)
 
     def __repr__(self) -> str:  # never print counts
         kind = "randomized reports" if self.is_randomized else "comparisons"

@@ -138,7 +138,8 @@ def _reindex(codes, m: int, index, new_m: int, level_index=None) -> np.ndarray:
 
 
 def finish(part: Partial | None, options) -> ComparisonTally:
-    """The final tally; ``seeded`` when its reports were drawn from a seeded key."""
+    """The final tally; ``seeded`` when its reports were drawn from a seeded key, ``items_declared``
+    when the item list was given."""
     if part is None or not part.counts.any():
         raise InputError("the file has a header but no comparisons")
     items, (codes, counts) = part.items, part.sparse()
@@ -153,4 +154,4 @@ def finish(part: Partial | None, options) -> ComparisonTally:
     if len(items) < 2:
         raise InputError("at least two distinct items are needed to rank anything")
     tally = ComparisonTally.from_codes(items, part.levels, codes, counts)
-    return replace(tally, seeded=options.seeded) if options.seeded else tally
+    return replace(tally, seeded=options.seeded, items_declared=options.items is not None)

@@ -11,6 +11,7 @@ from ..aggregation.kemeny import DP_MAX_ITEMS, solve_many
 from ..errors import InputError
 from ..display import Displayed
 from ..guarantees import Guarantee
+from ..mechanisms.draws import simulating
 from ..mechanisms.noise import gaussian, laplace
 from ..mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
 from ..mechanisms.tree import TreeRelease, tree_layout
@@ -162,6 +163,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     noise = release.noise
     scale = release.scale if isinstance(release, MatrixRelease) else release.noise_scale
 
+    @simulating()  # replicates of the released statistic: post-processing, no privacy spent
     def redraw(b):
         if noise != "laplace":
             return gaussian(scale, (b, statistic.size), gen)

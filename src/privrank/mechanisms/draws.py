@@ -22,6 +22,8 @@ from contextvars import ContextVar
 _FACTOR: ContextVar[float] = ContextVar("privrank_noise_factor", default=1.0)
 #: the open release of this context: None outside releases, else a mutable [charged: bool]
 _RELEASE: ContextVar[list | None] = ContextVar("privrank_release", default=None)
+#: inside a block whose spends a ledger or accountant records
+_PAYING: ContextVar[bool] = ContextVar("privrank_paying", default=False)
 
 
 class UnchargedDrawError(RuntimeError):
@@ -47,10 +49,36 @@ def drawn_noise_factor(factor: float):
 
 
 def before_draw() -> None:
-    """Called by every primitive before it draws privacy noise: inside a release, the spend must be recorded."""
+    """Called by every primitive before it draws privacy noise: inside a release, the spend must be
+    recorded; inside :func:`paying` (a ledger's or accountant's block), noise is drawn by releases only."""
     state = _RELEASE.get()
     if state is not None and not state[0]:
         raise UnchargedDrawError("privacy noise was drawn before the release was charged")
+    if state is None and _PAYING.get():
+        raise UnchargedDrawError("privacy noise was drawn outside a release inside a charging() block, where "
+                                 "every spend must be recorded: call the public release functions, which charge "
+                                 "before they draw")
+
+
+@contextmanager
+def simulating():
+    """Draws on released or synthetic values (bootstrap replicates of a release, the planner's
+    simulations): they spend no privacy, so :func:`paying` lets them through."""
+    token = _PAYING.set(False)
+    try:
+        yield
+    finally:
+        _PAYING.reset(token)
+
+
+@contextmanager
+def paying():
+    """Mark the current context as one whose spends are recorded (:func:`privrank.release.charging`)."""
+    token = _PAYING.set(True)
+    try:
+        yield
+    finally:
+        _PAYING.reset(token)
 
 
 @contextmanager

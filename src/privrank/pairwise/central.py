@@ -180,14 +180,13 @@ def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
         if data.is_randomized:
             raise InputError("these are randomized reports; central mechanisms take the raw comparisons "
                              "held by a trusted curator")
-        if private and not data.items_declared:
-            raise InputError("a central release needs the public item list: which items occur is a fact of "
-                             "the data (one person's only comparison naming an item would decide whether it "
-                             "appears). Give items= (read_comparisons(path or DataFrame, items=...); CLI: --items FILE)")
-        return data
-    if isinstance(data, PairCounts):
-        return data
-    raise InputError("expected PairwiseComparisons or PairCounts")
+    elif not isinstance(data, PairCounts):
+        raise InputError("expected PairwiseComparisons or PairCounts")
+    if private and not data.items_declared:  # counts keep the mark of the comparisons they came from
+        raise InputError("a central release needs the public item list: which items occur is a fact of "
+                         "the data (one person's only comparison naming an item would decide whether it "
+                         "appears). Give items= (read_comparisons(path or DataFrame, items=...); CLI: --items FILE)")
+    return data
 
 
 def _as_counts(data) -> PairCounts:

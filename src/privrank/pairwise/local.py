@@ -23,9 +23,11 @@ user's split gives is not printed (it would reveal that user's number of answers
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
+from .._rng import is_seeded
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import EpsilonLevels, PairwiseComparisons
 from ..errors import InputError, check_epsilon, check_epsilons
@@ -126,7 +128,8 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    return randomize_comparisons(comps, levels, record_key(rng))
+    reports = randomize_comparisons(comps, levels, record_key(rng))
+    return replace(reports, seeded=True) if is_seeded(rng) else reports
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
