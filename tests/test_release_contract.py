@@ -139,6 +139,35 @@ def test_a_ledger_given_to_the_api_records_the_release(tmp_path):
     assert row["mechanism"] == "noisy Copeland counts" and row["epsilon"] == 1.0
 
 
+def test_a_ledger_given_with_a_dataframe_identifies_its_records(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from privrank.ledger import fingerprint
+
+    frame = pd.DataFrame({"item_a": ["a", "b", "a"], "item_b": ["b", "c", "c"], "outcome": [1, -1, 0]})
+    csv = tmp_path / "c.csv"
+    frame.to_csv(csv, index=False)
+    assert fingerprint(frame) == fingerprint(csv) == fingerprint(pr.read_comparisons(frame))
+    path = tmp_path / "ledger.sqlite"
+    pr.debiased_randomized_response(frame, 1.0, ledger=path)
+    ballots = pd.DataFrame({"rank1": ["a", "b"], "rank2": ["b", "a"], "rank3": ["c", "c"]})
+    pr.private_kemeny(ballots, epsilon=1.0, ledger=path)
+    with pr.Ledger(path) as ledger:
+        assert [r["fingerprint"] for r in ledger.releases()] == [fingerprint(csv), fingerprint(pr.read_rankings(ballots))]
+    with pytest.raises(pr.InputError, match="records"):  # counts cannot be identified: refused before any draw
+        pr.noisy_copeland(pr.read_comparisons(frame, items="abc").pair_counts(), 1.0, ledger=path)
+
+
+def test_a_per_user_accountant_pays_a_per_comparison_release_by_its_declared_bound():
+    from privrank.guarantees import UNIT_USER, PureDP
+
+    acct = Accountant(PureDP(5.0), unit=UNIT_USER)
+    comps = pr.PairwiseComparisons.from_labels(["a", "b", "a"], ["b", "c", "c"], [1, 1, -1], user=[1, 1, 2])
+    pr.debiased_randomized_response(comps, 0.5, max_answers=4, accountant=acct)
+    assert acct.spent.epsilon == pytest.approx(2.0)  # 4 answers x 0.5, as the ledger charges it
+    with pytest.raises(pr.InputError, match="protects"):  # no declared bound: no per-user statement
+        pr.debiased_randomized_response(comps, 0.5, accountant=acct)
+
+
 def test_seeded_releases_say_they_are_not_releases():
     assert pr.noisy_copeland(C, 1.0, rng=3).guarantee.seeded
     g = pr.noisy_copeland(C, 1.0).guarantee

@@ -289,6 +289,27 @@ class ZCDP:
 _BUDGETS = (PureDP, ApproxDP, ZCDP)
 
 
+def cost_in_unit(unit: str, release_unit: str, epsilon: float, delta: float, epsilon_per_user=None):
+    """What a private release protecting ``release_unit`` at ``(epsilon, delta)`` costs a budget
+    protecting ``unit``: PureDP, ApproxDP, or None when its unit does not convert.
+
+    Its own epsilon when it protects that unit (one comparison of the comparison graph counts as
+    one comparison); its per-user epsilon when the budget protects users and a pure-DP release
+    protects single comparisons with a declared bound on each user's answers; its epsilon when
+    the budget protects comparisons and the release protects users (a user's data include each
+    of their comparisons). Its delta is charged as it is.
+    """
+    r_unit = UNIT_COMPARISON if release_unit == UNIT_EDGE else release_unit
+    unit = UNIT_COMPARISON if unit == UNIT_EDGE else unit
+    if r_unit == unit or (unit == UNIT_COMPARISON and r_unit == UNIT_USER):
+        eps = epsilon
+    elif unit == UNIT_USER and r_unit == UNIT_COMPARISON and epsilon_per_user is not None and delta == 0:
+        eps = epsilon_per_user
+    else:
+        return None
+    return ApproxDP(eps, delta) if delta > 0 else PureDP(eps)
+
+
 def _as_kind(cost, kind: type):
     """Convert a budget or a private guarantee to ``kind`` where that conversion is valid."""
     if isinstance(cost, Guarantee):
@@ -412,12 +433,15 @@ class Accountant:
         if isinstance(cost, Guarantee):
             if not cost.private:
                 raise InputError("a non-private output cannot be accounted: it has no guarantee")
-            if self.unit is not None and cost.unit != self.unit:
-                raise InputError(f"this accountant protects {self.unit}; the release protects "
-                                 f"{cost.unit}")
             if self.model is not None and cost.model != self.model:
                 raise InputError(f"this accountant is for the {self.model} model; the release "
                                  f"is {cost.model}")
+            if self.unit is not None and cost.unit != self.unit:
+                converted = cost_in_unit(self.unit, cost.unit, cost.epsilon, cost.delta, cost.epsilon_per_user)
+                if converted is None:
+                    raise InputError(f"this accountant protects {self.unit}; the release protects "
+                                     f"{cost.unit}")
+                cost = converted
         return _as_kind(cost, type(self.total))
 
     def can_spend(self, cost) -> bool:

@@ -53,7 +53,7 @@ import numpy as np
 from .data.comparisons import PairwiseComparisons
 from .data.rankings import Rankings
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
-from .guarantees import (UNIT_COMPARISON, UNIT_EDGE, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee,
+from .guarantees import (UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee, cost_in_unit,
                          PureDP, compose_budgets)
 
 ENV_PATH = "PRIVRANK_LEDGER"
@@ -115,20 +115,23 @@ def fingerprint(data) -> str:
     """
     if isinstance(data, Rankings):
         return _fingerprint_text(*_orders_digest(data.items, data.orders, data.weights), "rankings")
-    if isinstance(data, (str, Path)):
+    from .data.tabular import is_table
+
+    table = is_table(data)  # a DataFrame is read as the file of the same columns would be
+    if table or isinstance(data, (str, Path)):
         from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                               read_ballots, read_comparisons)
         from .data.tabular import ColumnarFile
 
-        columnar = Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
-        if columnar and holds_rankings(data):  # complete rankings, streamed batch by batch
+        columnar = table or Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+        if columnar and (_table_holds_rankings(data) if table else holds_rankings(data)):  # streamed by batches
             total, count = 0, 0
             for batch in RankingFile(data).batches():
                 if batch.weights.size:
                     part, n = _orders_digest(batch.items, batch.orders, batch.weights)
                     total, count = (total + part) % 2 ** 64, count + n
             return _fingerprint_text(total, count, "rankings")
-        if holds_rankings(data):
+        if not table and holds_rankings(data):
             labels, ballots = read_ballots(data)
             items = [i for _, _, groups in ballots for g in groups for i in g]
             places = [p for _, _, groups in ballots for p, g in enumerate(groups) for _ in g]
@@ -148,9 +151,27 @@ def fingerprint(data) -> str:
             return fingerprint(read_comparisons(data))
         return _fingerprint_text(*total)
     if not isinstance(data, PairwiseComparisons):
-        raise InputError("fingerprint needs PairwiseComparisons, Rankings or a file path")
+        raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
+                         "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
     items = _text_digests([str(x) for x in data.items])
     return _fingerprint_text(*_records_digest(items[data.item_a], items[data.item_b], data.outcome))
+
+
+def _table_holds_rankings(table) -> bool:
+    """Whether a table in memory holds rankings: no comparison layout and no ratings (as
+    :func:`~privrank.data.io.holds_rankings` decides for a file)."""
+    from .data.comparison_files import ComparisonColumns
+    from .data.ratings import holds_ratings
+    from .data.tabular import ColumnarFile
+
+    header = ColumnarFile(table).header
+    if holds_ratings(header):
+        return False
+    try:
+        ComparisonColumns.from_header(header, "the table")
+    except InputError:
+        return True
+    return False
 
 
 def _label_digests(labels) -> np.ndarray:
@@ -244,26 +265,11 @@ def _ballots_digest(labels, items, places, sizes, counts) -> tuple[int, int]:
 
 
 def charge(release: dict, unit: str):
-    """What one recorded release costs a budget protecting ``unit``: PureDP, ApproxDP, or None.
-
-    The release is charged in the budget's unit: its own epsilon when it protects that unit (one
-    comparison of the comparison graph counts as one comparison); its per-user epsilon when the
-    budget protects users and a pure-DP release protects single comparisons; its epsilon when
-    the budget protects comparisons and the release protects users (a user's data include each
-    of their comparisons). Its delta is charged as it is. None means the release cannot be
-    bounded in that unit: it is not private, or its unit does not convert.
-    """
-    r_unit = UNIT_COMPARISON if release["unit"] == UNIT_EDGE else release["unit"]
+    """What one recorded release costs a budget protecting ``unit``: PureDP, ApproxDP, or None
+    (:func:`~privrank.guarantees.cost_in_unit`; None also for a release that is not private)."""
     if not release["private"]:
         return None
-    if r_unit == unit or (unit == UNIT_COMPARISON and r_unit == UNIT_USER):
-        eps = release["epsilon"]
-    elif unit == UNIT_USER and r_unit == UNIT_COMPARISON and release["epsilon_per_user"] is not None \
-            and release["delta"] == 0:
-        eps = release["epsilon_per_user"]
-    else:
-        return None
-    return ApproxDP(eps, release["delta"]) if release["delta"] > 0 else PureDP(eps)
+    return cost_in_unit(unit, release["unit"], release["epsilon"], release["delta"], release["epsilon_per_user"])
 
 
 def spent(releases, unit: str) -> tuple[float, float]:
