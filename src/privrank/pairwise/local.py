@@ -18,7 +18,10 @@ Per-user statements use declared public parameters only. With ``epsilon`` and a 
 protected at ``K * epsilon``; without a bound the guarantee states ``k * epsilon`` for a user
 with ``k`` answers and no number (the busiest user's count is a fact of the data). With
 ``user_epsilon=b`` the guarantee protects *one user* at ``b``; the per-comparison epsilon each
-user's split gives is not printed (it would reveal that user's number of answers).
+user's split gives is not printed in the guarantee. It does travel with each report (the
+collector must know the epsilon a report was randomized at to debias it), so the collector
+learns each user's number of answers -- as it does in the local model anyway, by counting the
+reports it receives. What the guarantee protects is the answers, not how many there are.
 """
 from __future__ import annotations
 
