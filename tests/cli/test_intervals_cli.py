@@ -52,6 +52,18 @@ def test_shipped_llmfao_and_bootstrap(cli, cems_file):
     assert all(r["score_lower"] < r["score"] < r["score_upper"] for r in doc["ranking"])
 
 
+@pytest.mark.parametrize("mechanism", ["noisy-copeland", "objective-perturbation"])
+def test_bootstrap_intervals_of_central_releases(cli, cems_file, mechanism, tmp_path):
+    # the replicates redraw the released noise law inside the ledger's block: post-processing, not a spend
+    ledger = tmp_path / "ledger.sqlite"
+    code, out, err = cli("rank", cems_file, "--items", items_of(cems_file), "--mechanism", mechanism, "--epsilon", "1",
+                         "--ci", "--ci-method", "bootstrap", "--ledger", ledger, "--format", "json")
+    assert code == 0, err
+    assert all(r["score_lower"] <= r["score_upper"] for r in json.loads(out)["ranking"])
+    code, out, _ = cli("ledger", "show", "--ledger", ledger)
+    assert code == 0 and out.count(mechanism.split("-")[0]) >= 1
+
+
 def test_plot(cli, pairs, tmp_path):
     pytest.importorskip("matplotlib")
     plot = tmp_path / "ranks.png"

@@ -13,6 +13,7 @@ from ..data.comparisons import PairCounts
 from ..errors import InputError, UtilityWarning
 from ..display import Displayed
 from ..guarantees import Guarantee
+from ..mechanisms.draws import simulating
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import added_variance, debias, report_probability
 from ..pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
@@ -318,6 +319,7 @@ def _warn_ridge_bias(prob: _Problem, cov) -> None:
 
 # ---------------------------------------------------------------------------------- bootstrap
 
+@simulating()  # replicates of the released statistic: post-processing, no privacy spent
 def _bootstrap(prob: _Problem, centre, ridge, B: int, gen) -> np.ndarray:
     """``B`` (fewer if some fits fail) bootstrap estimates, simulated and fitted in chunks of replicates."""
     if B < 50:
