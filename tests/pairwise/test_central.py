@@ -135,6 +135,11 @@ def test_guarantees_and_public_outputs():
     assert res.params["n_respondents"] == 40  # declared, never counted
     assert "n_respondents" not in perturbed_mle(comps, user_epsilon=2.0, max_answers=3, gamma=10.0, rng=0).params
     assert perturbed_mle(comps, 2.0, rng=0).params["n_comparisons"] == 5  # public under edge adjacency
+    # a max_answers cut keeps 4 of the 5 (user 1's first two): printing 4, or calibrating the ridge on it,
+    # would tell how many answers each respondent gave (audit finding)
+    for k in (1, 2):
+        cut = perturbed_mle(comps, 2.0, max_answers=k, rng=0).params
+        assert cut["n_comparisons"] == 5 and cut["gamma"] == perturbed_mle(comps, 2.0, rng=0).params["gamma"]
     diag = perturbed_mle(comps, 2.0, diagnostics=True, rng=0)
     assert not diag.guarantee.private and "NOT PRIVATE" in diag.guarantee.describe()
     assert diag.diagnostics["converged"]

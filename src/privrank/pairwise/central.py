@@ -203,16 +203,19 @@ class _Budget:
     unit: str
     per_user_epsilon: float | None
     note: str
+    comparisons: float | None = None  # per comparison: the number given, before any max_answers cut
 
     @property
     def max_answers(self) -> int | None:
         return self.answers if self.unit == UNIT_USER else None
 
-    def public_size(self, pc: PairCounts, respondents: int | None) -> dict:
-        """The design size the guarantee treats as public: comparisons, or the declared respondents."""
+    def public_size(self, respondents: int | None) -> dict:
+        """The design size the guarantee treats as public: the comparisons given, or the declared
+        respondents. Never the number kept by a max_answers cut: that is a statistic of how many
+        answers each respondent gave."""
         if self.unit == UNIT_USER:
             return {} if respondents is None else {"n_respondents": respondents}
-        return {"n_comparisons": float(pc.totals.sum())}
+        return {"n_comparisons": self.comparisons}
 
 
 def _budget(data, epsilon, user_epsilon, max_answers):
@@ -229,15 +232,18 @@ def _budget(data, epsilon, user_epsilon, max_answers):
     if epsilon is not None:
         eps = check_epsilon(epsilon)
         per_user = None
+        given = float(data.n_records if isinstance(data, PairwiseComparisons) else data.totals.sum())
+        note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
+                "moved to another pair; the item list and the number of comparisons are public.")
         if max_answers is not None:
             if not isinstance(data, PairwiseComparisons):
                 raise InputError("max_answers needs the comparisons with respondent ids, not counts")
             data = data.first_answers(max_answers)
             per_user = eps * int(max_answers)
+            note += (f" Per respondent, by group privacy over their first {int(max_answers)} answers: what "
+                     "they answered is protected, how many questions they answered is not.")
         counts = _as_counts(data)
-        note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
-                "moved to another pair; the item list and the number of comparisons are public.")
-        return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note), 0
+        return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note, given), 0
     eps = check_epsilon(user_epsilon, name="user_epsilon")
     if max_answers is None:
         raise InputError("a per-respondent budget needs max_answers: a public bound on the number of "
@@ -271,8 +277,10 @@ def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, respondent
         if budget is not None and budget.unit == UNIT_USER and respondents is None:
             raise InputError("gamma='theory' per respondent needs the public number of respondents "
                              "(respondents=; CLI: --respondents N), or give gamma as a number")
-        public_total = float(budget.answers * respondents) if budget is not None and budget.unit == UNIT_USER \
-            else float(pc.totals.sum())
+        if budget is None:
+            public_total = float(pc.totals.sum())
+        else:
+            public_total = float(budget.answers * respondents) if budget.unit == UNIT_USER else budget.comparisons
         return max(theory_ridge(pc.n_items, public_total), floor)
     g = check_positive(gamma, name="gamma")
     if g < floor:
@@ -359,7 +367,7 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, re
     theta = np.round(theta / THETA_GRID) * THETA_GRID  # post-processing: no solver round-off is released
     params = {"epsilon": budget.epsilon, "noise_scale": scale, "gamma": g, "link": link.name,
               "kappa_1": link.kappa_1, "kappa_2": link.kappa_2, "centred": centre,
-              "max_answers": budget.max_answers, **budget.public_size(pc, respondents)}
+              "max_answers": budget.max_answers, **budget.public_size(respondents)}
     if diagnostics:
         diag["answers_dropped"] = dropped
     return CentralRanking(theta, _items(pc), guarantee, method="perturbed MLE", params=params, diagnostics=diag)
@@ -449,7 +457,7 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
     gen = as_generator(rng)
     noisy = wins + copeland_noise(scale, pc.n_items, gen)
     params = {"epsilon": budget.epsilon, "noise_scale": scale, "noise_variance": copeland_noise_variance(scale),
-              "max_answers": budget.max_answers, **budget.public_size(pc, respondents)}
+              "max_answers": budget.max_answers, **budget.public_size(respondents)}
     return CentralRanking(noisy, _items(pc), guarantee, tie_break=gen.permutation(pc.n_items),
                           method="noisy Copeland", params=params)
 
