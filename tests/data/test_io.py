@@ -226,6 +226,20 @@ def test_rankings_whose_size_cannot_be_right_are_refused(tmp_path):
         read_rankings(headerless)
 
 
+@pytest.mark.parametrize("ballot, message", [("1,2,4", "outside 1..3"), ("1,2,2", "ranked twice")])
+def test_a_bad_ballot_is_refused_by_every_reader_of_the_file(tmp_path, ballot, message):
+    # the ledger fingerprints the ballots before the release reads them: both must refuse, neither crash
+    from privrank.data.ranking_files import read_ballots
+    from privrank.ledger import fingerprint
+
+    path = tmp_path / "a.soc"
+    path.write_text("# NUMBER ALTERNATIVES: 3\n# ALTERNATIVE NAME 1: A\n# ALTERNATIVE NAME 2: B\n"
+                    f"# ALTERNATIVE NAME 3: C\n1: 1,2,3\n1: {ballot}\n")
+    for read in (read_ballots, read_rankings, fingerprint):
+        with pytest.raises(InputError, match=f"line 6: an item .*{message.split()[-1]}"):
+            read(path)
+
+
 def test_gzipped_csv_reads_as_the_plain_file_on_every_engine(tmp_path):
     import gzip
 

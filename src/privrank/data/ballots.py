@@ -11,8 +11,21 @@ from .tabular import MAX_EXACT_COUNT
 PARTIAL_POLICIES = ("error", "drop", "randomize")
 
 
+def check_ballots(labels, ballots, path) -> None:
+    """Refuse ballots that name an item outside the labels or rank one twice (every reader's
+    ballots pass here before anything, the ledger's fingerprint included, reads them)."""
+    m = len(labels)
+    for line_no, _, groups in ballots:
+        flat = [i for g in groups for i in g]
+        if any(i < 0 or i >= m for i in flat):
+            raise InputError(f"{path}, line {line_no}: an item number is outside 1..{m}")
+        if len(set(flat)) != len(flat):
+            raise InputError(f"{path}, line {line_no}: an item is ranked twice")
+
+
 def complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
-    """Apply the ``partial`` policy and build :class:`Rankings` (module docstring)."""
+    """Apply the ``partial`` policy to checked ballots (:func:`check_ballots`) and build
+    :class:`Rankings` (module docstring)."""
     m = len(labels)
     if not ballots:
         raise InputError(f"{path} holds no rankings")
@@ -21,12 +34,8 @@ def complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
                          "counted exactly")
     complete_rows, complete_w = [], []
     incomplete = []  # (count, groups)
-    for line_no, count, groups in ballots:
+    for _, count, groups in ballots:
         flat = [i for g in groups for i in g]
-        if any(i < 0 or i >= m for i in flat):
-            raise InputError(f"{path}, line {line_no}: an item number is outside 1..{m}")
-        if len(set(flat)) != len(flat):
-            raise InputError(f"{path}, line {line_no}: an item is ranked twice")
         if len(flat) == m and all(len(g) == 1 for g in groups):
             complete_rows.append(flat)
             complete_w.append(count)

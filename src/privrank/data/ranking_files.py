@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError
 from .comparisons import sorted_labels
 from .rankings import Rankings
-from .ballots import PARTIAL_POLICIES, complete_ballots
+from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
@@ -138,10 +138,13 @@ def read_ballots(path) -> tuple[tuple, list]:
     check_data_file(path)
     suffix = path.suffix.lower()
     if suffix in PREFLIB_SUFFIXES:
-        return read_text(read_preflib, path)
-    if is_text_table(path):
-        return read_text(_read_ranking_csv, path)
-    raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc, .csv or .tsv")
+        labels, ballots = read_text(read_preflib, path)
+    elif is_text_table(path):
+        labels, ballots = read_text(_read_ranking_csv, path)
+    else:
+        raise InputError(f"{path}: unknown ranking file type; use .soc, .soi, .toc, .csv or .tsv")
+    check_ballots(labels, ballots, path)
+    return labels, ballots
 
 
 def holds_rankings(path) -> bool:
