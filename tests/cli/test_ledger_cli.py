@@ -119,6 +119,35 @@ def test_existing_output_is_refused_before_charging(cli, pairs, tmp_path, privat
         assert ledger.releases() == []
 
 
+def test_what_a_release_would_refuse_after_its_draw_is_refused_before_the_charge(cli, pairs, pairs_items, tmp_path,
+                                                                                  private_ledger):
+    one = tmp_path / "one.soc"
+    one.write_text("# NUMBER ALTERNATIVES: 1\n# ALTERNATIVE NAME 1: x\n3: 1\n")
+    unseen = tmp_path / "abcd.txt"
+    unseen.write_text("A\nB\nC\nD\n")
+    selfpair = tmp_path / "self.csv"
+    selfpair.write_text(pairs.read_text() + "99,C,C,1\n")
+    refused = [
+        (("top-k", pairs, "--k", "4", "--items", pairs_items, "--epsilon", "1"), "between 1 and the number of items"),
+        (("top-k", pairs, "--k", "0", "--epsilon", "1"), "at least 1"),
+        (("top-k", pairs, "--k", "2", "--items", pairs_items, "--mechanism", "noisy-copeland", "--user-epsilon", "1",
+          "--max-answers", "3", "--ci"), "--respondents"),
+        (("rank", pairs, "--items", unseen, "--epsilon", "1"), "appear in no comparison"),
+        (("rank", selfpair, "--epsilon", "1", "--engine", "stream", "--batch-size", "50"), "with itself"),
+        (("aggregate", one, "--method", "noisy-matrix", "--epsilon", "1"), "two items"),
+    ]
+    for argv, message in refused:
+        code, _, err = cli(*argv)
+        assert code == 2 and message in err, (argv, err)
+    ballots = tmp_path / "ballots.soc"
+    ballots.write_text(SOC)
+    assert cli("ledger", "set-budget", ballots, "--epsilon", "3")[0] == 0
+    code, _, err = cli("aggregate", ballots, "--method", "noisy-matrix", "--epsilon", "1", "--non-private-diagnostics")
+    assert code != 0 and "before anything was spent" in err
+    with Ledger(private_ledger) as ledger:
+        assert ledger.releases() == []
+
+
 def test_ledger_option_overrides_environment(cli, pairs, tmp_path):
     path = tmp_path / "other.sqlite"
     assert cli("rank", pairs, "--epsilon", "1", "--ledger", path)[0] == 0

@@ -166,6 +166,8 @@ def run_aggregate(args) -> int:
         raise InputError(f"--ci and --plot re-draw the noise of the released statistic; --method {args.method} "
                          f"releases only an order: use {', '.join(INTERVAL_METHODS)}")
     with ledger_release(args, args.file) as release:
+        if args.non_private_diagnostics and args.method in PRIVATE_METHODS:
+            release.refuse_if_budgeted("--non-private-diagnostics makes this output not private")
         if args.engine == "local" and args.scheduler is None:
             R = read_rankings(args.file, partial=args.partial, rng=partial_rng, items=items)
             method = METHODS[args.method]

@@ -16,7 +16,7 @@ import sys
 from contextlib import contextmanager
 
 from ..data.io import ComparisonFile, holds_rankings
-from ..errors import InputError
+from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
@@ -40,6 +40,14 @@ class LedgerRelease:
         self._ledger, self._payer, self._fp = ledger, payer, fp
         self.output, self.plot = output, plot
         self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command}
+
+    def refuse_if_budgeted(self, why: str) -> None:
+        """Refuse, before anything is charged, an output that will not be private (``why``) when
+        the data set has a budget: the ledger would refuse it after the private part had spent."""
+        budgets = self._ledger.budgets(self._fp)
+        if budgets:
+            raise BudgetExceededError(f"refused before anything was spent: {why}, and the data set has a privacy "
+                                      f"budget (epsilon = {budgets[0]['epsilon']:g}); drop the option")
 
     def done(self, guarantee, *, reports: bool = False) -> None:
         """Record the output's guarantee unless a private function already charged it.

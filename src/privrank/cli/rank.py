@@ -11,7 +11,7 @@ import sys
 from ..data.io import ComparisonColumns, ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
 from ..data.ratings import DEFAULT_MAX_PAIRS, comparisons_from_ratings, holds_ratings
 from ..data.tabular import ColumnarFile
-from ..errors import InputError
+from ..errors import DisconnectedError, InputError
 from ..pairwise.btl import fit_btl
 from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
 from ..pairwise.links import LINKS
@@ -173,6 +173,26 @@ def _check_options(args) -> None:
     if args.mechanism in CENTRAL_MECHANISMS and args.epsilon is None and args.user_epsilon is None:
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon (per comparison) or --user-epsilon "
                          "with --max-answers (per respondent)")
+    if getattr(args, "k", None) is not None and args.k < 1:
+        raise InputError("--k must be at least 1")
+    if (getattr(args, "ci", False) or getattr(args, "plot", None)) and args.mechanism in CENTRAL_MECHANISMS \
+            and args.user_epsilon is not None and args.respondents is None:
+        raise InputError("intervals of a per-respondent central release need the public number of respondents "
+                         "(--respondents N)")
+
+
+def _check_data(args, comps) -> None:
+    """Refuse, before anything is charged, what the release would refuse after its draw."""
+    import numpy as np
+
+    m = comps.n_items
+    if getattr(args, "k", None) is not None and args.k > m:
+        raise InputError(f"--k must be between 1 and the number of items ({m})")
+    if args.mechanism not in CENTRAL_MECHANISMS + BASELINES:  # a BTL fit needs every item compared
+        unseen = int(np.sum(np.bincount(np.concatenate((comps.item_a, comps.item_b)), minlength=m) == 0))
+        if unseen:
+            raise DisconnectedError(f"{unseen} item(s) appear in no comparison and cannot be ranked; "
+                                    "drop them from the item list")
 
 
 def _items(args):
@@ -228,6 +248,7 @@ def fitted_ranking(args, comps=None):
     comps = _read(args) if comps is None else comps
     if comps is None:
         return _local_fit(engine_release(args, _items(args)), args)
+    _check_data(args, comps)
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
