@@ -176,6 +176,19 @@ def test_ratings_give_at_most_the_cap_per_user_with_the_right_outcomes():
         comparisons_from_ratings(twice)
 
 
+def test_a_local_release_of_ratings_says_which_items_one_rated_is_not_hidden():
+    # the pairs a user reports are the items they rated: randomized response flips answers, not pairs
+    t = pa.table({"user": [1, 1, 2, 2, 3, 3], "item": ["A", "B", "A", "B", "A", "rare"],
+                  "rating": [5.0, 3.0, 2.0, 4.0, 4.0, 1.0]})
+    c = comparisons_from_ratings(t, rng=0)
+    assert c.pairs_from_ratings
+    with pytest.warns(pr.PrivacyWarning, match="which items each person rated"):
+        g = pr.debiased_randomized_response(c, user_epsilon=1.0, rng=0).guarantee
+    assert "which items each person rated" in g.describe()
+    plain = pr.PairwiseComparisons.from_labels(["A", "A"], ["B", "rare"], [1, -1], user=[1, 2])
+    assert "rated" not in pr.debiased_randomized_response(plain, 1.0, rng=0).guarantee.describe()
+
+
 @pytest.mark.parametrize("r,k", [(6, 3), (40, 5)])  # listed pairs, and drawn pairs with repeats redrawn
 def test_the_capped_pairs_are_uniform_among_a_users_pairs(r, k):
     t = pa.table({"user": np.zeros(r, int), "item": np.arange(r), "rating": np.arange(r, dtype=float)})

@@ -123,6 +123,11 @@ class PairwiseComparisons:
     seeded : bool
         Randomized reports drawn with a seed: research output, not a release (whatever is
         computed from them says so in its guarantee).
+    pairs_from_ratings : bool
+        The pairs were drawn from the items each user rated
+        (:func:`~privrank.data.ratings.comparisons_from_ratings`): which items a user rated is
+        part of the data, and a local release, which randomizes answers and sends the pairs as
+        they are, says that it does not hide it.
     """
 
     items: tuple
@@ -135,6 +140,7 @@ class PairwiseComparisons:
     items_declared: bool = True
     levels: "EpsilonLevels | None" = field(default=None, repr=False)
     seeded: bool = False
+    pairs_from_ratings: bool = False
 
     # ------------------------------------------------------------------ construction
     @classmethod

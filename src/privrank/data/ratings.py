@@ -11,6 +11,8 @@ is the declared bound a per-user guarantee uses: ``max_answers=max_pairs`` (cent
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import InputError
@@ -146,8 +148,9 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
         used = np.unique(np.concatenate([ia, ib]))
         known = tuple(known[k] for k in used)
         ia, ib = np.searchsorted(used, ia), np.searchsorted(used, ib)
-    return PairwiseComparisons.from_indices(known, ia, ib, outcome, user=u[a], users=user_ids,
-                                            items_declared=items is not None)
+    comps = PairwiseComparisons.from_indices(known, ia, ib, outcome, user=u[a], users=user_ids,
+                                             items_declared=items is not None)
+    return replace(comps, pairs_from_ratings=True)
 
 
 def _user_pairs(r: int, k: int, gen) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ reports it receives. What the guarantee protects is the answers, not how many th
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -33,7 +34,7 @@ import numpy as np
 from .._rng import is_seeded
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import EpsilonLevels, PairwiseComparisons
-from ..errors import InputError, check_epsilon, check_epsilons
+from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons, record_key
 from ..guarantees import UNIT_USER, Guarantee
@@ -94,6 +95,12 @@ def _check_comparisons(comps) -> PairwiseComparisons:
     return comps
 
 
+#: what a local release of comparisons drawn from ratings does not protect
+RATINGS_NOTE = ("Only the answers (which of two rated items was rated higher) are randomized: which items "
+                "each person rated decides the pairs they report, which the collector sees as they are, and "
+                "which items appear in the output at all.")
+
+
 def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers, mechanism: str,
                  note: str) -> tuple[PairwiseComparisons, EpsilonLevels, Guarantee]:
     """The records used, their epsilons (as levels) and the guarantee -- from declared parameters
@@ -101,6 +108,9 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
     comps = _check_comparisons(comps)
     if comps.is_randomized:
         raise InputError("these comparisons are already randomized reports; do not randomize twice")
+    if comps.pairs_from_ratings:
+        note = f"{note} {RATINGS_NOTE}"
+        warnings.warn(f"ratings: {RATINGS_NOTE}", PrivacyWarning, stacklevel=1)  # one place: said once
     if max_answers is not None:
         if user_epsilon is not None:
             raise InputError("max_answers goes with epsilon per comparison; user_epsilon already bounds each user")
