@@ -141,6 +141,13 @@ def test_what_a_release_would_refuse_after_its_draw_is_refused_before_the_charge
         assert code == 2 and message in err, (argv, err)
     ballots = tmp_path / "ballots.soc"
     ballots.write_text(SOC)
+    for argv in (("rank", pairs, "--epsilon", "1", "-o", pairs, "--force"),
+                 ("randomize", pairs, "--epsilon", "1", "-o", pairs, "--force")):
+        before = pairs.read_text()
+        code, _, err = cli(*argv)
+        assert code == 2 and "overwrite the input" in err and pairs.read_text() == before
+    code, _, err = cli("aggregate", ballots, "--method", "exact", "--delta", "0.1")
+    assert code == 2 and "drop --epsilon and --delta" in err
     assert cli("ledger", "set-budget", ballots, "--epsilon", "3")[0] == 0
     code, _, err = cli("aggregate", ballots, "--method", "noisy-matrix", "--epsilon", "1", "--non-private-diagnostics")
     assert code != 0 and "before anything was spent" in err

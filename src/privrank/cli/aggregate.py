@@ -46,8 +46,8 @@ PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
 
 def _non_private(name, order_fn):
     def method(R, args):
-        if args.epsilon is not None:
-            raise InputError(f"--method {name} is not private: drop --epsilon (or use a private method)")
+        if args.epsilon is not None or args.delta:
+            raise InputError(f"--method {name} is not private: drop --epsilon and --delta (or use a private method)")
         return order_fn(R, args), Guarantee.non_private(name), {}, None
     return method
 

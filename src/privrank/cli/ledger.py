@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from contextlib import contextmanager
 
@@ -80,6 +81,10 @@ def ledger_release(args, data):
     command fails inside the block, the outputs it reserved and did not write are removed.
     """
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
+    for target in (path, plot):
+        if target not in (None, STDOUT) and _same_file(target, args.file):
+            raise InputError("the output would overwrite the input data: write it to another file (nothing was "
+                             "released)")
     output = None if path in (None, STDOUT) else Output(path, force=args.force)
     plot = None if plot is None else Output(plot, force=args.force, plot=True)
     if output is None and not _stdout_open():
@@ -103,6 +108,13 @@ def ledger_release(args, data):
         for out in reserved:
             out.abandon()
         raise
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, TypeError, ValueError):  # either is missing or not a path: not the same file
+        return False
 
 
 def _stdout_open() -> bool:
