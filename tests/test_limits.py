@@ -100,3 +100,16 @@ def test_interval_cost_refused_before_the_release_is_charged(cli, tmp_path, monk
     assert code == 0, err
     code, out, _ = cli("ledger", "show", "--ledger", ledger)
     assert "#1" in out
+
+
+def test_footrule_aggregation_is_bounded_before_the_charge(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRIVRANK_MAX_FOOTRULE_ITEMS", "5")
+    R = pr.Rankings.from_orders(np.array([np.random.default_rng(k).permutation(6) for k in range(20)]))
+    path = tmp_path / "ledger.sqlite"
+    for release in (pr.dp_footrule, pr.ldp_footrule):
+        with pytest.raises(InputError, match="PRIVRANK_MAX_FOOTRULE_ITEMS"):
+            release(R, epsilon=1.0, ledger=path)
+    with pr.Ledger(path) as ledger:
+        assert ledger.releases() == []
+    monkeypatch.setenv("PRIVRANK_MAX_FOOTRULE_ITEMS", "6")
+    assert len(pr.dp_footrule(R, epsilon=1.0, rng=0).order) == 6

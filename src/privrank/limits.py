@@ -32,6 +32,9 @@ variable                        default                         bounds
 ``PRIVRANK_MAX_PLAN_PAIR_COUNT`` 1e7                            comparisons of one pair the planner simulates
                                                                 (its sampler draws per comparison)
 ``PRIVRANK_MAX_AUDIT_TRIALS``   2e7                             runs per input of one audit (``--trials``)
+``PRIVRANK_MAX_FOOTRULE_ITEMS`` 1000                            items of a footrule aggregation (its tree release
+                                                                and assignment grow as items^3: 1,000 items take
+                                                                about half a minute and 0.7 GB)
 ==============================  ==============================  ===================================================
 
 Privacy never depends on a limit: limits only decide whether, and by which solver, post-processing
@@ -54,6 +57,7 @@ DEFAULTS = {
     "PLAN_CELLS": 50_000_000,
     "PLAN_PAIR_COUNT": 10_000_000,
     "AUDIT_TRIALS": 20_000_000,
+    "FOOTRULE_ITEMS": 1000,
 }
 
 

@@ -78,6 +78,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import limits
 from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.rankings import RankingTally, as_rankings, releasable
@@ -219,6 +220,12 @@ def _footrule_result(release) -> AggregateResult:
     return AggregateResult(assignment_order(release.costs), release.guarantee, details, release)
 
 
+def _check_size(m: int) -> None:
+    """Refuse, before anything is charged, a footrule aggregation too large to finish (m is public)."""
+    limits.check("FOOTRULE_ITEMS", m, "the number of items of a footrule aggregation",
+                 advice="use dp-kwiksort or noisy-matrix, which scale to many more items")
+
+
 def _tally(profile, weights) -> RankingTally | None:
     """``profile`` when it is a :class:`RankingTally` (which carries its own multiplicities), else None."""
     if not isinstance(profile, RankingTally):
@@ -254,10 +261,12 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
     noise = "laplace" if check_delta(delta) == 0 else "gaussian"
     tally = _tally(profile, weights)
     if tally is not None:
+        _check_size(tally.n_items)
         return _footrule_result(footrule_counts_release(tally.position_histogram(), tally.n_voters,
                                                         epsilon=epsilon, delta=delta, noise=noise,
                                                         kappa=kappa, rng=rng))
     R = releasable(as_rankings(profile, weights))
+    _check_size(R.n_items)
     rel = footrule_cost_release(R.positions, epsilon=epsilon, delta=delta, noise=noise,
                                 kappa=kappa, weights=R.weights, rng=rng)
     return _footrule_result(rel)
@@ -281,6 +290,7 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
     """
     tally = _tally(profile, weights)
     if tally is not None:
+        _check_size(tally.n_items)
         if kappa is not None and float(kappa) != tally.kappa:
             raise InputError(f"the voters' tree vectors have kappa {tally.kappa:g}: give that kappa or none")
         eps = check_epsilon(epsilon)
@@ -288,6 +298,7 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
                                      tree_layout(tally.n_items, tally.kappa), eps)
         return _footrule_result(replace(rel, guarantee=replace(rel.guarantee, seeded=tally.seeded)))
     R = releasable(as_rankings(profile, weights))
+    _check_size(R.n_items)
     rel = footrule_cost_release(R.positions, epsilon=epsilon, noise="local", kappa=kappa,
                                 weights=R.weights, rng=rng)
     return _footrule_result(rel)
