@@ -113,3 +113,9 @@ def test_footrule_aggregation_is_bounded_before_the_charge(monkeypatch, tmp_path
         assert ledger.releases() == []
     monkeypatch.setenv("PRIVRANK_MAX_FOOTRULE_ITEMS", "6")
     assert len(pr.dp_footrule(R, epsilon=1.0, rng=0).order) == 6
+
+
+@pytest.mark.parametrize("spread", [1e308, float("inf"), float("nan"), 0.0, -1.0])
+def test_a_plan_refuses_a_spread_with_nothing_to_plan(spread):
+    with pytest.raises(InputError, match="spread"):
+        Design(10, 100, 5, spread=spread)

@@ -68,6 +68,10 @@ EPSILON_GRID = tuple(float(x) for x in np.geomspace(0.02, 50.0, 14))
 BISECTIONS = 5
 
 
+#: the largest score spread a plan takes: a log-odds range of 60
+MAX_SPREAD = 60.0
+
+
 @dataclass(frozen=True)
 class Design:
     """A planned study: items, users, comparisons per user, model, mechanism, top-k size, score spread."""
@@ -93,8 +97,9 @@ class Design:
             raise InputError(f"comparisons per user must lie between 1 and the {self.pairs} pairs")
         if self.k is not None and not 1 <= self.k < self.items:
             raise InputError("k must lie between 1 and the number of items - 1")
-        if not (math.isfinite(self.spread) and self.spread > 0):
-            raise InputError("spread must be finite and > 0")
+        if not (0 < self.spread <= MAX_SPREAD):
+            raise InputError(f"spread must be > 0 and at most {MAX_SPREAD:g} (beyond it the best item beats the "
+                             "worst with probability 1 - 1e-26: nothing left to plan)")
         if self.true_scores is not None and (len(self.true_scores) != int(self.items)
                                              or not np.all(np.isfinite(self.true_scores))):
             raise InputError("true_scores must give one finite score per item")
