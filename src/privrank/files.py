@@ -12,6 +12,9 @@
   creates it exclusively (``O_EXCL``) as an empty placeholder, so that two releases to one path
   cannot both pass the check and both be charged. :meth:`Output.abandon` removes a placeholder
   that was never written (a release that failed).
+* **Failed writes** (a full disk, an unwritable device) raise :class:`InputError` ("could not write
+  the output ..."), never a bare ``OSError``; a reader that closed its pipe raises ``BrokenPipeError``,
+  which the command line ends quietly.
 """
 from __future__ import annotations
 
@@ -119,14 +122,17 @@ class Output:
     def write_bytes(self, data: bytes) -> None:
         """Write ``data``: through for stdout, devices and FIFOs; atomically for a regular file."""
         if self.stdout:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
+            write_stdout(data)
             return
         target = self._target()
         if self._special():
-            with open(target, "wb") as fh:
-                fh.write(data)
+            try:
+                with open(target, "wb") as fh:
+                    fh.write(data)
+            except BrokenPipeError:
+                raise  # the reader has gone: the command ends quietly
+            except OSError as exc:
+                raise self._write_error(exc) from None
             return
         if target.exists() and not (self.force or self._placeholder):
             raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
@@ -134,7 +140,7 @@ class Output:
         try:
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")
         except OSError as exc:
-            raise InputError(f"cannot write {self.path} ({exc.strerror})") from None
+            raise self._write_error(exc) from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -146,15 +152,47 @@ class Output:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             if isinstance(exc, OSError):
-                raise InputError(f"cannot write {self.path} ({exc.strerror})") from None
+                raise self._write_error(exc) from None
             raise
         self._placeholder = False
+
+    def _write_error(self, exc: OSError) -> InputError:
+        return InputError(f"could not write the output to {self.path} ({exc.strerror})")
 
     def save_figure(self, fig, **kwargs) -> None:
         """Save a matplotlib figure in the format of the file's suffix."""
         buf = io.BytesIO()
         fig.savefig(buf, format=self.format(), **kwargs)
         self.write_bytes(buf.getvalue())
+
+
+def write_stdout(data: str | bytes) -> None:
+    """Write text (through ``sys.stdout``, or whatever stands in for it) or bytes to standard output;
+    a failed write (a full disk) is an :class:`InputError`, a closed pipe a ``BrokenPipeError``."""
+    try:
+        if isinstance(data, str):
+            sys.stdout.write(data)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader has gone: the command ends quietly
+    except OSError as exc:
+        discard_stdout()
+        raise InputError(f"could not write the output ({exc.strerror})") from None
+
+
+def discard_stdout() -> None:
+    """Point standard output at the null device after a failed write, so that the flush at exit, with
+    the text still buffered, neither fails again nor prints "Exception ignored"."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no file descriptor (captured in a test)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 def _remove_stale_temporaries(target: Path) -> None:

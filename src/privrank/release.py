@@ -106,6 +106,11 @@ def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, da
         _AMBIENT.reset(token)
 
 
+def inside_charging() -> bool:
+    """True inside a :func:`charging` block (the CLI's): a release made there is recorded."""
+    return _AMBIENT.get() is not None
+
+
 def _payer(ledger, accountant) -> Payer | None:
     if ledger is not None or accountant is not None:
         return Payer(ledger, accountant)

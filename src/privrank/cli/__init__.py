@@ -19,8 +19,7 @@ import signal
 import sys
 import warnings
 
-from ..errors import InputError
-from .arguments import COMMANDS, check_release_epsilons
+# privrank's own modules (numpy among them) are imported inside main, where Ctrl-C is handled
 
 
 #: commands whose --epsilon is one release's (audit and ledger budgets take their own ranges)
@@ -30,6 +29,8 @@ RELEASE_EPSILON_COMMANDS = ("rank", "top-k", "aggregate", "randomize", "plan")
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command``'s module registered in full; every other command is listed with
     its one-line help only, so that nothing heavy is imported for a command that does not run."""
+    from .arguments import COMMANDS
+
     parser = argparse.ArgumentParser(
         prog="privrank", description="Differentially private rank aggregation.")
     from .. import __version__
@@ -51,16 +52,50 @@ class Terminated(BaseException):
     """SIGTERM, raised where the command is so that every cleanup on the way out runs."""
 
 
-def _terminate(signum, frame):
-    raise Terminated()
+#: the signals received while :func:`main` runs
+_received: list[int] = []
+
+
+def _on_signal(signum, frame):
+    _received.append(signum)
+    raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
-    args = parser.parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    _received.clear()
+    previous = {}
+    try:  # from the first statement: Ctrl-C while the parser and the command's module load is handled too
+        if _main_thread():
+            previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _on_signal)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
+                previous[signal.SIGINT] = signal.signal(signal.SIGINT, _on_signal)
+        return _run(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    except KeyboardInterrupt:
+        return _interrupted(130)
+    except Terminated:
+        return _interrupted(143)
+    except Exception:
+        if not _received:
+            raise
+        # a signal inside a C extension's import (numpy's) surfaces as an ImportError
+        return _interrupted(130 if _received[0] == signal.SIGINT else 143)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _interrupted(code: int) -> int:
+    print("privrank: interrupted", file=sys.stderr)
+    return code
+
+
+def _run(argv: list[str]) -> int:
+    from ..errors import InputError
+    from ..files import discard_stdout
+    from .arguments import check_release_epsilons
+
     try:
+        args = build_parser(next((a for a in argv if not a.startswith("-")), None)).parse_args(argv)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if args.command in RELEASE_EPSILON_COMMANDS:
@@ -70,16 +105,8 @@ def main(argv=None) -> int:
         print(f"privrank: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
+        discard_stdout()  # nothing more reaches the reader, nor the flush at exit
         return 0
-    except KeyboardInterrupt:
-        print("privrank: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("privrank: interrupted", file=sys.stderr)
-        return 143
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _main_thread() -> bool:

@@ -5,11 +5,12 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from dataclasses import replace
 
 from ..errors import InputError
-from ..files import Output, write_text_atomic
+from ..files import Output, write_stdout, write_text_atomic
 from ..guarantees import Guarantee
 
 FORMATS = ("table", "csv", "json")
@@ -54,20 +55,23 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
         buf.write("# guarantee: " + guarantee.describe() + "\n")
         buf.write("# in plain words: " + guarantee.plain() + "\n")
         for k, v in (extra or {}).items():
-            buf.write(f"# {k}: {_fmt_cell(v)}\n")
+            buf.write(f"# {k}: {_shown(v)}\n")
         w = csv.writer(buf, lineterminator="\n")
+        quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
         w.writerow(columns)
         for r in rows:
-            w.writerow([_fmt_cell(r[c]) for c in columns])
+            cells = [_csv_cell(r[c]) for c in columns]
+            # csv leaves a bare CR unquoted when lines end in LF, and readers would end the row there
+            (quoted if any("\r" in c for c in cells) else w).writerow(cells)
         return buf.getvalue()
-    cells = [[str(c) for c in columns]] + [[_fmt_cell(r[c]) for c in columns] for r in rows]
+    cells = [[str(c) for c in columns]] + [[_shown(r[c]) for c in columns] for r in rows]
     widths = [max(len(row[k]) for row in cells) for k in range(len(columns))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     lines.append("")
     lines.append("guarantee: " + guarantee.describe())
     lines.append("in plain words: " + guarantee.plain())
     for k, v in (extra or {}).items():
-        lines.append(f"{k}: {_fmt_cell(v)}")
+        lines.append(f"{k}: {_shown(v)}")
     return "\n".join(lines) + "\n"
 
 
@@ -77,15 +81,40 @@ def _fmt_cell(v) -> str:
     return str(v)
 
 
+# Labels come from the data and must not forge output. Text lines show control characters (C0, DEL,
+# C1, line/paragraph separators, bidi overrides) escaped, Python-style, so a label is one line and
+# sends no terminal escape sequence. CSV keeps labels exact (quoted) but prefixes "'" to a text cell a
+# spreadsheet would evaluate (OWASP, CSV injection); numbers are left alone. JSON escapes everything.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _shown(v) -> str:
+    """A cell for a line of text: control characters escaped."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), _fmt_cell(v))
+
+
+def _csv_cell(v) -> str:
+    """A CSV cell: a text cell that a spreadsheet would run as a formula is quoted with a leading "'"."""
+    return "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else _fmt_cell(v)
+
+
 def emit(text: str, output, *, force: bool = False) -> None:
     """Write ``text`` to ``output``: a reserved :class:`~privrank.files.Output`, a path (``-``:
     standard output; an existing file only with ``force``), or None for standard output."""
-    if output is None:
-        if sys.stdout is None or sys.stdout.closed:
-            raise InputError("standard output is closed: write to a file with --out FILE")
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    elif isinstance(output, Output):
-        output.write_text(text)
-    else:
-        write_text_atomic(output, text, force=force)
+    try:
+        if output is None:
+            if sys.stdout is None or sys.stdout.closed:
+                raise InputError("standard output is closed: write to a file with --out FILE")
+            write_stdout(text)
+        elif isinstance(output, Output):
+            output.write_text(text)
+        else:
+            write_text_atomic(output, text, force=force)
+    except InputError as exc:
+        from ..release import inside_charging
+
+        if not inside_charging():
+            raise
+        # recorded before its noise was drawn, the release stays in the ledger: the safe side
+        raise InputError(f"{exc}; the release is recorded in the ledger") from None
