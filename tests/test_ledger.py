@@ -254,3 +254,23 @@ def test_journal_writes_from_many_threads_never_collide(tmp_path):
             t.join()
     assert errors == []
     assert not list((tmp_path / "state" / "datasets").glob("*.tmp"))
+
+
+def test_a_full_disk_is_reported_as_such_and_leaves_no_half_made_ledger(tmp_path, monkeypatch):
+    import sqlite3
+
+    from privrank import ledger as ledger_module
+
+    def full(self):
+        with ledger_module._database_errors(self.path):
+            sqlite3.connect(self.path).execute("CREATE TABLE t (x)")  # the file exists, then the disk fills
+            raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(ledger_module.Ledger, "_open", full)
+    path = tmp_path / "ledger.sqlite"
+    with pytest.raises(InputError, match="could not write the ledger .* nothing was released"):
+        ledger_module.Ledger(path)
+    assert not path.exists()  # a later run would have read it as a truncated ledger
+    monkeypatch.undo()
+    with ledger_module.Ledger(path) as ledger:  # space freed: a ledger as usual
+        assert ledger.releases() == []

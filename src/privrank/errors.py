@@ -32,6 +32,12 @@ class UtilityWarning(RuntimeWarning):
     that under-cover, a fit or a solver that did not finish. The CLI prints it."""
 
 
+#: the epsilons a release takes on the command line, and of randomized reports in a file: below, a
+#: release is noise without signal at any data size and its variance overflows; above, it is no
+#: privacy (and exp(epsilon) overflows)
+EPSILON_RANGE = (1e-6, 100.0)
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
     """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``)."""
     try:

@@ -188,8 +188,9 @@ def _label_digests(labels) -> np.ndarray:
 def _digest_batches(batches) -> tuple[int, int]:
     """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
     total, count = 0, 0
-    for batch in batches:
-        part, n = _records_digest(_label_digests(batch.item_a), _label_digests(batch.item_b), batch.outcome)
+    for batch in batches:  # a self-comparison is refused here, before the release reads (and pays)
+        a, b = batch.distinct(_label_digests(batch.item_a), _label_digests(batch.item_b))
+        part, n = _records_digest(a, b, batch.outcome)
         total, count = (total + part) % 2 ** 64, count + n
     return total, count
 
@@ -326,6 +327,17 @@ class Ledger:
         except OSError as exc:
             raise InputError(f"cannot create the ledger's directory {self.path.parent} ({exc.strerror})") from None
         self._db = None
+        created = not self.path.exists()
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            if created:  # a file this set-up left half made would later read as a truncated ledger
+                for leftover in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+                    leftover.unlink(missing_ok=True)
+            raise
+
+    def _open(self) -> None:
         with _database_errors(self.path):
             self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT, isolation_level=None)
             self._db.row_factory = sqlite3.Row
@@ -494,6 +506,9 @@ class _database_errors:
                 from None
         if "unable to open" in text:
             raise InputError(f"cannot open the ledger {self._path}") from None
+        if "disk is full" in text or "disk i/o" in text:  # the file is fine; the disk is not
+            raise InputError(f"could not write the ledger {self._path}: {exc}; free space (or mend the disk) and "
+                             "run again: nothing was released") from None
         raise InputError(f"{self._path} is damaged or not a privrank ledger ({exc})") from None
 
 

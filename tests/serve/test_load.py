@@ -3,7 +3,6 @@ durability when the server is killed with SIGKILL mid-load. Every loop is bounde
 and the server is always killed at the end (no orphan processes)."""
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +13,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from serve_ports import free_port
+
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 pytestmark = pytest.mark.slow
@@ -23,12 +24,6 @@ ITEMS = [f"item{k}" for k in range(8)]
 MAX_ANSWERS = 10
 SURVEY = ("title = \"Load\"\nquestion = \"Which is better?\"\nitems = [%s]\nepsilon = 1.0\nbudget = %d.0\n"
           % (", ".join(f'"{x}"' for x in ITEMS), MAX_ANSWERS))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -21,7 +21,9 @@ Exact audit (:func:`audit_exact`)
     For mechanisms with finitely many outputs whose probabilities are known exactly (randomized
     response, discrete noise on a count): for every ordered pair of inputs the smallest epsilon
     with ``sum_y max(0, P(y) - e^eps Q(y)) <= delta`` (the hockey-stick divergence), maximised
-    over pairs. It is the mechanism's true privacy loss on those inputs, not a bound.
+    over pairs. It is the mechanism's true privacy loss on those inputs, not a bound. Its verdict
+    allows for the rounding of the probabilities (:func:`exceeds_exactly`), so a claim below
+    ``MIN_EXACT_EPSILON``, which rounding alone could match, is refused.
 
 Exact loss at sampled outputs (:func:`audit_losses`)
     For a continuous mechanism whose output density is known in closed form, the log-density
@@ -54,8 +56,18 @@ DEFAULT_CONFIDENCE = 0.999
 SELECTION_STRICTNESS = 0.01
 #: outputs with at most this many distinct values are audited with histogram events
 MAX_DISCRETE = 64
-#: relative tolerance on the verdict of exact audits (floating-point evaluation of e.g. log(e^eps))
+#: tolerances of the verdict of exact audits on a loss ln(P/Q): relative, for the evaluation of e.g.
+#: log(e^eps), and absolute, for the rounding of the probabilities themselves (P and Q near 1/2
+#: carry ~1e-16 each, which is all of a loss of 1e-9; 1e-12 leaves thousands of ulps to spare)
 EXACT_RTOL = 1e-9
+EXACT_ATOL = 1e-12
+#: exact audits refuse a smaller claim: near EXACT_ATOL, a loss of twice the claim would pass
+MIN_EXACT_EPSILON = 1e-10
+
+
+def exceeds_exactly(loss, epsilon: float):
+    """Whether an exact loss exceeds ``epsilon`` beyond floating-point error (``EXACT_RTOL``, ``EXACT_ATOL``)."""
+    return loss > epsilon * (1.0 + EXACT_RTOL) + EXACT_ATOL
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,7 @@ class AuditResult:
         if self.drawn_mismatch:
             return True
         if self.exact:
-            return self.epsilon_lower_bound > self.epsilon * (1.0 + EXACT_RTOL)
+            return bool(exceeds_exactly(self.epsilon_lower_bound, self.epsilon))
         return self.epsilon_lower_bound > self.epsilon
 
     def report(self) -> list[str]:
@@ -255,8 +267,12 @@ def _vector_statistics(a: np.ndarray, b: np.ndarray) -> dict:
 # audits
 # --------------------------------------------------------------------------------------------
 
-def _check_claim(epsilon, delta, confidence) -> tuple[float, float, float]:
+def _check_claim(epsilon, delta, confidence, *, exact: bool = False) -> tuple[float, float, float]:
     eps = check_epsilon(epsilon)
+    if exact and eps < MIN_EXACT_EPSILON:
+        raise InputError(f"epsilon = {eps:g} is below what an exact audit resolves in floating point (rounding "
+                         f"alone is a loss of about {EXACT_ATOL:g}); audit an epsilon of at least "
+                         f"{MIN_EXACT_EPSILON:g}")
     dlt = check_delta(delta)
     conf = float(confidence)
     if not 0.5 <= conf < 1.0:
@@ -405,7 +421,7 @@ def audit_exact(pmfs, *, epsilon, delta: float = 0.0, inputs=None, outcomes=None
     inputs, outcomes
         Labels for the report.
     """
-    eps, dlt, _ = _check_claim(epsilon, delta, DEFAULT_CONFIDENCE)
+    eps, dlt, _ = _check_claim(epsilon, delta, DEFAULT_CONFIDENCE, exact=True)
     P = np.asarray(pmfs, dtype=float)
     if P.ndim != 2 or P.shape[0] < 2 or P.shape[1] < 1:
         raise InputError("pmfs must be an (inputs, outcomes) array with at least two inputs")
@@ -421,7 +437,8 @@ def audit_exact(pmfs, *, epsilon, delta: float = 0.0, inputs=None, outcomes=None
                 if e > worst[0]:
                     worst = (e, i, j)
     e, i, j = worst
-    event = P[i] > math.exp(eps) * P[j] * (1.0 + EXACT_RTOL)
+    with np.errstate(divide="ignore", invalid="ignore"):  # ln 0; 0 vs 0 is no event
+        event = exceeds_exactly(np.log(P[i]) - np.log(P[j]), eps)
     if not event.any():
         event = P[i] > P[j]
     shown = [outcomes[k] for k in np.flatnonzero(event)]
@@ -447,7 +464,7 @@ def audit_laplace_release(differences, scales, *, epsilon, pairs=None,
     pairs
         Labels of the pairs for the report.
     """
-    eps, _, _ = _check_claim(epsilon, 0.0, DEFAULT_CONFIDENCE)
+    eps, _, _ = _check_claim(epsilon, 0.0, DEFAULT_CONFIDENCE, exact=True)
     diff = np.abs(np.asarray(differences, dtype=float))
     b = np.asarray(scales, dtype=float)
     if diff.ndim != 2 or diff.shape[0] < 1 or b.shape != (diff.shape[1],):
@@ -473,7 +490,7 @@ def audit_losses(losses, *, epsilon, details: dict | None = None) -> AuditResult
     epsilon
         The claim.
     """
-    eps, _, _ = _check_claim(epsilon, 0.0, DEFAULT_CONFIDENCE)
+    eps, _, _ = _check_claim(epsilon, 0.0, DEFAULT_CONFIDENCE, exact=True)
     L = np.asarray(losses, dtype=float).ravel()
     if L.size < 1 or not np.all(np.isfinite(L)):
         raise InputError("losses must be a non-empty array of finite log-density ratios")

@@ -16,16 +16,22 @@ import math
 
 import numpy as np
 
+from ..errors import InputError
 from ..mechanisms.counts import noisy_counts
 from ..mechanisms.noise import discrete_gaussian_pmf, discrete_laplace_pmf
 from .registry import Exact, Mechanism, register
 
 UNIT = "one unit that changes one count by at most 1"
+#: the widest exact law tabulated (two rows of float64: 0.3 GB)
+MAX_SUPPORT = 20_000_000
 
 
 def _pmfs(pmf, releases, width: float) -> Exact:
     """The exact laws on counts 0 and 1 at the scale the releases state, and what they drew."""
     scale = releases[0].scale
+    if width > MAX_SUPPORT:
+        raise InputError(f"the exact law at this epsilon spans more than {MAX_SUPPORT:,} outputs; audit the count "
+                         "releases at epsilon >= 1e-4 (the same code runs at every epsilon)")
     half = math.ceil(width) + 2
     x = np.arange(-half, half + 2)
     rows = np.array([pmf(x, scale), pmf(x - 1, scale)])

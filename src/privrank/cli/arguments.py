@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
+from ..errors import EPSILON_RANGE, InputError
 
 
 def seed(text: str) -> int:
@@ -16,11 +16,6 @@ def seed(text: str) -> int:
         raise argparse.ArgumentTypeError("the seed must be a whole number >= 0")
     return value
 
-
-
-#: the epsilons a release takes on the command line: below, a release is noise without signal at
-#: any data size and its variance overflows; above, it is no privacy (and exp(epsilon) overflows)
-EPSILON_RANGE = (1e-6, 100.0)
 
 
 def check_release_epsilons(args) -> None:

@@ -6,11 +6,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import EPSILON_RANGE, InputError
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
                       integer_range_codes, is_table, item_list, label_indices, pick_column, present_labels,
                       pyarrow_module)
+
+
+def epsilons_out_of_range(epsilon) -> tuple[np.ndarray, str]:
+    """Positions of the epsilons of randomized reports outside the range of a release's ``--epsilon``
+    (NaN and infinity included), and why they are refused (never saying their values)."""
+    lo, hi = EPSILON_RANGE
+    eps = np.asarray(epsilon, dtype=float)
+    return np.flatnonzero(~((eps >= lo) & (eps <= hi))), (
+        f"epsilon must be finite and > 0, in [{lo:g}, {hi:g}] like --epsilon: a randomized report with a smaller "
+        "one is noise without signal, with a larger one it has no privacy")
+
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
 #: ``left,right,winner`` (crowd-kit calls it ``label``) and arena-style ``model_a,model_b,winner``
@@ -173,16 +184,16 @@ class ComparisonBatch:
             coded = integer_range_codes(self.item_a, self.item_b)
             if coded is not None:
                 items, (a, b) = coded
-                return items, *self._distinct(a, b)
+                return items, *self.distinct(a, b)
             items = sorted_labels(self.labels(used_only=False))
         return items, *self.item_indices(items)
 
     def item_indices(self, items: tuple) -> tuple[np.ndarray, np.ndarray]:
         """Indices of each record's two items in ``items``; refuses unknown items and self-comparisons."""
-        return self._distinct(label_indices(self.item_a, items), label_indices(self.item_b, items))
+        return self.distinct(label_indices(self.item_a, items), label_indices(self.item_b, items))
 
-    def _distinct(self, a, b) -> tuple[np.ndarray, np.ndarray]:
-        """``(a, b)``, refusing a record that compares an item with itself."""
+    def distinct(self, a, b) -> tuple[np.ndarray, np.ndarray]:
+        """``(a, b)`` (indices, or any per-label codes), refusing a record that compares an item with itself."""
         same = np.flatnonzero(a == b)
         if same.size:
             raise InputError(f"{self.where(self.first_record + int(same[0]))}: a comparison of an item with itself")
@@ -275,9 +286,9 @@ class ComparisonFile(ColumnarFile):
         epsilon = None
         if c.epsilon is not None:
             epsilon = self._numbers(check_present(column(c.epsilon), "epsilon"), "epsilon", first_record)
-            bad = np.flatnonzero(~np.isfinite(epsilon) | (epsilon <= 0))
+            bad, why = epsilons_out_of_range(epsilon)
             if bad.size:
-                raise InputError(f"{self.where(first_record + int(bad[0]))}: epsilon must be finite and > 0")
+                raise InputError(f"{self.where(first_record + int(bad[0]))}: {why}")
             ties = np.flatnonzero(outcome == 0)
             if ties.size:
                 raise InputError(f"{self.where(first_record + int(ties[0]))}: a randomized report must be 1 or -1, "
@@ -312,6 +323,14 @@ class ComparisonFile(ColumnarFile):
 
     def read(self, *, items=None) -> PairwiseComparisons:
         """The whole file in memory (items in sorted label order unless ``items`` is given)."""
+        try:
+            return self._read(items)
+        except MemoryError:  # numpy's and pyarrow's allocation errors included
+            raise InputError(f"{self.path}: the comparisons do not fit in memory; use --engine stream, which reads "
+                             "the file in bounded memory (in Python: privrank.sufficient_statistics(path, "
+                             "engine='stream'))") from None
+
+    def _read(self, items) -> PairwiseComparisons:
         batches = list(self.batches())
         if not batches or not sum(len(b) for b in batches):
             raise InputError(f"{self.path} has a header but no comparisons")

@@ -396,6 +396,4 @@ def releasable(profile):
         raise InputError("a private release needs the public item list: these rankings name their items only "
                          "in ballots completed at random, so which items occur is a fact of the data; give "
                          "the item list (read_rankings(..., items=...); CLI: --items FILE)")
-    if len(getattr(profile, "items", ())) < 2:
-        raise InputError("at least two items are needed to rank anything")
     return profile

@@ -165,6 +165,8 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
 
     @simulating()  # replicates of the released statistic: post-processing, no privacy spent
     def redraw(b):
+        if scale == 0:  # one item: no pair was released, nothing varies
+            return np.zeros((b, statistic.size))
         if noise != "laplace":
             return gaussian(scale, (b, statistic.size), gen)
         if isinstance(release, MatrixRelease):  # exact Laplace on the counts, as released

@@ -174,6 +174,8 @@ def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rn
     W = np.asarray(W, dtype=float)
     m = W.shape[0]
     M = m * (m - 1) // 2
+    if M == 0:  # one item: no pair, nothing to release (the answer is that item)
+        return W.copy(), 0.0
     scale = budget.scale(fraction, M / n, math.sqrt(M) / n)
     upper = budget.release(W[upper_triangle(m)], n, scale, rng)
     Wt = matrix_from_upper(upper, m)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparison_files import as_comparisons
+from ..data.comparison_files import as_comparisons, epsilons_out_of_range
 from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
 from ..errors import InputError
 from ..guarantees import UNIT_COMPARISON, Guarantee
@@ -98,8 +98,8 @@ def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
 
     ``counts`` (optional) says how many records each entry of ``eps_records`` stands for.
     """
-    e = np.exp(eps_records)
-    return float(np.average((e + 1.0) ** 2 / (e - 1.0), weights=counts))
+    x = np.expm1(np.asarray(eps_records, dtype=float))  # (x + 2)^2 / x, without cancellation
+    return float(np.average(x + 4.0 + 4.0 / x, weights=counts))
 
 
 def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True,
@@ -111,7 +111,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     reports : PairwiseComparisons or ComparisonTally
         Randomized reports with each record's epsilon, in memory or as their tally (from
         :func:`privrank.engines.sufficient_statistics`). The guarantee assumes every report was
-        produced by randomized response with that epsilon.
+        produced by randomized response with that epsilon, which must lie in the range of a
+        release's ``--epsilon`` (:data:`privrank.errors.EPSILON_RANGE`).
     weights : {"uniform", "inverse_variance"}
         See :func:`record_weights`.
     debiased : bool
@@ -133,6 +134,9 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
         raise InputError("these comparisons carry no epsilon column: they are raw answers, "
                          "not randomized reports")
     eps, per_level = tally.epsilons, tally.level_records()
+    bad, why = epsilons_out_of_range(eps)
+    if bad.size:
+        raise InputError(f"randomized reports: {why}")
     w, G = record_weights(eps, weights, per_level)
     eps_entry = eps[tally.level]
     reported = tally.wins2 / 2.0

@@ -7,7 +7,9 @@ its only credential) and when it was issued. ``reports(id, token, item_a, item_b
 vector, epsilon, received)``: one row per randomized report as the respondent's browser sent it
 -- a pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with its
 epsilon. There is no column that could hold a true answer, an IP address or a user agent: the
-server never receives a true answer, and keeps nothing that identifies a respondent.
+server never receives a true answer, and keeps nothing that identifies a respondent. A database
+that holds any other table (a privacy ledger, another application's data; in PostgreSQL, in the
+current schema) is refused before anything is created in it.
 
 Budget
 ------
@@ -45,6 +47,9 @@ SCHEMA = (
     "CHECK ((report IS NULL) = (vector IS NOT NULL)))",
     "CREATE INDEX IF NOT EXISTS reports_by_token ON reports (token)",
 )
+#: the store's tables and their columns: a database holding anything else belongs to another application
+TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
+          "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
@@ -75,14 +80,32 @@ class Store:
     real = "REAL"
     begin = "BEGIN IMMEDIATE"
     lock = ""
+    _name = "the database"
+    #: (table, column) of every table and view but SQLite's own
+    tables = ("SELECT m.name, p.name FROM sqlite_master AS m LEFT JOIN pragma_table_info(m.name) AS p "
+              "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
 
     def __init__(self):
         self._idle: list = []
         self._guard = threading.Lock()
         self._closed = False
         types = {"id_type": self.id_type, "real": self.real}
+
+        def work(cur):
+            self._check_own(cur)  # in the same transaction as the creation
+            for statement in SCHEMA:
+                cur.execute(statement.format(**types))
         with self._connection() as conn:
-            self._run(conn, lambda cur: [cur.execute(statement.format(**types)) for statement in SCHEMA])
+            self._run(conn, work)
+
+    def _check_own(self, cur) -> None:
+        """Refuse a database that holds tables other than the store's (another application's)."""
+        found: dict = {}
+        for table, column in cur.execute(self.tables).fetchall():
+            found.setdefault(table, set()).add(column)
+        if any(TABLES.get(table) != columns for table, columns in found.items()):
+            raise InputError(f"{self._name} holds tables of another application (it is not a privrank survey "
+                             "store): give the survey a database of its own (--db)")
 
     # -- dialect ---------------------------------------------------------------------------
     def _connect(self):
@@ -242,8 +265,19 @@ class SqliteStore(Store):
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise InputError(f"{self.path}: its directory does not exist")
+        self._name = str(self.path)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer = None
+        if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
+            conn = None
+            try:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+                self._check_own(conn.cursor())
+            except sqlite3.DatabaseError as exc:
+                raise InputError(f"{self.path}: not a usable SQLite database ({exc})") from None
+            finally:
+                if conn is not None:
+                    conn.close()
         super().__init__()
 
     def add_report(self, token: str, *, epsilon: float, max_answers: int, item_a: str | None = None,
@@ -322,6 +356,11 @@ class PostgresStore(Store):
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
     lock = " FOR UPDATE"
+    #: (table, column) of every table and view in the schema the store writes to
+    tables = ("SELECT t.table_name, c.column_name FROM information_schema.tables AS t "
+              "LEFT JOIN information_schema.columns AS c "
+              "ON c.table_schema = t.table_schema AND c.table_name = t.table_name "
+              "WHERE t.table_schema = current_schema()")
 
     def __init__(self, url: str):
         try:
@@ -330,6 +369,7 @@ class PostgresStore(Store):
             raise InputError("a PostgreSQL store needs: pip install 'privrank[postgres]'") from None
         self._psycopg = psycopg
         self.url = url
+        self._name = "the PostgreSQL database's current schema"  # never the URL: it may hold a password
         super().__init__()
 
     def _connect(self):
