@@ -44,7 +44,10 @@ def test_dash_is_standard_output(cli, pairs, tmp_path, monkeypatch):
 
 
 SLOW_WRITE = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
+    # a shell runs a background job with Ctrl-C ignored, and privrank then leaves it ignored: this
+    # child is the foreground command the test plays, whatever the worker running the test ignores
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import privrank.files as files
     write = files.Output.write_bytes
     def slow(self, data):
