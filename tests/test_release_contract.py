@@ -178,6 +178,7 @@ def test_seeded_releases_say_they_are_not_releases():
 def test_reports_drawn_with_a_seed_say_so_in_what_is_fitted_to_them():
     reports = pr.randomized_response(C, 1.0, rng=0)
     assert reports.seeded and reports.tally().seeded
+    assert reports.select_users([0]).seeded and reports.first_answers(1).seeded  # derived reports keep the mark
     for out in (pr.fit_btl(reports), pr.debiased_randomized_response(reports)):
         assert out.guarantee.seeded and "SEEDED RUN" in out.guarantee.describe()
     fresh = pr.randomized_response(C, 1.0)

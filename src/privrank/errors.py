@@ -38,6 +38,16 @@ class UtilityWarning(RuntimeWarning):
 EPSILON_RANGE = (1e-6, 100.0)
 
 
+def epsilons_out_of_range(epsilon) -> tuple[np.ndarray, str]:
+    """Positions of the epsilons of randomized reports outside the range of a release's ``--epsilon``
+    (NaN and infinity included), and why they are refused (never saying their values)."""
+    lo, hi = EPSILON_RANGE
+    eps = np.asarray(epsilon, dtype=float)
+    return np.flatnonzero(~((eps >= lo) & (eps <= hi))), (
+        f"epsilon must be finite and > 0, in [{lo:g}, {hi:g}] like --epsilon: a randomized report with a smaller "
+        "one is noise without signal, with a larger one it has no privacy")
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
     """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``)."""
     try:

@@ -124,14 +124,15 @@ def fingerprint(data) -> str:
         from .data.tabular import ColumnarFile
 
         columnar = table or Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
-        if columnar and (_table_holds_rankings(data) if table else holds_rankings(data)):  # streamed by batches
+        rankings = holds_rankings(data)
+        if columnar and rankings:  # complete rankings, streamed batch by batch
             total, count = 0, 0
             for batch in RankingFile(data).batches():
                 if batch.weights.size:
                     part, n = _orders_digest(batch.items, batch.orders, batch.weights)
                     total, count = (total + part) % 2 ** 64, count + n
             return _fingerprint_text(total, count, "rankings")
-        if not table and holds_rankings(data):
+        if rankings:
             labels, ballots = read_ballots(data)
             items = [i for _, _, groups in ballots for g in groups for i in g]
             places = [p for _, _, groups in ballots for p, g in enumerate(groups) for _ in g]
@@ -155,23 +156,6 @@ def fingerprint(data) -> str:
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
     items = _text_digests([str(x) for x in data.items])
     return _fingerprint_text(*_records_digest(items[data.item_a], items[data.item_b], data.outcome))
-
-
-def _table_holds_rankings(table) -> bool:
-    """Whether a table in memory holds rankings: no comparison layout and no ratings (as
-    :func:`~privrank.data.io.holds_rankings` decides for a file)."""
-    from .data.comparison_files import ComparisonColumns
-    from .data.ratings import holds_ratings
-    from .data.tabular import ColumnarFile
-
-    header = ColumnarFile(table).header
-    if holds_ratings(header):
-        return False
-    try:
-        ComparisonColumns.from_header(header, "the table")
-    except InputError:
-        return True
-    return False
 
 
 def _label_digests(labels) -> np.ndarray:

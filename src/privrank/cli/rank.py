@@ -11,8 +11,8 @@ import sys
 from ..data.io import ComparisonColumns, ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
 from ..data.ratings import DEFAULT_MAX_PAIRS, comparisons_from_ratings, holds_ratings
 from ..data.tabular import ColumnarFile
-from ..errors import DisconnectedError, InputError
-from ..pairwise.btl import fit_btl
+from ..errors import InputError
+from ..pairwise.btl import fit_btl, refuse_uncompared
 from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
 from ..pairwise.links import LINKS
 from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
@@ -189,10 +189,7 @@ def _check_data(args, comps) -> None:
     if getattr(args, "k", None) is not None and args.k > m:
         raise InputError(f"--k must be between 1 and the number of items ({m})")
     if args.mechanism not in CENTRAL_MECHANISMS + BASELINES:  # a BTL fit needs every item compared
-        unseen = int(np.sum(np.bincount(np.concatenate((comps.item_a, comps.item_b)), minlength=m) == 0))
-        if unseen:
-            raise DisconnectedError(f"{unseen} item(s) appear in no comparison and cannot be ranked; "
-                                    "drop them from the item list")
+        refuse_uncompared(np.bincount(np.concatenate((comps.item_a, comps.item_b)), minlength=m))
 
 
 def _items(args):

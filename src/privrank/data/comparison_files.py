@@ -6,21 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import EPSILON_RANGE, InputError
+from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
                       integer_range_codes, is_table, item_list, label_indices, pick_column, present_labels,
                       pyarrow_module)
-
-
-def epsilons_out_of_range(epsilon) -> tuple[np.ndarray, str]:
-    """Positions of the epsilons of randomized reports outside the range of a release's ``--epsilon``
-    (NaN and infinity included), and why they are refused (never saying their values)."""
-    lo, hi = EPSILON_RANGE
-    eps = np.asarray(epsilon, dtype=float)
-    return np.flatnonzero(~((eps >= lo) & (eps <= hi))), (
-        f"epsilon must be finite and > 0, in [{lo:g}, {hi:g}] like --epsilon: a randomized report with a smaller "
-        "one is noise without signal, with a larger one it has no privacy")
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's

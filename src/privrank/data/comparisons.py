@@ -276,8 +276,9 @@ class PairwiseComparisons:
         new[idx] = np.arange(idx.size)
         keep = new[self.user] >= 0
         eps = None if self.epsilon is None else self.epsilon[keep]
-        return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
-                                   new[self.user[keep]], tuple(self.users[k] for k in idx), eps, self.items_declared)
+        return self._derived(type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
+                                                 new[self.user[keep]], tuple(self.users[k] for k in idx), eps,
+                                                 self.items_declared))
 
     def first_answers(self, max_answers) -> "PairwiseComparisons":
         """Each user's first ``max_answers`` records in data order: a declared per-user bound applied.
@@ -301,8 +302,12 @@ class PairwiseComparisons:
         if keep.all():
             return self
         eps = None if self.epsilon is None else self.epsilon[keep]
-        return type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
-                                   self.user[keep], self.users, eps, self.items_declared)
+        return self._derived(type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
+                                                 self.user[keep], self.users, eps, self.items_declared))
+
+    def _derived(self, new: "PairwiseComparisons") -> "PairwiseComparisons":
+        """``new``, made from these records, with their marks (seeded, pairs from ratings)."""
+        return replace(new, seeded=self.seeded, pairs_from_ratings=self.pairs_from_ratings)
 
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
@@ -311,9 +316,9 @@ class PairwiseComparisons:
     def with_outcomes(self, outcome, epsilon, levels=None) -> "PairwiseComparisons":
         """Same records and users with new outcomes and per-record epsilons (randomized reports);
         ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known."""
-        return type(self)._checked(self.items, self.item_a, self.item_b, _as_outcome(outcome, self.n_records),
-                                   self.user, self.users, epsilon, self.items_declared, records_checked=True,
-                                   levels=levels)
+        return self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
+                                                 _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
+                                                 self.items_declared, records_checked=True, levels=levels))
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""
@@ -326,9 +331,7 @@ class PairwiseComparisons:
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
         tally = ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
                                              epsilon=self.epsilon if self.levels is None else self.levels)
-        if self.seeded or not self.items_declared:
-            tally = replace(tally, seeded=self.seeded, items_declared=self.items_declared)
-        return tally
+        return replace(tally, seeded=self.seeded, items_declared=self.items_declared)
 
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"

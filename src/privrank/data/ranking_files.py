@@ -148,24 +148,27 @@ def read_ballots(path) -> tuple[tuple, list]:
 
 
 def holds_rankings(path) -> bool:
-    """Whether a data file holds rankings rather than comparisons.
+    """Whether a data file, or a table in memory, holds rankings rather than comparisons.
 
-    PrefLib files hold rankings; a CSV, Parquet or Arrow file holds comparisons when its header
-    has the comparison columns (module docstring), else rankings. A remote path
-    (``scheme://...``, read by the engines) holds comparisons unless it is PrefLib.
+    PrefLib files hold rankings; a CSV, Parquet or Arrow file, or a table, holds comparisons when
+    its header has the comparison columns (module docstring) or is a ratings header, else
+    rankings. A remote path (``scheme://...``, read by the engines) holds comparisons unless it is
+    PrefLib.
     """
-    remote = "://" in str(path)
-    path = Path(str(path))
-    if path.suffix.lower() in PREFLIB_SUFFIXES:
-        return True
-    if remote:
-        return False
-    check_data_file(path)
+    source, where = path, "the table"
+    if not is_table(source):
+        remote = "://" in str(source)
+        source = where = Path(str(source))
+        if source.suffix.lower() in PREFLIB_SUFFIXES:
+            return True
+        if remote:
+            return False
+        check_data_file(source)
     try:
-        header = ColumnarFile(path).header
+        header = ColumnarFile(source).header
         if holds_ratings(header):  # ratings give comparisons
             return False
-        ComparisonColumns.from_header(header, path)
+        ComparisonColumns.from_header(header, where)
     except InputError:
         return True
     return False

@@ -13,12 +13,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparisons import (ComparisonTally, EpsilonLevels, PairwiseComparisons, epsilon_levels, folded_counts,
-                                folds, group_sums, record_codes, sorted_labels)
+from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, folded_counts, folds,
+                                group_sums, record_codes, sorted_labels)
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
-from .._rng import is_seeded
 from ..errors import InputError
-from ..mechanisms.randomized_response import randomize_comparisons, randomize_records, record_key
+from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
 
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
@@ -71,9 +70,8 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
         raise InputError("in-memory comparisons carry their own item list; build them with items=... instead")
     if options.epsilon is None:
         return comps.tally()
-    levels = EpsilonLevels(np.array([float(options.epsilon)]), np.int64(0))  # charged by sufficient_statistics
-    tally = randomize_comparisons(comps, levels, record_key(rng)).tally()
-    return replace(tally, seeded=True) if is_seeded(rng) else tally
+    levels = epsilon_levels(options.epsilon, comps.n_records)  # charged by sufficient_statistics
+    return randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
 
 
 def partial(batch, options) -> Partial:

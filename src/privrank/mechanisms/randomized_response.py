@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import secrets
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.special import expit
 
-from .._rng import as_generator, secure_bits
+from .._rng import as_generator, is_seeded, secure_bits
 from ..data.comparisons import EpsilonLevels, epsilon_levels
 from ..errors import InputError, check_epsilon, check_epsilons
 from .draws import before_draw, noise_factor
@@ -126,12 +128,14 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     return out.reshape(v.shape)
 
 
-def randomize_comparisons(comps, levels: EpsilonLevels, key):
+def randomize_comparisons(comps, levels: EpsilonLevels, rng=None):
     """Randomized reports of a :class:`~privrank.data.comparisons.PairwiseComparisons`: record
-    ``r`` answered by :func:`randomize_records` at its level, the reports carrying their epsilons
-    (and the levels, so their tally does not look for them again)."""
-    bits = randomize_records(comps.outcome + np.int8(1), levels, key)
-    return comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
+    ``r`` answered by :func:`randomize_records` at its level under the key of ``rng``
+    (:func:`record_key`), the reports carrying their epsilons (and the levels, so their tally does
+    not look for them again), and marked ``seeded`` when ``rng`` is a seed."""
+    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
+    reports = comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
+    return replace(reports, seeded=True) if is_seeded(rng) else reports
 
 
 def randomize_bits(bits, epsilon, rng=None) -> np.ndarray:

@@ -277,6 +277,14 @@ def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link 
     return theta, ok
 
 
+def refuse_uncompared(compared) -> None:
+    """Refuse a fit with items that appear in no comparison (``compared``: each item's records)."""
+    missing = int(np.sum(np.asarray(compared) <= 0))
+    if missing:
+        raise DisconnectedError(f"{missing} item(s) appear in no comparison and cannot be ranked; "
+                                "drop them from the item list")
+
+
 def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, max_iter: int = 200,
                     solver: str = "auto", info: dict | None = None) -> BTLFit:
     """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring)."""
@@ -285,12 +293,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
         raise InputError("lam must be a finite number >= 0 (0: the maximum-likelihood estimate)")
     if pc.n_pairs == 0:
         raise DisconnectedError("no comparisons between distinct items")
-    seen = pc.items_compared()
-    missing = np.flatnonzero(seen <= 0)
-    if missing.size:
-        raise DisconnectedError(
-            f"{missing.size} item(s) appear in no comparison and cannot be ranked; "
-            "drop them from the item list")
+    refuse_uncompared(pc.items_compared())
     info = dict(info or {})
     ncomp = info["n_components"] = info.get("n_components") or pc.n_components()
     if ncomp > 1:

@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
 
 import numpy as np
 
-from .._rng import is_seeded
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import EpsilonLevels, PairwiseComparisons
+from ..data.comparisons import EpsilonLevels, PairwiseComparisons, epsilon_levels
 from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
-from ..mechanisms.randomized_response import randomize_comparisons, record_key
+from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
 from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
@@ -75,7 +73,7 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
     if epsilon is not None:
         if isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0:
             return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user)
-        return EpsilonLevels(np.array([check_epsilon(epsilon)], dtype=float), np.int64(0))  # one value, no copies
+        return epsilon_levels(check_epsilon(epsilon), comps.n_records)  # one value, no copies
     if isinstance(user_epsilon, Mapping) or np.ndim(user_epsilon) > 0:
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
@@ -110,7 +108,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         raise InputError("these comparisons are already randomized reports; do not randomize twice")
     if comps.pairs_from_ratings:
         note = f"{note} {RATINGS_NOTE}"
-        warnings.warn(f"ratings: {RATINGS_NOTE}", PrivacyWarning, stacklevel=1)  # one place: said once
+        warnings.warn(f"ratings: {RATINGS_NOTE}", PrivacyWarning, stacklevel=2)
     if max_answers is not None:
         if user_epsilon is not None:
             raise InputError("max_answers goes with epsilon per comparison; user_epsilon already bounds each user")
@@ -141,8 +139,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    reports = randomize_comparisons(comps, levels, record_key(rng))
-    return replace(reports, seeded=True) if is_seeded(rng) else reports
+    return randomize_comparisons(comps, levels, rng)
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
@@ -153,9 +150,9 @@ def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
             raise InputError("these are randomized reports with their own epsilon column; drop epsilon, "
                              "user_epsilon and max_answers")
         return comps, None
-    comps, _, g = local_budget(comps, epsilon, user_epsilon, max_answers, mechanism, TIE_NOTE)
+    comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, mechanism, TIE_NOTE)
     charge(g)
-    return randomized_response(comps, epsilon, user_epsilon=user_epsilon, rng=rng), g
+    return randomize_comparisons(comps, levels, rng), g
 
 
 @private_release

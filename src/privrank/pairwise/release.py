@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparison_files import as_comparisons, epsilons_out_of_range
+from ..data.comparison_files import as_comparisons
 from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
-from ..errors import InputError
+from ..errors import InputError, epsilons_out_of_range
 from ..guarantees import UNIT_COMPARISON, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
