@@ -115,15 +115,16 @@ def fingerprint(data) -> str:
     """
     if isinstance(data, Rankings):
         return _fingerprint_text(*_orders_digest(data.items, data.orders, data.weights), "rankings")
+    from .data.pinned import PinnedFile
     from .data.tabular import is_table
 
     table = is_table(data)  # a DataFrame is read as the file of the same columns would be
-    if table or isinstance(data, (str, Path)):
+    if table or isinstance(data, (str, Path, PinnedFile)):
         from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                               read_ballots, read_comparisons)
-        from .data.tabular import ColumnarFile
+        from .data.tabular import ColumnarFile, file_suffix
 
-        columnar = table or Path(str(data)).suffix.lower() not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+        columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
         rankings = holds_rankings(data)
         if columnar and rankings:  # complete rankings, streamed batch by batch
             total, count = 0, 0

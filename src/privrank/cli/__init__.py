@@ -92,7 +92,7 @@ def _interrupted(code: int) -> int:
 def _run(argv: list[str]) -> int:
     from ..errors import InputError
     from ..files import discard_stdout
-    from .arguments import check_release_epsilons
+    from .arguments import check_release_epsilons, pinned_data
 
     try:
         args = build_parser(next((a for a in argv if not a.startswith("-")), None)).parse_args(argv)
@@ -100,7 +100,8 @@ def _run(argv: list[str]) -> int:
             warnings.showwarning = _show_warning
             if args.command in RELEASE_EPSILON_COMMANDS:
                 check_release_epsilons(args)
-            return int(args.func(args) or 0)
+            with pinned_data(args):
+                return int(args.func(args) or 0)
     except InputError as exc:
         print(f"privrank: error: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import contextmanager
 
 from ..errors import EPSILON_RANGE, InputError
 
@@ -27,6 +28,25 @@ def check_release_epsilons(args) -> None:
         if value is not None and 0 < value < float("inf") and not lo <= value <= hi:
             raise InputError(f"--{name.replace('_', '-')} must lie in [{lo:g}, {hi:g}]: smaller is noise without "
                              "signal, larger is no privacy (use a non-private method)")
+
+
+#: commands that release from a data file, which they pin for the whole command (``-``: standard input)
+DATA_COMMANDS = ("rank", "top-k", "aggregate", "randomize")
+
+
+@contextmanager
+def pinned_data(args):
+    """Pin the data file of a :data:`DATA_COMMANDS` command for the whole command: ``args.file``
+    becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once),
+    so the ledger's fingerprint and the release read the same bytes through one descriptor."""
+    if args.command not in DATA_COMMANDS:
+        yield
+        return
+    from ..data.pinned import PinnedFile
+
+    with PinnedFile.standard_input() if args.file == "-" else PinnedFile.open(args.file) as pinned:
+        args.file = pinned
+        yield
 
 
 #: every subcommand: the module of privrank.cli that registers it (imported only when that command

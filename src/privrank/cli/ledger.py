@@ -17,6 +17,7 @@ import sys
 from contextlib import contextmanager
 
 from ..data.io import ComparisonFile, holds_rankings
+from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
@@ -103,7 +104,12 @@ def ledger_release(args, data):
         with Ledger(args.ledger) as ledger:
             with charging(ledger, fingerprint=fp, dataset=str(args.file), output=_names(output, plot),
                           command=args.command) as payer:
-                yield LedgerRelease(ledger, payer, fp, args, output, plot)
+                try:
+                    yield LedgerRelease(ledger, payer, fp, args, output, plot)
+                except FileChangedError:
+                    raise FileChangedError(f"{args.file} changed while it was being released: nothing was released"
+                                           + ("; the spend stays recorded in the ledger" if payer.charged else
+                                              " and nothing was spent")) from None
     except BaseException:
         for out in reserved:
             out.abandon()
@@ -112,7 +118,7 @@ def ledger_release(args, data):
 
 def _same_file(a, b) -> bool:
     try:
-        return os.path.samefile(a, b)
+        return os.path.samestat(os.stat(a), b.stat() if isinstance(b, PinnedFile) else os.stat(b))
     except (OSError, TypeError, ValueError):  # either is missing or not a path: not the same file
         return False
 

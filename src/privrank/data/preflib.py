@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ..errors import InputError
-from .tabular import MAX_EXACT_COUNT, check_items
+from .tabular import MAX_EXACT_COUNT, check_items, open_text
 
 PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
 _PREFLIB_NAME = re.compile(r"#\s*ALTERNATIVE NAME\s+(\d+)\s*:\s*(.*)$")
@@ -13,11 +12,11 @@ _PREFLIB_COUNT = re.compile(r"#\s*NUMBER ALTERNATIVES\s*:\s*(\d+)\s*$")
 _PREFLIB_GROUP = re.compile(r"\{[^}]*\}|[^,{}\s]+")
 
 
-def read_preflib(path: Path):
+def read_preflib(path):
     names: dict[int, str] = {}
     m = None
     ballots = []  # (line, count, groups of 0-based items)
-    with path.open(encoding="utf-8-sig") as fh:
+    with open_text(path) as fh:
         for line_no, raw in enumerate(fh, start=1):
             line = raw.strip()
             if not line:

@@ -14,8 +14,9 @@ from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
+from .pinned import PinnedFile
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, check_data_file, csv_header,
-                      file_format, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
+                      file_format, file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -92,7 +93,7 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
     if partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
     table = is_table(path)
-    if table or Path(path).suffix.lower() not in PREFLIB_SUFFIXES and file_format(path) != "csv":
+    if table or file_suffix(path) not in PREFLIB_SUFFIXES and file_format(path) != "csv":
         what = "tables in memory" if table else f"{path}: Parquet and Arrow rankings"
         if partial != "error":
             raise InputError(f"{what} are read as complete strict rankings; the partial policies apply to CSV "
@@ -110,7 +111,7 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
 
 def _names_items_in_ballots(path) -> bool:
     """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
-    if Path(path).suffix.lower() in PREFLIB_SUFFIXES:
+    if file_suffix(path) in PREFLIB_SUFFIXES:
         return False
     header = [h.lower() for h in csv_header(path)]
     cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
@@ -134,10 +135,9 @@ def read_ballots(path) -> tuple[tuple, list]:
     line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
-    path = Path(path)
+    path = path if isinstance(path, PinnedFile) else Path(path)
     check_data_file(path)
-    suffix = path.suffix.lower()
-    if suffix in PREFLIB_SUFFIXES:
+    if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
     elif is_text_table(path):
         labels, ballots = read_text(_read_ranking_csv, path)
@@ -158,8 +158,8 @@ def holds_rankings(path) -> bool:
     source, where = path, "the table"
     if not is_table(source):
         remote = "://" in str(source)
-        source = where = Path(str(source))
-        if source.suffix.lower() in PREFLIB_SUFFIXES:
+        source = where = source if isinstance(source, PinnedFile) else Path(str(source))
+        if file_suffix(source) in PREFLIB_SUFFIXES:
             return True
         if remote:
             return False
@@ -291,7 +291,7 @@ class RankingFile(ColumnarFile):
     """
 
     def __init__(self, path):
-        if not is_table(path) and Path(str(path)).suffix.lower() in PREFLIB_SUFFIXES:
+        if not is_table(path) and file_suffix(path) in PREFLIB_SUFFIXES:
             raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
                              "CSV or Parquet to read them in batches")
         super().__init__(path)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
 import os
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from .pinned import PinnedFile
 
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id")
 OUTCOME_COLUMNS = ("outcome", "result")
@@ -40,7 +42,10 @@ def check_items(m: int, source: str) -> None:
 
 
 def check_data_file(path) -> None:
-    """Refuse a path that is not a readable regular file, saying what it is instead."""
+    """Refuse a path that is not a readable regular file, saying what it is instead (a
+    :class:`~privrank.data.pinned.PinnedFile` was checked when it was pinned)."""
+    if isinstance(path, PinnedFile):
+        return
     path = Path(path)
     if not path.exists():
         raise InputError(f"no such file: {path}")
@@ -52,15 +57,34 @@ def check_data_file(path) -> None:
         raise InputError(f"{path} is not readable")
 
 
+def type_name(path) -> str:
+    """The name whose suffix says a file's type: the path, or a pinned file's ``type_name``."""
+    return path.type_name if isinstance(path, PinnedFile) else str(path)
+
+
+def file_suffix(path) -> str:
+    """The file name's last suffix, in lower case (``".csv"``)."""
+    return Path(type_name(path)).suffix.lower()
+
+
 def file_format(path) -> str:
     """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
-    suffix = Path(str(path)).suffix.lower()
-    return "parquet" if suffix in PARQUET_SUFFIXES else "arrow" if suffix in ARROW_SUFFIXES else "csv"
+    kind = file_suffix(path)
+    return "parquet" if kind in PARQUET_SUFFIXES else "arrow" if kind in ARROW_SUFFIXES else "csv"
 
 
 def is_text_table(path, suffixes=CSV_SUFFIXES + TSV_SUFFIXES) -> bool:
     """Whether the file's name ends in one of ``suffixes``, gzip'd (``.gz``) or not."""
-    return str(path).lower().removesuffix(".gz").endswith(suffixes)
+    return type_name(path).lower().removesuffix(".gz").endswith(suffixes)
+
+
+def is_gzip(path) -> bool:
+    return type_name(path).lower().endswith(".gz")
+
+
+def arrow_input(path):
+    """What pyarrow reads a file from: its path, or a new reader of a pinned file's one descriptor."""
+    return path.reader() if isinstance(path, PinnedFile) else path
 
 
 def delimiter(path) -> str:
@@ -220,15 +244,16 @@ class ColumnarFile:
     label_names: list
 
     def __init__(self, source):
-        self.table = None
+        self.table = self.source = None
         if is_table(source):
             self.table = arrow_table(source)
             self.path, self.format = "the table", "table"
         else:
+            self.source = source if isinstance(source, PinnedFile) else str(source)
             self.path = str(source)
             self.format = file_format(source)
             if "://" not in self.path:
-                check_data_file(self.path)
+                check_data_file(self.source)
         self.header = self._header()
 
     def _header(self) -> list[str]:
@@ -238,13 +263,18 @@ class ColumnarFile:
         try:
             if self.format == "parquet":
                 import pyarrow.parquet as pq
-                return list(pq.read_schema(self.path).names)
+                return list(pq.read_schema(arrow_input(self.source)).names)
             if self.format == "arrow":
-                with pa.memory_map(self.path) as source:
+                with self._ipc_source() as source:
                     return list(pa.ipc.open_file(source).schema.names)
         except (pa.ArrowInvalid, OSError):
             raise InputError(f"{self.path} is not a readable {self.format} file") from None
-        return csv_header(self.path)
+        return csv_header(self.source)
+
+    def _ipc_source(self):
+        """The Arrow IPC file memory-mapped, or a reader of the pinned file."""
+        pa = pyarrow_module()
+        return self.source.reader() if isinstance(self.source, PinnedFile) else pa.memory_map(self.path)
 
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
@@ -253,9 +283,9 @@ class ColumnarFile:
             return self.table.num_rows
         if self.format == "parquet":
             import pyarrow.parquet as pq
-            return pq.ParquetFile(self.path).metadata.num_rows
+            return pq.ParquetFile(arrow_input(self.source)).metadata.num_rows
         if self.format == "arrow":
-            with pa.memory_map(self.path) as source:
+            with self._ipc_source() as source:
                 reader = pa.ipc.open_file(source)
                 return sum(reader.get_batch(k).num_rows for k in range(reader.num_record_batches))
         return None
@@ -281,14 +311,14 @@ class ColumnarFile:
             return
         if self.format == "parquet":
             import pyarrow.parquet as pq
-            schema = pq.read_schema(self.path)
+            schema = pq.read_schema(arrow_input(self.source))
             dictionary = [n for n in self.label_names if pa.types.is_string(schema.field(n).type)
                           or pa.types.is_large_string(schema.field(n).type)]
-            source = pq.ParquetFile(self.path, read_dictionary=dictionary, pre_buffer=False)
+            source = pq.ParquetFile(arrow_input(self.source), read_dictionary=dictionary, pre_buffer=False)
             yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
             return
         if self.format == "arrow":
-            with pa.memory_map(self.path) as mapped:
+            with self._ipc_source() as mapped:
                 reader = pa.ipc.open_file(mapped)
                 for k in range(reader.num_record_batches):
                     batch = reader.get_batch(k).select(self.names)
@@ -310,8 +340,8 @@ class ColumnarFile:
             return "error"
         try:
             reader = pcsv.open_csv(
-                self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
-                parse_options=pcsv.ParseOptions(delimiter=delimiter(self.path), invalid_row_handler=invalid_row),
+                csv_input(self.source), read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                parse_options=pcsv.ParseOptions(delimiter=delimiter(self.source), invalid_row_handler=invalid_row),
                 convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
                                                     include_columns=self.names, strings_can_be_null=False))
             for batch in reader:
@@ -334,7 +364,7 @@ class ColumnarFile:
 
     def _line_holding(self, text) -> str:
         """``"line N"`` of the first line of this CSV file that reads ``text`` (error path only)."""
-        with open_text(self.path, errors="replace") as fh:
+        with open_text(self.source, errors="replace") as fh:
             for number, line in enumerate(fh, start=1):
                 if line.rstrip("\r\n") == text:
                     return f"line {number}"
@@ -355,7 +385,7 @@ class ColumnarFile:
         file (found on the error path only), else its number counting from 1."""
         if self.format != "csv":
             return f"record {record + 1}"
-        with open_text(self.path, errors="replace") as fh:
+        with open_text(self.source, errors="replace") as fh:
             lines = (number for number, text in enumerate(fh, start=1) if text.strip())
             next(lines, None)  # the header
             return f"line {next(itertools.islice(lines, record, None), '?')}"
@@ -389,7 +419,7 @@ class TextColumns(ColumnarFile):
     def rows(self):
         """``(line, fields)`` of every record in file order; fields are text without surrounding
         whitespace, ``line`` the record's line number (blank lines are not records)."""
-        with open_text(self.path, errors="replace") as fh:
+        with open_text(self.source, errors="replace") as fh:
             lines = [number for number, text in enumerate(fh, start=1) if text.strip()][1:]
         k = 0
         for batch in self.raw_batches(DEFAULT_BATCH_SIZE):
@@ -398,9 +428,20 @@ class TextColumns(ColumnarFile):
                 k += 1
 
 
+def csv_input(path):
+    """What pyarrow's CSV reader reads: the path, or a reader of the pinned file (decompressed when gzip'd)."""
+    if not isinstance(path, PinnedFile):
+        return path
+    pa = pyarrow_module()
+    return pa.CompressedInputStream(path.reader(), "gzip") if is_gzip(path) else path.reader()
+
+
 def open_text(path, errors: str = "strict"):
     """A CSV file as text for the standard library (a ``.gz`` file decompressed, as Arrow reads it)."""
-    if str(path).lower().endswith(".gz"):
+    if isinstance(path, PinnedFile):
+        binary = gzip.GzipFile(fileobj=path.reader()) if is_gzip(path) else path.reader()
+        return io.TextIOWrapper(binary, encoding="utf-8-sig", newline="", errors=errors)
+    if is_gzip(path):
         return gzip.open(path, "rt", newline="", encoding="utf-8-sig", errors=errors)
     return open(path, newline="", encoding="utf-8-sig", errors=errors)
 

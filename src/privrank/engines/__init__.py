@@ -62,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.io import DEFAULT_BATCH_SIZE
+from ..data.pinned import PinnedFile
 from .._rng import is_seeded
 from ..errors import InputError, check_epsilon
 from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
@@ -162,7 +163,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     except KeyError:
         raise InputError(f"kind must be one of {', '.join(KINDS)}") from None
     in_memory = isinstance(source, module.CONTAINER)
-    if not in_memory and not isinstance(source, (str, Path)):
+    if not in_memory and not isinstance(source, (str, Path, PinnedFile)):
         raise InputError(f"source must be a file path or {module.CONTAINER.__name__}")
     engine = engine or ("local" if in_memory else "stream")
     if engine not in ENGINES:
