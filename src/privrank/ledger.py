@@ -211,6 +211,22 @@ def _text_digests(texts) -> np.ndarray:
                      for t in texts], dtype=np.uint64)
 
 
+def records_digest(batch) -> tuple[int, int]:
+    """What one validated batch of a comparisons or rankings file adds to :func:`fingerprint`:
+    the sum (mod 2^64) of its records' digests and their number. The parts of a file's batches,
+    added up, give its fingerprint (:func:`digest_fingerprint`) however the file is split."""
+    from .data.io import ComparisonBatch
+
+    if isinstance(batch, ComparisonBatch):
+        return _digest_batches([batch])
+    return _orders_digest(batch.items, batch.orders, batch.weights) if batch.weights.size else (0, 0)
+
+
+def digest_fingerprint(total: int, count: int, kind: str) -> str:
+    """The fingerprint of a data set of ``kind`` (comparisons or rankings) from its :func:`records_digest` sums."""
+    return _fingerprint_text(total % 2 ** 64, count, kind)
+
+
 def _records_digest(a, b, outcome) -> tuple[int, int]:
     """Sum (mod 2^64) of the records' digests and their number; ``a``, ``b`` are label digests
     per record, the pair ordered by digest so that its orientation does not matter."""

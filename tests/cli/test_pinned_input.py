@@ -208,3 +208,27 @@ def test_standard_input_that_is_empty_or_a_terminal_is_refused(capsys, monkeypat
     monkeypatch.setattr(sys, "stdin", Terminal())
     code, err = _run(capsys, [*STREAM, "-"])
     assert code == 2 and "standard input, which is a terminal" in err
+
+
+@pytest.mark.parametrize("command", [STREAM, AGGREGATE], ids=["rank", "aggregate"])
+def test_dask_workers_records_are_checked_against_the_fingerprint(capsys, tmp_path, monkeypatch, command):
+    """The dask workers read by path: a file rewritten after the fingerprint pass is refused from
+    their records' digests (and the same file passes the check)."""
+    pytest.importorskip("dask")
+    make = _rankings if command is AGGREGATE else _comparisons
+    a, b = make(tmp_path / "data.csv", False), make(tmp_path / "other.csv", True)
+    dask = [*command, a, "--engine", "dask"]
+    assert _run(capsys, [*dask, "--out", tmp_path / "clean.csv"])[0] == 0
+    with _swap_after(monkeypatch, cli_ledger, "fingerprint", a, b, "rename"):
+        code, err = _run(capsys, [*dask, "--out", tmp_path / "out.csv"])
+    assert code == 2 and "changed while" in err, err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_dask_refuses_standard_input(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("dask")
+    src = _comparisons(tmp_path / "data.csv", False)
+    monkeypatch.setattr(sys, "stdin", open(src))
+    code, err = _run(capsys, [*STREAM, "-", "--engine", "dask"])
+    sys.stdin.close()
+    assert code == 2 and "save standard input to a file" in err

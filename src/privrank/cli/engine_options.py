@@ -55,7 +55,8 @@ def _statistics(args, **kwargs):
     bar = RecordsBar() if args.engine == "stream" else None
     try:
         return sufficient_statistics(args.file, engine=args.engine, batch_size=args.batch_size,
-                                     scheduler=args.scheduler, progress=bar, **kwargs)
+                                     scheduler=args.scheduler, progress=bar,
+                                     fingerprint=getattr(args, "fingerprint", None), **kwargs)
     finally:
         if bar:
             bar.close()

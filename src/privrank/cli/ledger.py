@@ -100,7 +100,7 @@ def ledger_release(args, data):
                 except InputError as exc:
                     raise InputError(f"{exc} (nothing was released)") from None
                 reserved.append(out)
-        fp = fingerprint(data)
+        fp = args.fingerprint = fingerprint(data)  # the dask engine checks its workers' records against it
         with Ledger(args.ledger) as ledger:
             with charging(ledger, fingerprint=fp, dataset=str(args.file), output=_names(output, plot),
                           command=args.command) as payer:

@@ -99,7 +99,7 @@ MAX_BATCH_SIZE = 2 ** 31
 @private_release
 def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
                           epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
-                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None):
+                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None, fingerprint=None):
     """Compute the sufficient statistic of ``source`` on an engine (see the module docstring).
 
     Parameters
@@ -144,6 +144,11 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     progress : callable, optional
         Stream engine: called as ``progress(records_done, records_total_or_None)`` after each
         batch.
+    fingerprint : str, optional
+        Dask engine: the ledger's fingerprint of the file (:func:`privrank.ledger.fingerprint`);
+        the records the workers read, which they read by path, must have it, else
+        :class:`~privrank.data.pinned.FileChangedError` (the file changed after it was
+        fingerprinted) and no statistic.
 
     Returns
     -------
@@ -195,7 +200,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
         return _stream(module, file, options, int(batch_size), progress)
     from .dask_engine import run_dask
 
-    return run_dask(module, file, options, scheduler)
+    return run_dask(module, file, options, scheduler, fingerprint)
 
 
 def local_guarantee(kind: str, epsilon: float, statistic: str | None) -> Guarantee:

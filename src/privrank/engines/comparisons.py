@@ -19,6 +19,7 @@ from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: 
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
 
+KIND = "comparisons"
 CONTAINER = PairwiseComparisons
 DENSE_CODES = 1 << 22
 open_file = ComparisonFile

@@ -17,20 +17,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import InputError
+from ..ledger import digest_fingerprint, records_digest
 
 SPLIT_EVERY = 8
 CSV_BLOCKSIZE = "16MB"
 CONNECT_TIMEOUT = "30s"
 
 
-def run_dask(module, file, options, scheduler):
-    """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring)."""
+def run_dask(module, file, options, scheduler, fingerprint=None):
+    """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring).
+
+    The workers read the file by its path, not through a pinned file's descriptor; so every
+    partition also returns the :func:`~privrank.ledger.records_digest` of the records it used,
+    and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
+    must give that fingerprint: records other than those fingerprinted are refused
+    (:class:`~privrank.data.pinned.FileChangedError`) before the statistic is returned.
+    """
     try:
         import dask
         import dask.dataframe as dd
     except ImportError:
         raise InputError("the dask engine needs dask: pip install 'dask[distributed]'") from None
+    if isinstance(file.source, PinnedFile):
+        if file.source.path is None:
+            raise InputError("the dask engine's workers read the data by its path: save standard input to a file "
+                             "and give that file")
+        file = module.open_file(file.source.path)
     if file.format == "parquet":
         frame = dd.read_parquet(file.path, columns=file.names, split_row_groups=True)
     elif file.format == "csv":
@@ -46,12 +60,15 @@ def run_dask(module, file, options, scheduler):
         partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options)
                     for part, start in zip(frame.to_delayed(), starts)]
         while len(partials) > 1:
-            partials = [dask.delayed(module.combine)(partials[k:k + SPLIT_EVERY])
+            partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
                         for k in range(0, len(partials), SPLIT_EVERY)]
-        (total,) = dask.compute(partials[0], scheduler=client)
+        ((total, digest),) = dask.compute(partials[0], scheduler=client)
     finally:
         if owned:
             client.close()
+    if fingerprint is not None and digest_fingerprint(*digest, module.KIND) != fingerprint:
+        raise FileChangedError(f"{file.path} changed while the dask workers read it (their records are not those "
+                               "fingerprinted): nothing computed from it was written")
     return module.finish(total, options)
 
 
@@ -62,9 +79,17 @@ def _extent(file, frame):
 
 
 def _partial(partial, file, frame, first, options):
+    """A partition's partial statistic and the digest of its records (:func:`~privrank.ledger.records_digest`)."""
     import pyarrow as pa
 
-    return partial(file.validate(pa.Table.from_pandas(frame, preserve_index=False), first), options)
+    batch = file.validate(pa.Table.from_pandas(frame, preserve_index=False), first)
+    return partial(batch, options), records_digest(batch)
+
+
+def _combine(combine, parts):
+    """The partial statistics combined, and their records' digests added."""
+    total = sum(int(d[0]) for _, d in parts) % 2 ** 64
+    return combine([p for p, _ in parts]), (total, sum(int(d[1]) for _, d in parts))
 
 
 def _client(scheduler):

@@ -28,6 +28,7 @@ from ..mechanisms.pairwise_matrix import local_pair_reports
 from ..mechanisms.randomized_response import record_key
 from ..mechanisms.tree import DEFAULT_KAPPA, local_footrule_reports, tree_layout
 
+KIND = "rankings"
 CONTAINER = Rankings
 open_file = RankingFile
 
