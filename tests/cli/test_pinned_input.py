@@ -20,6 +20,7 @@ import privrank.cli.rank as cli_rank
 import privrank.engines as engines
 from privrank.cli import main
 from privrank.data.pinned import BLOCK_BYTES, FileChangedError, PinnedFile
+from privrank.errors import InputError
 from privrank.ledger import Ledger, fingerprint
 
 
@@ -232,3 +233,16 @@ def test_dask_refuses_standard_input(capsys, tmp_path, monkeypatch):
     code, err = _run(capsys, [*STREAM, "-", "--engine", "dask"])
     sys.stdin.close()
     assert code == 2 and "save standard input to a file" in err
+
+
+def test_standard_input_that_cannot_be_spooled_is_a_clear_error():
+    import io
+
+    class DiskFull(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            raise OSError(28, "No space left on device")
+    with pytest.raises(InputError, match="could not be saved to a temporary file .No space left on device"):
+        PinnedFile.standard_input(DiskFull())

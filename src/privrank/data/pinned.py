@@ -85,6 +85,10 @@ class PinnedFile:
             handle.flush()
             handle.seek(0)
             head = handle.read(8)
+        except OSError as exc:
+            handle.close()
+            raise InputError(f"standard input could not be saved to a temporary file ({exc.strerror}): give a "
+                             "file instead, or set TMPDIR to a disk with room") from None
         except BaseException:
             handle.close()
             raise
