@@ -255,9 +255,11 @@ def fitted_ranking(args, comps=None):
     _check_options(args)
     comps = _read(args) if comps is None else comps
     if comps is None:
+        reports = _margin_applies(args, args.epsilon is None)  # with --epsilon the file holds raw answers
         release, tally = engine_release(args, _items(args))
-        return _local_fit(release, args, tally if args.epsilon is None else None)  # reports of the file only
+        return _local_fit(release, args, tally if reports else None)
     _check_data(args, comps)
+    margin = _margin_applies(args, comps.is_randomized)
     if comps.is_randomized and args.max_answers is not None:
         comps = comps.with_quota(args.max_answers)
     link = args.link or "logistic"
@@ -278,15 +280,25 @@ def fitted_ranking(args, comps=None):
         else:
             res = rank_centrality(comps)
         return res, {**res.params, **(res.diagnostics or {})}
-    return _local_fit(local_release(comps, args), args, comps)
+    return _local_fit(local_release(comps, args), args, comps if margin else None)
+
+
+def _margin_applies(args, file_holds_reports: bool) -> bool:
+    """Whether the ranking states a manipulation margin: a ranking of the randomized reports of the
+    file (``--margin pairs`` is refused, before any charge, where none is stated)."""
+    applies = file_holds_reports and args.mechanism in ("debiased-rr", "rr")
+    if args.margin != "top" and not applies:
+        raise InputError("--margin applies to rankings of a file of randomized reports (--mechanism debiased-rr "
+                         "or rr)")
+    return applies
 
 
 def _local_fit(release, args, reports=None):
-    """The BTL fit of a local release; for a release of randomized reports (``reports``: the reports
-    or their tally) the extras carry its manipulation margin (``margin``)."""
+    """The BTL fit of a local release; with ``reports`` (the file's randomized reports or their
+    tally) the extras carry the manipulation margin of the fit (``margin``)."""
     fit = fit_btl(release, lam=_lam(args.lam))
     extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
-    if args.mechanism in ("debiased-rr", "rr") and reports is not None and reports.is_randomized:
+    if reports is not None:
         debiased = args.mechanism == "debiased-rr"
         extra["margin"] = manipulation_margin(reports, _lam(args.lam), weights=args.weights if debiased else "uniform",
                                               debiased=debiased, max_answers=args.max_answers,
