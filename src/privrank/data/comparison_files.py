@@ -51,8 +51,8 @@ class ComparisonColumns:
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
         sides = [s for pair in SIDE_COLUMNS for s in pair]
-        known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS, *sides,
-                 *WINNER_COLUMNS}
+        known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
+                 *sides, *WINNER_COLUMNS}
         repeated = sorted({n for n in names if n in known and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
