@@ -63,13 +63,18 @@ def _statistics(args, **kwargs):
 
 
 def engine_release(args, items=None):
-    """The release of ``args.file`` for ``--mechanism`` computed by ``--engine stream`` or ``dask``
-    (the same release, float for float, as the local engine's); ``items`` is the item list."""
+    """``(release, tally)``: the release of ``args.file`` for ``--mechanism`` computed by ``--engine
+    stream`` or ``dask`` (the same release, float for float, as the local engine's) and the tally
+    it was computed from; ``items`` is the item list."""
     _check_scheduler(args)
     if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None or args.max_answers is not None:
         raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
                          "--epsilon per comparison; use --engine local for this mechanism, budget or --max-answers")
-    reports = ComparisonFile(args.file).is_randomized
+    source = ComparisonFile(args.file)
+    reports = source.is_randomized
+    if source.columns.max_answers is not None:
+        raise InputError("the file declares a quota of reports per respondent (a max_answers column); checking "
+                         "each respondent against it needs --engine local")
     if args.epsilon is not None and (args.mechanism == "none" or reports):
         raise InputError("--mechanism none is not private: drop --epsilon" if args.mechanism == "none" else
                          "the file holds randomized reports with their own epsilon column; they are "
@@ -79,9 +84,9 @@ def engine_release(args, items=None):
                          "(or use --mechanism none for the non-private fit)")
     tally = _statistics(args, items=items, epsilon=args.epsilon, rng=args.seed)
     if args.mechanism == "none":
-        return non_private_release(tally)
+        return non_private_release(tally), tally
     debiased = args.mechanism == "debiased-rr"
-    return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased)
+    return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased), tally
 
 
 def engine_rankings(args, methods):

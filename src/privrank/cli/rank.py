@@ -19,6 +19,7 @@ from ..pairwise.local import (classic_randomized_response, debiased_randomized_r
                                 randomized_response)
 from ..pairwise.release import WEIGHTS, non_private_release
 from ..inference import plot_intervals
+from ..inference.manipulation import manipulation_margin
 from .engine_options import add_engine_options, engine_release
 from .intervals import add_interval_options, check_interval_size, interval_rows
 from .ledger import add_ledger_option, ledger_release
@@ -34,6 +35,7 @@ CENTRAL_MECHANISMS = ("objective-perturbation", "noisy-copeland")
 BASELINES = ("penalised-mle", "copeland", "rank-centrality")
 MECHANISMS = sorted(LOCAL_MECHANISMS) + list(CENTRAL_MECHANISMS) + ["none"] + list(BASELINES)
 MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
+MARGINS = ("top", "pairs")
 
 
 def add_budget_options(parser) -> None:
@@ -66,7 +68,18 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("--max-answers", type=int,
                         help="public bound on answers per respondent (each respondent's first N answers are "
                              "used): required by central mechanisms with --user-epsilon; with --epsilon it "
-                             "states the per-respondent epsilon N x epsilon")
+                             "states the per-respondent epsilon N x epsilon; for a file of randomized reports "
+                             "it declares the survey's quota (a respondent with more reports is refused, and a "
+                             "max_answers column must agree) and states N x epsilon per respondent")
+    parser.add_argument("--margin", choices=MARGINS, default="top",
+                        help="rankings of randomized reports: the manipulation margin printed beside the ranking, "
+                             "the fake respondents (each sending --max-answers unrandomized reports; without it, "
+                             "fake reports) that change the top item (top, the default), or also, in a column, "
+                             "the fakes that lift each item above the one ranked just above it (pairs). Only "
+                             "rankings of reports (local model) state it: debiasing weighs an unrandomized fake "
+                             "report (e^eps+1)/(e^eps-1) times an honest answer and local DP cannot stop it; "
+                             "central releases and raw comparisons count a fake answer as one answer, like an "
+                             "honest one")
     parser.add_argument("--respondents", type=int,
                         help="objective-perturbation with --user-epsilon and the default --gamma: the public "
                              "number of respondents the ridge is set from")
@@ -138,8 +151,6 @@ def local_release(comps, args):
                              "they are debiased as they are, so drop --epsilon / --user-epsilon")
         if args.mechanism == "laplace":
             raise InputError("the file holds randomized-response reports; use --mechanism debiased-rr or rr")
-        if args.max_answers is not None:
-            raise InputError("the file holds randomized reports; --max-answers applies when randomizing")
         if args.mechanism == "debiased-rr":
             return mech(comps, weights=args.weights)
         return mech(comps)
@@ -244,8 +255,13 @@ def fitted_ranking(args, comps=None):
     _check_options(args)
     comps = _read(args) if comps is None else comps
     if comps is None:
-        return _local_fit(engine_release(args, _items(args)), args)
+        reports = _margin_applies(args, args.epsilon is None)  # with --epsilon the file holds raw answers
+        release, tally = engine_release(args, _items(args))
+        return _local_fit(release, args, tally if reports else None)
     _check_data(args, comps)
+    margin = _margin_applies(args, comps.is_randomized)
+    if comps.is_randomized and args.max_answers is not None:
+        comps = comps.with_quota(args.max_answers)
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
@@ -264,12 +280,40 @@ def fitted_ranking(args, comps=None):
         else:
             res = rank_centrality(comps)
         return res, {**res.params, **(res.diagnostics or {})}
-    return _local_fit(local_release(comps, args), args)
+    return _local_fit(local_release(comps, args), args, comps if margin else None)
 
 
-def _local_fit(release, args):
+def _margin_applies(args, file_holds_reports: bool) -> bool:
+    """Whether the ranking states a manipulation margin: a ranking of the randomized reports of the
+    file (``--margin pairs`` is refused, before any charge, where none is stated)."""
+    applies = file_holds_reports and args.mechanism in ("debiased-rr", "rr")
+    if args.margin != "top" and not applies:
+        raise InputError("--margin applies to rankings of a file of randomized reports (--mechanism debiased-rr "
+                         "or rr)")
+    return applies
+
+
+def _local_fit(release, args, reports=None):
+    """The BTL fit of a local release; with ``reports`` (the file's randomized reports or their
+    tally) the extras carry the manipulation margin of the fit (``margin``)."""
     fit = fit_btl(release, lam=_lam(args.lam))
-    return fit, {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
+    extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
+    if reports is not None:
+        debiased = args.mechanism == "debiased-rr"
+        extra["margin"] = manipulation_margin(reports, _lam(args.lam), weights=args.weights if debiased else "uniform",
+                                              debiased=debiased, max_answers=args.max_answers,
+                                              pairs=args.margin == "pairs" and (args.k or True))
+    return fit, extra
+
+
+def _with_margin(rows, margin, notes, fmt) -> None:
+    """The manipulation margin beside the ranking: a note (json: its fields) and, with pairs, a column."""
+    notes["manipulation_margin" if fmt == "json" else "manipulation margin"] = (
+        margin.to_dict() if fmt == "json" else margin.describe())
+    if margin.pairs is not None:
+        for row in rows:
+            r = row["rank"]
+            row["margin"] = margin.pairs[r - 2].shown if r > 1 else (None if fmt == "json" else "")
 
 
 def run_ranking(args) -> int:
@@ -282,9 +326,12 @@ def run_ranking(args) -> int:
         reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized
         release.done(res.guarantee, reports=reports)
         rows, ci = interval_rows(res, res.table(args.k), args)
+        margin = extra.pop("margin", None)
         notes = extra if args.format == "json" else {}
         if ci is not None:
             notes["intervals"] = ci.describe()
+        if margin is not None:
+            _with_margin(rows, margin, notes, args.format)
         guarantee = shown_guarantee(res.guarantee, args)
         text = render(rows, guarantee, args.format, notes)
         if release.plot:

@@ -18,6 +18,8 @@ from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME
 SIDE_COLUMNS = (("left", "right"), ("model_a", "model_b"))
 WINNER_COLUMNS = ("winner", "label")
 #: values of a winner column, lower case, and the outcome they mean (else: the winning item's label)
+#: the optional column of a reports file that declares the quota of reports per respondent
+QUOTA_COLUMN = "max_answers"
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
@@ -30,6 +32,8 @@ class ComparisonColumns:
     winner); ``user`` and ``epsilon`` are None when the file has no such column. With
     ``winner_column`` the outcome column names the winner (:data:`WINNER_WORDS`, or the label of
     one of the record's two items) instead of holding 1, -1 or 0. ``layout`` names the layout read.
+    ``max_answers``: the optional column of a reports file that declares the quota of reports per
+    respondent (the same positive integer on every row).
     """
 
     item_a: int
@@ -39,6 +43,7 @@ class ComparisonColumns:
     epsilon: int | None
     winner_column: bool = False
     layout: str = "item_a,item_b,outcome"
+    max_answers: int | None = None
 
     @classmethod
     def from_header(cls, header, source) -> "ComparisonColumns":
@@ -46,8 +51,8 @@ class ComparisonColumns:
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
         sides = [s for pair in SIDE_COLUMNS for s in pair]
-        known = {"winner", "loser", "item_a", "item_b", "epsilon", *OUTCOME_COLUMNS, *USER_COLUMNS, *sides,
-                 *WINNER_COLUMNS}
+        known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
+                 *sides, *WINNER_COLUMNS}
         repeated = sorted({n for n in names if n in known and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
@@ -73,15 +78,20 @@ class ComparisonColumns:
                              "(is the header missing?)")
         if user:
             layout = f"{user},{layout}"
+        if QUOTA_COLUMN in names and "epsilon" not in names:
+            raise InputError(f"{source}: a {QUOTA_COLUMN} column (the quota of reports per respondent) belongs to a "
+                             "file of randomized reports, with an epsilon column")
 
         def pos(name):
             return None if name is None else names.index(name)
         return cls(pos(a), pos(b), pos(outcome), pos(user), pos("epsilon" if "epsilon" in names else None),
-                   winner_column, layout)
+                   winner_column, layout, pos(QUOTA_COLUMN if QUOTA_COLUMN in names else None))
 
     def positions(self) -> list[int]:
-        """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon."""
-        return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon) if k is not None]
+        """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon,
+        max_answers."""
+        return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon, self.max_answers)
+                if k is not None]
 
 
 def read_comparisons(source, *, items=None, left=None, right=None, winner=None, outcome=None,
@@ -147,7 +157,8 @@ class ComparisonBatch:
 
     ``item_a``, ``item_b`` and ``user`` are pyarrow arrays of labels (possibly
     dictionary-encoded); ``outcome`` int8 in {1, -1, 0}; ``epsilon`` the per-record epsilon of
-    randomized reports or None. ``first_record`` is the index in the file of the first record.
+    randomized reports or None. ``first_record`` is the index in the file of the first record;
+    ``max_answers`` the quota the batch's ``max_answers`` column declares (None without the column).
     """
 
     item_a: object
@@ -157,6 +168,7 @@ class ComparisonBatch:
     epsilon: np.ndarray | None
     first_record: int
     where: object = str  # record index -> where it is, for error messages (ColumnarFile.where)
+    max_answers: int | None = None
 
     def __len__(self) -> int:
         return int(self.outcome.size)
@@ -283,7 +295,19 @@ class ComparisonFile(ColumnarFile):
             if ties.size:
                 raise InputError(f"{self.where(first_record + int(ties[0]))}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
-        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record), self.where)
+        quota = None if c.max_answers is None else self._quota(
+            self._numbers(check_present(column(c.max_answers), QUOTA_COLUMN), QUOTA_COLUMN, first_record), first_record)
+        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record), self.where, quota)
+
+    def _quota(self, values, first_record) -> int | None:
+        """The one quota a batch's ``max_answers`` column declares (None for an empty batch)."""
+        if not values.size:
+            return None
+        bad = np.flatnonzero((values != values[0]) | (values < 1) | (values != np.floor(values)))
+        if bad.size:
+            raise InputError(f"{self.where(first_record + int(bad[0]))}: {QUOTA_COLUMN} must be the same whole "
+                             "number >= 1 on every row (the declared quota of reports per respondent)")
+        return int(values[0])
 
     def _winner_outcome(self, winner, item_a, item_b, first_record) -> np.ndarray:
         """Outcomes from a winner column: the label of one of the two items, or a word of
@@ -331,21 +355,38 @@ class ComparisonFile(ColumnarFile):
             users = sorted_labels(set().union(*(present_labels(b.user) for b in batches)))
             user = np.concatenate([label_indices(b.user, users) for b in batches])
         epsilon = np.concatenate([b.epsilon for b in batches]) if self.is_randomized else None
-        return PairwiseComparisons.from_indices(
+        comps = PairwiseComparisons.from_indices(
             labels, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),
             np.concatenate([b.outcome for b in batches]), user=user, users=users, epsilon=epsilon,
             items_declared=items is not None)
+        quotas = {b.max_answers for b in batches if b.max_answers is not None}
+        if len(quotas) > 1:
+            raise InputError(f"{self.path}: {QUOTA_COLUMN} must be the same whole number >= 1 on every row (the "
+                             "declared quota of reports per respondent)")
+        return comps.with_quota(quotas.pop()) if quotas else comps
 
 
-def comparisons_to_csv(comps: PairwiseComparisons) -> str:
-    """CSV text of comparisons in the long format (with ``epsilon`` for randomized reports)."""
+def comparisons_to_csv(comps: PairwiseComparisons, *, max_answers: int | None = None) -> str:
+    """CSV text of comparisons in the long format (with ``epsilon`` for randomized reports).
+
+    ``max_answers``: the declared quota of reports per respondent of randomized reports, written
+    as an integer column ``max_answers`` (the same on every row) that :func:`read_comparisons`
+    reads back, so the file states its per-respondent guarantee. Default: the quota the reports
+    carry, if any. Refused when a respondent sent more reports (see
+    :meth:`~privrank.data.comparisons.PairwiseComparisons.with_quota`).
+    """
     import io
 
+    if max_answers is not None:
+        comps = comps.with_quota(max_answers)
+    quota = comps.max_answers
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     header = (["user"] if comps.user is not None else []) + ["item_a", "item_b", "outcome"]
     if comps.is_randomized:
         header.append("epsilon")
+    if quota is not None:
+        header.append(QUOTA_COLUMN)
     w.writerow(header)
     items = comps.items
     for k in range(comps.n_records):
@@ -353,5 +394,7 @@ def comparisons_to_csv(comps: PairwiseComparisons) -> str:
         row += [items[comps.item_a[k]], items[comps.item_b[k]], int(comps.outcome[k])]
         if comps.is_randomized:
             row.append(repr(float(comps.epsilon[k])))
+        if quota is not None:
+            row.append(quota)
         w.writerow(row)
     return buf.getvalue()

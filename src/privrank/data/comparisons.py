@@ -128,6 +128,11 @@ class PairwiseComparisons:
         (:func:`~privrank.data.ratings.comparisons_from_ratings`): which items a user rated is
         part of the data, and a local release, which randomizes answers and sends the pairs as
         they are, says that it does not hide it.
+    max_answers : int or None
+        The declared quota of randomized reports per respondent (a public parameter, e.g. of the
+        survey that collected them; see :meth:`with_quota`): every respondent sent at most this
+        many, so each is protected at ``max_answers`` times the largest epsilon. None: no quota
+        declared (a per-comparison guarantee only).
     """
 
     items: tuple
@@ -141,6 +146,7 @@ class PairwiseComparisons:
     levels: "EpsilonLevels | None" = field(default=None, repr=False)
     seeded: bool = False
     pairs_from_ratings: bool = False
+    max_answers: int | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -305,9 +311,33 @@ class PairwiseComparisons:
         return self._derived(type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
                                                  self.user[keep], self.users, eps, self.items_declared))
 
+    def with_quota(self, max_answers) -> "PairwiseComparisons":
+        """These randomized reports with the declared quota ``max_answers`` of reports per respondent.
+
+        In the local model the collector sees how many reports each respondent sent, so the
+        quota is checked here: a respondent with more reports, or a quota other than one already
+        declared, is refused (the message names no respondent and no count).
+        """
+        if not self.is_randomized:
+            raise InputError("a quota of answers per respondent (max_answers) is declared with randomized "
+                             "reports; raw comparisons take it when they are randomized")
+        if isinstance(max_answers, bool) or not isinstance(max_answers, (int, np.integer)) or max_answers < 1:
+            raise InputError("max_answers must be a whole number >= 1")
+        k = int(max_answers)
+        if self.max_answers is not None and self.max_answers != k:
+            raise InputError("the declared quota of answers per respondent differs from the one the reports "
+                             "carry (their max_answers column); give the same number")
+        if self.user is None:
+            raise InputError("a quota of answers per respondent needs the respondents' ids (a user column)")
+        if int(self.records_per_user().max()) > k:
+            raise InputError("a respondent sent more reports than the declared quota of answers per respondent "
+                             "(max_answers): the per-respondent guarantee would not hold")
+        return replace(self, max_answers=k)
+
     def _derived(self, new: "PairwiseComparisons") -> "PairwiseComparisons":
-        """``new``, made from these records, with their marks (seeded, pairs from ratings)."""
-        return replace(new, seeded=self.seeded, pairs_from_ratings=self.pairs_from_ratings)
+        """``new``, made from these records, with their marks (seeded, pairs from ratings, quota)."""
+        return replace(new, seeded=self.seeded, pairs_from_ratings=self.pairs_from_ratings,
+                       max_answers=self.max_answers if new.is_randomized else None)
 
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""

@@ -1,4 +1,5 @@
-"""Confidence intervals for scores and ranks of pairwise releases (post-processing only).
+"""Confidence intervals for scores and ranks of pairwise releases, and the manipulation margin
+of a ranking of randomized reports (:mod:`~privrank.inference.manipulation`): post-processing only.
 
 Every function here reads a private result -- the BTL fit of a local release
 (:func:`privrank.fit_btl`), the objective-perturbed MLE (:func:`privrank.perturbed_mle`) or noisy
@@ -44,9 +45,10 @@ from __future__ import annotations
 
 from .aggregates import FOOTRULE_TARGET, KEMENY_TARGET, RankIntervals, aggregate_intervals
 from .cost import check_interval_cost, indistinguishable
+from .manipulation import ManipulationMargin, Margin, manipulation_margin
 from .plot import plot_intervals, pyplot_for
 from .scores import BTL_TARGET, COUNT_TARGET, METHODS, ConfidenceIntervals, confidence_intervals
 
 __all__ = ["BTL_TARGET", "COUNT_TARGET", "FOOTRULE_TARGET", "KEMENY_TARGET", "METHODS", "ConfidenceIntervals",
-           "RankIntervals", "aggregate_intervals", "check_interval_cost", "confidence_intervals", "indistinguishable",
-           "plot_intervals", "pyplot_for"]
+           "ManipulationMargin", "Margin", "RankIntervals", "aggregate_intervals", "check_interval_cost", "confidence_intervals", "indistinguishable",
+           "manipulation_margin", "plot_intervals", "pyplot_for"]

@@ -134,12 +134,14 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     Each record is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise (a tie is a
     fair coin first). The result carries an ``epsilon`` column, which is what respondents send;
     :func:`privrank.fit_btl` debiases such reports. ``max_answers``: a declared bound on each
-    user's answers (the first ``max_answers`` of each user are kept). The spend is charged
+    user's answers (the first ``max_answers`` of each user are kept; the reports carry it, so
+    :func:`~privrank.data.io.comparisons_to_csv` writes it). The spend is charged
     (:mod:`privrank.release`) before any answer is randomized.
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
-    return randomize_comparisons(comps, levels, rng)
+    reports = randomize_comparisons(comps, levels, rng)
+    return reports if max_answers is None else reports.with_quota(max_answers)
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):

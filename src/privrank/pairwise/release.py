@@ -122,11 +122,14 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     guarantee : Guarantee, optional
         The guarantee the reports were randomized under (the randomizing release passes its
         own). Default: eps-local DP per comparison at the largest epsilon of the reports, which
-        each report carries; no per-user number (that would need a declared bound).
+        each report carries, and per respondent ``K`` times that epsilon when the reports carry a
+        declared quota of ``K`` reports per respondent (``max_answers``, checked when it was
+        declared); without a quota no per-respondent number (that would need a declared bound).
 
     The release is computed from the exact integer tally, per epsilon level, so it is the same
     float for float however the tally was computed.
     """
+    quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
     tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
     if not isinstance(tally, ComparisonTally):
         raise InputError("expected randomized reports (PairwiseComparisons or ComparisonTally)")
@@ -143,7 +146,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     values = debias(reported, eps_entry, tally.n) if debiased else reported
     weight = 1.0 if w is None else w[tally.level]
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
-    g = guarantee if guarantee is not None else local_guarantee(eps.max(), None, mechanism, note=TIE_NOTE)
+    per_user = None if quota is None else float(eps.max()) * quota
+    g = guarantee if guarantee is not None else local_guarantee(eps.max(), per_user, mechanism, note=TIE_NOTE)
     g = replace(g, seeded=True) if tally.seeded else g
     counts = tally.pair_counts(weight * values, weight * tally.n)
     if not debiased:
