@@ -104,8 +104,8 @@ def test_release_charges_its_guarantee_before_it_draws(name, monkeypatch):
     result = RELEASES[name](accountant=acc, rng=0)
     assert len(acc.history) == 1  # exactly one charge
     g = getattr(result, "guarantee", None)
-    if g is not None:
-        assert acc.spent.epsilon == pytest.approx(g.epsilon)
+    if g is not None:  # a stated per-user epsilon is what a release costs an accountant without a unit
+        assert acc.spent.epsilon == pytest.approx(g.epsilon if g.epsilon_per_user is None else g.epsilon_per_user)
     # the broken variant: the release forgets to charge; its first draw must refuse
     for module in CHARGED_IN[name].split():
         monkeypatch.setattr(f"{module}.charge", lambda guarantee: None)
