@@ -226,7 +226,8 @@ def _probe_directory(directory: Path, name: str) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(bytes(_PROBE_BYTES))
     except OSError as exc:
-        raise InputError(f"directory {directory} is not writable: cannot create a file there ({exc.strerror})") from None
+        raise InputError(f"directory {directory} is not writable: cannot create a file there "
+                         f"({exc.strerror})") from None
     finally:
         if tmp is not None:
             try:
