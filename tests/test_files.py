@@ -69,3 +69,42 @@ def test_a_reservation_is_exclusive_and_abandoned_when_unused(tmp_path):
         second.reserve()
     first.abandon()
     assert not path.exists()
+
+
+def test_an_output_that_cannot_be_written_is_refused_at_reserve(tmp_path):
+    # /proc holds files root can open but no file can be created there: the atomic write would fail
+    for path, force in (("/proc/version", True), ("/proc/privrank-out.csv", False)):
+        with pytest.raises(InputError, match="not writable"):
+            Output(path, force=force).reserve()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="Not a directory"):  # a file where a folder is expected
+        Output(tmp_path / "file" / "x.csv").reserve()
+
+
+def test_an_output_on_a_full_or_read_only_file_system_is_refused_and_left_whole(small_fs):
+    old = small_fs.path / "old.csv"
+    old.write_text("earlier release\n")
+    for damage in (small_fs.fill, small_fs.read_only):
+        damage()
+        for path, force in ((old, True), (small_fs.path / "new.csv", False)):
+            with pytest.raises(InputError, match="not writable"):
+                Output(path, force=force).reserve()
+        assert old.read_text() == "earlier release\n" and not (small_fs.path / "new.csv").exists()
+
+
+def test_a_device_or_fifo_is_opened_at_reserve(tmp_path):
+    out = Output("/dev/null", force=True)
+    out.reserve()
+    assert out._stream is not None  # held open: the write needs no second open
+    out.abandon()
+    assert out._stream is None
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    out = Output(fifo, force=True)
+    out.reserve()  # waits for the reader here, before a release would be charged
+    out.write_text("x\n")
+    reader.join(10)
+    assert got == ["x\n"]

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from privrank.errors import BudgetExceededError, InputError
-from privrank.guarantees import (UNIT_COMPARISON, UNIT_RANKING, Accountant, ApproxDP, Guarantee,
+from privrank.guarantees import (UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee,
                                  PureDP, ZCDP, compose, compose_budgets, zcdp_epsilon, zcdp_rho)
 
 
@@ -153,3 +153,39 @@ def test_accountant_history_is_counted_as_spent():
     assert over.remaining is None and not over.can_spend(PureDP(1e-9))
     with pytest.raises(InputError, match="does not convert"):
         Accountant(PureDP(1.0), history=[("", ApproxDP(0.5, 1e-6))])
+
+
+def test_an_accountant_without_a_unit_takes_the_unit_of_its_first_guarantee():
+    acct = Accountant(PureDP(1.0))
+    acct.spend(Guarantee(epsilon=0.4, model="central", unit=UNIT_COMPARISON, mechanism="m"))
+    assert acct.unit == UNIT_COMPARISON
+    with pytest.raises(InputError, match="protects"):  # a per-ranking epsilon is not a per-comparison one
+        acct.spend(Guarantee(epsilon=0.5, model="central", unit=UNIT_RANKING, mechanism="m"))
+    assert acct.remaining.epsilon == pytest.approx(0.6) and len(acct.history) == 1
+    acct.spend(Guarantee(epsilon=0.5, model="central", unit=UNIT_USER, mechanism="m"))  # converts: a user's
+    assert acct.remaining.epsilon == pytest.approx(0.1)  # data include each of their comparisons
+    probe = Accountant(PureDP(1.0))
+    assert probe.can_spend(Guarantee(epsilon=0.5, model="central", unit=UNIT_RANKING, mechanism="m"))
+    assert probe.unit is None  # asking does not fix the unit; spending does
+    seeded = Accountant(PureDP(1.0), history=[("", Guarantee(epsilon=0.2, model="central", unit=UNIT_RANKING,
+                                                                 mechanism="m"))])
+    assert seeded.unit == UNIT_RANKING
+
+
+def test_a_guarantee_stating_a_per_user_epsilon_is_charged_per_user():
+    per_cmp = Guarantee(epsilon=0.5, model="local", unit=UNIT_COMPARISON, mechanism="m",
+                        epsilon_per_comparison=0.5, epsilon_per_user=5.0)
+    with pytest.raises(BudgetExceededError):  # 5-DP per user does not fit 1-DP, whatever 0.5 per comparison says
+        Accountant(PureDP(1.0)).spend(per_cmp)
+    acct = Accountant(PureDP(6.0))
+    acct.spend(per_cmp)
+    assert acct.unit == UNIT_USER and acct.spent.epsilon == pytest.approx(5.0)
+    with pytest.raises(InputError, match="per-user epsilon"):  # no per-user statement: cannot be charged per user
+        acct.spend(Guarantee(epsilon=0.1, model="local", unit=UNIT_COMPARISON, mechanism="m"))
+    approx = Guarantee(epsilon=0.5, delta=1e-6, model="central", unit=UNIT_COMPARISON, mechanism="m",
+                       epsilon_per_comparison=0.5, epsilon_per_user=5.0)
+    with pytest.raises(InputError, match="give the accountant a unit"):
+        Accountant(ApproxDP(10.0, 1e-5)).spend(approx)
+    explicit = Accountant(ApproxDP(10.0, 1e-5), unit=UNIT_COMPARISON)
+    explicit.spend(approx)  # a per-comparison accountant charges it per comparison
+    assert explicit.spent.epsilon == pytest.approx(0.5)

@@ -244,7 +244,7 @@ def test_journal_writes_from_many_threads_never_collide(tmp_path):
         def write(k):
             try:
                 for _ in range(50):
-                    ledger._write_journal("f" * 64, k)
+                    ledger._place_journal("f" * 64, ledger._stage_journal("f" * 64, k))
             except Exception as exc:  # noqa: BLE001 - any failure is the bug
                 errors.append(exc)
         threads = [threading.Thread(target=write, args=(k,)) for k in range(16)]
@@ -274,3 +274,41 @@ def test_a_full_disk_is_reported_as_such_and_leaves_no_half_made_ledger(tmp_path
     monkeypatch.undo()
     with ledger_module.Ledger(path) as ledger:  # space freed: a ledger as usual
         assert ledger.releases() == []
+
+
+def _refuses_the_journal(ledger_path, fp="f" * 64):
+    with Ledger(ledger_path) as ledger:
+        for write in (lambda: ledger.record(fp, LOCAL), lambda: ledger.set_budget(fp, "user", 5.0)):
+            with pytest.raises(InputError, match="cannot write the ledger journal.*nothing was recorded"):
+                write()
+        assert ledger.releases() == [] and ledger.budgets() == []  # refused before the charge
+
+
+def test_a_journal_that_cannot_be_written_is_refused_before_the_charge(tmp_path, monkeypatch):
+    not_a_folder = tmp_path / "state-file"
+    not_a_folder.write_text("")
+    for state in ("/proc/privrank-journal", not_a_folder):  # nobody, root included, can write there
+        monkeypatch.setenv("PRIVRANK_STATE", str(state))
+        _refuses_the_journal(tmp_path / "l.sqlite")
+    monkeypatch.setenv("PRIVRANK_STATE", str(tmp_path / "state"))
+    with Ledger(tmp_path / "l.sqlite") as ledger:  # a writable journal: recorded as usual
+        ledger.record("f" * 64, LOCAL)
+        assert len(ledger.releases()) == 1
+    assert not list((tmp_path / "state" / "datasets").glob(".*.tmp"))
+
+
+def test_a_journal_or_ledger_on_a_full_or_read_only_file_system_is_refused_before_the_charge(
+        tmp_path, monkeypatch, small_fs):
+    monkeypatch.setenv("PRIVRANK_STATE", str(small_fs.path / "state"))
+    with Ledger(small_fs.path / "l.sqlite") as ledger:  # a ledger there, made while there was room
+        ledger.record("e" * 64, LOCAL)
+    small_fs.fill()
+    _refuses_the_journal(tmp_path / "l.sqlite")
+    with pytest.raises(InputError, match="could not write the ledger .*nothing was released"):
+        with Ledger(small_fs.path / "l.sqlite") as ledger:
+            ledger.record("f" * 64, LOCAL)
+    small_fs.read_only()
+    _refuses_the_journal(tmp_path / "l.sqlite")
+    for name in ("l.sqlite", "new.sqlite"):
+        with pytest.raises(InputError, match="ledger .* read-only"):
+            Ledger(small_fs.path / name)

@@ -104,8 +104,8 @@ def test_release_charges_its_guarantee_before_it_draws(name, monkeypatch):
     result = RELEASES[name](accountant=acc, rng=0)
     assert len(acc.history) == 1  # exactly one charge
     g = getattr(result, "guarantee", None)
-    if g is not None:
-        assert acc.spent.epsilon == pytest.approx(g.epsilon)
+    if g is not None:  # a stated per-user epsilon is what a release costs an accountant without a unit
+        assert acc.spent.epsilon == pytest.approx(g.epsilon if g.epsilon_per_user is None else g.epsilon_per_user)
     # the broken variant: the release forgets to charge; its first draw must refuse
     for module in CHARGED_IN[name].split():
         monkeypatch.setattr(f"{module}.charge", lambda guarantee: None)
@@ -433,3 +433,38 @@ def test_a_weak_per_user_guarantee_warns():
         pr.debiased_randomized_response(C, 1.0, max_answers=10, rng=0)  # 10 per user: no warning
     with pytest.warns(pr.PrivacyWarning, match="epsilon 30 by composition"):
         pr.debiased_randomized_response(C, 3.0, max_answers=10, rng=0)
+
+
+def test_the_audits_noise_factor_is_not_public_api():
+    import privrank.mechanisms.draws as draws
+
+    assert not hasattr(draws, "drawn_noise_factor") and not hasattr(pr, "drawn_noise_factor")
+    importers = [p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
+                 if "import _drawn_noise_factor" in p.read_text()]
+    assert importers == ["audit/registry.py"]
+
+
+def test_a_release_drawing_less_noise_than_it_states_is_never_charged_as_private(tmp_path):
+    from privrank.audit import run_audit
+    from privrank.guarantees import PureDP
+    from privrank.mechanisms.draws import _drawn_noise_factor
+    from privrank.release import charging
+
+    path, acct = tmp_path / "ledger.sqlite", Accountant(PureDP(5.0))
+    with _drawn_noise_factor(0.01):  # the attack: nearly exact counts claiming 1-DP
+        for pays in ({"ledger": path}, {"accountant": acct}):
+            with pytest.raises(pr.InputError, match="not private"):
+                pr.noisy_copeland(C, 1.0, **pays)
+        with pytest.raises(pr.InputError, match="not private"):
+            with charging(path):  # the CLI's way of paying
+                pr.private_kemeny(R, epsilon=1.0)
+        released = pr.noisy_copeland(C, 1.0)
+        assert not released.guarantee.private and "NOT PRIVATE" in released.guarantee.describe()
+    assert acct.history == ()
+    with pr.Ledger(path) as ledger:
+        assert ledger.releases() == []
+    assert pr.noisy_copeland(C, 1.0, accountant=acct).guarantee.private  # factor 1: private, charged
+    # the audits still run the releases under the factor and take the claim from their own epsilon
+    for name in ("discrete-laplace-counts", "randomized-response"):
+        assert run_audit(name, epsilon=1.0, factor=0.5, seed=5, trials=2000).violation
+        assert not run_audit(name, epsilon=1.0, seed=5, trials=2000).violation

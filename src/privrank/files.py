@@ -6,12 +6,19 @@
   process are removed the next time the same target is written.
 * **Devices, FIFOs and ``-``** (standard output) are written through: nothing is renamed or
   unlinked, and a symbolic link is followed to its target, which is written the same way.
-* **Reserve before you spend.** :meth:`Output.reserve` checks everything that can be checked
-  before a release (the directory exists and is writable, the target is not a directory, a plot
-  has a known format, the target does not exist unless ``force``) and, for a new regular file,
-  creates it exclusively (``O_EXCL``) as an empty placeholder, so that two releases to one path
-  cannot both pass the check and both be charged. :meth:`Output.abandon` removes a placeholder
-  that was never written (a release that failed).
+* **Reserve before you spend.** :meth:`Output.reserve` proves, before a release is charged,
+  everything that can be proved without writing the output: the target is not a directory, a
+  plot has a known format, the target does not exist unless ``force``, and the writes the
+  output will need do succeed. For a regular file, a temporary file is created in its directory
+  and one block written to it and removed (a missing, read-only, full or pseudo file system such
+  as ``/proc`` is refused), an existing target is opened for writing without truncating it (it
+  stays whole if the release later fails), and a new target is created exclusively (``O_EXCL``)
+  as an empty placeholder, so that two releases to one path cannot both pass the check and both
+  be charged. A device or FIFO is opened for writing at once and kept open until it is written:
+  one that cannot be opened is refused, and a FIFO waits here, before anything is charged, for
+  its reader. (A device can still fail the write itself, as ``/dev/full`` does: that cannot be
+  foreseen without writing.) :meth:`Output.abandon` removes a placeholder that was never
+  written, and closes a device or FIFO (a release that failed).
 * **Failed writes** (a full disk, an unwritable device) raise :class:`InputError` ("could not write
   the output ..."), never a bare ``OSError``; a reader that closed its pipe raises ``BrokenPipeError``,
   which the command line ends quietly.
@@ -48,6 +55,7 @@ class Output:
         self.force = force
         self.plot = plot
         self._placeholder = False
+        self._stream = None  # a device or FIFO opened by reserve()
         if plot:
             self.format()
 
@@ -82,19 +90,22 @@ class Output:
         if target.is_dir():
             raise InputError(f"{self.path} is a directory; give a file name")
         if self._special():
-            if not os.access(target, os.W_OK):
-                raise InputError(f"{self.path} is not writable")
+            try:  # a FIFO waits for its reader here, before the release is charged
+                self._stream = open(target, "wb")
+            except OSError as exc:
+                raise InputError(f"{self.path} is not writable ({exc.strerror})") from None
             return
         directory = target.parent if str(target.parent) else Path(".")
         if not directory.is_dir():
             raise InputError(f"directory {directory} does not exist")
-        if not os.access(directory, os.W_OK | os.X_OK):
-            raise InputError(f"directory {directory} is not writable")
+        if target.exists() and not self.force:
+            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
+        _probe_directory(directory, target.name)
         if target.exists():
-            if not self.force:
-                raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
-            if not os.access(target, os.W_OK):
-                raise InputError(f"{self.path} is not writable")
+            try:  # without O_TRUNC: the file stays whole until the release replaces it
+                os.close(os.open(target, os.O_WRONLY))
+            except OSError as exc:
+                raise InputError(f"{self.path} is not writable ({exc.strerror})") from None
             return
         try:
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -106,7 +117,13 @@ class Output:
         self._placeholder = True
 
     def abandon(self) -> None:
-        """Remove the placeholder of :meth:`reserve` when nothing was written to it."""
+        """Remove the placeholder of :meth:`reserve` when nothing was written to it (close a device or FIFO)."""
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            try:
+                stream.close()
+            except OSError:
+                pass
         if self._placeholder:
             self._placeholder = False
             target = self._target()
@@ -126,8 +143,9 @@ class Output:
             return
         target = self._target()
         if self._special():
+            stream, self._stream = self._stream, None
             try:
-                with open(target, "wb") as fh:
+                with stream or open(target, "wb") as fh:
                     fh.write(data)
             except BrokenPipeError:
                 raise  # the reader has gone: the command ends quietly
@@ -193,6 +211,29 @@ def discard_stdout() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, fd)
     os.close(null)
+
+
+#: bytes the directory probe of :meth:`Output.reserve` writes (one block of most file systems)
+_PROBE_BYTES = 4096
+
+
+def _probe_directory(directory: Path, name: str) -> None:
+    """Prove that a file can be created and written in ``directory``: a temporary file named like
+    the output's own temporaries gets one block, and is removed."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.{os.getpid()}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(bytes(_PROBE_BYTES))
+    except OSError as exc:
+        raise InputError(f"directory {directory} is not writable: cannot create a file there "
+                         f"({exc.strerror})") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _remove_stale_temporaries(target: Path) -> None:

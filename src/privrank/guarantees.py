@@ -377,7 +377,15 @@ class Accountant:
         ``epsilon^2/2`` against a zCDP total); other mixtures raise.
     unit, model
         Optional: when given, every :class:`Guarantee` spent must protect this unit in this
-        model (budgets for different units do not add up to anything meaningful).
+        model. Without ``unit``, the accountant takes the unit of the first Guarantee it spends
+        (or finds in ``history``): budgets for different units do not add up to anything
+        meaningful. A per-comparison Guarantee that states a per-user epsilon (over a declared
+        bound on each user's answers) fixes the unit to one user and is charged its per-user
+        epsilon: the statement about a whole person, never the smaller per-comparison number.
+        A later Guarantee of another unit is charged in the accountant's unit by
+        :func:`cost_in_unit` (the conversion the ledger makes), or refused when it does not
+        convert. Bare budgets (:class:`PureDP`, ...) are counted as given, in the
+        accountant's unit.
     history
         Costs already spent, as ``(label, cost)`` pairs (e.g. the releases a persistent ledger
         recorded): they are converted like any cost and counted as they are, even when they
@@ -393,6 +401,14 @@ class Accountant:
     Traceback (most recent call last):
     ...
     privrank.errors.BudgetExceededError: spending 0.7-DP would exceed the remaining 0.6-DP (total 1-DP); nothing was spent
+
+    A release of 0.5-DP per comparison, declared at most 4 answers per user, is charged per user:
+
+    >>> acct = Accountant(PureDP(3.0))
+    >>> acct.spend(Guarantee(0.5, "local", UNIT_COMPARISON, "m", epsilon_per_comparison=0.5,
+    ...                      epsilon_per_user=2.0))
+    >>> acct.unit == UNIT_USER, acct.remaining
+    (True, PureDP(epsilon=1.0))
     """
 
     # relative slack for floating-point sums of budget parts
@@ -404,7 +420,10 @@ class Accountant:
         self.total = total
         self.unit = unit
         self.model = model
-        self._history: list = [(str(label), self._cost(cost)) for label, cost in history]
+        self._history: list = []
+        for label, cost in history:
+            self._history.append((str(label), self._cost(cost)))
+            self._take_unit(cost)
 
     @property
     def history(self) -> tuple:
@@ -436,13 +455,24 @@ class Accountant:
             if self.model is not None and cost.model != self.model:
                 raise InputError(f"this accountant is for the {self.model} model; the release "
                                  f"is {cost.model}")
-            if self.unit is not None and cost.unit != self.unit:
-                converted = cost_in_unit(self.unit, cost.unit, cost.epsilon, cost.delta, cost.epsilon_per_user)
+            unit = self.unit or _stated_unit(cost)
+            if cost.unit != unit:
+                converted = cost_in_unit(unit, cost.unit, cost.epsilon, cost.delta, cost.epsilon_per_user)
                 if converted is None:
+                    if self.unit is None:  # a per-user epsilon beside a delta: no one per-user cost
+                        raise InputError("the release states a per-user epsilon with a delta > 0, which this "
+                                         "accountant cannot charge per user; give the accountant a unit "
+                                         "(Accountant(total, unit=...))")
                     raise InputError(f"this accountant protects {self.unit}; the release protects "
-                                     f"{cost.unit}")
+                                     f"{cost.unit}" + (" and states no per-user epsilon (declare a bound on "
+                                                       "each user's answers)" if unit == UNIT_USER else ""))
                 cost = converted
         return _as_kind(cost, type(self.total))
+
+    def _take_unit(self, cost) -> None:
+        """Without a unit, take the unit of the first Guarantee spent (:func:`_stated_unit`)."""
+        if self.unit is None and isinstance(cost, Guarantee):
+            self.unit = _stated_unit(cost)
 
     def can_spend(self, cost) -> bool:
         """Whether ``cost`` fits in what remains."""
@@ -464,3 +494,12 @@ class Accountant:
                 f"spending {c} would exceed the remaining {left if left else 'nothing'} "
                 f"(total {self.total}); nothing was spent")
         self._history.append((str(label), c))
+        self._take_unit(cost)
+
+
+def _stated_unit(guarantee: Guarantee) -> str:
+    """The unit a Guarantee makes its strongest statement about: one user when a per-comparison
+    release states a per-user epsilon, else its own unit."""
+    if guarantee.unit in (UNIT_COMPARISON, UNIT_EDGE) and guarantee.epsilon_per_user is not None:
+        return UNIT_USER
+    return guarantee.unit

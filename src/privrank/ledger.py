@@ -45,8 +45,10 @@ import os
 import secrets
 import sqlite3
 import tempfile
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -335,7 +337,10 @@ class Ledger:
             self.close()
             if created:  # a file this set-up left half made would later read as a truncated ledger
                 for leftover in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
-                    leftover.unlink(missing_ok=True)
+                    try:
+                        leftover.unlink(missing_ok=True)
+                    except OSError:  # a read-only file system, where nothing was made either
+                        pass
             raise
 
     def _open(self) -> None:
@@ -373,18 +378,20 @@ class Ledger:
         eps = check_epsilon(epsilon)
         dlt = check_delta(delta)
         _check_fingerprint(fingerprint)
-        with self._transaction():
-            count = self._check_journal(fingerprint)
+        with self._journalled(fingerprint) as entry:
+            entry.releases = self._check_journal(fingerprint)
             self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
                              (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
-        self._write_journal(fingerprint, count)
 
     def record(self, fingerprint: str, guarantee: Guarantee, *, dataset: str = "", output: str = "",
                command: str = "") -> int:
         """Charge a release to its data set, or refuse it; returns the release's id.
 
         In one transaction: every budget of the data set is checked with the release added
-        (:func:`spent`), and the release is inserted only if all of them still hold.
+        (:func:`spent`), the release is inserted only if all of them still hold, and the journal
+        entry is written (to a temporary file beside it) before the commit: a journal folder that
+        cannot be written (missing and not creatable, not a folder, read-only, full) is refused
+        with nothing recorded. The entry is renamed into place after the commit.
 
         Raises
         ------
@@ -395,7 +402,7 @@ class Ledger:
             raise InputError("record needs the release's Guarantee")
         _check_fingerprint(fingerprint)
         row = _release_row(guarantee)
-        with self._transaction():
+        with self._journalled(fingerprint) as entry:
             self._check_journal(fingerprint)
             past = self._releases(fingerprint)
             for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
@@ -408,7 +415,7 @@ class Ledger:
                 (fingerprint, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
                  row["delta"], row["epsilon_per_user"], int(row["private"]), output, command))
             release_id = int(cur.lastrowid)
-        self._write_journal(fingerprint, len(past) + 1)
+            entry.releases = len(past) + 1
         return release_id
 
     def _journal(self, fingerprint: str) -> Path:
@@ -419,8 +426,8 @@ class Ledger:
         count = self._db.execute("SELECT COUNT(*) FROM releases WHERE fingerprint = ?", (fingerprint,)).fetchone()[0]
         try:
             entry = json.loads(self._journal(fingerprint).read_text())
-        except FileNotFoundError:
-            return count
+        except (FileNotFoundError, NotADirectoryError):  # none yet (a journal that cannot be written is refused
+            return count                                   # when the entry is staged)
         except (OSError, ValueError):
             raise InputError(f"the ledger journal entry {self._journal(fingerprint)} is unreadable; restore or "
                              "delete it") from None
@@ -434,16 +441,49 @@ class Ledger:
                              f"delete {self._journal(fingerprint)} to start over on purpose")
         return count
 
-    def _write_journal(self, fingerprint: str, releases: int) -> None:
+    @contextmanager
+    def _journalled(self, fingerprint: str):
+        """A write transaction that stages the data set's journal entry before it commits.
+
+        The block sets ``entry.releases``, the data set's release count after it. The entry is
+        written to a temporary file inside the transaction, so a journal that cannot be written
+        rolls the transaction back (nothing is charged), and renamed into place after the commit.
+        """
+        entry, staged = SimpleNamespace(releases=0), None
+        try:
+            with self._transaction():
+                yield entry
+                staged = self._stage_journal(fingerprint, entry.releases)
+        except BaseException:
+            if staged is not None:
+                Path(staged).unlink(missing_ok=True)
+            raise
+        self._place_journal(fingerprint, staged)
+
+    def _stage_journal(self, fingerprint: str, releases: int) -> str:
+        """Write a journal entry to a temporary file beside its place; returns the temporary's name."""
         path = self._journal(fingerprint)
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            # a temporary name of its own per writer (threads of one process share the pid), then an atomic rename
+            # a temporary name of its own per writer (threads of one process share the pid)
             with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                              delete=False) as tmp:
                 tmp.write(json.dumps({"ledger": self.id, "path": str(self.path.resolve()), "releases": releases}))
-            os.replace(tmp.name, path)
         except OSError as exc:
+            if tmp is not None:
+                Path(tmp.name).unlink(missing_ok=True)
+            raise InputError(f"cannot write the ledger journal in {path.parent} ({exc.strerror}); set "
+                             f"${ENV_STATE} to a writable directory (nothing was recorded)") from None
+        return tmp.name
+
+    def _place_journal(self, fingerprint: str, staged: str) -> None:
+        """Rename a staged journal entry into place (atomic)."""
+        path = self._journal(fingerprint)
+        try:
+            os.replace(staged, path)
+        except OSError as exc:
+            Path(staged).unlink(missing_ok=True)
             raise InputError(f"cannot write the ledger journal in {path.parent} ({exc.strerror}); set "
                              f"${ENV_STATE} to a writable directory") from None
 
@@ -506,11 +546,20 @@ class _database_errors:
             raise InputError(f"the ledger {self._path} is read-only; a release must be recorded before it is drawn") \
                 from None
         if "unable to open" in text:
-            raise InputError(f"cannot open the ledger {self._path}") from None
+            raise InputError(f"cannot open the ledger {self._path}" + (" (its file system is read-only)" if
+                                                                       _read_only(self._path) else "")) from None
         if "disk is full" in text or "disk i/o" in text:  # the file is fine; the disk is not
             raise InputError(f"could not write the ledger {self._path}: {exc}; free space (or mend the disk) and "
                              "run again: nothing was released") from None
         raise InputError(f"{self._path} is damaged or not a privrank ledger ({exc})") from None
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the file system holding ``path`` is mounted read-only."""
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _check_fingerprint(fingerprint) -> None:

@@ -35,6 +35,10 @@ A release called inside another release (a private building block of a larger al
 part of the outer one: its own :func:`charge` is ignored, and the outer release must have
 charged before the inner one draws.
 
+An audit's negative control (:mod:`privrank.audit`) runs releases drawing less noise than they
+state: such a release is refused by any ledger or accountant (:meth:`Payer.pay`), and its result's
+guarantee is marked not private.
+
 Seeded runs
 -----------
 A release given a seed (``rng=`` an int or a Generator) is reproducible research output, not a
@@ -52,7 +56,7 @@ from dataclasses import dataclass, field
 
 from ._rng import is_seeded
 from .errors import InputError, PrivacyWarning
-from .mechanisms.draws import mark_charged, open_release, paying
+from .mechanisms.draws import mark_charged, noise_factor, open_release, paying
 
 
 @dataclass
@@ -68,7 +72,15 @@ class Payer:
     charged: list = field(default_factory=list)
 
     def pay(self, guarantee, data) -> None:
-        """Charge ``guarantee`` (a non-private output is recorded in the ledger, and refused under a budget)."""
+        """Charge ``guarantee`` (a non-private output is recorded in the ledger, and refused under a budget).
+
+        A release drawn under an audit's noise factor (:func:`~privrank.mechanisms.draws.noise_factor`
+        other than 1) delivers no stated guarantee: it is refused, and nothing is recorded or spent.
+        """
+        if noise_factor() != 1.0:
+            raise InputError(f"this release would draw {noise_factor():g} x the noise its guarantee states (an "
+                             "audit's negative control): it is not private, and is not charged to a ledger or "
+                             "accountant; nothing was spent")
         spend = self.accountant is not None and guarantee.private
         if spend and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
@@ -169,12 +181,24 @@ def private_release(fn):
                 result = fn(*args, **kwargs)
         finally:
             _OPEN.reset(token)
-        return _mark_seeded(result, kwargs.get("rng"))
+        return _mark_seeded(_mark_noise_factor(result), kwargs.get("rng"))
 
     release.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])
     release.is_release = True
     del release.__wrapped__  # the unwrapped body would draw without charging
     return release
+
+
+def _mark_noise_factor(result):
+    """Mark the guarantee of a release drawn under an audit's noise factor not private: the epsilon it
+    states is the calibration's, not what the drawn noise delivers."""
+    factor = noise_factor()
+    g = getattr(result, "guarantee", None)
+    if factor == 1.0 or g is None or not dataclasses.is_dataclass(result) or not g.private:
+        return result
+    return dataclasses.replace(result, guarantee=g.without_privacy(
+        f"Drawn with {factor:g} x the noise its calibration states (an audit's negative control): the "
+        "calibrated guarantee is not delivered."))
 
 
 def _mark_seeded(result, rng):

@@ -8,11 +8,14 @@ Every primitive of :mod:`privrank.mechanisms` that draws privacy noise calls
   -- in the ledger or accountant it was given -- before its first draw. :func:`before_draw`
   raises :class:`UnchargedDrawError` when a release draws noise before it has charged: a bug,
   never a user error, caught by the test suite for every registered mechanism.
-* **Negative controls of the audits.** Inside ``with drawn_noise_factor(f):`` every primitive
-  draws the noise of scale ``f`` times the scale it reports (epsilon-parametrised randomizers
-  randomize at ``epsilon / f``), while the release still claims its calibrated guarantee. The
-  audits run the mechanisms as released, and under ``drawn_noise_factor(0.5)`` ("draws half the
-  noise it claims") they must report a violation. Never use it outside audits and tests.
+* **Negative controls of the audits.** Inside ``with _drawn_noise_factor(f):`` (private to
+  :mod:`privrank.audit`, which alone imports it) every primitive draws the noise of scale ``f``
+  times the scale it reports (epsilon-parametrised randomizers randomize at ``epsilon / f``).
+  The audits run the mechanisms as released and compare what they show with the epsilon the
+  audit was asked to check, and under ``_drawn_noise_factor(0.5)`` ("draws half the noise it
+  claims") they must report a violation. A release made under a factor other than 1 is not
+  private: :mod:`privrank.release` refuses to charge it to a ledger or accountant, and marks its
+  guarantee not private.
 """
 from __future__ import annotations
 
@@ -31,13 +34,13 @@ class UnchargedDrawError(RuntimeError):
 
 
 def noise_factor() -> float:
-    """The factor by which drawn noise is scaled (1 except inside :func:`drawn_noise_factor`)."""
+    """The factor by which drawn noise is scaled (1 except inside an audit's :func:`_drawn_noise_factor`)."""
     return _FACTOR.get()
 
 
 @contextmanager
-def drawn_noise_factor(factor: float):
-    """Draw ``factor`` times the noise every mechanism reports (audits' negative controls only)."""
+def _drawn_noise_factor(factor: float):
+    """Draw ``factor`` times the noise every mechanism reports (the audits' negative controls only)."""
     factor = float(factor)
     if not factor > 0:
         raise ValueError("the noise factor must be > 0")
