@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import http.server
 import json
 import math
@@ -221,7 +222,8 @@ def test_no_preference_is_a_fair_coin(law_page):
 def test_static_files_are_self_contained():
     """No inline script or style (the server's CSP is default-src 'self'), nothing off-site."""
     html = (STATIC / "index.html").read_text()
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="static/respondent.js">']
+    assert re.findall(r"<script\b[^>]*?(?= integrity=)", html) == ['<script type="module" src="static/respondent.js"']
+    assert len(re.findall(r"<script\b", html)) == 1  # its integrity: tests/serve/test_page_integrity.py
     assert "<style" not in html and " style=" not in html and " on" + "click=" not in html
     for name in ("index.html", "randomizer.js", "respondent.js", "style.css"):
         source = (STATIC / name).read_text()
@@ -234,10 +236,18 @@ def test_randomizers_reject_bad_input(law_page):
                      () => R.randomizeComparison(1, -1), () => R.randomizeComparison(1, NaN),
                      () => R.randomizeComparison(1, Infinity), () => R.keepProbability('1'),
                      () => R.duchiReport([0, 0, 1], 1, 2), () => R.duchiReport([0, 2], 1, 2),
-                     () => R.duchiReport([0], 1, 2), () => R.duchiReport([0, 1], 1, 0)];
-        return bad.map((f) => { try { f(); return null; } catch (e) { return e.name; } });
+                     () => R.duchiReport([0], 1, 2), () => R.duchiReport([0, 1], 1, 0),
+                     // outside EPSILON_RANGE: at 40 the true answer would be kept with probability 1
+                     () => R.randomizeComparison(1, 40), () => R.randomizeComparison(1, 0.005),
+                     () => R.duchiReport([0, 1], 10.5, 2), () => R.keepProbability(1e300)];
+        const edges = [R.keepProbability(0.01), R.keepProbability(10)];
+        return [bad.map((f) => { try { f(); return null; } catch (e) { return e.name; } }), edges,
+                R.EPSILON_RANGE];
     }""")
-    assert errors == ["RangeError"] * 10
+    assert errors[0] == ["RangeError"] * 14
+    assert errors[1] == pytest.approx([keep(0.01), keep(10.0)])  # the range's ends are accepted
+    from privrank.serve.survey import EPSILON_RANGE
+    assert tuple(errors[2]) == EPSILON_RANGE  # the page checks the server's range
 
 
 def python_pair_vector(order) -> np.ndarray:
@@ -319,24 +329,27 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
 
     ``server_limit`` makes the server accept fewer reports than ``max_answers`` while still
     answering ``remaining`` from ``max_answers`` (as if another tab had used the budget), so
-    the page meets a 409. ``app.state.tokens`` maps the tokens it knows to their report
-    counts (clear it to make the server forget every respondent). Swap this function for the
-    real application to run the page tests against it.
+    the page meets a 409. ``app.state.tokens`` maps the tokens it knows to their reports
+    (clear it to make the server forget every respondent). Reports carry an idempotency ``key``:
+    the same key and content again is a duplicate (200), another key for a pair already reported
+    is refused (409 ``pair-answered``), as is a key reused with other content (``key-reused``).
+    Swap this function for the real application to run the page tests against it.
     """
     from starlette.applications import Starlette
     from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    tokens: dict[str, int] = {}
+    tokens: dict[str, dict] = {}  # token -> {key: report body without the token}
     items = survey["items"]
     m = len(items)
     limit = survey["max_answers"] if server_limit is None else server_limit
     ranking = survey["design"] == "ranking"
-    fields = {"token", "vector", "epsilon"} if ranking else {"token", "item_a", "item_b", "report", "epsilon"}
+    fields = {"token", "key", "vector", "epsilon"} if ranking else {"token", "key", "item_a", "item_b", "report",
+                                                                    "epsilon"}
 
-    def error(status, message):
-        return JSONResponse({"error": message}, status_code=status)
+    def error(status, message, reason=None):
+        return JSONResponse({"error": message, **({"reason": reason} if reason else {})}, status_code=status)
 
     async def page(request):
         return FileResponse(STATIC / "index.html")
@@ -345,8 +358,8 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
         return JSONResponse(survey)
 
     async def respondents(request):
-        token = secrets.token_urlsafe(16)
-        tokens[token] = 0
+        token = secrets.token_urlsafe(24)
+        tokens[token] = {}
         return JSONResponse({"token": token}, status_code=201)
 
     async def reports(request):
@@ -358,8 +371,8 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
             return error(400, f"expected exactly the fields {sorted(fields)}")
         if body["token"] not in tokens:
             return error(404, "unknown token")
-        if tokens[body["token"]] >= limit:
-            return error(409, "privacy budget exhausted")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{22}", str(body["key"])):
+            return error(400, "key must be 22 characters of base64url")
         if body["epsilon"] != survey["epsilon"]:
             return error(400, "epsilon differs from the survey's")
         if ranking:
@@ -370,9 +383,19 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
         elif (body["item_a"] not in items or body["item_b"] not in items
               or body["item_a"] == body["item_b"] or body["report"] not in (1, -1)):
             return error(400, "bad comparison")
-        tokens[body["token"]] += 1
-        return JSONResponse({"remaining": max(0, survey["max_answers"] - tokens[body["token"]])},
-                            status_code=201)
+        held = tokens[body["token"]]
+        content = {k: v for k, v in body.items() if k not in ("token", "key")}
+        remaining = max(0, survey["max_answers"] - len(held))
+        if body["key"] in held:
+            if held[body["key"]] != content:
+                return error(409, "this key was used for another report", "key-reused")
+            return JSONResponse({"remaining": remaining, "duplicate": True}, status_code=200)
+        if not ranking and any({r["item_a"], r["item_b"]} == {body["item_a"], body["item_b"]} for r in held.values()):
+            return error(409, "this pair was already reported", "pair-answered")
+        if len(held) >= limit:
+            return error(409, "privacy budget exhausted", "exhausted")
+        held[body["key"]] = content
+        return JSONResponse({"remaining": remaining - 1}, status_code=201)
 
     app = Starlette(routes=[
         Route("/", page),
@@ -404,8 +427,10 @@ def real_app(survey: dict, directory: Path):
     declared = Survey(title=survey["title"], question=survey["question"], items=tuple(survey["items"]),
                       design=survey["design"], epsilon=survey["epsilon"],
                       budget=survey["budget"] if survey["design"] == "pairs" else None)
+    from privrank.serve.app import survey_document
+
     store = SqliteStore(directory / f"{secrets.token_hex(8)}.sqlite")
-    return create_app(declared, store, secrets.token_urlsafe(24)), declared.public(), store
+    return create_app(declared, store, secrets.token_urlsafe(24)), survey_document(declared, False), store
 
 
 def fake_only():
@@ -422,6 +447,8 @@ class Recorder:
         self.gate = threading.Event()  # cleared: POST /api/reports waits until it is set
         self.gate.set()
         self.outages = 0  # the next this many POST /api/reports get a 503 without reaching the app
+        self.lost_replies = 0  # the next this many POST /api/reports reach the app, whose reply is lost (502)
+        self.refusals: list[tuple[str, int]] = []  # (path, status): the next such request gets it instead
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -434,14 +461,21 @@ class Recorder:
         body = b"".join(chunks)
         entry = {"method": scope["method"], "path": scope["path"], "body": body, "status": None}
         self.requests.append(entry)
+        refusal = next((f for f in self.refusals if f[0] == scope["path"]), None)
+        if refusal:
+            self.refusals.remove(refusal)
+            entry["status"] = refusal[1]
+            return await self._reply(send, refusal[1], b'{"error": "refused by the test"}', b"application/json",
+                                     [(b"retry-after", b"60")])
         if scope["path"] == "/api/reports":
             await asyncio.to_thread(self.gate.wait, 30)
             if self.outages > 0:
                 self.outages -= 1
                 entry["status"] = 503
-                await send({"type": "http.response.start", "status": 503,
-                            "headers": [(b"content-type", b"text/plain")]})
-                return await send({"type": "http.response.body", "body": b"unavailable"})
+                return await self._reply(send, 503, b"unavailable")
+        lose = scope["path"] == "/api/reports" and self.lost_replies > 0
+        if lose:
+            self.lost_replies -= 1
         replayed = False
 
         async def replay():
@@ -454,9 +488,19 @@ class Recorder:
         async def capture(message):
             if message["type"] == "http.response.start":
                 entry["status"] = message["status"]
-            await send(message)
+            if not lose:
+                await send(message)
 
         await self.app(scope, replay, capture)
+        if lose:  # the app stored the report and replied; a proxy lost the reply: 502
+            entry["app_status"], entry["status"] = entry["status"], 502
+            await self._reply(send, 502, b"bad gateway")
+
+    @staticmethod
+    async def _reply(send, status, body, content_type=b"text/plain", headers=()):
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", content_type), *headers]})
+        await send({"type": "http.response.body", "body": body})
 
     def posts(self, path: str, status: int | None = None) -> list[dict]:
         return [json.loads(r["body"]) for r in self.requests
@@ -467,12 +511,14 @@ class Recorder:
 
 
 @contextmanager
-def serving(app):
-    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its base URL."""
+def serving(app, port: int = 0):
+    """Serve ``app`` with uvicorn on ``port`` (0: a free one) of 127.0.0.1 in a thread; yields its base
+    URL. The same port again is the same origin for the browser: the same localStorage."""
     uvicorn = pytest.importorskip("uvicorn")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -517,22 +563,42 @@ def site(driver, tmp_path):
         store.close()
 
 
-#: an epsilon at which a flip is (practically) impossible: 1e-13; the real server caps epsilon at 10
-SURE_EPS = 10.0 if REAL_SERVER else 30.0
-PROTECTION = ("Your browser randomizes every answer before sending it, so the organisers never "
-              "learn your true answers.")
+#: an epsilon at which a flip is (practically) impossible: 4.5e-5 per answer; the page refuses more than 10
+SURE_EPS = 10.0
+SERVED_PROTECTION = "Your answers are perfectly safe with us."  # what a server says: the page ignores it
 
 
-def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20) -> dict:
-    survey = {"title": "Dessert survey", "question": "Which dessert do you prefer?",
+def survey_id(survey: dict) -> str:
+    """The fake's survey identity, as ``Survey.fingerprint()``: every field that fixes what a report means."""
+    fixed = {k: survey[k] for k in ("question", "items", "design", "epsilon", "budget", "mechanism")}
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+
+def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dessert survey") -> dict:
+    survey = {"title": title, "question": "Which dessert do you prefer?",
               "items": list(items), "design": design, "epsilon": epsilon,
               "budget": epsilon * max_answers, "max_answers": max_answers,
               "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
-              "protection": PROTECTION}
+              "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser"}
     if design == "ranking":
         M = len(items) * (len(items) - 1) // 2
         survey["duchi_scale"] = duchi_l2_scale(M, math.sqrt(M) / 2, epsilon)
+    survey["id"] = survey_id(survey)
     return survey
+
+
+def protection(survey: dict) -> str:
+    """The sentence the page composes from the epsilon and cap it checked itself (e^1 = 2.718...: 2.72)."""
+    f = {1.0: "2.72", 10.0: "22,027", 0.5: "1.65"}[survey["epsilon"]]
+    where = "with your invitation" if survey["invitations"] else "in this browser"
+    if survey["design"] == "ranking":
+        return ("Your browser adds random noise to your ranking before sending it: whatever order you choose, "
+                f"the report we receive is at most {f} times as likely as it would be for any other order. "
+                f"You are asked for one ranking {where}.")
+    k = math.floor(survey["budget"] / survey["epsilon"] + 1e-9)
+    return ("Your browser flips a coin before sending each answer and may send the opposite of your choice: "
+            f"whatever you answer, the report we receive is at most {f} times as likely as it would be had you "
+            f"answered differently. You are asked at most {k} answer{'s' * (k != 1)} {where}.")
 
 
 DESSERTS = ["Apple pie", "Brownie", "Crème brûlée", "Doughnut", "Eclair", "Flan", "Gelato"]
@@ -589,9 +655,12 @@ def give_answer(drv, how: str):
         "left" if how.endswith(("left", "enter")) else "right" if how.endswith("right") else "none"]
 
 
-def storage(drv) -> dict:
+def storage(drv, survey: dict | None = None) -> dict:
+    """What the page keeps: one entry, under ``privrank:<id>`` (``survey``'s id when given)."""
     entries = drv.execute_script("return Object.entries(localStorage)")
-    assert len(entries) == 1 and entries[0][0].startswith("privrank:")
+    assert len(entries) == 1 and re.fullmatch(r"privrank:[0-9a-f]{64}", entries[0][0])
+    if survey is not None:
+        assert entries[0][0] == f"privrank:{survey['id']}"
     return json.loads(entries[0][1])
 
 
@@ -604,14 +673,28 @@ def console_problems(drv) -> list[str]:
 def check_report_bodies(recorder, survey):
     bodies = recorder.posts("/api/reports")
     for body in bodies:
-        assert set(body) == {"token", "item_a", "item_b", "report", "epsilon"}, body
+        assert set(body) == {"token", "key", "item_a", "item_b", "report", "epsilon"}, body
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", body["key"])
         assert body["report"] in (1, -1) and type(body["report"]) is int
         assert body["epsilon"] == survey["epsilon"]
         assert body["item_a"] in survey["items"] and body["item_b"] in survey["items"]
         assert body["item_a"] != body["item_b"]
         assert isinstance(body["token"], str)
     assert all(b == {} for b in recorder.posts("/api/respondents"))
+    # a key is one randomized report: sent again only as it is (a new token after a 404), never redrawn
+    by_key = {}
+    for body in bodies:
+        content = {k: v for k, v in body.items() if k != "token"}
+        assert by_key.setdefault(body["key"], content) == content
     return bodies
+
+
+def randomized_once(bodies) -> bool:
+    """Whether every pair was randomized once per token: all its report bodies carry one key."""
+    keys = {}
+    for b in bodies:
+        keys.setdefault((b["token"], frozenset((b["item_a"], b["item_b"]))), set()).add(b["key"])
+    return all(len(k) == 1 for k in keys.values())
 
 
 HOW = ["click-left", "key-left", "click-right", "tab-enter", "click-none", "key-right", "key-down"]
@@ -623,7 +706,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     recorder = site(survey)
     wait_state(driver, "question")
     assert text(driver, "title") == survey["title"] and driver.title == survey["title"]
-    assert text(driver, "protection") == recorder.survey["protection"]
+    assert text(driver, "protection") == protection(recorder.survey)
     assert text(driver, "coin") == ""
     t0 = time.perf_counter()
     for k in range(20):
@@ -658,7 +741,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     assert len({b["token"] for b in bodies}) == 1
 
     # the device keeps the token and which pairs were sent -- no report once the server has it
-    kept = storage(driver)
+    kept = storage(driver, recorder.survey)
     assert set(kept) <= {"token", "pairs", "done"}
     assert kept["token"] == bodies[0]["token"]
     items = survey["items"]
@@ -822,13 +905,14 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert text(driver, "coin").startswith("Your browser kept your answer before sending it")
 
     (body,) = recorder.posts("/api/reports")
-    assert set(body) == {"token", "vector", "epsilon"} and body["epsilon"] == eps
+    assert set(body) == {"token", "key", "vector", "epsilon"} and body["epsilon"] == eps
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", body["key"])
     z = np.array(body["vector"])
     assert z.shape == (10,)
     assert np.linalg.norm(z) == pytest.approx(recorder.survey["duchi_scale"], rel=1e-9)
     order = [survey["items"].index(label) for label in expected]
     assert z @ python_pair_vector(order) > 0
-    kept = storage(driver)
+    kept = storage(driver, recorder.survey)
     assert set(kept) == {"token", "ballot"} and kept["ballot"] == {"sent": True}  # the report left the device
     assert console_problems(driver) == []
     driver.refresh()
