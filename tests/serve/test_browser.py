@@ -25,6 +25,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from serve_ports import free_port
 
 import privrank
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
@@ -921,7 +923,320 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert len(recorder.posts("/api/reports")) == 1
 
 
-# ---- 4. screenshots for the documentation ---------------------------------------------------------
+# ---- 4. the page against an adversary: what it checks itself, invitations, randomized once ------
+
+class PageFrom:
+    """ASGI wrapper: the page (``/`` and ``/static/``) from ``directory``, everything else from ``app``."""
+
+    def __init__(self, directory: Path, app):
+        from starlette.staticfiles import StaticFiles
+        self.directory, self.app, self.files = directory, app, StaticFiles(directory=directory)
+
+    async def __call__(self, scope, receive, send):
+        from starlette.responses import FileResponse
+        path = scope.get("path", "")
+        if path == "/":
+            return await FileResponse(self.directory / "index.html")(scope, receive, send)
+        if path.startswith("/static/"):
+            return await self.files({**scope, "path": path[len("/static"):], "root_path": ""}, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def patched_page(directory: Path, *replacements: tuple[str, str]) -> Path:
+    """A copy of the page in ``directory`` with ``respondent.js`` edited, and its integrity hash
+    recomputed: a deliberately broken page that the browser still runs (the negative controls)."""
+    from privrank.serve.integrity import sri_hash
+    shutil.copytree(STATIC, directory)
+    script = (directory / "respondent.js").read_text()
+    for old, new in replacements:
+        assert script.count(old) == 1, old
+        script = script.replace(old, new)
+    (directory / "respondent.js").write_text(script)
+    html = (directory / "index.html").read_text()
+    html = re.sub(r'(static/respondent\.js" integrity=")[^"]*', lambda m: m.group(1) + sri_hash(script.encode()), html)
+    (directory / "index.html").write_text(html)
+    return directory
+
+
+def declared_survey(items, *, title="Dessert survey", epsilon=1.0, budget=None):
+    """A pairs survey for the real server (budget: every pair, unless given)."""
+    from privrank.serve.survey import Survey
+    budget = epsilon * len(items) * (len(items) - 1) // 2 if budget is None else budget
+    return Survey(title=title, question="Which dessert do you prefer?", items=tuple(items), design="pairs",
+                  epsilon=epsilon, budget=budget)
+
+
+@contextmanager
+def real_server(survey, db: Path, *, port: int = 0, page: Path | None = None):
+    """``privrank serve``'s application for ``survey`` on the SQLite file ``db`` behind a :class:`Recorder`
+    (with the page from ``page`` when given); yields ``(recorder, base URL, store)``."""
+    pytest.importorskip("starlette")
+    from privrank.serve.app import create_app
+    from privrank.serve.store import SqliteStore
+    store = SqliteStore(db)
+    try:
+        app = create_app(survey, store, secrets.token_urlsafe(24))
+        recorder = Recorder(app if page is None else PageFrom(page, app))
+        with serving(recorder, port) as base:
+            yield recorder, base, store
+    finally:
+        store.close()
+
+
+def answer_all(drv, how="click-left"):
+    while True:
+        wait_state(drv, "question", "done")
+        if state(drv) == "done":
+            return
+        give_answer(drv, how)
+        wait_state(drv, "question", "done", "sending")
+        wait_for(drv, lambda d: state(d) != "sending")
+
+
+@pytest.mark.parametrize("eps", [40.0, 0.005])
+def test_the_page_refuses_an_epsilon_out_of_range(driver, site, eps):
+    """At 40 randomized response keeps the true answer with probability 1 - 4e-18: the page does not run."""
+    recorder = site(survey_of(DESSERTS[:4], epsilon=eps, max_answers=6))
+    wait_state(driver, "refused")
+    assert f"epsilon = {eps:g} per answer, outside the range 0.01 to 10" in text(driver, "status")
+    assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
+    time.sleep(0.3)
+    assert [r for r in recorder.requests if r["method"] == "POST"] == []  # no registration, no report
+    assert driver.execute_script("return localStorage.length") == 0
+    assert console_problems(driver) == []
+
+
+def reports_a_page_sends(driver, app, page=None) -> int:
+    recorder = Recorder(app if page is None else PageFrom(page, app))
+    with serving(recorder) as base:
+        driver.get(base + "/")
+        answer_all(driver)
+        return len(recorder.posts("/api/reports"))
+
+
+def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
+    """A server serving a larger max_answers (and accepting as many) and its own protection sentence:
+    the page asks floor(budget / epsilon) answers and says what it computed. Control: a page that
+    takes the server's max_answers asks more, and is caught."""
+    survey = survey_of(DESSERTS[:4], epsilon=1.0, max_answers=3)
+    survey["max_answers"] = 6  # the fake accepts 6 reports per token and says so
+    recorder = Recorder(contract_app(survey))
+    with serving(recorder) as base:
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        assert text(driver, "protection") == protection(survey)
+        assert "at most 2.72 times as likely" in text(driver, "protection") and "at most 3 answers" in \
+            text(driver, "protection")
+        assert text(driver, "progress") == "Answered 0 of 3."
+        answer_all(driver)
+        assert "all the answers this survey asks for" in text(driver, "status")
+        assert len(recorder.posts("/api/reports")) == 3
+    trusting = patched_page(tmp_path / "trusting", (
+        "cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9)", "cap: s.max_answers"))
+    assert reports_a_page_sends(driver, contract_app(survey), trusting) == 6  # the control is caught
+
+
+@pytest.mark.parametrize("tampered", ["randomizer.js", "respondent.js"])
+def test_a_tampered_script_does_not_run(driver, tampered):
+    """Subresource Integrity: a script whose bytes differ from the released ones (here, randomized
+    response at 4 epsilon) is blocked; the page says it did not start instead of "Loading…" forever."""
+    app = contract_app(survey_of(DESSERTS[:4], max_answers=6))
+
+    async def tamper(scope, receive, send):
+        async def edit(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [(k, v) for k, v in message["headers"]
+                                                  if k.lower() not in (b"content-length", b"etag")]}
+            elif message.get("body"):
+                message = {**message, "body": message["body"].replace(b"Math.exp(-eps)", b"Math.exp(-4 * eps)")
+                           .replace(b"let busy = false;", b"let busy = 0;")}
+            await send(message)
+        await app(scope, receive, edit if scope.get("path") == f"/static/{tampered}" else send)
+    recorder = Recorder(tamper)
+    with serving(recorder) as base:
+        driver.get_log("browser")
+        driver.get(base + "/")
+        wait_for(driver, lambda d: d.find_element("id", "load-failed").is_displayed(), timeout=12)
+        assert not driver.find_element("id", "title").is_displayed()  # no "Loading…" left
+        assert "did not match the published ones" in " ".join(text(driver, "load-failed").split())
+        assert state(driver) == "loading"
+        paths = [r["path"] for r in recorder.requests]
+        assert "/api/survey" not in paths and not recorder.posts("/api/respondents")
+        assert paths.count("/static/randomizer.js") == 1  # the import used the checked preload
+        blocked = [e["message"] for e in driver.get_log("browser") if "integrity" in e["message"]]
+        assert blocked and all(tampered in m for m in blocked)
+
+
+def test_without_javascript_the_page_says_so(site):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        with serving(contract_app(survey_of(DESSERTS[:4]))) as base:
+            drv.get(base + "/")
+            note = drv.find_element("css selector", "noscript p")
+            assert note.is_displayed() and "needs JavaScript" in note.text
+            assert not drv.find_element("id", "title").is_displayed()
+            time.sleep(6.5)  # the load-failure note would show by now: without JavaScript it does not
+            assert not drv.find_element("id", "load-failed").is_displayed()
+    finally:
+        drv.quit()
+
+
+def test_invitations(driver, tmp_path):
+    """Invitation-only: without a code the page says so and does not try to register; a link's code
+    is kept under the survey's id until the registration succeeds (here after a 429) and leaves the
+    address bar; the same link in a second profile (storage cleared) is refused; another code works."""
+    survey = declared_survey(DESSERTS[:4])
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
+        codes = store.add_invitations(2)
+        driver.get(base + "/")
+        wait_state(driver, "closed")
+        assert text(driver, "status") == ("This survey is by invitation only. Please open it with the link from "
+                                          "your invitation.")
+        assert "at most 6 answers with your invitation" in text(driver, "protection")
+        time.sleep(0.3)
+        assert recorder.posts("/api/respondents") == []
+
+        recorder.refusals.append(("/api/respondents", 429))
+        driver.get(f"{base}/#invite={codes[0]}")  # only the fragment changes: the page starts again
+        wait_for(driver, lambda d: "try again in a minute" in text(d, "status"))
+        assert driver.current_url == base + "/"  # the code left the address bar
+        doc = survey_document(survey)
+        assert storage(driver, doc) == {"invite": codes[0]}  # kept, under the survey's id
+        driver.refresh()
+        wait_state(driver, "question")
+        assert recorder.posts("/api/respondents", 201) == [{"invitation": codes[0]}]
+        assert set(storage(driver, doc)) == {"token"}  # the code is gone once registered
+        give_answer(driver, "click-left")
+        wait_state(driver, "question")
+
+        driver.execute_script("localStorage.clear()")  # a second browser profile with the same link
+        driver.get(f"{base}/#invite={codes[0]}")
+        wait_state(driver, "closed")
+        assert "already been used, or is not valid" in text(driver, "status")
+        assert recorder.statuses("/api/respondents") == [429, 201, 403]
+        assert driver.execute_script("return localStorage.length") == 0 or storage(driver) == {}
+        driver.get(f"{base}/#invite={codes[1]}")  # another person's invitation
+        wait_state(driver, "question")
+        assert store.counts()[0] == 2
+        assert console_problems(driver) == []
+
+
+def survey_document(survey) -> dict:
+    from privrank.serve.app import survey_document as document
+    return document(survey, True)
+
+
+TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${survey.id}:${survey.title}`;")
+
+
+@pytest.mark.parametrize("page", ["released", "keyed by title (control)"])
+def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_path, page):
+    """privrank serve restarted on the same database with another title: the same token, no pair
+    asked twice, the count of sent answers kept. Control: a page keyed by the title registers anew."""
+    db, port = tmp_path / "survey.sqlite", free_port()
+    directory = None if page == "released" else patched_page(tmp_path / "page", TITLE_IN_KEY)
+    with real_server(declared_survey(DESSERTS[:4]), db, port=port, page=directory) as (first, base, _):
+        driver.get(base + "/")
+        for _ in range(2):
+            wait_state(driver, "question")
+            give_answer(driver, "click-left")
+        wait_state(driver, "question")
+    retitled = declared_survey(DESSERTS[:4], title="Desserts, second round")
+    with real_server(retitled, db, port=port, page=directory) as (second, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        assert text(driver, "title") == "Desserts, second round"
+        reset = bool(second.posts("/api/respondents"))
+        if page != "released":
+            assert reset  # the control is caught
+            return
+        assert not reset and text(driver, "progress") == "Answered 2 of 6."
+        asked = {frozenset((b["item_a"], b["item_b"])) for b in first.posts("/api/reports")}
+        assert frozenset((text(driver, "choose-left"), text(driver, "choose-right"))) not in asked
+        answer_all(driver)
+        assert "every pair" in text(driver, "status")
+        table = store.pair_reports()
+        assert table.num_rows == 6 and len(set(table["user"].to_pylist())) == 1
+        assert len({frozenset(p) for p in zip(table["item_a"].to_pylist(), table["item_b"].to_pylist())}) == 6
+
+
+NO_MEMO_CHECK = ("      if (pairs[pairKey]) return null;\n", "")
+
+
+@pytest.mark.parametrize("page", ["released", "no memo check (control)"])
+def test_two_tabs_never_randomize_a_pair_twice(driver, tmp_path, page):
+    """One pair (two items) on screen in two tabs of one browser, answered in both while the first
+    report is in flight: the second tab sends the first tab's memoized report (same key: the server
+    answers it as a duplicate) and randomizes nothing. Control: a page that does not re-read the memo
+    under the lock randomizes the pair twice, and is caught."""
+    directory = None if page == "released" else patched_page(tmp_path / "page", NO_MEMO_CHECK)
+    with real_server(declared_survey(DESSERTS[:2]), tmp_path / "survey.sqlite", page=directory) as (
+            recorder, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        first = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        second = driver.current_window_handle
+        try:
+            driver.get(base + "/")
+            wait_state(driver, "question")
+            recorder.gate.clear()
+            give_answer(driver, "click-left")
+            wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 1)
+            driver.switch_to.window(first)
+            give_answer(driver, "click-right")
+            wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 2)
+            recorder.gate.set()
+            wait_state(driver, "done")
+            bodies = recorder.posts("/api/reports")
+            if page != "released":
+                assert not randomized_once(bodies)  # the control is caught
+                return
+            assert randomized_once(bodies) and bodies[0] == bodies[1]
+            assert sorted(recorder.statuses("/api/reports")) == [200, 201]
+            assert store.pair_reports().num_rows == 1
+            assert text(driver, "coin") == ""  # this tab's click was not randomized: no coin to show
+            driver.switch_to.window(second)
+            wait_state(driver, "done")
+            assert COIN.match(text(driver, "coin"))
+        finally:
+            recorder.gate.set()
+            driver.switch_to.window(second)
+            driver.close()
+            driver.switch_to.window(first)
+
+
+def test_a_lost_reply_resent_is_stored_once(driver, tmp_path):
+    """The server stores a report but its reply is lost (a proxy answers 502): the page keeps the report
+    with its key and resends it unchanged on reload; the server answers it as a duplicate."""
+    survey = declared_survey(DESSERTS[:4])
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        recorder.lost_replies = 1
+        give_answer(driver, "click-left")
+        wait_state(driver, "error")
+        assert "502" in text(driver, "status") and "saved on this device" in text(driver, "status")
+        assert store.pair_reports().num_rows == 1  # stored, though the page does not know it
+        (pending,) = storage(driver)["pairs"].values()
+        assert pending["sent"] is False and re.fullmatch(r"[A-Za-z0-9_-]{22}", pending["key"])
+        driver.refresh()
+        wait_state(driver, "question")
+        first, again = recorder.posts("/api/reports")
+        assert first == again and first["key"] == pending["key"]
+        assert [r.get("app_status", r["status"]) for r in recorder.requests if r["path"] == "/api/reports"] == \
+            [201, 200]
+        assert store.pair_reports().num_rows == 1 and text(driver, "progress") == "Answered 1 of 6."
+
+
+# ---- 5. screenshots for the documentation ---------------------------------------------------------
 
 @pytest.mark.skipif(os.environ.get("PRIVRANK_SCREENSHOTS") != "1",
                     reason="set PRIVRANK_SCREENSHOTS=1 to write docs/img/respondent*.png")
