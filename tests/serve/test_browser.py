@@ -1198,6 +1198,9 @@ def test_two_tabs_never_randomize_a_pair_twice(driver, tmp_path, page):
             bodies = recorder.posts("/api/reports")
             if page != "released":
                 assert not randomized_once(bodies)  # the control is caught
+                # its second draw is refused as pair-answered, which moves the page on without an error
+                assert sorted(recorder.statuses("/api/reports")) == [201, 409]
+                assert state(driver) == "done" and "every pair" in text(driver, "status")
                 return
             assert randomized_once(bodies) and bodies[0] == bodies[1]
             assert sorted(recorder.statuses("/api/reports")) == [200, 201]
