@@ -233,12 +233,13 @@ REFUSED_JSON = [  # each a report body (or a function of the token) that must be
     lambda t: SECRET, lambda t: 1, lambda t: _body(t, key=...), lambda t: _body(t, key=t), lambda t: _body(t, key=5),
     lambda t: _body(t, key="=" * 22), lambda t: _body(t, token=t[:-1]), lambda t: _body(t, token=t + "A"),
     lambda t: _body(t, token="\ud800" + t[1:]), lambda t: _body(t, token=t[:-1] + "\x00"),
-    lambda t: _body(t, token=t[:-1] + "\n"), lambda t: _body(t, token=t[:-1] + "é"), lambda t: _body(t, epsilon=10 ** 400),
-    lambda t: _body(t, epsilon=-10 ** 400), lambda t: _body(t, item_a="\ud800"),
+    lambda t: _body(t, token=t[:-1] + "\n"), lambda t: _body(t, token=t[:-1] + "é"),
+    lambda t: _body(t, epsilon=10 ** 400), lambda t: _body(t, epsilon=-10 ** 400), lambda t: _body(t, item_a="\ud800"),
 ]
 KEY = "a" * 22
 REFUSED_RAW = [  # raw bodies: non-finite numbers, repeated keys, broken JSON, too large
-    lambda t: '{"token": "%s", "key": "%s", "item_a": "alpha", "item_b": "beta", "report": 1, "epsilon": NaN}' % (t, KEY),
+    lambda t: '{"token": "%s", "key": "%s", "item_a": "alpha", "item_b": "beta", "report": 1, "epsilon": NaN}'
+              % (t, KEY),
     lambda t: '{"token": "%s", "key": "%s", "item_a": "alpha", "item_b": "beta", "report": 1, "epsilon": Infinity}'
               % (t, KEY),
     lambda t: '{"token": "%s", "key": "%s", "item_a": "alpha", "item_b": "beta", "report": 1, "epsilon": 1e400}'

@@ -79,7 +79,8 @@ def test_five_sends_of_one_pair_store_one_report(store):
         assert replies[1].json() == {"remaining": 2, "duplicate": True}
         for other in (body(token, value=-1), body(token, "beta", "alpha")):  # the same pair, a new draw
             r = client.post("/api/reports", json=other)
-            assert r.status_code == 409 and r.json()["reason"] == "pair-answered" and set(r.json()) == {"error", "reason"}
+            assert r.status_code == 409 and r.json()["reason"] == "pair-answered"
+            assert set(r.json()) == {"error", "reason"}
         r = client.post("/api/reports", json={**sent, "report": -1})
         assert r.status_code == 409 and r.json()["reason"] == "key-reused"
     assert store.counts() == (1, 1)

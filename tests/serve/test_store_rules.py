@@ -95,7 +95,8 @@ def test_a_pair_is_reported_once_per_respondent_in_either_order(store):
             store.add_report(token, key=key(), item_a=a, item_b=b, report=r, epsilon=1.0, max_answers=9)
         assert refused.value.reason == "pair-answered"
     other = store.new_respondent()  # another respondent may report the same pair
-    assert store.add_report(other, key=key(), item_a="B", item_b="A", report=-1, epsilon=1.0, max_answers=9) == (8, False)
+    assert store.add_report(other, key=key(), item_a="B", item_b="A", report=-1, epsilon=1.0,
+                            max_answers=9) == (8, False)
     assert store.counts() == (2, 2)
 
 

@@ -82,7 +82,8 @@ SQL = {
     "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
     "answered": "SELECT count(*) FROM reports WHERE token = ?",
     "by_key": "SELECT item_a, item_b, report, vector FROM reports WHERE token = ? AND report_key = ?",
-    "pair": "SELECT count(*) FROM reports WHERE token = ? AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
+    "pair": "SELECT count(*) FROM reports WHERE token = ? "
+            "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
     "insert": "INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received) "
               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
@@ -342,7 +343,8 @@ class Store:
                     raise ReportConflict("this report's key was already used for another report: a new answer "
                                          "needs a new key", "key-reused")
                 return Receipt(max(0, max_answers - answered), duplicate=True)
-            if report is not None and cur.execute(self._sql("pair"), (token, item_a, item_b, item_b, item_a)).fetchone()[0]:
+            pair = (token, item_a, item_b, item_b, item_a)
+            if report is not None and cur.execute(self._sql("pair"), pair).fetchone()[0]:
                 raise ReportConflict("this respondent already reported this pair: a pair is randomized once",
                                      "pair-answered")
             if answered >= max_answers:
