@@ -145,7 +145,13 @@ const BY_INVITATION = 'This survey is by invitation only. Please open it with th
 const INVITATION_USED = 'This invitation link has already been used, or is not valid. An invitation works in '
   + 'one browser only: please continue in the browser where you first opened it, or ask the survey\'s '
   + 'organisers for a new invitation.';
-const offline = 'Your randomized answer is saved on this device and will be sent when you reload the page.';
+// What happens to an answer the server may not have: it is kept, and sent again on reload.
+function pending() {
+  const memo = load();
+  const unsent = Object.values(memo.pairs || {}).some((p) => !p.sent) || (memo.ballot && !memo.ballot.sent);
+  return unsent ? 'Your randomized answer is saved on this device and will be sent when you reload the page.'
+    : 'Please reload the page to try again.';
+}
 
 // This browser's token: the one kept under the survey's id, else a new registration (with the
 // kept invitation, on an invitation-only survey). Under the lock, so tabs register once between
@@ -186,7 +192,7 @@ function outcome({ status, data }) {
   if (status === 409 && data.reason === 'pair-answered') return 'answered';
   if (status === 409 && data.reason === 'exhausted') return 'exhausted';
   const why = typeof data.error === 'string' && status < 500 ? data.error : `the server answered ${status}`;
-  throw new Stop(`Sorry, something went wrong: ${why}. ${offline}`);
+  throw new Stop(`Sorry, something went wrong: ${why}. ${pending()}`);
 }
 
 function clearQuestions() {
@@ -205,7 +211,7 @@ function stop(error) {
     say(error.message);
     setState(error.state);
   } else {  // no reply (a network failure or the time limit)
-    say(`Sorry, something went wrong: ${survey ? `could not reach the server. ${offline}`
+    say(`Sorry, something went wrong: ${survey ? `could not reach the server. ${pending()}`
       : 'could not load the survey. Please reload the page.'}`);
     setState('error');
   }
