@@ -3,7 +3,8 @@
 Starts the real command (``privrank serve --demo`` for the start-up time; a survey of 8 items with
 a budget of 10,000 answers per respondent for the load) in a subprocess on a free port of
 127.0.0.1, then ``--clients`` threads, each one respondent, POST randomized reports for
-``--seconds``; every report is committed before its reply. Prints the time until the demo
+``--seconds`` (a respondent reports each pair once, so a client registers a new respondent after
+every 28 reports); every report is committed before its reply. Prints the time until the demo
 answers its first request, reports/s and the p50/p99 latency of the acknowledged reports, for
 SQLite (a temporary file) and, with ``--postgres URL``, for PostgreSQL.
 
@@ -13,7 +14,9 @@ SQLite (a temporary file) and, with ``--postgres URL``, for PostgreSQL.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -36,7 +39,7 @@ def start(args, directory):
         port = s.getsockname()[1]
     t = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())",
-                             "serve", *args, "--port", str(port),
+                             "serve", *args, "--port", str(port), "--registrations-per-minute", "1000000",
                              "--admin-token", ADMIN], cwd=directory, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
@@ -61,13 +64,18 @@ def load(base, clients: int, seconds: float) -> tuple[int, np.ndarray, float]:
 
     def client(seed):
         rng = np.random.default_rng(seed)
+        pairs = list(itertools.combinations(ITEMS, 2))
         with httpx.Client(base_url=base, timeout=10) as http:
-            token = http.post("/api/respondents").json()["token"]
+            sent = len(pairs)
             while not done.is_set():
-                i, j = rng.choice(len(ITEMS), 2, replace=False)
+                if sent == len(pairs):
+                    token, order, sent = http.post("/api/respondents").json()["token"], rng.permutation(len(pairs)), 0
+                a, b = pairs[order[sent]]
+                sent += 1
                 t = time.perf_counter()
-                reply = http.post("/api/reports", json={"token": token, "item_a": ITEMS[i], "item_b": ITEMS[j],
-                                                        "report": int(rng.choice([1, -1])), "epsilon": 1.0})
+                reply = http.post("/api/reports", json={"token": token, "key": secrets.token_urlsafe(16), "item_a": a,
+                                                        "item_b": b, "report": int(rng.choice([1, -1])),
+                                                        "epsilon": 1.0})
                 if reply.status_code == 201:
                     with lock:
                         latencies.append(time.perf_counter() - t)

@@ -61,6 +61,9 @@ class Guarantee:
     seeded
         The run was given a seed: reproducible research output, not a private release (anyone
         who knows the seed can subtract the noise). Set by :func:`privrank.release.private_release`.
+    user
+        What one "user" of ``epsilon_per_user`` is, in words: ``"user"`` (one person) by default,
+        or what a deployment can actually tell apart (``"browser"``, ``"invited respondent"``).
     """
 
     epsilon: float
@@ -74,6 +77,7 @@ class Guarantee:
     note: str = ""
     rho: float | None = None
     seeded: bool = False
+    user: str = "user"
 
     def __post_init__(self):
         if self.model not in ("local", "central", "none"):
@@ -113,7 +117,7 @@ class Guarantee:
             if self.epsilon_per_user is not None:
                 how = "basic composition" if self.model == "local" else "group privacy"
                 text += (f"; by {how} over at most the declared number of answers per user, "
-                         f"{_fmt(self.epsilon_per_user)}-DP per user")
+                         f"{_fmt(self.epsilon_per_user)}-DP per {self.user}")
             else:
                 text += (f"; a user who made k comparisons is protected at k x {_fmt(self.epsilon)} "
                          "(declare a bound on answers per user, max_answers, to state one per-user number)")
@@ -133,7 +137,8 @@ class Guarantee:
             text += f", plus at most {self.delta:g} in absolute probability"
         if self.unit in (UNIT_COMPARISON, UNIT_EDGE) and self.epsilon_per_comparison is not None:
             if self.epsilon_per_user is not None:
-                text += (f" (for all the answers of one person, up to the declared number per person, at most "
+                who = "person" if self.user == "user" else self.user
+                text += (f" (for all the answers of one {who}, up to the declared number per {who}, at most "
                          f"{_factor(self.epsilon_per_user)})")
             else:
                 text += f" (for a person who answered k times, up to e^(k x {_fmt(self.epsilon)}))"

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import http.server
 import json
 import math
 import os
 import re
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -33,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from serve_ports import free_port
 
 import privrank
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
@@ -221,7 +224,8 @@ def test_no_preference_is_a_fair_coin(law_page):
 def test_static_files_are_self_contained():
     """No inline script or style (the server's CSP is default-src 'self'), nothing off-site."""
     html = (STATIC / "index.html").read_text()
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="static/respondent.js">']
+    assert re.findall(r"<script\b[^>]*?(?= integrity=)", html) == ['<script type="module" src="static/respondent.js"']
+    assert len(re.findall(r"<script\b", html)) == 1  # its integrity: tests/serve/test_page_integrity.py
     assert "<style" not in html and " style=" not in html and " on" + "click=" not in html
     for name in ("index.html", "randomizer.js", "respondent.js", "style.css"):
         source = (STATIC / name).read_text()
@@ -234,10 +238,18 @@ def test_randomizers_reject_bad_input(law_page):
                      () => R.randomizeComparison(1, -1), () => R.randomizeComparison(1, NaN),
                      () => R.randomizeComparison(1, Infinity), () => R.keepProbability('1'),
                      () => R.duchiReport([0, 0, 1], 1, 2), () => R.duchiReport([0, 2], 1, 2),
-                     () => R.duchiReport([0], 1, 2), () => R.duchiReport([0, 1], 1, 0)];
-        return bad.map((f) => { try { f(); return null; } catch (e) { return e.name; } });
+                     () => R.duchiReport([0], 1, 2), () => R.duchiReport([0, 1], 1, 0),
+                     // outside EPSILON_RANGE: at 40 the true answer would be kept with probability 1
+                     () => R.randomizeComparison(1, 40), () => R.randomizeComparison(1, 0.005),
+                     () => R.duchiReport([0, 1], 10.5, 2), () => R.keepProbability(1e300)];
+        const edges = [R.keepProbability(0.01), R.keepProbability(10)];
+        return [bad.map((f) => { try { f(); return null; } catch (e) { return e.name; } }), edges,
+                R.EPSILON_RANGE];
     }""")
-    assert errors == ["RangeError"] * 10
+    assert errors[0] == ["RangeError"] * 14
+    assert errors[1] == pytest.approx([keep(0.01), keep(10.0)])  # the range's ends are accepted
+    from privrank.serve.survey import EPSILON_RANGE
+    assert tuple(errors[2]) == EPSILON_RANGE  # the page checks the server's range
 
 
 def python_pair_vector(order) -> np.ndarray:
@@ -319,24 +331,27 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
 
     ``server_limit`` makes the server accept fewer reports than ``max_answers`` while still
     answering ``remaining`` from ``max_answers`` (as if another tab had used the budget), so
-    the page meets a 409. ``app.state.tokens`` maps the tokens it knows to their report
-    counts (clear it to make the server forget every respondent). Swap this function for the
-    real application to run the page tests against it.
+    the page meets a 409. ``app.state.tokens`` maps the tokens it knows to their reports
+    (clear it to make the server forget every respondent). Reports carry an idempotency ``key``:
+    the same key and content again is a duplicate (200), another key for a pair already reported
+    is refused (409 ``pair-answered``), as is a key reused with other content (``key-reused``).
+    Swap this function for the real application to run the page tests against it.
     """
     from starlette.applications import Starlette
     from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    tokens: dict[str, int] = {}
+    tokens: dict[str, dict] = {}  # token -> {key: report body without the token}
     items = survey["items"]
     m = len(items)
     limit = survey["max_answers"] if server_limit is None else server_limit
     ranking = survey["design"] == "ranking"
-    fields = {"token", "vector", "epsilon"} if ranking else {"token", "item_a", "item_b", "report", "epsilon"}
+    fields = {"token", "key", "vector", "epsilon"} if ranking else {"token", "key", "item_a", "item_b", "report",
+                                                                    "epsilon"}
 
-    def error(status, message):
-        return JSONResponse({"error": message}, status_code=status)
+    def error(status, message, reason=None):
+        return JSONResponse({"error": message, **({"reason": reason} if reason else {})}, status_code=status)
 
     async def page(request):
         return FileResponse(STATIC / "index.html")
@@ -345,8 +360,8 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
         return JSONResponse(survey)
 
     async def respondents(request):
-        token = secrets.token_urlsafe(16)
-        tokens[token] = 0
+        token = secrets.token_urlsafe(24)
+        tokens[token] = {}
         return JSONResponse({"token": token}, status_code=201)
 
     async def reports(request):
@@ -358,8 +373,8 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
             return error(400, f"expected exactly the fields {sorted(fields)}")
         if body["token"] not in tokens:
             return error(404, "unknown token")
-        if tokens[body["token"]] >= limit:
-            return error(409, "privacy budget exhausted")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{22}", str(body["key"])):
+            return error(400, "key must be 22 characters of base64url")
         if body["epsilon"] != survey["epsilon"]:
             return error(400, "epsilon differs from the survey's")
         if ranking:
@@ -370,9 +385,19 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
         elif (body["item_a"] not in items or body["item_b"] not in items
               or body["item_a"] == body["item_b"] or body["report"] not in (1, -1)):
             return error(400, "bad comparison")
-        tokens[body["token"]] += 1
-        return JSONResponse({"remaining": max(0, survey["max_answers"] - tokens[body["token"]])},
-                            status_code=201)
+        held = tokens[body["token"]]
+        content = {k: v for k, v in body.items() if k not in ("token", "key")}
+        remaining = max(0, survey["max_answers"] - len(held))
+        if body["key"] in held:
+            if held[body["key"]] != content:
+                return error(409, "this key was used for another report", "key-reused")
+            return JSONResponse({"remaining": remaining, "duplicate": True}, status_code=200)
+        if not ranking and any({r["item_a"], r["item_b"]} == {body["item_a"], body["item_b"]} for r in held.values()):
+            return error(409, "this pair was already reported", "pair-answered")
+        if len(held) >= limit:
+            return error(409, "privacy budget exhausted", "exhausted")
+        held[body["key"]] = content
+        return JSONResponse({"remaining": remaining - 1}, status_code=201)
 
     app = Starlette(routes=[
         Route("/", page),
@@ -404,8 +429,10 @@ def real_app(survey: dict, directory: Path):
     declared = Survey(title=survey["title"], question=survey["question"], items=tuple(survey["items"]),
                       design=survey["design"], epsilon=survey["epsilon"],
                       budget=survey["budget"] if survey["design"] == "pairs" else None)
+    from privrank.serve.app import survey_document
+
     store = SqliteStore(directory / f"{secrets.token_hex(8)}.sqlite")
-    return create_app(declared, store, secrets.token_urlsafe(24)), declared.public(), store
+    return create_app(declared, store, secrets.token_urlsafe(24)), survey_document(declared, False), store
 
 
 def fake_only():
@@ -422,6 +449,8 @@ class Recorder:
         self.gate = threading.Event()  # cleared: POST /api/reports waits until it is set
         self.gate.set()
         self.outages = 0  # the next this many POST /api/reports get a 503 without reaching the app
+        self.lost_replies = 0  # the next this many POST /api/reports reach the app, whose reply is lost (502)
+        self.refusals: list[tuple[str, int]] = []  # (path, status): the next such request gets it instead
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -434,14 +463,21 @@ class Recorder:
         body = b"".join(chunks)
         entry = {"method": scope["method"], "path": scope["path"], "body": body, "status": None}
         self.requests.append(entry)
+        refusal = next((f for f in self.refusals if f[0] == scope["path"]), None)
+        if refusal:
+            self.refusals.remove(refusal)
+            entry["status"] = refusal[1]
+            return await self._reply(send, refusal[1], b'{"error": "refused by the test"}', b"application/json",
+                                     [(b"retry-after", b"60")])
         if scope["path"] == "/api/reports":
             await asyncio.to_thread(self.gate.wait, 30)
             if self.outages > 0:
                 self.outages -= 1
                 entry["status"] = 503
-                await send({"type": "http.response.start", "status": 503,
-                            "headers": [(b"content-type", b"text/plain")]})
-                return await send({"type": "http.response.body", "body": b"unavailable"})
+                return await self._reply(send, 503, b"unavailable")
+        lose = scope["path"] == "/api/reports" and self.lost_replies > 0
+        if lose:
+            self.lost_replies -= 1
         replayed = False
 
         async def replay():
@@ -454,9 +490,19 @@ class Recorder:
         async def capture(message):
             if message["type"] == "http.response.start":
                 entry["status"] = message["status"]
-            await send(message)
+            if not lose:
+                await send(message)
 
         await self.app(scope, replay, capture)
+        if lose:  # the app stored the report and replied; a proxy lost the reply: 502
+            entry["app_status"], entry["status"] = entry["status"], 502
+            await self._reply(send, 502, b"bad gateway")
+
+    @staticmethod
+    async def _reply(send, status, body, content_type=b"text/plain", headers=()):
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", content_type), *headers]})
+        await send({"type": "http.response.body", "body": body})
 
     def posts(self, path: str, status: int | None = None) -> list[dict]:
         return [json.loads(r["body"]) for r in self.requests
@@ -467,12 +513,14 @@ class Recorder:
 
 
 @contextmanager
-def serving(app):
-    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its base URL."""
+def serving(app, port: int = 0):
+    """Serve ``app`` with uvicorn on ``port`` (0: a free one) of 127.0.0.1 in a thread; yields its base
+    URL. The same port again is the same origin for the browser: the same localStorage."""
     uvicorn = pytest.importorskip("uvicorn")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -517,22 +565,42 @@ def site(driver, tmp_path):
         store.close()
 
 
-#: an epsilon at which a flip is (practically) impossible: 1e-13; the real server caps epsilon at 10
-SURE_EPS = 10.0 if REAL_SERVER else 30.0
-PROTECTION = ("Your browser randomizes every answer before sending it, so the organisers never "
-              "learn your true answers.")
+#: an epsilon at which a flip is (practically) impossible: 4.5e-5 per answer; the page refuses more than 10
+SURE_EPS = 10.0
+SERVED_PROTECTION = "Your answers are perfectly safe with us."  # what a server says: the page ignores it
 
 
-def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20) -> dict:
-    survey = {"title": "Dessert survey", "question": "Which dessert do you prefer?",
+def survey_id(survey: dict) -> str:
+    """The fake's survey identity, as ``Survey.fingerprint()``: every field that fixes what a report means."""
+    fixed = {k: survey[k] for k in ("question", "items", "design", "epsilon", "budget", "mechanism")}
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+
+def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dessert survey") -> dict:
+    survey = {"title": title, "question": "Which dessert do you prefer?",
               "items": list(items), "design": design, "epsilon": epsilon,
               "budget": epsilon * max_answers, "max_answers": max_answers,
               "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
-              "protection": PROTECTION}
+              "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser"}
     if design == "ranking":
         M = len(items) * (len(items) - 1) // 2
         survey["duchi_scale"] = duchi_l2_scale(M, math.sqrt(M) / 2, epsilon)
+    survey["id"] = survey_id(survey)
     return survey
+
+
+def protection(survey: dict) -> str:
+    """The sentence the page composes from the epsilon and cap it checked itself (e^1 = 2.718...: 2.72)."""
+    f = {1.0: "2.72", 10.0: "22,027", 0.5: "1.65"}[survey["epsilon"]]
+    where = "with your invitation" if survey["invitations"] else "in this browser"
+    if survey["design"] == "ranking":
+        return ("Your browser adds random noise to your ranking before sending it: whatever order you choose, "
+                f"the report we receive is at most {f} times as likely as it would be for any other order. "
+                f"You are asked for one ranking {where}.")
+    k = math.floor(survey["budget"] / survey["epsilon"] + 1e-9)
+    return ("Your browser flips a coin before sending each answer and may send the opposite of your choice: "
+            f"whatever you answer, the report we receive is at most {f} times as likely as it would be had you "
+            f"answered differently. You are asked at most {k} answer{'s' * (k != 1)} {where}.")
 
 
 DESSERTS = ["Apple pie", "Brownie", "Crème brûlée", "Doughnut", "Eclair", "Flan", "Gelato"]
@@ -589,9 +657,12 @@ def give_answer(drv, how: str):
         "left" if how.endswith(("left", "enter")) else "right" if how.endswith("right") else "none"]
 
 
-def storage(drv) -> dict:
+def storage(drv, survey: dict | None = None) -> dict:
+    """What the page keeps: one entry, under ``privrank:<id>`` (``survey``'s id when given)."""
     entries = drv.execute_script("return Object.entries(localStorage)")
-    assert len(entries) == 1 and entries[0][0].startswith("privrank:")
+    assert len(entries) == 1 and re.fullmatch(r"privrank:[0-9a-f]{64}", entries[0][0])
+    if survey is not None:
+        assert entries[0][0] == f"privrank:{survey['id']}"
     return json.loads(entries[0][1])
 
 
@@ -604,14 +675,28 @@ def console_problems(drv) -> list[str]:
 def check_report_bodies(recorder, survey):
     bodies = recorder.posts("/api/reports")
     for body in bodies:
-        assert set(body) == {"token", "item_a", "item_b", "report", "epsilon"}, body
+        assert set(body) == {"token", "key", "item_a", "item_b", "report", "epsilon"}, body
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", body["key"])
         assert body["report"] in (1, -1) and type(body["report"]) is int
         assert body["epsilon"] == survey["epsilon"]
         assert body["item_a"] in survey["items"] and body["item_b"] in survey["items"]
         assert body["item_a"] != body["item_b"]
         assert isinstance(body["token"], str)
     assert all(b == {} for b in recorder.posts("/api/respondents"))
+    # a key is one randomized report: sent again only as it is (a new token after a 404), never redrawn
+    by_key = {}
+    for body in bodies:
+        content = {k: v for k, v in body.items() if k != "token"}
+        assert by_key.setdefault(body["key"], content) == content
     return bodies
+
+
+def randomized_once(bodies) -> bool:
+    """Whether every pair was randomized once per token: all its report bodies carry one key."""
+    keys = {}
+    for b in bodies:
+        keys.setdefault((b["token"], frozenset((b["item_a"], b["item_b"]))), set()).add(b["key"])
+    return all(len(k) == 1 for k in keys.values())
 
 
 HOW = ["click-left", "key-left", "click-right", "tab-enter", "click-none", "key-right", "key-down"]
@@ -623,7 +708,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     recorder = site(survey)
     wait_state(driver, "question")
     assert text(driver, "title") == survey["title"] and driver.title == survey["title"]
-    assert text(driver, "protection") == recorder.survey["protection"]
+    assert text(driver, "protection") == protection(recorder.survey)
     assert text(driver, "coin") == ""
     t0 = time.perf_counter()
     for k in range(20):
@@ -658,7 +743,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     assert len({b["token"] for b in bodies}) == 1
 
     # the device keeps the token and which pairs were sent -- no report once the server has it
-    kept = storage(driver)
+    kept = storage(driver, recorder.survey)
     assert set(kept) <= {"token", "pairs", "done"}
     assert kept["token"] == bodies[0]["token"]
     items = survey["items"]
@@ -822,13 +907,14 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert text(driver, "coin").startswith("Your browser kept your answer before sending it")
 
     (body,) = recorder.posts("/api/reports")
-    assert set(body) == {"token", "vector", "epsilon"} and body["epsilon"] == eps
+    assert set(body) == {"token", "key", "vector", "epsilon"} and body["epsilon"] == eps
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", body["key"])
     z = np.array(body["vector"])
     assert z.shape == (10,)
     assert np.linalg.norm(z) == pytest.approx(recorder.survey["duchi_scale"], rel=1e-9)
     order = [survey["items"].index(label) for label in expected]
     assert z @ python_pair_vector(order) > 0
-    kept = storage(driver)
+    kept = storage(driver, recorder.survey)
     assert set(kept) == {"token", "ballot"} and kept["ballot"] == {"sent": True}  # the report left the device
     assert console_problems(driver) == []
     driver.refresh()
@@ -837,7 +923,323 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert len(recorder.posts("/api/reports")) == 1
 
 
-# ---- 4. screenshots for the documentation ---------------------------------------------------------
+# ---- 4. the page against an adversary: what it checks itself, invitations, randomized once ------
+
+class PageFrom:
+    """ASGI wrapper: the page (``/`` and ``/static/``) from ``directory``, everything else from ``app``."""
+
+    def __init__(self, directory: Path, app):
+        from starlette.staticfiles import StaticFiles
+        self.directory, self.app, self.files = directory, app, StaticFiles(directory=directory)
+
+    async def __call__(self, scope, receive, send):
+        from starlette.responses import FileResponse
+        path = scope.get("path", "")
+        if path == "/":
+            return await FileResponse(self.directory / "index.html")(scope, receive, send)
+        if path.startswith("/static/"):
+            return await self.files({**scope, "path": path[len("/static"):], "root_path": ""}, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def patched_page(directory: Path, *replacements: tuple[str, str]) -> Path:
+    """A copy of the page in ``directory`` with ``respondent.js`` edited, and its integrity hash
+    recomputed: a deliberately broken page that the browser still runs (the negative controls)."""
+    from privrank.serve.integrity import sri_hash
+    shutil.copytree(STATIC, directory)
+    script = (directory / "respondent.js").read_text()
+    for old, new in replacements:
+        assert script.count(old) == 1, old
+        script = script.replace(old, new)
+    (directory / "respondent.js").write_text(script)
+    html = (directory / "index.html").read_text()
+    html = re.sub(r'(static/respondent\.js" integrity=")[^"]*', lambda m: m.group(1) + sri_hash(script.encode()), html)
+    (directory / "index.html").write_text(html)
+    return directory
+
+
+def declared_survey(items, *, title="Dessert survey", epsilon=1.0, budget=None):
+    """A pairs survey for the real server (budget: every pair, unless given)."""
+    from privrank.serve.survey import Survey
+    budget = epsilon * len(items) * (len(items) - 1) // 2 if budget is None else budget
+    return Survey(title=title, question="Which dessert do you prefer?", items=tuple(items), design="pairs",
+                  epsilon=epsilon, budget=budget)
+
+
+@contextmanager
+def real_server(survey, db: Path, *, port: int = 0, page: Path | None = None):
+    """``privrank serve``'s application for ``survey`` on the SQLite file ``db`` behind a :class:`Recorder`
+    (with the page from ``page`` when given); yields ``(recorder, base URL, store)``."""
+    pytest.importorskip("starlette")
+    from privrank.serve.app import create_app
+    from privrank.serve.store import SqliteStore
+    store = SqliteStore(db)
+    try:
+        app = create_app(survey, store, secrets.token_urlsafe(24))
+        recorder = Recorder(app if page is None else PageFrom(page, app))
+        with serving(recorder, port) as base:
+            yield recorder, base, store
+    finally:
+        store.close()
+
+
+def answer_all(drv, how="click-left"):
+    while True:
+        wait_state(drv, "question", "done")
+        if state(drv) == "done":
+            return
+        give_answer(drv, how)
+        wait_state(drv, "question", "done", "sending")
+        wait_for(drv, lambda d: state(d) != "sending")
+
+
+@pytest.mark.parametrize("eps", [40.0, 0.005])
+def test_the_page_refuses_an_epsilon_out_of_range(driver, site, eps):
+    """At 40 randomized response keeps the true answer with probability 1 - 4e-18: the page does not run."""
+    recorder = site(survey_of(DESSERTS[:4], epsilon=eps, max_answers=6))
+    wait_state(driver, "refused")
+    assert f"epsilon = {eps:g} per answer, outside the range 0.01 to 10" in text(driver, "status")
+    assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
+    time.sleep(0.3)
+    assert [r for r in recorder.requests if r["method"] == "POST"] == []  # no registration, no report
+    assert driver.execute_script("return localStorage.length") == 0
+    assert console_problems(driver) == []
+
+
+def reports_a_page_sends(driver, app, page=None) -> int:
+    recorder = Recorder(app if page is None else PageFrom(page, app))
+    with serving(recorder) as base:
+        driver.get(base + "/")
+        answer_all(driver)
+        return len(recorder.posts("/api/reports"))
+
+
+def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
+    """A server serving a larger max_answers (and accepting as many) and its own protection sentence:
+    the page asks floor(budget / epsilon) answers and says what it computed. Control: a page that
+    takes the server's max_answers asks more, and is caught."""
+    survey = survey_of(DESSERTS[:4], epsilon=1.0, max_answers=3)
+    survey["max_answers"] = 6  # the fake accepts 6 reports per token and says so
+    recorder = Recorder(contract_app(survey))
+    with serving(recorder) as base:
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        assert text(driver, "protection") == protection(survey)
+        assert "at most 2.72 times as likely" in text(driver, "protection") and "at most 3 answers" in \
+            text(driver, "protection")
+        assert text(driver, "progress") == "Answered 0 of 3."
+        answer_all(driver)
+        assert "all the answers this survey asks for" in text(driver, "status")
+        assert len(recorder.posts("/api/reports")) == 3
+    trusting = patched_page(tmp_path / "trusting", (
+        "cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9)", "cap: s.max_answers"))
+    assert reports_a_page_sends(driver, contract_app(survey), trusting) == 6  # the control is caught
+
+
+@pytest.mark.parametrize("tampered", ["randomizer.js", "respondent.js"])
+def test_a_tampered_script_does_not_run(driver, tampered):
+    """Subresource Integrity: a script whose bytes differ from the released ones (here, randomized
+    response at 4 epsilon) is blocked; the page says it did not start instead of "Loading…" forever."""
+    app = contract_app(survey_of(DESSERTS[:4], max_answers=6))
+
+    async def tamper(scope, receive, send):
+        async def edit(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [(k, v) for k, v in message["headers"]
+                                                  if k.lower() not in (b"content-length", b"etag")]}
+            elif message.get("body"):
+                message = {**message, "body": message["body"].replace(b"Math.exp(-eps)", b"Math.exp(-4 * eps)")
+                           .replace(b"let busy = false;", b"let busy = 0;")}
+            await send(message)
+        await app(scope, receive, edit if scope.get("path") == f"/static/{tampered}" else send)
+    recorder = Recorder(tamper)
+    with serving(recorder) as base:
+        driver.get_log("browser")
+        driver.get(base + "/")
+        wait_for(driver, lambda d: d.find_element("id", "load-failed").is_displayed(), timeout=12)
+        assert not driver.find_element("id", "title").is_displayed()  # no "Loading…" left
+        assert "did not match the published ones" in " ".join(text(driver, "load-failed").split())
+        assert state(driver) == "loading"
+        paths = [r["path"] for r in recorder.requests]
+        assert "/api/survey" not in paths and not recorder.posts("/api/respondents")
+        assert paths.count("/static/randomizer.js") == 1  # the import used the checked preload
+        blocked = [e["message"] for e in driver.get_log("browser") if "integrity" in e["message"]]
+        assert blocked and all(tampered in m for m in blocked)
+
+
+def test_without_javascript_the_page_says_so(site):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        with serving(contract_app(survey_of(DESSERTS[:4]))) as base:
+            drv.get(base + "/")
+            note = drv.find_element("css selector", "noscript p")
+            assert note.is_displayed() and "needs JavaScript" in note.text
+            assert not drv.find_element("id", "title").is_displayed()
+            time.sleep(6.5)  # the load-failure note would show by now: without JavaScript it does not
+            assert not drv.find_element("id", "load-failed").is_displayed()
+    finally:
+        drv.quit()
+
+
+def test_invitations(driver, tmp_path):
+    """Invitation-only: without a code the page says so and does not try to register; a link's code
+    is kept under the survey's id until the registration succeeds (here after a 429) and leaves the
+    address bar; the same link in a second profile (storage cleared) is refused; another code works."""
+    survey = declared_survey(DESSERTS[:4])
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
+        codes = store.add_invitations(2)
+        driver.get(base + "/")
+        wait_state(driver, "closed")
+        assert text(driver, "status") == ("This survey is by invitation only. Please open it with the link from "
+                                          "your invitation.")
+        assert "at most 6 answers with your invitation" in text(driver, "protection")
+        time.sleep(0.3)
+        assert recorder.posts("/api/respondents") == []
+
+        recorder.refusals.append(("/api/respondents", 429))
+        driver.get(f"{base}/#invite={codes[0]}")  # only the fragment changes: the page starts again
+        wait_for(driver, lambda d: "try again in a minute" in text(d, "status"))
+        assert driver.current_url == base + "/"  # the code left the address bar
+        doc = survey_document(survey)
+        assert storage(driver, doc) == {"invite": codes[0]}  # kept, under the survey's id
+        driver.refresh()
+        wait_state(driver, "question")
+        assert recorder.posts("/api/respondents", 201) == [{"invitation": codes[0]}]
+        assert set(storage(driver, doc)) == {"token"}  # the code is gone once registered
+        give_answer(driver, "click-left")
+        wait_state(driver, "question")
+
+        driver.execute_script("localStorage.clear()")  # a second browser profile with the same link
+        driver.get(f"{base}/#invite={codes[0]}")
+        wait_state(driver, "closed")
+        assert "already been used, or is not valid" in text(driver, "status")
+        assert recorder.statuses("/api/respondents") == [429, 201, 403]
+        assert driver.execute_script("return localStorage.length") == 0 or storage(driver) == {}
+        driver.get(f"{base}/#invite={codes[1]}")  # another person's invitation
+        wait_state(driver, "question")
+        assert store.counts()[0] == 2
+        assert console_problems(driver) == []
+
+
+def survey_document(survey) -> dict:
+    from privrank.serve.app import survey_document as document
+    return document(survey, True)
+
+
+TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${survey.id}:${survey.title}`;")
+
+
+@pytest.mark.parametrize("page", ["released", "keyed by title (control)"])
+def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_path, page):
+    """privrank serve restarted on the same database with another title: the same token, no pair
+    asked twice, the count of sent answers kept. Control: a page keyed by the title registers anew."""
+    db, port = tmp_path / "survey.sqlite", free_port()
+    directory = None if page == "released" else patched_page(tmp_path / "page", TITLE_IN_KEY)
+    with real_server(declared_survey(DESSERTS[:4]), db, port=port, page=directory) as (first, base, _):
+        driver.get(base + "/")
+        for _ in range(2):
+            wait_state(driver, "question")
+            give_answer(driver, "click-left")
+        wait_state(driver, "question")
+    retitled = declared_survey(DESSERTS[:4], title="Desserts, second round")
+    with real_server(retitled, db, port=port, page=directory) as (second, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        assert text(driver, "title") == "Desserts, second round"
+        reset = bool(second.posts("/api/respondents"))
+        if page != "released":
+            assert reset  # the control is caught
+            return
+        assert not reset and text(driver, "progress") == "Answered 2 of 6."
+        asked = {frozenset((b["item_a"], b["item_b"])) for b in first.posts("/api/reports")}
+        assert frozenset((text(driver, "choose-left"), text(driver, "choose-right"))) not in asked
+        answer_all(driver)
+        assert "every pair" in text(driver, "status")
+        table = store.pair_reports()
+        assert table.num_rows == 6 and len(set(table["user"].to_pylist())) == 1
+        assert len({frozenset(p) for p in zip(table["item_a"].to_pylist(), table["item_b"].to_pylist())}) == 6
+
+
+NO_MEMO_CHECK = ("      if (pairs[pairKey]) return null;\n", "")
+
+
+@pytest.mark.parametrize("page", ["released", "no memo check (control)"])
+def test_two_tabs_never_randomize_a_pair_twice(driver, tmp_path, page):
+    """One pair (two items) on screen in two tabs of one browser, answered in both while the first
+    report is in flight: the second tab sends the first tab's memoized report (same key: the server
+    answers it as a duplicate) and randomizes nothing. Control: a page that does not re-read the memo
+    under the lock randomizes the pair twice, and is caught."""
+    directory = None if page == "released" else patched_page(tmp_path / "page", NO_MEMO_CHECK)
+    with real_server(declared_survey(DESSERTS[:2]), tmp_path / "survey.sqlite", page=directory) as (
+            recorder, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        first = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        second = driver.current_window_handle
+        try:
+            driver.get(base + "/")
+            wait_state(driver, "question")
+            recorder.gate.clear()
+            give_answer(driver, "click-left")
+            wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 1)
+            driver.switch_to.window(first)
+            give_answer(driver, "click-right")
+            wait_for(driver, lambda d: len(recorder.posts("/api/reports")) == 2)
+            recorder.gate.set()
+            wait_state(driver, "done")
+            bodies = recorder.posts("/api/reports")
+            if page != "released":
+                assert not randomized_once(bodies)  # the control is caught
+                # its second draw is refused as pair-answered, which moves the page on without an error
+                assert sorted(recorder.statuses("/api/reports")) == [201, 409]
+                assert state(driver) == "done" and "every pair" in text(driver, "status")
+                return
+            assert randomized_once(bodies) and bodies[0] == bodies[1]
+            assert sorted(recorder.statuses("/api/reports")) == [200, 201]
+            assert store.pair_reports().num_rows == 1
+            assert text(driver, "coin") == ""  # this tab's click was not randomized: no coin to show
+            driver.switch_to.window(second)
+            wait_state(driver, "done")
+            assert COIN.match(text(driver, "coin"))
+        finally:
+            recorder.gate.set()
+            driver.switch_to.window(second)
+            driver.close()
+            driver.switch_to.window(first)
+
+
+def test_a_lost_reply_resent_is_stored_once(driver, tmp_path):
+    """The server stores a report but its reply is lost (a proxy answers 502): the page keeps the report
+    with its key and resends it unchanged on reload; the server answers it as a duplicate."""
+    survey = declared_survey(DESSERTS[:4])
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        recorder.lost_replies = 1
+        give_answer(driver, "click-left")
+        wait_state(driver, "error")
+        assert "502" in text(driver, "status") and "saved on this device" in text(driver, "status")
+        assert store.pair_reports().num_rows == 1  # stored, though the page does not know it
+        (pending,) = storage(driver)["pairs"].values()
+        assert pending["sent"] is False and re.fullmatch(r"[A-Za-z0-9_-]{22}", pending["key"])
+        driver.refresh()
+        wait_state(driver, "question")
+        first, again = recorder.posts("/api/reports")
+        assert first == again and first["key"] == pending["key"]
+        assert [r.get("app_status", r["status"]) for r in recorder.requests if r["path"] == "/api/reports"] == \
+            [201, 200]
+        assert store.pair_reports().num_rows == 1 and text(driver, "progress") == "Answered 1 of 6."
+
+
+# ---- 5. screenshots for the documentation ---------------------------------------------------------
 
 @pytest.mark.skipif(os.environ.get("PRIVRANK_SCREENSHOTS") != "1",
                     reason="set PRIVRANK_SCREENSHOTS=1 to write docs/img/respondent*.png")

@@ -1,7 +1,9 @@
 """``privrank serve`` under load, as a real process on 127.0.0.1: sustained throughput and latency, and
 durability when the server is killed with SIGKILL mid-load. Every loop is bounded in time and count,
 and the server is always killed at the end (no orphan processes)."""
+import itertools
 import os
+import secrets
 import signal
 import sqlite3
 import subprocess
@@ -34,7 +36,8 @@ def server(tmp_path):
     db = tmp_path / "reports.sqlite"
     port = free_port()
     argv = [sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())", "serve",
-            str(survey), "--db", str(db), "--port", str(port), "--admin-token", ADMIN]
+            str(survey), "--db", str(db), "--port", str(port), "--admin-token", ADMIN,
+            "--registrations-per-minute", "1000000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -61,14 +64,15 @@ def respondent_loop(base, stop, record, seed):
     is called before each report is sent and ``record(status, body, seconds)`` when its answer arrives.
     Returns on ``stop`` or when the server is gone."""
     rng = np.random.default_rng(seed)
+    pairs = list(itertools.combinations(range(len(ITEMS)), 2))
     with httpx.Client(base_url=base, timeout=5) as client:
         while not stop.is_set():
             try:
                 token = client.post("/api/respondents").json()["token"]
-                for _ in range(MAX_ANSWERS + 1):  # the last one is past the budget: refused
-                    i, j = rng.choice(len(ITEMS), 2, replace=False)
-                    body = {"token": token, "item_a": ITEMS[i], "item_b": ITEMS[j], "report": int(rng.choice([1, -1])),
-                            "epsilon": 1.0}
+                for p in rng.permutation(len(pairs))[:MAX_ANSWERS + 1]:  # the last one is past the budget: refused
+                    i, j = pairs[p]
+                    body = {"token": token, "key": secrets.token_urlsafe(16), "item_a": ITEMS[i], "item_b": ITEMS[j],
+                            "report": int(rng.choice([1, -1])), "epsilon": 1.0}
                     record(None, body, 0.0)
                     start = time.perf_counter()
                     r = client.post("/api/reports", json=body)

@@ -1,5 +1,6 @@
 """The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
 and the schema has no place for a true answer."""
+import secrets
 import sqlite3
 import threading
 from collections import Counter
@@ -16,8 +17,13 @@ from serve_ports import free_port
 
 #: every column the store has; none could hold a true answer, an address or a user agent
 COLUMNS = {"respondents": {"token", "created"},
-           "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"},
-           "surveys": {"fingerprint"}}
+           "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+           "surveys": {"fingerprint"}, "invitations": {"code_hash", "used"}}
+
+
+def key() -> str:
+    """A report's idempotency key, as the page draws it."""
+    return secrets.token_urlsafe(16)
 
 
 @pytest.fixture
@@ -49,12 +55,13 @@ def test_tokens_are_random_and_reports_count_down(store):
     tokens = {store.new_respondent() for _ in range(20)}
     assert len(tokens) == 20 and all(len(t) == 32 for t in tokens)
     token = sorted(tokens)[0]
-    left = [store.add_report(token, item_a="A", item_b="B", report=r, epsilon=1.0, max_answers=3) for r in (1, -1, 1)]
-    assert left == [2, 1, 0]
+    left = [store.add_report(token, key=key(), item_a=a, item_b=b, report=r, epsilon=1.0, max_answers=3)
+            for a, b, r in (("A", "B", 1), ("A", "C", -1), ("C", "B", 1))]
+    assert left == [(2, False), (1, False), (0, False)]
     with pytest.raises(AnswersExhausted):
-        store.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+        store.add_report(token, key=key(), item_a="C", item_b="D", report=1, epsilon=1.0, max_answers=3)
     with pytest.raises(UnknownRespondent):
-        store.add_report("not-a-token", item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+        store.add_report("not-a-token", key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
     assert store.counts() == (20, 3)  # refusals stored nothing
 
 
@@ -63,22 +70,23 @@ def test_refusals_leave_the_store_usable(store):
     token = store.new_respondent()
     for _ in range(5):
         with pytest.raises(UnknownRespondent):
-            store.add_report("nobody", item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
-    assert store.add_report(token, item_a="A", item_b="B", report=-1, epsilon=1.0, max_answers=1) == 0
+            store.add_report("nobody", key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+    assert store.add_report(token, key=key(), item_a="A", item_b="B", report=-1, epsilon=1.0,
+                            max_answers=1).remaining == 0
     with pytest.raises(InputError, match="either"):
-        store.add_report(token, item_a="A", item_b="B", report=1, vector=[0.5], epsilon=1.0, max_answers=9)
+        store.add_report(token, key=key(), item_a="A", item_b="B", report=1, vector=[0.5], epsilon=1.0, max_answers=9)
 
 
 def test_pair_reports_are_randomized_comparisons(store):
     users = [store.new_respondent() for _ in range(3)]
-    sent = [(users[k % 3], "ABC"[k % 3], "ABC"[(k + 1) % 3], 1 if k % 2 else -1, 0.3) for k in range(9)]
+    sent = [(users[k % 3], "ABC"[k // 3], "BCD"[k // 3], 1 if k % 2 else -1, 0.3) for k in range(9)]
     for user, a, b, report, eps in sent:
-        store.add_report(user, item_a=a, item_b=b, report=report, epsilon=eps, max_answers=5)
+        store.add_report(user, key=key(), item_a=a, item_b=b, report=report, epsilon=eps, max_answers=5)
     table = store.pair_reports()
     assert table.column_names == ["user", "item_a", "item_b", "outcome", "epsilon"]
     assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == sent  # in order, epsilon exact
     comps = pr.read_comparisons(table)
-    assert comps.is_randomized and comps.n_records == 9 and comps.items == ("A", "B", "C")
+    assert comps.is_randomized and comps.n_records == 9 and comps.items == ("A", "B", "C", "D")
 
 
 def test_an_empty_store_reads_as_empty(store):
@@ -90,7 +98,7 @@ def test_an_empty_store_reads_as_empty(store):
 def test_vectors_round_trip_exactly(store):
     token = store.new_respondent()
     v = np.random.default_rng(3).standard_normal(6) / 3
-    assert store.add_report(token, vector=v.tolist(), epsilon=2.0, max_answers=1) == 0
+    assert store.add_report(token, key=key(), vector=v.tolist(), epsilon=2.0, max_answers=1).remaining == 0
     np.testing.assert_array_equal(store.vectors(), v[None, :])
     assert store.pair_reports().num_rows == 0
 
@@ -99,11 +107,12 @@ def test_a_store_keeps_its_reports_and_its_survey(target):
     with open_store(target) as s:
         s.claim("survey-1")
         token = s.new_respondent()
-        s.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
+        s.add_report(token, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
     with open_store(target) as s:
         s.claim("survey-1")
         assert s.counts() == (1, 1)
-        assert s.add_report(token, item_a="B", item_b="A", report=1, epsilon=1.0, max_answers=2) == 0
+        assert s.add_report(token, key=key(), item_a="B", item_b="C", report=1, epsilon=1.0,
+                            max_answers=2).remaining == 0
         with pytest.raises(InputError, match="different survey"):
             s.claim("survey-2")
 
@@ -121,7 +130,8 @@ def test_budget_holds_under_concurrent_writers(store):
         for n in range(12):
             token = tokens[(k + n) % len(tokens)]
             try:
-                store.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=max_answers)
+                store.add_report(token, key=key(), item_a=f"t{k}", item_b=f"n{n}", report=1, epsilon=1.0,
+                                 max_answers=max_answers)
                 with lock:
                     accepted[token] += 1
             except AnswersExhausted:

@@ -74,7 +74,7 @@ def test_fresh_empty_and_own_databases_open(target, tmp_path):
     with open_store(target) as s:  # fresh
         s.claim("survey")
         token = s.new_respondent()
-        s.add_report(token, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
+        s.add_report(token, key="k" * 22, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
     with open_store(target) as s:  # its own
         s.claim("survey")
         assert s.counts() == (1, 1)

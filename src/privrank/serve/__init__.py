@@ -22,27 +22,36 @@ Every privacy parameter (items, epsilon, budget) is declared in the survey file
 (:mod:`privrank.serve.survey`) before any answer arrives.
 
 What is stored (:mod:`privrank.serve.store`): respondents' random tokens and their randomized
-reports, append-only, in SQLite or PostgreSQL; no true answer, no IP address, no user agent.
-A report is acknowledged only after it is committed, and never past the respondent's budget.
+reports, append-only, in SQLite or PostgreSQL, with the UTC day only; no true answer, no IP
+address, no user agent. A report is acknowledged only after it is committed, never past the
+respondent's budget, once per idempotency key and once per pair per respondent. A respondent is
+a browser (a token), or on an invitation-only survey an invited respondent (one-time codes, kept
+hashed), and every text says which.
 
 The contract (:mod:`privrank.serve.app`)
 ----------------------------------------
 ``GET /``
     The respondent's page (``static/index.html``); ``/static/{file}`` its files.
 ``GET /api/survey``
-    ``{"title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
-    "protection"}``, plus ``"duchi_scale"`` for the ranking design.
+    ``{"id", "title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
+    "protection", "invitations", "respondent_unit"}``, plus ``"duchi_scale"`` for the ranking
+    design. ``id`` is the survey's fingerprint (title left out): the page keys what it keeps by it.
 ``POST /api/respondents``
-    201 ``{"token": "..."}``.
+    Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
+    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate.
 ``POST /api/reports`` (``Content-Type: application/json``, at most 64 KB)
-    Pairs: ``{"token", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking: ``{"token",
-    "vector": [M numbers], "epsilon"}``. 201 ``{"remaining": k}`` once stored; 400 ``{"error"}``
-    for anything else (any other field, a true answer included; unknown or equal items; an
-    epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers);
-    404 for an unknown token; 409 when the respondent's answers are used up.
+    Pairs: ``{"token", "key", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking:
+    ``{"token", "key", "vector": [M numbers], "epsilon"}``; ``key`` is 22 characters of base64url
+    drawn when the answer was randomized. 201 ``{"remaining": k}`` once stored; 200 ``{"remaining":
+    k, "duplicate": true}`` for a resend already stored; 400 ``{"error"}`` for anything else (any
+    other field, a true answer included; a token or key of another shape; unknown or equal items; an
+    epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers); 404
+    for an unknown token; 409 ``{"error", "reason"}`` when the pair was already reported
+    (``pair-answered``), the key was used for other content (``key-reused``) or the answers are
+    used up (``exhausted``). Any other failure is 500 ``{"error"}``, never a traceback.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
-    The private ranking with intervals, the guarantee and a plot; the pairs reports as
-    ``user,item_a,item_b,outcome,epsilon`` CSV for ``privrank rank``.
+    The private ranking with intervals, the guarantee and a plot, the registrations per day; the
+    pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``.
 
 Every response carries ``Content-Security-Policy: default-src 'self'`` (no inline script),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the

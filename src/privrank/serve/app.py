@@ -6,33 +6,48 @@ of a report -- in particular a true answer -- is refused, and so is a report who
 the survey's declared one. Refusals never echo the request body. The dashboard and the export
 are post-processing of the stored reports (no privacy cost) and need the admin token. Nothing is
 logged: no request body, no client address.
+
+Against an adversary: a token, a key and an invitation code are accepted only in the exact shape
+the server or the page issues them (anything else is refused with 400 before the store is
+asked), one client's failing request never fails another's (the store isolates each report),
+registrations are rate-limited by a token bucket in the server process (429 with
+``Retry-After``), and every request ends with a status and a JSON ``{"error"}``, never a
+traceback.
 """
 from __future__ import annotations
 
 import hashlib
 import html
 import json
+import logging
 import math
 import secrets
+import threading
+import time
 import warnings
+from collections import deque
+from dataclasses import replace
 from functools import partial
-from importlib import resources
-from pathlib import Path
 from statistics import NormalDist
 from urllib.parse import quote
 
 from ..errors import InputError
-from .store import AnswersExhausted, UnknownRespondent
+from .integrity import static_dir
+from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
+                    UnknownRespondent, is_urlsafe_token)
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_TOKEN_CHARS = 100
+#: new respondents per minute the server registers by default (a token bucket of as many)
+REGISTRATIONS_PER_MINUTE = 30
 NORM_TOLERANCE = 1e-6
 #: reports each compared item needs before the dashboard shows 95% intervals (normal approximation)
 MIN_REPORTS_FOR_INTERVALS = 20
 #: largest ranking survey ranked by exact Kemeny on the dashboard (Borda row sums above)
 EXACT_KEMENY_ITEMS = 12
-REPORT_FIELDS = {"pairs": ("token", "item_a", "item_b", "report", "epsilon"),
-                 "ranking": ("token", "vector", "epsilon")}
+REPORT_FIELDS = {"pairs": ("token", "key", "item_a", "item_b", "report", "epsilon"),
+                 "ranking": ("token", "key", "vector", "epsilon")}
+#: who one respondent is, by whether the survey is invitation-only: the unit of every per-respondent text
+RESPONDENT_UNITS = {True: "invited respondent", False: "browser"}
 SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
                     "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
 
@@ -41,19 +56,80 @@ class Refused(Exception):
     """A request the server refuses with 400; the message never quotes the request."""
 
 
-def static_dir() -> Path:
-    """The respondent page's directory inside the installed package."""
-    return Path(str(resources.files("privrank.serve") / "static"))
+class RateLimit:
+    """A token bucket: ``per_minute`` events a minute on average, bursts of at most ``per_minute``.
+
+    :meth:`take` spends one token if there is one and returns 0, else returns the seconds until
+    there is one (nothing spent)."""
+
+    def __init__(self, per_minute: float, clock=time.monotonic):
+        if isinstance(per_minute, bool) or not isinstance(per_minute, (int, float)) or \
+                not (math.isfinite(per_minute) and per_minute > 0):
+            raise InputError("the registration rate must be a positive number per minute")
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, float(per_minute))
+        self._clock = clock
+        self._tokens, self._last = self.capacity, clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate)
+            self._last = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return 0.0
+            return (1.0 - self._tokens) / self.rate
 
 
-def create_app(survey, store, admin_token: str):
+class RecentRegistrations:
+    """When this process registered respondents in the last hour (monotonic clock, in memory only,
+    never stored): the dashboard's rate since start-up."""
+
+    WINDOW = 3600.0
+
+    def __init__(self, clock=time.monotonic):
+        self._clock = clock
+        self.started = clock()
+        self._times: deque = deque()
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self._times.append(self._clock())
+            self._prune()
+
+    def last_hour(self) -> tuple[int, float]:
+        """``(registrations, minutes covered)``: the last hour, or the time since start-up if shorter."""
+        with self._lock:
+            self._prune()
+            return len(self._times), min(self.WINDOW, self._clock() - self.started) / 60.0
+
+    def _prune(self) -> None:
+        horizon = self._clock() - self.WINDOW
+        while self._times and self._times[0] < horizon:
+            self._times.popleft()
+
+
+def survey_document(survey, invitation_only: bool) -> dict:
+    """``GET /api/survey``: the survey's public parameters, its identity ``id`` (the store's survey
+    fingerprint, which leaves display-only text such as the title out: the page keys everything it
+    keeps by it), whether registration needs an invitation, and who one respondent is."""
+    return {**survey.public(), "id": survey.fingerprint(), "invitations": invitation_only,
+            "respondent_unit": RESPONDENT_UNITS[invitation_only]}
+
+
+def create_app(survey, store, admin_token: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
     """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
 
     ``admin_token`` guards the dashboard and the export. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
+    ``registrations_per_minute`` bounds token minting (a token bucket in this process).
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
@@ -61,12 +137,18 @@ def create_app(survey, store, admin_token: str):
 
     if not isinstance(admin_token, str) or len(admin_token) < 16:
         raise InputError("the admin token must be at least 16 characters (default: a random one)")
+    limit = RateLimit(registrations_per_minute)
     store.claim(survey.fingerprint())
-    public = survey.public()
     static = static_dir()
+    recent = RecentRegistrations()
 
-    def error(status: int, message: str):
-        return JSONResponse({"error": message}, status_code=status)
+    def error(status: int, message: str, reason: str | None = None, headers=None):
+        body = {"error": message} if reason is None else {"error": message, "reason": reason}
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    async def http_error(request, exc):
+        return error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "request refused",
+                     headers=getattr(exc, "headers", None))
 
     def matches(given: str) -> bool:
         return bool(given) and secrets.compare_digest(given.encode(), admin_token.encode())
@@ -83,35 +165,52 @@ def create_app(survey, store, admin_token: str):
         return FileResponse(page, media_type="text/html; charset=utf-8")
 
     async def survey_json(request):
-        return JSONResponse(public)
+        issued, _ = await run_in_threadpool(store.invitations)
+        return JSONResponse(survey_document(survey, bool(issued)))
 
     async def new_respondent(request):
-        return JSONResponse({"token": await run_in_threadpool(store.new_respondent)}, status_code=201)
+        try:
+            invitation = registration_fields(await json_body(request, empty_ok=True))
+        except Refused as exc:
+            return error(400, str(exc))
+        wait = limit.take()
+        if wait:
+            return error(429, "too many new respondents right now: try again in a moment", "rate-limited",
+                         headers={"retry-after": str(max(1, math.ceil(wait)))})
+        try:
+            token = await run_in_threadpool(store.new_respondent, invitation)
+        except InvitationRefused as exc:
+            return error(403, str(exc), "invitation")
+        recent.add()
+        return JSONResponse({"token": token}, status_code=201)
 
     async def new_report(request):
         try:
             fields = report_fields(survey, await json_body(request))
-            remaining = await run_in_threadpool(partial(store.add_report, **fields, max_answers=survey.max_answers))
+            receipt = await run_in_threadpool(partial(store.add_report, **fields, max_answers=survey.max_answers))
         except Refused as exc:
             return error(400, str(exc))
         except UnknownRespondent as exc:
             return error(404, str(exc))
-        except AnswersExhausted as exc:
-            return error(409, str(exc))
-        return JSONResponse({"remaining": remaining}, status_code=201)
+        except (AnswersExhausted, ReportConflict) as exc:
+            return error(409, str(exc), exc.reason)
+        if receipt.duplicate:
+            return JSONResponse({"remaining": receipt.remaining, "duplicate": True}, status_code=200)
+        return JSONResponse({"remaining": receipt.remaining}, status_code=201)
 
     async def dashboard(request):
         if not is_admin(request):
             return error(403, "the dashboard needs the admin token (?token=... or Authorization: Bearer ...)")
         query = request.query_params.get("token", "")
-        return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None))
+        return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
+                                                    recent))
 
     async def export(request):
         if not is_admin(request):
             return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
         if survey.design != "pairs":
             return error(404, "the CSV export holds pairs reports; this is a ranking survey")
-        text = await run_in_threadpool(export_csv, store)
+        text = await run_in_threadpool(export_csv, survey, store)
         return Response(text, media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="export.csv"'})
 
@@ -119,7 +218,36 @@ def create_app(survey, store, admin_token: str):
               Route("/export.csv", export), Route("/api/respondents", new_respondent, methods=["POST"]),
               Route("/api/reports", new_report, methods=["POST"]),
               Mount("/static", app=StaticFiles(directory=static, check_dir=False), name="static")]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(CatchAll)],
+                     exception_handlers={HTTPException: http_error})
+
+
+class CatchAll:
+    """ASGI middleware: a request that fails unexpectedly ends with 500 and a JSON ``{"error"}``, never a
+    traceback; only the exception's type is logged (its message could quote a request)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def watch(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            logging.getLogger("privrank.serve").error("internal error (%s)", type(exc).__name__)
+            if started:  # too late for a status: the connection is closed by the server
+                raise
+            from starlette.responses import JSONResponse
+
+            await JSONResponse({"error": "internal error: the request was not completed"},
+                               status_code=500)(scope, receive, send)
 
 
 class SecurityHeaders:
@@ -149,10 +277,9 @@ class SecurityHeaders:
 
 # ---------------------------------------------------------------------------------------- reports
 
-async def json_body(request):
-    """The request's JSON body, at most ``MAX_BODY_BYTES``; refuses NaN, Infinity and repeated keys."""
-    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise Refused("send the report as JSON (Content-Type: application/json)")
+async def json_body(request, *, empty_ok: bool = False):
+    """The request's JSON body, at most ``MAX_BODY_BYTES``; refuses NaN, Infinity and repeated keys.
+    With ``empty_ok``, an empty body (and no content type) reads as ``{}``."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise Refused(f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")
@@ -161,6 +288,10 @@ async def json_body(request):
         body += chunk
         if len(body) > MAX_BODY_BYTES:
             raise Refused(f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")
+    if empty_ok and not body.strip():
+        return {}
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise Refused("send the request body as JSON (Content-Type: application/json)")
 
     def unique(pairs):
         keys = [k for k, _ in pairs]
@@ -177,9 +308,21 @@ async def json_body(request):
 
 
 def _number(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise Refused(f"{name} must be a finite number")
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise OverflowError
+    except OverflowError:  # also an integer too large for a float
+        raise Refused(f"{name} must be a finite number") from None
     return float(value)
+
+
+def registration_fields(doc) -> str | None:
+    """The invitation code of a registration body (``{}`` or ``{"invitation": CODE}``), or :class:`Refused`.
+    A code of another shape is passed on as None: the store answers it as it answers an unknown code."""
+    if not isinstance(doc, dict) or set(doc) - {"invitation"}:
+        raise Refused('a registration is {} or {"invitation": CODE}')
+    code = doc.get("invitation")
+    return code if is_urlsafe_token(code, INVITATION_BYTES) else None
 
 
 def report_fields(survey, doc) -> dict:
@@ -197,9 +340,11 @@ def report_fields(survey, doc) -> dict:
     missing = [k for k in expected if k not in doc]
     if missing:
         raise Refused(f"the report lacks the field {missing[0]}")
-    token = doc["token"]
-    if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
+    token, key = doc["token"], doc["key"]
+    if not is_urlsafe_token(token, TOKEN_BYTES):
         raise Refused("token must be the text POST /api/respondents returned")
+    if not is_urlsafe_token(key, KEY_BYTES):
+        raise Refused("key must be 22 characters of base64url (16 random bytes), drawn when the answer is randomized")
     if not math.isclose(_number(doc["epsilon"], "epsilon"), survey.epsilon, rel_tol=1e-9):
         raise Refused(f"epsilon must be the survey's epsilon per answer, {survey.epsilon:g}")
     if survey.design == "pairs":
@@ -211,7 +356,7 @@ def report_fields(survey, doc) -> dict:
             raise Refused("item_a and item_b must be two different items")
         if isinstance(report, bool) or not isinstance(report, int) or report not in (1, -1):
             raise Refused("report must be 1 (item_a preferred) or -1 (item_b preferred)")
-        return {"token": token, "item_a": a, "item_b": b, "report": report, "epsilon": survey.epsilon}
+        return {"token": token, "key": key, "item_a": a, "item_b": b, "report": report, "epsilon": survey.epsilon}
     vector = doc["vector"]
     if not isinstance(vector, list) or len(vector) != survey.dimension:
         raise Refused(f"vector must be a list of {survey.dimension} numbers (one per pair of items)")
@@ -219,14 +364,15 @@ def report_fields(survey, doc) -> dict:
     scale = survey.duchi_scale()
     if not math.isclose(math.sqrt(math.fsum(v * v for v in values)), scale, rel_tol=NORM_TOLERANCE):
         raise Refused(f"vector must have the norm of a randomized ballot, {scale:.12g}")
-    return {"token": token, "vector": values, "epsilon": survey.epsilon}
+    return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
 
-def export_csv(store) -> str:
-    """The pairs reports as ``user,item_a,item_b,outcome,epsilon`` CSV, which ``privrank rank`` reads
-    as randomized reports (written by :func:`~privrank.data.io.comparisons_to_csv`, the one writer of
-    that layout). ``user`` is a pseudonym, the first 16 hex digits of the SHA-256 of the
-    respondent's token: it groups a respondent's reports without revealing the token, a credential."""
+def export_csv(survey, store) -> str:
+    """The pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV, which ``privrank
+    rank`` reads as randomized reports under the survey's declared per-respondent quota (written by
+    :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout). ``user`` is a
+    pseudonym, the first 16 hex digits of the SHA-256 of the respondent's token: it groups a
+    respondent's reports without revealing the token, a credential."""
     import pyarrow as pa
 
     from ..data.io import comparisons_to_csv, read_comparisons
@@ -235,23 +381,34 @@ def export_csv(store) -> str:
     if not table.num_rows:
         return ",".join(table.column_names) + "\n"
     pseudonyms = pa.array([hashlib.sha256(t.encode()).hexdigest()[:16] for t in table["user"].to_pylist()])
-    return comparisons_to_csv(read_comparisons(table.set_column(table.column_names.index("user"), "user", pseudonyms)))
+    reports = read_comparisons(table.set_column(table.column_names.index("user"), "user", pseudonyms))
+    return comparisons_to_csv(reports, max_answers=survey.max_answers)
 
 
 # -------------------------------------------------------------------------------------- dashboard
 
-def pairs_view(survey, store) -> dict:
+def unit_note(invitation_only: bool) -> str:
+    """Who one respondent is, in words: what the per-respondent guarantee protects."""
+    if invitation_only:
+        return ("A respondent is an invited respondent: each one-time invitation registers one respondent (an "
+                "invited person who forwards their link passes their place on).")
+    return ("A respondent is a browser (a random token kept in it), not a person: one person with two browsers, or "
+            "who clears the browser's storage, counts as two respondents.")
+
+
+def pairs_view(survey, store, invitation_only: bool = False) -> dict:
     """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
-    95% sandwich intervals, or the reason there is none yet."""
+    95% sandwich intervals, or the reason there is none yet. The guarantee per respondent is stated
+    per browser, or per invited respondent on an invitation-only survey."""
     from ..data.comparison_files import read_comparisons
     from ..inference import confidence_intervals
     from ..pairwise.btl import fit_btl
     from ..pairwise.release import TIE_NOTE, local_guarantee
 
     eps = survey.epsilon
-    view = {"guarantee": local_guarantee(eps, eps * survey.max_answers,
-                                         "randomized response (in the respondent's browser)", note=TIE_NOTE),
-            "notes": [], "score": "BTL score"}
+    guarantee = local_guarantee(eps, eps * survey.max_answers, "randomized response (in the respondent's browser)",
+                                note=f"{TIE_NOTE} {unit_note(invitation_only)}")
+    view = {"guarantee": replace(guarantee, user=RESPONDENT_UNITS[invitation_only]), "notes": [], "score": "BTL score"}
     table = store.pair_reports()
     compared = set(table["item_a"].to_pylist()) | set(table["item_b"].to_pylist())
     if len(compared) < 2:
@@ -281,7 +438,7 @@ def pairs_view(survey, store) -> dict:
     return {**view, "rows": rows}
 
 
-def ranking_view(survey, store) -> dict:
+def ranking_view(survey, store, invitation_only: bool = False) -> dict:
     """The ranking of the ballots: ``w~ = 1/2 + mean of the randomized vectors`` (unbiased), ordered by
     exact Kemeny for at most ``EXACT_KEMENY_ITEMS`` items, else by Borda row sums; each item's score is
     its Borda share ``sum_j w~_ij / (m - 1)``, with a conservative 95% interval for its expectation over
@@ -293,7 +450,8 @@ def ranking_view(survey, store) -> dict:
 
     view = {"guarantee": Guarantee(epsilon=survey.epsilon, model="local", unit=UNIT_RANKING,
                                    mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
-                                             "respondent's browser)", note="Every respondent sends one ballot."),
+                                             "respondent's browser)",
+                                   note=f"Every respondent sends one ballot. {unit_note(invitation_only)}"),
             "notes": [], "score": "Borda share"}
     V = store.vectors()
     n, m = V.shape[0], len(survey.items)
@@ -309,16 +467,33 @@ def ranking_view(survey, store) -> dict:
     return {**view, "rows": [(survey.items[k], share[k], share[k] - half, share[k] + half) for k in order]}
 
 
-def dashboard_page(survey, store, token: str | None = None) -> str:
-    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``)."""
+def registrations_html(store, issued: int, used: int, recent=None) -> str:
+    """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
+    process's memory, never stored), and the invitations issued and used."""
+    days = store.registrations_by_day()
+    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n}" for day, n in days) if days else "none yet") + "."
+    if recent is not None:
+        n, minutes = recent.last_hour()
+        text += (f" In the last hour: {n}." if minutes >= 59.5 else
+                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n}.")
+    if issued:
+        text += f" Invitations: {issued} issued, {used} used."
+    return f"<p id=\"registrations\">{html.escape(text)}</p>"
+
+
+def dashboard_page(survey, store, token: str | None = None, recent=None) -> str:
+    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``).
+    ``recent`` is the server's :class:`RecentRegistrations`."""
     respondents, reports = store.counts()
-    view = (pairs_view if survey.design == "pairs" else ranking_view)(survey, store)
+    issued, used = store.invitations()
+    unit = RESPONDENT_UNITS[bool(issued)]
+    view = (pairs_view if survey.design == "pairs" else ranking_view)(survey, store, bool(issued))
     e = html.escape
     g = view["guarantee"]
     parts = [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
-             f"<p id=\"counts\">Respondents: {respondents}. Reports: {reports}. Design: {e(survey.design)}, "
-             f"epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per respondent.</p>",
-             "<h2>Private ranking</h2>"]
+             f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
+             f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
+             registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>"]
     if "rows" in view:
         cells = "".join(f"<tr><td>{r + 1}</td><td class=\"item\">{e(item)}</td><td>{score:.4g}</td>"
                         f"<td>{'' if lo is None else f'[{lo:.4g}, {hi:.4g}]'}</td></tr>"

@@ -3,65 +3,120 @@
 What is stored, and what is not
 -------------------------------
 ``respondents(token, created)``: a random token per respondent (``secrets.token_urlsafe(24)``,
-its only credential) and when it was issued. ``reports(id, token, item_a, item_b, report,
-vector, epsilon, received)``: one row per randomized report as the respondent's browser sent it
--- a pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with its
-epsilon. There is no column that could hold a true answer, an IP address or a user agent: the
-server never receives a true answer, and keeps nothing that identifies a respondent. A database
-that holds any other table (a privacy ledger, another application's data; in PostgreSQL, in the
-current schema) is refused before anything is created in it.
+its only credential) and the UTC day it was issued (``YYYY-MM-DD``). ``reports(id, token,
+report_key, item_a, item_b, report, vector, epsilon, received)``: one row per randomized report as
+the respondent's browser sent it -- a pair's report in {1, -1}, or a ranking ballot's randomized
+vector (JSON) -- with its epsilon, the idempotency key the page drew for it and the UTC day it
+arrived. ``invitations(code_hash, used)``: the SHA-256 of each one-time invitation code and
+whether it was used, with no link to the token it produced. Times are kept to the day only: a
+finer time could be joined with a reverse proxy's log, which holds addresses. There is no
+column that could hold a true answer, an IP address or a user agent: the server never receives
+a true answer, and keeps nothing that identifies a respondent. A database that holds any other
+table (a privacy ledger, another application's data; in PostgreSQL, in the current schema) is
+refused before anything is created in it; a database of the previous schema (times to the
+microsecond, no keys, no invitations) is migrated in place, in one transaction, when opened.
 
-Budget
-------
-:meth:`Store.add_report` checks in one transaction that the token exists and has sent fewer
-than ``max_answers`` reports, inserts the report and commits before it returns, so no
-respondent's reports ever exceed the declared bound, however many requests race (SQLite:
-``BEGIN IMMEDIATE`` takes the write lock first; PostgreSQL: ``SELECT ... FOR UPDATE`` locks the
-respondent's row), and a report acknowledged to the browser is on disk (SQLite: WAL mode with
-``synchronous=FULL``, the reports waiting at one moment committed together by one writer thread,
-see :class:`SqliteStore`; PostgreSQL: its default synchronous commit).
+Budget, idempotency, one report per pair
+----------------------------------------
+:meth:`Store.add_report` checks in one transaction that the token exists; that a report under
+the same key is not already stored (the same content: a resend after a lost reply, stored once
+and answered as a duplicate; other content: refused); that the respondent has not reported this
+pair before (either order of the two items: a pair is randomized once per respondent, so a
+second report of it would be a second independent draw of the same answer); and that the
+respondent has sent fewer than ``max_answers`` reports. Only then does it insert the report,
+and it commits before it returns, so no respondent's reports ever exceed the declared bound,
+however many requests race (SQLite: ``BEGIN IMMEDIATE`` takes the write lock first;
+PostgreSQL: ``SELECT ... FOR UPDATE`` locks the respondent's row, and a unique index on
+``(token, report_key)`` backs the key rule), and a report acknowledged to the browser is on disk
+(SQLite: WAL mode with ``synchronous=FULL``, the reports waiting at one moment committed
+together by one writer thread, each in a savepoint of its own, see :class:`SqliteStore`;
+PostgreSQL: its default synchronous commit).
 
-The two dialects share every statement and differ only in placeholders, the type of the
-autoincrement key and the row lock. Connections are pooled, one per concurrent caller, so a
-store may be used from many threads.
+The two dialects share every statement but the migration and differ only in placeholders, the
+type of the autoincrement key and the row lock. Connections are pooled, one per concurrent
+caller, so a store may be used from many threads.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import queue
+import re
 import secrets
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import BudgetExceededError, InputError
 
+#: bytes of randomness of a respondent's token, an invitation code and a report's key
+TOKEN_BYTES, INVITATION_BYTES, KEY_BYTES = 24, 16, 16
+
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS surveys (fingerprint TEXT PRIMARY KEY)",
-    "CREATE TABLE IF NOT EXISTS respondents (token TEXT PRIMARY KEY, created {real} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS respondents (token TEXT PRIMARY KEY, created TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS reports (id {id_type} PRIMARY KEY, "
-    "token TEXT NOT NULL REFERENCES respondents (token), item_a TEXT, item_b TEXT, "
-    "report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, received {real} NOT NULL, "
+    "token TEXT NOT NULL REFERENCES respondents (token), report_key TEXT, item_a TEXT, item_b TEXT, "
+    "report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, received TEXT NOT NULL, "
     "CHECK ((report IS NULL) = (vector IS NOT NULL)))",
     "CREATE INDEX IF NOT EXISTS reports_by_token ON reports (token)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token, report_key)",
+    "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
+    "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
 TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
-          "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
+          "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+          "invitations": {"code_hash", "used"}}
+#: the previous schema's tables (times in seconds since the epoch, no keys, no invitations): migrated when opened
+PREVIOUS_TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
+                   "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
     "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
     "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
     "answered": "SELECT count(*) FROM reports WHERE token = ?",
-    "insert": "INSERT INTO reports (token, item_a, item_b, report, vector, epsilon, received) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "by_key": "SELECT item_a, item_b, report, vector FROM reports WHERE token = ? AND report_key = ?",
+    "pair": "SELECT count(*) FROM reports WHERE token = ? "
+            "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
+    "insert": "INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
+    "days": "SELECT created, count(*) FROM respondents GROUP BY created ORDER BY created",
     "pairs": "SELECT token, item_a, item_b, report, epsilon FROM reports WHERE report IS NOT NULL ORDER BY id",
     "vectors": "SELECT vector FROM reports WHERE vector IS NOT NULL ORDER BY id",
+    "invitations": "SELECT count(*), coalesce(sum(used), 0) FROM invitations",
+    "invite": "INSERT INTO invitations (code_hash) VALUES (?)",
+    "use": "UPDATE invitations SET used = 1 WHERE code_hash = ? AND used = 0",
 }
+
+
+def is_urlsafe_token(text, nbytes: int) -> bool:
+    """Whether ``text`` has the exact shape of ``secrets.token_urlsafe(nbytes)``: ``ceil(4 nbytes / 3)``
+    characters of the base64url alphabet, nothing else (no padding, no other character)."""
+    return isinstance(text, str) and re.fullmatch(f"[A-Za-z0-9_-]{{{math.ceil(4 * nbytes / 3)}}}", text) is not None
+
+
+def invitation_hash(code: str) -> str:
+    """What the store keeps of an invitation code: the hex SHA-256 of its text."""
+    return hashlib.sha256(code.encode("ascii")).hexdigest()
+
+
+def utc_day() -> str:
+    """Today in UTC as ``YYYY-MM-DD``: the finest time the store keeps."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+class Receipt(NamedTuple):
+    """A stored report: the answers the respondent has left, and whether it was a resend already stored."""
+
+    remaining: int
+    duplicate: bool = False
 
 
 class UnknownRespondent(InputError):
@@ -70,6 +125,22 @@ class UnknownRespondent(InputError):
 
 class AnswersExhausted(BudgetExceededError):
     """A respondent has already sent the survey's ``max_answers`` reports."""
+
+    reason = "exhausted"
+
+
+class ReportConflict(InputError):
+    """A report that would break "a pair is randomized once": the respondent already reported the pair
+    (``reason = "pair-answered"``), or the key was used with other content (``"key-reused"``)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class InvitationRefused(InputError):
+    """A registration on an invitation-only survey without a usable invitation (missing, unknown or
+    used: one message for all, so codes cannot be probed)."""
 
 
 class Store:
@@ -84,6 +155,10 @@ class Store:
     #: (table, column) of every table and view but SQLite's own
     tables = ("SELECT m.name, p.name FROM sqlite_master AS m LEFT JOIN pragma_table_info(m.name) AS p "
               "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+    #: the previous schema to this one: times coarsened to the UTC day, the key column added
+    migration = ("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
+                 "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
+                 "ALTER TABLE reports ADD COLUMN report_key TEXT")
 
     def __init__(self):
         self._idle: list = []
@@ -92,20 +167,25 @@ class Store:
         types = {"id_type": self.id_type, "real": self.real}
 
         def work(cur):
-            self._check_own(cur)  # in the same transaction as the creation
+            if self._check_own(cur):  # in the same transaction as the creation
+                for statement in self.migration:
+                    cur.execute(statement)
             for statement in SCHEMA:
                 cur.execute(statement.format(**types))
         with self._connection() as conn:
             self._run(conn, work)
 
-    def _check_own(self, cur) -> None:
-        """Refuse a database that holds tables other than the store's (another application's)."""
+    def _check_own(self, cur) -> bool:
+        """Refuse a database that holds tables other than the store's (another application's);
+        True when it holds the previous schema's tables (to migrate)."""
         found: dict = {}
         for table, column in cur.execute(self.tables).fetchall():
             found.setdefault(table, set()).add(column)
-        if any(TABLES.get(table) != columns for table, columns in found.items()):
+        previous = "reports" in found and all(PREVIOUS_TABLES.get(t) == c for t, c in found.items())
+        if not previous and any(TABLES.get(table) != columns for table, columns in found.items()):
             raise InputError(f"{self._name} holds tables of another application (it is not a privrank survey "
                              "store): give the survey a database of its own (--db)")
+        return previous
 
     # -- dialect ---------------------------------------------------------------------------
     def _connect(self):
@@ -168,54 +248,120 @@ class Store:
         with self._connection() as conn:
             self._run(conn, work)
 
-    def new_respondent(self) -> str:
-        """Issue a respondent's token (their only credential), stored before it is returned."""
-        token = secrets.token_urlsafe(24)
+    def new_respondent(self, invitation: str | None = None) -> str:
+        """Issue a respondent's token (their only credential), stored before it is returned.
+
+        On an invitation-only store (one that holds invitations) ``invitation`` must be an unused
+        code, which this marks used in the same transaction; nothing links the code to the token.
+        On an open store the invitation is not looked at.
+
+        Raises
+        ------
+        InvitationRefused
+            The store is invitation-only and the code is missing, unknown or already used.
+        """
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+
+        def work(cur):
+            if cur.execute(self._sql("invitations")).fetchone()[0]:
+                usable = is_urlsafe_token(invitation, INVITATION_BYTES)
+                if not usable or cur.execute(self._sql("use"), (invitation_hash(invitation),)).rowcount != 1:
+                    raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
+                                            "already used: open the link of your own invitation")
+            cur.execute(self._sql("new"), (token, utc_day()))
         with self._connection() as conn:
-            self._run(conn, lambda cur: cur.execute(self._sql("new"), (token, time.time())))
+            self._run(conn, work)
         return token
 
-    def add_report(self, token: str, *, epsilon: float, max_answers: int, item_a: str | None = None,
-                   item_b: str | None = None, report: int | None = None, vector=None) -> int:
-        """Append one randomized report; returns how many answers the respondent has left.
+    def add_invitations(self, n: int) -> list[str]:
+        """Issue ``n`` one-time invitation codes (``secrets.token_urlsafe(16)``), of which the store keeps
+        only the SHA-256; returns the codes. From then on the store is invitation-only.
+
+        Raises
+        ------
+        InputError
+            The store already registered respondents without an invitation: its guarantee could not
+            be stated per invited respondent.
+        """
+        codes = [secrets.token_urlsafe(INVITATION_BYTES) for _ in range(n)]
+
+        def work(cur):
+            issued = cur.execute(self._sql("invitations")).fetchone()[0]
+            if not issued and cur.execute(self._sql("counts")).fetchone()[0]:
+                raise InputError("this survey already has respondents who registered without an invitation, so it "
+                                 "cannot become invitation-only (its guarantee would say 'per invited respondent' "
+                                 "of people who were not invited): start invitations with a new --db")
+            for code in codes:
+                cur.execute(self._sql("invite"), (invitation_hash(code),))
+        with self._connection() as conn:
+            self._run(conn, work)
+        return codes
+
+    def invitations(self) -> tuple[int, int]:
+        """``(issued, used)`` invitations; a store with any issued is invitation-only."""
+        issued, used = self._query("invitations")[0]
+        return int(issued), int(used)
+
+    def add_report(self, token: str, *, key: str, epsilon: float, max_answers: int, item_a: str | None = None,
+                   item_b: str | None = None, report: int | None = None, vector=None) -> Receipt:
+        """Append one randomized report, once; returns a :class:`Receipt` (the answers left, and whether
+        this was a resend of a report already stored under ``key``).
 
         A pair's report is ``item_a, item_b, report`` (1: item_a preferred, -1: item_b); a ranking
-        ballot's is ``vector`` (a list of floats). Validation of the values is the caller's
-        (:mod:`privrank.serve.app`); this enforces the budget, in one transaction, and commits
-        before it returns.
+        ballot's is ``vector`` (a list of floats). ``key`` is the report's idempotency key, drawn by the
+        page when it randomized the answer. Validation of the values is the caller's
+        (:mod:`privrank.serve.app`); this enforces, in one transaction, one report per key and per pair
+        and the budget, and commits before it returns.
 
         Raises
         ------
         UnknownRespondent
             The token was never issued.
+        ReportConflict
+            The respondent already reported this pair under another key, or used the key for other
+            content; nothing is stored.
         AnswersExhausted
             The respondent has already sent ``max_answers`` reports; nothing is stored.
         """
         with self._connection() as conn:
-            return self._run(conn, self._report_work(token, epsilon, max_answers, item_a, item_b, report, vector))
+            return self._run(conn, self._report_work(token, key, epsilon, max_answers, item_a, item_b, report,
+                                                     vector))
 
-    def _report_work(self, token, epsilon, max_answers, item_a, item_b, report, vector):
+    def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
         if (report is None) == (vector is None):
             raise InputError("a report is either a pair's report or a ballot's vector")
-        row = (token, item_a, item_b, report, None if vector is None else json.dumps(list(vector)),
-               float(epsilon))
+        content = (item_a, item_b, report, None if vector is None else json.dumps(list(vector)))
 
         def work(cur):
             if cur.execute(self._sql("lock"), (token,)).fetchone() is None:
                 raise UnknownRespondent("unknown respondent token: ask for a new one (POST /api/respondents)")
             answered = cur.execute(self._sql("answered"), (token,)).fetchone()[0]
+            stored = cur.execute(self._sql("by_key"), (token, key)).fetchone()
+            if stored is not None:
+                if tuple(stored) != content:
+                    raise ReportConflict("this report's key was already used for another report: a new answer "
+                                         "needs a new key", "key-reused")
+                return Receipt(max(0, max_answers - answered), duplicate=True)
+            pair = (token, item_a, item_b, item_b, item_a)
+            if report is not None and cur.execute(self._sql("pair"), pair).fetchone()[0]:
+                raise ReportConflict("this respondent already reported this pair: a pair is randomized once",
+                                     "pair-answered")
             if answered >= max_answers:
                 raise AnswersExhausted("this respondent has used their whole privacy budget: no more answers "
                                        "are accepted")
-            cur.execute(self._sql("insert"), (*row, time.time()))
-            return max_answers - answered - 1
+            cur.execute(self._sql("insert"), (token, key, *content[:3], content[3], float(epsilon), utc_day()))
+            return Receipt(max_answers - answered - 1)
         return work
 
     def counts(self) -> tuple[int, int]:
         """``(respondents, reports)`` stored."""
         respondents, reports = self._query("counts")[0]
         return int(respondents), int(reports)
+
+    def registrations_by_day(self) -> list[tuple[str, int]]:
+        """``(UTC day, respondents registered that day)``, oldest first."""
+        return [(str(day), int(n)) for day, n in self._query("days")]
 
     def pair_reports(self):
         """The pairs reports as a pyarrow Table ``user, item_a, item_b, outcome, epsilon`` (user = token),
@@ -280,9 +426,9 @@ class SqliteStore(Store):
                     conn.close()
         super().__init__()
 
-    def add_report(self, token: str, *, epsilon: float, max_answers: int, item_a: str | None = None,
-                   item_b: str | None = None, report: int | None = None, vector=None) -> int:
-        work = self._report_work(token, epsilon, max_answers, item_a, item_b, report, vector)
+    def add_report(self, token: str, *, key: str, epsilon: float, max_answers: int, item_a: str | None = None,
+                   item_b: str | None = None, report: int | None = None, vector=None) -> Receipt:
+        work = self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector)
         done, outcome = threading.Event(), []
         with self._guard:
             if self._closed:
@@ -297,7 +443,10 @@ class SqliteStore(Store):
         return outcome[0]
 
     def _write_groups(self):
-        """The writer thread: commit the waiting reports as one group, then answer their callers."""
+        """The writer thread: commit the waiting reports as one group, then answer their callers.
+
+        Each report runs in a savepoint of its own: one that fails, for whatever reason, is rolled
+        back alone and its caller gets the error, while the others of the group are committed."""
         while True:
             first = self._queue.get()
             if first is None:
@@ -316,10 +465,13 @@ class SqliteStore(Store):
 
             def work(cur):
                 for body, _, _ in group:
+                    cur.execute("SAVEPOINT report")
                     try:
                         results.append(body(cur))
-                    except (UnknownRespondent, AnswersExhausted) as refused:  # nothing written
-                        results.append(refused)
+                    except Exception as failed:  # this report only: the others of the group stand
+                        cur.execute("ROLLBACK TO report")
+                        results.append(failed)
+                    cur.execute("RELEASE report")
             try:
                 with self._connection() as conn:
                     self._run(conn, work)
@@ -356,6 +508,11 @@ class PostgresStore(Store):
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
     lock = " FOR UPDATE"
+    migration = ("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
+                 "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+                 "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
+                 "USING to_char(to_timestamp(received) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+                 "ALTER TABLE reports ADD COLUMN report_key TEXT")
     #: (table, column) of every table and view in the schema the store writes to
     tables = ("SELECT t.table_name, c.column_name FROM information_schema.tables AS t "
               "LEFT JOIN information_schema.columns AS c "

@@ -61,7 +61,7 @@ class Survey:
     def __post_init__(self):
         for name, limit in (("title", MAX_TEXT_CHARS), ("question", MAX_TEXT_CHARS)):
             value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip() or len(value) > limit:
+            if not _text(value) or len(value) > limit:
                 raise InputError(f"the survey's {name} must be non-empty text of at most {limit} characters")
         if self.design not in DESIGNS:
             raise InputError(f"the survey's design must be {' or '.join(map(repr, DESIGNS))}")
@@ -132,21 +132,38 @@ class Survey:
         return doc
 
     def fingerprint(self) -> str:
-        """SHA-256 of every field but the title: a store holds the reports of one survey only."""
+        """The survey's identity: the hex SHA-256 of every field that fixes what a report means (items,
+        design, epsilon, budget, mechanism, question), leaving the title (display-only text) out. A
+        store holds the reports of one survey only, and the page keys everything it keeps (token,
+        memo of randomized reports) by it, so retitling a survey resets no respondent's budget."""
         text = json.dumps({k: v for k, v in asdict(self).items() if k != "title"}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _number(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"the survey's {name} must be a finite number")
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise OverflowError
+    except OverflowError:  # also an integer too large for a float
+        raise InputError(f"the survey's {name} must be a finite number") from None
     return float(value)
+
+
+def _text(value) -> bool:
+    """Non-blank text that any store can hold: valid Unicode (no lone surrogate), no NUL character."""
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _items(items, design: str) -> tuple:
     if isinstance(items, str) or not isinstance(items, (list, tuple)):
         raise InputError("the survey's items must be a list of labels")
-    if not all(isinstance(x, str) and x.strip() and len(x) <= MAX_LABEL_CHARS for x in items):
+    if not all(_text(x) and len(x) <= MAX_LABEL_CHARS for x in items):
         raise InputError(f"every item label must be non-empty text of at most {MAX_LABEL_CHARS} characters")
     if len(set(items)) != len(items):
         raise InputError("the survey's item labels must be unique")

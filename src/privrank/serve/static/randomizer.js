@@ -14,9 +14,15 @@ export function uniform() {
   return ((words[0] >>> 5) * TWO_26 + (words[1] >>> 6)) / TWO_53;
 }
 
-function checkEpsilon(eps) {
-  if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) {
-    throw new RangeError('epsilon must be a finite number > 0');
+// The epsilon of one answer that this page accepts, as privrank.serve.survey.EPSILON_RANGE:
+// below, an answer is noise without signal; above, it is barely protected (at 40 the true
+// answer would be kept with probability 1 - 4e-18). The page checks the served epsilon itself.
+export const EPSILON_RANGE = [0.01, 10];
+
+export function checkEpsilon(eps) {
+  const [lo, hi] = EPSILON_RANGE;
+  if (typeof eps !== 'number' || !(eps >= lo && eps <= hi)) {
+    throw new RangeError(`epsilon must be a number in [${lo}, ${hi}]`);
   }
 }
 

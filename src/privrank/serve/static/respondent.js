@@ -1,12 +1,23 @@
 // The respondent's page: ask, randomize in this browser, send only the randomized report.
 // The true answer lives in one local variable of answer() / submitRanking() and is never
 // stored, logged, sent or left on the page.
-import { uniform, randomizeComparison, duchiDraw, pairs as allPairs } from './randomizer.js';
+//
+// The page trusts the server only as far as it can check it: it refuses an epsilon outside
+// EPSILON_RANGE, computes the cap of answers and the protection sentence itself, and keys all
+// it keeps by the survey's served id. index.html loads this module and randomizer.js with
+// Subresource Integrity, so a modified script does not run.
+import {
+  EPSILON_RANGE, checkEpsilon, duchiDraw, pairs as allPairs, randomizeComparison, uniform,
+} from './randomizer.js';
 
 const $ = (id) => document.getElementById(id);
 const app = $('app');
-let survey;          // GET api/survey
-let storeKey;        // this survey's localStorage key
+app.dataset.script = 'running';  // style.css shows the load-failure note only without this mark
+const MECHANISMS = { pairs: 'randomized-response', ranking: 'duchi-l2' };
+const INVITATION = /^[A-Za-z0-9_-]{22}$/;  // secrets.token_urlsafe(16)
+const TIMEOUT_MS = 30000;                   // a request with no reply by then counts as failed
+let survey;          // GET api/survey, as checkSurvey() accepted it
+let storeKey;        // this survey's localStorage key and Web Lock name: privrank:<id>
 let current = null;  // the pair on screen: {left, right} item indices
 let busy = false;
 
@@ -16,62 +27,172 @@ function setState(state) {
 }
 const say = (text) => { $('status').textContent = text; };
 
-// What this device keeps, under one key per survey: {token, pairs: {"i|j": {report, sent}},
-// ballot: {vector, sent}, done}. Reports only, already randomized (i < j; report +1 means
-// item i preferred), and only until the server has them: a sent report is dropped and only
-// its "sent" mark stays, so the coin shown on the page and the stored report can never be put
-// together to recover an answer. Memoized RAPPOR-style: a pair is randomized once and never
-// asked again (a report not yet sent is sent as it is, never randomized again).
+// An end of the page the person is told about in plain words, in page state `state`:
+// 'refused' (the page will not run this survey), 'closed' (this browser cannot take part) or
+// 'error' (try again later).
+class Stop extends Error {
+  constructor(message, state = 'error') {
+    super(message);
+    this.state = state;
+  }
+}
+const unusable = (what) => new Stop(`The survey's description from the server is not usable (${what}), so `
+  + 'this page does not run. Please tell the survey\'s organisers.', 'refused');
+
+// ---- what the page checks itself -------------------------------------------------------------
+
+// The served survey, checked; only what is checked is used. Returns {id, title, question, items,
+// design, epsilon, cap, invitations, duchiScale}, with cap = floor(budget / epsilon + 1e-9) (1 for
+// a ranking), as privrank.serve.survey.Survey.max_answers; throws a Stop otherwise.
+function checkSurvey(s) {
+  if (!s || typeof s !== 'object') throw unusable('not a description');
+  if (typeof s.id !== 'string' || !/^[0-9a-f]{64}$/.test(s.id)) throw unusable('its identity');
+  for (const name of ['title', 'question']) {
+    if (typeof s[name] !== 'string' || !s[name].trim()) throw unusable(`its ${name}`);
+  }
+  const { items } = s;
+  if (!Array.isArray(items) || items.length < 2 || new Set(items).size !== items.length
+      || !items.every((x) => typeof x === 'string' && x.trim())) throw unusable('its items');
+  if (!Object.hasOwn(MECHANISMS, s.design) || s.mechanism !== MECHANISMS[s.design]) throw unusable('its design');
+  if (typeof s.invitations !== 'boolean') throw unusable('whether it needs an invitation');
+  try {
+    checkEpsilon(s.epsilon);
+  } catch {
+    const [lo, hi] = EPSILON_RANGE;
+    const given = typeof s.epsilon === 'number' ? `epsilon = ${s.epsilon}` : 'an epsilon that is not a number';
+    throw new Stop(`This survey sets ${given} per answer, outside the range ${lo} to ${hi} that this page `
+      + `accepts (above ${hi} an answer is barely protected, below ${lo} it is pure noise), so this page `
+      + 'does not ask anything. Please tell the survey\'s organisers.', 'refused');
+  }
+  const ranking = s.design === 'ranking';
+  if (!ranking && !(Number.isFinite(s.budget) && s.budget >= s.epsilon * (1 - 1e-9))) throw unusable('its budget');
+  if (ranking && !(Number.isFinite(s.duchi_scale) && s.duchi_scale > 0)) throw unusable('its noise scale');
+  return {
+    id: s.id, title: s.title, question: s.question, items, design: s.design, epsilon: s.epsilon,
+    cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9), invitations: s.invitations,
+    duchiScale: s.duchi_scale,
+  };
+}
+
+// e^eps rounded up (so "at most" stays true): three significant digits below 100, else a whole number.
+function timesAsLikely(eps) {
+  const f = Math.exp(eps);
+  if (f >= 100) return Math.ceil(f).toLocaleString('en-US');
+  const digits = 2 - Math.floor(Math.log10(f));
+  return (Math.ceil(f * 10 ** digits) / 10 ** digits).toFixed(digits);
+}
+
+// The protection sentence, composed here from the checked epsilon and cap: eps-local DP per
+// answer in plain words (the likelihood ratio of any report between two answers is at most e^eps),
+// and how many answers are asked of the unit the survey tells apart (an invitation, or a browser).
+function protection(s) {
+  const f = timesAsLikely(s.epsilon);
+  const where = s.invitations ? 'with your invitation' : 'in this browser';
+  if (s.design === 'ranking') {
+    return 'Your browser adds random noise to your ranking before sending it: whatever order you choose, '
+      + `the report we receive is at most ${f} times as likely as it would be for any other order. You are `
+      + `asked for one ranking ${where}.`;
+  }
+  const k = s.cap;
+  return 'Your browser flips a coin before sending each answer and may send the opposite of your choice: '
+    + `whatever you answer, the report we receive is at most ${f} times as likely as it would be had you `
+    + `answered differently. You are asked at most ${k} answer${k === 1 ? '' : 's'} ${where}.`;
+}
+
+// ---- what this browser keeps -----------------------------------------------------------------
+
+// Under one key per survey id: {token, invite, pairs: {"i|j": {report, key, sent}}, ballot:
+// {vector, key, sent}, done}. Reports only, already randomized (i < j; report +1 means item i
+// preferred), each with its idempotency key, and only until the server has them: a sent report is
+// dropped and only its "sent" mark stays, so the coin shown on the page and the stored report can
+// never be put together to recover an answer. Memoized RAPPOR-style: a pair is randomized once
+// and never asked again (a report not yet sent is sent as it is, with its key, never randomized
+// again). The invitation code stays only until the registration succeeds.
 function load() {
   try { return JSON.parse(localStorage.getItem(storeKey)) || {}; } catch { return {}; }
 }
-const save = (state) => localStorage.setItem(storeKey, JSON.stringify(state));
 
-function signature(s) {  // FNV-1a of the survey's identity: another survey starts afresh
-  let h = 0x811c9dc5;
-  for (const ch of JSON.stringify([s.title, s.question, s.items, s.design, s.epsilon])) {
-    h = Math.imul(h ^ ch.codePointAt(0), 0x01000193) >>> 0;
-  }
-  return h.toString(16);
+// Run fn(memo) holding this survey's Web Lock, which every tab of this browser takes before it
+// changes the memo: a check "is this pair in the memo?" and the write of its report are one step
+// for all tabs. The memo fn leaves is saved unless fn throws.
+function withMemo(fn) {
+  return navigator.locks.request(storeKey, async () => {
+    const memo = load();
+    const result = await fn(memo);
+    localStorage.setItem(storeKey, JSON.stringify(memo));
+    return result;
+  });
 }
+
+function newKey() {  // a report's idempotency key: 16 random bytes as 22 characters of base64url
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+// ---- the server ------------------------------------------------------------------------------
 
 async function call(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   };
-  const res = await fetch(path, init);
+  const res = await fetch(path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
   let data = {};
   try { data = await res.json(); } catch { /* no JSON body */ }
-  return { status: res.status, data };
+  return { status: res.status, data: data && typeof data === 'object' ? data : {} };
 }
 
-async function token(renew = false) {
-  const known = load().token;
-  if (known && !renew) return known;
-  const { status, data } = await call('api/respondents', {});
-  if (status !== 201 || typeof data.token !== 'string') throw new Error('registration failed');
-  save({ ...load(), token: data.token });
-  return data.token;
+const BY_INVITATION = 'This survey is by invitation only. Please open it with the link from your invitation.';
+const INVITATION_USED = 'This invitation link has already been used, or is not valid. An invitation works in '
+  + 'one browser only: please continue in the browser where you first opened it, or ask the survey\'s '
+  + 'organisers for a new invitation.';
+// What happens to an answer the server may not have: it is kept, and sent again on reload.
+function pending() {
+  const memo = load();
+  const unsent = Object.values(memo.pairs || {}).some((p) => !p.sent) || (memo.ballot && !memo.ballot.sent);
+  return unsent ? 'Your randomized answer is saved on this device and will be sent when you reload the page.'
+    : 'Please reload the page to try again.';
+}
+
+// This browser's token: the one kept under the survey's id, else a new registration (with the
+// kept invitation, on an invitation-only survey). Under the lock, so tabs register once between
+// them. `stale`: a token the server no longer knows, replaced (unless another tab already did).
+async function token(stale) {
+  const got = await withMemo(async (memo) => {
+    if (memo.token && memo.token !== stale) return memo.token;
+    delete memo.token;
+    if (survey.invitations && !memo.invite) return new Stop(BY_INVITATION, 'closed');
+    const { status, data } = await call('api/respondents', survey.invitations ? { invitation: memo.invite } : {});
+    if (status === 201 && typeof data.token === 'string' && data.token) {
+      delete memo.invite;
+      memo.token = data.token;
+      return data.token;
+    }
+    if (status === 403 && survey.invitations) {
+      delete memo.invite;
+      return new Stop(INVITATION_USED, 'closed');
+    }
+    if (status === 429) return new Stop('Many people are joining at the moment. Please try again in a minute.');
+    return new Stop(`Sorry, something went wrong: the server answered ${status} to the registration.`);
+  });
+  if (got instanceof Stop) throw got;
+  return got;
 }
 
 // POST one report; an unknown token (404: the server forgot this browser) is replaced once.
 async function sendReport(fields) {
-  let reply = await call('api/reports', { token: await token(), ...fields });
-  if (reply.status === 404) reply = await call('api/reports', { token: await token(true), ...fields });
-  return reply;
+  const known = await token();
+  const reply = await call('api/reports', { token: known, ...fields });
+  return reply.status === 404 ? call('api/reports', { token: await token(known), ...fields }) : reply;
 }
 
-// True when the server recorded the report; otherwise say why and stop.
-function accepted(reply) {
-  if (reply.status === 201) return true;
-  busy = false;
-  if (reply.status === 409) {
-    save({ ...load(), done: true });
-    finish('You have used all the answers this survey allows. Thank you!');
-  } else {
-    fail(reply.data.error || `the server answered ${reply.status}`);
-  }
-  return false;
+// What a report's reply means: 'stored' (now, or before: a resend), 'answered' (this pair was
+// already reported under another key), 'exhausted' (the budget is used); a Stop otherwise.
+function outcome({ status, data }) {
+  if (status === 201 || (status === 200 && data.duplicate === true)) return 'stored';
+  if (status === 409 && data.reason === 'pair-answered') return 'answered';
+  if (status === 409 && data.reason === 'exhausted') return 'exhausted';
+  const why = typeof data.error === 'string' && status < 500 ? data.error : `the server answered ${status}`;
+  throw new Stop(`Sorry, something went wrong: ${why}. ${pending()}`);
 }
 
 function clearQuestions() {
@@ -81,49 +202,58 @@ function clearQuestions() {
   $('rank-list').replaceChildren();
 }
 function finish(message) { clearQuestions(); say(message); setState('done'); }
-function fail(message) { clearQuestions(); say(`Sorry, something went wrong: ${message}`); setState('error'); }
-const offline = 'could not reach the server. Your randomized answer is saved on this device '
-  + 'and will be sent when you reload the page.';
+const USED_ALL = 'You have used all the answers this survey allows. Thank you!';
+
+function stop(error) {
+  busy = false;
+  clearQuestions();
+  if (error instanceof Stop) {
+    say(error.message);
+    setState(error.state);
+  } else {  // no reply (a network failure or the time limit)
+    say(`Sorry, something went wrong: ${survey ? `could not reach the server. ${pending()}`
+      : 'could not load the survey. Please reload the page.'}`);
+    setState('error');
+  }
+}
 
 // ---- pairs design -------------------------------------------------------------------------
-const sentCount = (state) => Object.values(state.pairs || {}).filter((p) => p.sent).length;
+const sentCount = (memo) => Object.values(memo.pairs || {}).filter((p) => p.sent).length;
 const choiceButtons = () => ['choose-left', 'choose-none', 'choose-right'].map($);
 
-// POST the memoized report of pair key "i|j"; mark it sent when recorded.
-async function deliver(key) {
-  const [i, j] = key.split('|').map(Number);
-  const { report } = load().pairs[key];
+// POST the memoized report of pair "i|j" with its key, unless it is sent already (by another
+// tab); mark it sent when the server holds it. Returns outcome().
+async function deliver(pairKey) {
+  const entry = load().pairs?.[pairKey];
+  if (!entry || entry.sent) return 'stored';
+  const [i, j] = pairKey.split('|').map(Number);
   const reply = await sendReport({
-    item_a: survey.items[i], item_b: survey.items[j], report, epsilon: survey.epsilon,
+    key: entry.key, item_a: survey.items[i], item_b: survey.items[j], report: entry.report,
+    epsilon: survey.epsilon,
   });
-  if (reply.status === 201) {
-    const state = load();
-    state.pairs[key] = { sent: true };
-    if (reply.data.remaining === 0) state.done = true;
-    save(state);
-  }
-  return reply;
+  const result = outcome(reply);
+  await withMemo((memo) => {
+    if (result === 'exhausted' || reply.data.remaining === 0) memo.done = true;
+    if (result !== 'exhausted') (memo.pairs ||= {})[pairKey] = { sent: true };
+  });
+  return result;
 }
 
 async function flushPairs() {  // reports randomized earlier whose sending failed
-  if (load().done) return true;
-  for (const [key, entry] of Object.entries(load().pairs || {})) {
-    if (!entry.sent && !accepted(await deliver(key))) return false;
+  for (const [pairKey, entry] of Object.entries(load().pairs || {})) {
+    if (load().done) return;
+    if (!entry.sent) await deliver(pairKey);
   }
-  return true;
 }
 
 function nextPair() {
-  const state = load();
-  const answered = state.pairs || {};
+  const memo = load();
+  const answered = memo.pairs || {};
   const open = allPairs(survey.items.length).filter(([i, j]) => !(`${i}|${j}` in answered));
-  const sent = sentCount(state);
-  const limit = Math.min(survey.max_answers, sent + open.length);
-  $('progress').textContent = `Answered ${sent} of ${limit}.`;
+  const sent = sentCount(memo);
+  $('progress').textContent = `Answered ${sent} of ${Math.min(survey.cap, sent + open.length)}.`;
   if (!open.length) return finish('You have compared every pair. Thank you!');
-  if (state.done || sent >= survey.max_answers) {
-    return finish('You have given all the answers this survey asks for. Thank you!');
-  }
+  if (memo.done || sent >= survey.cap) return finish('You have given all the answers this survey asks for. Thank you!');
   const [i, j] = open[Math.floor(uniform() * open.length)];  // uniform among unanswered pairs
   current = uniform() < 0.5 ? { left: i, right: j } : { left: j, right: i };
   $('question').textContent = survey.question;
@@ -139,23 +269,37 @@ async function answer(choice) {
   busy = true;
   const { left, right } = current;
   const i = Math.min(left, right);
-  const key = `${i}|${Math.max(left, right)}`;
-  const truth = choice === 'none' ? 0 : ((choice === 'left' ? left : right) === i ? 1 : -1);
-  const { report, flipped } = randomizeComparison(truth, survey.epsilon);
-  save({ ...load(), pairs: { ...load().pairs, [key]: { report, sent: false } } });
+  const pairKey = `${i}|${Math.max(left, right)}`;
   current = null;
   $('question').focus();  // the clicked button must not keep the focus
   choiceButtons().forEach((b) => { b.disabled = true; });
   $('coin').textContent = '';
   setState('sending');
   say('Sending…');
-  let reply;
-  try { reply = await deliver(key); } catch { busy = false; return fail(offline); }
-  if (!accepted(reply)) return;
-  busy = false;
-  say('Sent.');
-  $('coin').textContent = `Your browser ${flipped ? 'flipped' : 'kept'} your answer before sending it.`;
-  nextPair();
+  try {
+    // Randomize only if no tab of this browser has: the memo is re-read under the lock. If another
+    // tab answered this pair meanwhile, its report is the one sent (or already was), not a new draw.
+    const drawn = await withMemo((memo) => {
+      const pairs = (memo.pairs ||= {});
+      if (pairs[pairKey]) return null;
+      const truth = choice === 'none' ? 0 : ((choice === 'left' ? left : right) === i ? 1 : -1);
+      const { report, flipped } = randomizeComparison(truth, survey.epsilon);
+      pairs[pairKey] = { report, key: newKey(), sent: false };
+      return { flipped };
+    });
+    const result = await deliver(pairKey);
+    if (result === 'exhausted') return finish(USED_ALL);
+    busy = false;
+    if (drawn && result === 'stored') {
+      say('Sent.');
+      $('coin').textContent = `Your browser ${drawn.flipped ? 'flipped' : 'kept'} your answer before sending it.`;
+    } else {
+      say('This pair was already answered from this browser, so that answer counts: here is the next pair.');
+    }
+    nextPair();
+  } catch (error) {
+    stop(error);
+  }
 }
 
 // ---- ranking design -----------------------------------------------------------------------
@@ -174,11 +318,9 @@ function select(li, on) {
 }
 
 function startRanking() {
-  const state = load();
-  if (state.ballot?.sent || state.done || survey.max_answers < 1) {
-    return finish('Your ranking has been sent. Thank you!');
-  }
-  if (state.ballot) return sendBallot(null);  // randomized earlier, not yet delivered
+  const memo = load();
+  if (memo.done) return finish(USED_ALL);
+  if (memo.ballot) return sendBallot(null);  // randomized earlier: sent again as it is, or sent
   const order = survey.items.map((_, k) => k);
   for (let k = order.length - 1; k > 0; k--) {  // Fisher-Yates: no item starts first by design
     const r = Math.floor(uniform() * (k + 1));
@@ -245,28 +387,40 @@ async function submitRanking() {
   if (busy || app.dataset.state !== 'ranking') return;
   busy = true;
   const order = [...list.children].map((li) => Number(li.dataset.item));
-  const { vector, towards } = duchiDraw(order, survey.epsilon, survey.duchi_scale);
-  save({ ...load(), ballot: { vector, sent: false } });
   clearQuestions();  // the order leaves the page before anything is sent
-  await sendBallot(towards);
+  try {
+    // One ballot per browser: if another tab drew one meanwhile, that one is sent, not a new draw.
+    const towards = await withMemo((memo) => {
+      if (memo.ballot) return null;
+      const draw = duchiDraw(order, survey.epsilon, survey.duchiScale);
+      memo.ballot = { vector: draw.vector, key: newKey(), sent: false };
+      return draw.towards;
+    });
+    await sendBallot(towards);
+  } catch (error) {
+    stop(error);
+  }
 }
 
+// Send the memoized ballot with its key (unless sent); towards: the coin to show, or null.
 async function sendBallot(towards) {
   busy = true;
   setState('sending');
   say('Sending…');
-  let reply;
-  try {
-    reply = await sendReport({ vector: load().ballot.vector, epsilon: survey.epsilon });
-  } catch { busy = false; return fail(offline); }
-  if (!accepted(reply)) return;
+  const { ballot } = load();
+  if (!ballot.sent) {
+    const result = outcome(await sendReport({ key: ballot.key, vector: ballot.vector, epsilon: survey.epsilon }));
+    await withMemo((memo) => {
+      if (result === 'stored') memo.ballot = { sent: true }; else memo.done = true;
+    });
+    if (result !== 'stored') return finish(USED_ALL);
+  }
   busy = false;
-  save({ ...load(), ballot: { sent: true } });
   if (towards !== null) {
     $('coin').textContent = `Your browser ${towards ? 'kept' : 'flipped'} your answer before `
       + `sending it: it sent a random report on the ${towards ? 'same side as' : 'side opposite to'} your ranking.`;
   }
-  finish('Your ranking has been sent. Thank you!');
+  return finish('Your ranking has been sent. Thank you!');
 }
 
 // ---- start --------------------------------------------------------------------------------
@@ -279,21 +433,49 @@ document.addEventListener('keydown', (e) => {
   const choice = { ArrowLeft: 'left', ArrowRight: 'right', ArrowDown: 'none' }[e.key];
   if (choice) { e.preventDefault(); answer(choice); }
 });
+// An invitation link opened in this tab changes only the fragment: start again to read it.
+window.addEventListener('hashchange', () => location.reload());
+
+// The invitation code of a link BASE_URL/#invite=CODE (in the fragment: never sent to the server
+// with the page request, nor written in a proxy's log): kept under the survey's id until the
+// registration succeeds (unless this browser is registered already), then removed from the
+// address bar, so that it is not shared, bookmarked or shown on screen.
+async function takeInvitation() {
+  const code = new URLSearchParams(location.hash.slice(1)).get('invite');
+  if (code === null) return;
+  if (survey.invitations && INVITATION.test(code)) await withMemo((memo) => { if (!memo.token) memo.invite = code; });
+  history.replaceState(null, '', location.pathname + location.search);
+  if (survey.invitations && !INVITATION.test(code) && !load().token) {
+    throw new Stop('This invitation link is incomplete. Please open it again from your invitation, copying '
+      + 'the whole link.', 'closed');
+  }
+}
 
 async function main() {
   try {
     const { status, data } = await call('api/survey');
     if (status !== 200) throw new Error(`survey ${status}`);
-    survey = data;
-    storeKey = `privrank:${signature(survey)}`;
+    survey = checkSurvey(data);
+  } catch (error) {
+    return stop(error instanceof Stop ? error : new Stop('Sorry, something went wrong: could not load the '
+      + 'survey. Please reload the page.'));
+  }
+  try {
+    storeKey = `privrank:${survey.id}`;
     document.title = survey.title;
     $('title').textContent = survey.title;
-    $('protection').textContent = survey.protection;
-    if (survey.design === 'ranking') await startRanking();
-    else if (await flushPairs()) nextPair();
-  } catch {
-    busy = false;
-    fail(survey ? offline : 'could not load the survey. Please reload the page.');
+    $('protection').textContent = protection(survey);
+    if (!navigator.locks) {
+      throw new Stop('This page needs a secure connection (an https address) and a recent browser, so '
+        + 'that every answer is randomized only once. Please open the survey\'s https link.', 'refused');
+    }
+    await takeInvitation();
+    if (!load().done) await token();
+    if (survey.design === 'ranking') return startRanking();
+    await flushPairs();
+    nextPair();
+  } catch (error) {
+    stop(error);
   }
 }
 main();

@@ -1,0 +1,81 @@
+"""One-time invitations to a survey: codes the researcher mails out, of which the store keeps only hashes.
+
+An invitation is ``BASE_URL/#invite=CODE`` with ``CODE = secrets.token_urlsafe(16)`` (22
+characters of base64url). The code sits in the URL's fragment, which the browser never sends to
+the server nor to a proxy's log; the page reads it and registers with it once. The links are
+written to a CSV file (readable by its owner only) and nowhere else: the store keeps the SHA-256
+of each code and whether it was used, never which token it produced.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..errors import InputError
+
+#: most invitations issued by one command
+MAX_INVITATIONS = 1_000_000
+
+
+def default_invitations_path(db) -> Path:
+    """Where the links go by default: next to a SQLite database (``NAME-invitations.csv``), else here."""
+    text = str(db)
+    if text.startswith(("postgresql://", "postgres://")):
+        return Path("privrank-survey-invitations.csv")
+    path = Path(text)
+    return path.with_name(f"{path.stem}-invitations.csv")
+
+
+def base_url(url: str) -> str:
+    """``url`` as the base of invitation links: http(s), a host, no query or fragment, no trailing slash."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment or \
+            any(c.isspace() for c in url):
+        raise InputError("--url must be the survey's public address, such as https://survey.example.org "
+                         "(http or https, no query or fragment)")
+    return url.rstrip("/")
+
+
+def issue_invitations(store, n: int, path, base: str) -> Path:
+    """Issue ``n`` one-time invitations in ``store`` and write their links to a new CSV file ``path``
+    (columns ``invitation,link``; mode 0600). Refuses to overwrite a file; if the store refuses, the
+    file is removed and no code exists anywhere.
+
+    Raises
+    ------
+    InputError
+        ``n`` out of range, ``path`` existing or not writable, or the store refusing invitations
+        (it already registered respondents without one).
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_INVITATIONS:
+        raise InputError(f"--invitations must be a whole number from 1 to {MAX_INVITATIONS:,}")
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise InputError(f"{path}: already exists; it may hold links already mailed out, so it is never "
+                         "overwritten: give another --invitations-file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot create the invitations file ({exc.strerror})") from None
+    try:
+        codes = store.add_invitations(n)
+    except BaseException:
+        os.close(fd)
+        path.unlink()
+        raise
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["invitation", "link"])
+    writer.writerows([code, f"{base}/#invite={code}"] for code in codes)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(out.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the invitations ({exc.strerror}); the {n} codes issued are "
+                         "unusable by anyone: issue new ones with another --invitations-file") from None
+    return path

@@ -1,0 +1,243 @@
+"""The store against an adversary: a report is stored once (idempotency key), a pair once per
+respondent, one failing report never fails another's, times are kept to the day, invitations are
+one-time and hashed, and a store of the previous schema is migrated in place."""
+import hashlib
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from privrank.errors import InputError
+from privrank.serve.store import (AnswersExhausted, InvitationRefused, ReportConflict, SqliteStore, invitation_hash,
+                                  open_store)
+
+
+def key() -> str:
+    return secrets.token_urlsafe(16)
+
+
+@pytest.fixture
+def store(target):
+    with open_store(target) as s:
+        yield s
+
+
+def rows(target, query: str) -> list:
+    """``query`` run on the database directly, as someone holding the file or the server would."""
+    if isinstance(target, Path):
+        with sqlite3.connect(target) as conn:
+            return conn.execute(query).fetchall()
+    import psycopg
+
+    with psycopg.connect(target, connect_timeout=10) as conn:
+        return conn.execute(query).fetchall()
+
+
+def execute(target, *statements) -> None:
+    if isinstance(target, Path):
+        with sqlite3.connect(target) as conn:
+            for statement in statements:
+                conn.execute(statement)
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def race(n, work):
+    """``work(k)`` in ``n`` threads started together; returns their results (or exceptions) by k."""
+    results = [None] * n
+    start = threading.Barrier(n)
+
+    def run(k):
+        start.wait(timeout=30)
+        try:
+            results[k] = work(k)
+        except Exception as exc:
+            results[k] = exc
+    pool = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in pool)
+    return results
+
+
+# ------------------------------------------------------------------------------- once, and once per pair
+
+def test_a_resent_report_is_stored_once(store):
+    token, k = store.new_respondent(), key()
+    first = store.add_report(token, key=k, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+    again = store.add_report(token, key=k, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3)
+    assert (first, again) == ((2, False), (2, True))
+    assert store.counts() == (1, 1)
+    for other in ({"item_a": "A", "item_b": "B", "report": -1}, {"item_a": "B", "item_b": "A", "report": 1},
+                  {"item_a": "A", "item_b": "C", "report": 1}):
+        with pytest.raises(ReportConflict) as refused:
+            store.add_report(token, key=k, **other, epsilon=1.0, max_answers=3)
+        assert refused.value.reason == "key-reused"
+    assert store.counts() == (1, 1)
+
+
+def test_a_pair_is_reported_once_per_respondent_in_either_order(store):
+    token = store.new_respondent()
+    store.add_report(token, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=9)
+    for a, b, r in (("A", "B", 1), ("A", "B", -1), ("B", "A", 1)):
+        with pytest.raises(ReportConflict) as refused:
+            store.add_report(token, key=key(), item_a=a, item_b=b, report=r, epsilon=1.0, max_answers=9)
+        assert refused.value.reason == "pair-answered"
+    other = store.new_respondent()  # another respondent may report the same pair
+    assert store.add_report(other, key=key(), item_a="B", item_b="A", report=-1, epsilon=1.0,
+                            max_answers=9) == (8, False)
+    assert store.counts() == (2, 2)
+
+
+def test_a_resend_of_the_last_answer_is_a_duplicate_not_exhausted(store):
+    token, k = store.new_respondent(), key()
+    assert store.add_report(token, key=k, vector=[0.25, -0.5], epsilon=1.0, max_answers=1) == (0, False)
+    assert store.add_report(token, key=k, vector=[0.25, -0.5], epsilon=1.0, max_answers=1) == (0, True)
+    with pytest.raises(ReportConflict, match="another report"):
+        store.add_report(token, key=k, vector=[0.25, 0.5], epsilon=1.0, max_answers=1)
+    with pytest.raises(AnswersExhausted):
+        store.add_report(token, key=key(), vector=[0.25, -0.5], epsilon=1.0, max_answers=1)
+    assert store.vectors().shape == (1, 2)
+
+
+def test_racing_reports_of_one_pair_store_one(store):
+    """24 threads send the same pair for one respondent, each with its own key (a page that randomized it
+    24 times), and 24 more resend one report under one key: one of each is stored."""
+    token, k = store.new_respondent(), key()
+
+    def fresh(n):
+        return store.add_report(token, key=key(), item_a="A", item_b="B", report=1 - 2 * (n % 2), epsilon=1.0,
+                                max_answers=50)
+
+    def resend(n):
+        return store.add_report(token, key=k, item_a="C", item_b="D", report=1, epsilon=1.0, max_answers=50)
+    results = race(24, fresh)
+    assert sum(not isinstance(r, Exception) for r in results) == 1
+    assert all(r.reason == "pair-answered" for r in results if isinstance(r, Exception))
+    results = race(24, resend)
+    assert not any(isinstance(r, Exception) for r in results)
+    assert Counter(r.duplicate for r in results) == Counter({True: 23, False: 1})
+    assert store.counts() == (1, 2)
+
+
+def test_a_failing_report_never_fails_another(tmp_path):
+    """160 honest reports race with 40 that fail inside the group commit (a lone surrogate in the token
+    cannot be encoded): every honest report is stored and acknowledged (one savepoint per report; the
+    whole group used to be rolled back). Without the savepoints, this fails."""
+    with SqliteStore(tmp_path / "r.sqlite") as s:
+        tokens = [s.new_respondent() for _ in range(160)]
+
+        def send(n):
+            token = tokens[n] if n < 160 else "\ud800" + tokens[0][1:]
+            return s.add_report(token, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+        results = race(200, send)
+        assert all(r == (0, False) for r in results[:160]), Counter(type(r).__name__ for r in results[:160])
+        assert all(isinstance(r, UnicodeEncodeError) for r in results[160:])
+        assert s.counts() == (160, 160)
+
+
+# ------------------------------------------------------------------------------------------------ times
+
+def test_times_are_kept_to_the_utc_day(store, target):
+    token = store.new_respondent()
+    store.add_report(token, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+    today = {time.strftime("%Y-%m-%d", time.gmtime(time.time() + d)) for d in (-5, 0)}  # around midnight
+    (created,), = rows(target, "SELECT created FROM respondents")
+    (received,), = rows(target, "SELECT received FROM reports")
+    assert created in today and received in today
+    assert store.registrations_by_day() == [(created, 1)]
+
+
+PREVIOUS_SCHEMA = (
+    "CREATE TABLE surveys (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE respondents (token TEXT PRIMARY KEY, created {real} NOT NULL)",
+    "CREATE TABLE reports (id {id} PRIMARY KEY, token TEXT NOT NULL REFERENCES respondents (token), item_a TEXT, "
+    "item_b TEXT, report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, "
+    "received {real} NOT NULL, CHECK ((report IS NULL) = (vector IS NOT NULL)))",
+    "CREATE INDEX reports_by_token ON reports (token)",
+    "INSERT INTO surveys VALUES ('survey')",
+    "INSERT INTO respondents VALUES ('tok-one', 1714608000.123456), ('tok-two', 1714700000.654321)",
+    "INSERT INTO reports (token, item_a, item_b, report, epsilon, received) VALUES "
+    "('tok-one', 'A', 'B', 1, 1.0, 1714608001.5), ('tok-one', 'A', 'B', -1, 1.0, 1714608002.25), "
+    "('tok-two', 'B', 'C', 1, 1.0, 1714700001.75)",
+)
+
+
+def test_a_store_of_the_previous_schema_is_migrated_in_place(target):
+    """A database written before the change (microsecond times, no keys, no invitations; one respondent
+    reported a pair twice) opens: its times are coarsened to the UTC day, the new columns and tables
+    exist, every report is kept in order, and the pair rule holds against the old reports too."""
+    types = {"real": "REAL", "id": "INTEGER"} if isinstance(target, Path) else \
+        {"real": "DOUBLE PRECISION", "id": "BIGSERIAL"}
+    execute(target, *(s.format(**types) for s in PREVIOUS_SCHEMA))
+    with open_store(target) as s:
+        s.claim("survey")
+        assert s.counts() == (2, 3)
+        assert s.pair_reports()["outcome"].to_pylist() == [1, -1, 1]
+        assert s.registrations_by_day() == [("2024-05-02", 1), ("2024-05-03", 1)]
+        with pytest.raises(ReportConflict, match="already reported this pair"):
+            s.add_report("tok-two", key=key(), item_a="C", item_b="B", report=1, epsilon=1.0, max_answers=5)
+        assert s.add_report("tok-two", key=key(), item_a="A", item_b="C", report=1, epsilon=1.0, max_answers=5) == \
+            (3, False)
+        assert s.invitations() == (0, 0)
+    assert sorted(rows(target, "SELECT created FROM respondents")) == [("2024-05-02",), ("2024-05-03",)]
+    received = [r[0] for r in rows(target, "SELECT received FROM reports ORDER BY id")]
+    assert received[:3] == ["2024-05-02", "2024-05-02", "2024-05-03"] and re.fullmatch(r"\d{4}-\d\d-\d\d", received[3])
+    with open_store(target) as s:  # opened again: nothing left to migrate
+        assert s.counts() == (2, 4)
+
+
+# ------------------------------------------------------------------------------------------ invitations
+
+def test_invitations_are_one_time_and_kept_hashed(store, target):
+    codes = store.add_invitations(3)
+    assert len(set(codes)) == 3 and all(re.fullmatch(r"[A-Za-z0-9_-]{22}", c) for c in codes)
+    stored = {r[0] for r in rows(target, "SELECT code_hash FROM invitations")}
+    assert stored == {hashlib.sha256(c.encode()).hexdigest() for c in codes} == {invitation_hash(c) for c in codes}
+    for refused in (None, "", "x" * 22, codes[0] + "A", codes[0][:-1] + "\x00", "\ud800" * 22):
+        with pytest.raises(InvitationRefused, match="unknown or already used"):
+            store.new_respondent(refused)
+    token = store.new_respondent(codes[0])
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", token)
+    with pytest.raises(InvitationRefused, match="unknown or already used"):  # the same words as unknown
+        store.new_respondent(codes[0])
+    assert store.invitations() == (3, 1) and store.counts() == (1, 0)
+    assert set(rows(target, "SELECT * FROM respondents")[0]) & set(codes) == set()  # no link to the code
+
+
+def test_a_store_with_invitations_stays_invitation_only(target):
+    with open_store(target) as s:
+        first = s.add_invitations(1)
+    with open_store(target) as s:  # a restart without new invitations
+        with pytest.raises(InvitationRefused):
+            s.new_respondent()
+        more = s.add_invitations(2)  # adding more later is allowed
+        assert s.invitations() == (3, 0)
+        assert len({s.new_respondent(c) for c in first + more}) == 3
+
+
+def test_an_open_store_with_respondents_cannot_switch_to_invitations(store):
+    store.new_respondent()
+    with pytest.raises(InputError, match="without an invitation"):
+        store.add_invitations(5)
+    assert store.invitations() == (0, 0)
+    store.new_respondent()  # still open
+
+
+def test_racing_uses_of_one_invitation_register_one_respondent(store):
+    code, = store.add_invitations(1)
+    results = race(16, lambda n: store.new_respondent(code))
+    assert sum(isinstance(r, str) for r in results) == 1
+    assert all(isinstance(r, InvitationRefused) for r in results if not isinstance(r, str))
+    assert store.counts() == (1, 0)
