@@ -38,7 +38,6 @@ ITEMS = ("alpha", "beta", "gamma, with a comma", "délta", "<img src=x onerror=a
 #: the tests register respondents far faster than a deployment's default allows
 UNLIMITED = 10 ** 6
 #: the export's max_answers column is written by comparisons_to_csv(..., max_answers=...), added in another branch
-NEEDS_MAX_ANSWERS = pytest.mark.xfail(reason="needs comparisons_to_csv max_answers")
 
 
 def make_client(survey, path):
@@ -366,7 +365,6 @@ def test_the_dashboard_ranks_ranking_ballots(ranking):
     assert client.get("/export.csv", params={"token": ADMIN}).status_code == 404
 
 
-@NEEDS_MAX_ANSWERS
 def test_export_is_what_privrank_rank_reads(pairs, tmp_path):
     client, _ = pairs
     tokens = [respondent(client) for _ in range(4)]
@@ -436,7 +434,6 @@ def test_the_private_ranking_recovers_the_truth(simulated):
     assert "Respondents: 400 (browsers). Reports: 4000." in client.get("/dashboard", params={"token": ADMIN}).text
 
 
-@NEEDS_MAX_ANSWERS
 def test_privrank_rank_on_the_export_gives_the_dashboard_ranking(simulated, tmp_path, capsys):
     client, _ = simulated
     path = tmp_path / "export.csv"
