@@ -22,7 +22,8 @@ from privrank.data.datasets import load_llmfao
 from privrank.errors import InputError
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
 from privrank.pairwise.release import TIE_NOTE, local_guarantee
-from privrank.serve.app import create_app, static_dir, unit_note
+from privrank.serve.app import create_app, static_dir
+from privrank.serve.dashboard import unit_note
 from privrank.serve.store import open_store
 from privrank.serve.survey import Survey, demo_survey, load_survey
 
@@ -37,7 +38,6 @@ ITEMS = ("alpha", "beta", "gamma, with a comma", "délta", "<img src=x onerror=a
 
 #: the tests register respondents far faster than a deployment's default allows
 UNLIMITED = 10 ** 6
-#: the export's max_answers column is written by comparisons_to_csv(..., max_answers=...), added in another branch
 
 
 def make_client(survey, path):

@@ -144,7 +144,7 @@ class _Attack:
         return refit
 
 
-def _smallest(changes, cap: int) -> tuple[int, bool]:
+def smallest_count(changes, cap: int) -> tuple[int, bool]:
     """The smallest ``n`` in ``1..cap`` with ``changes(n)``: exponential search, bisection, then an
     explicit check that ``n`` changes it and ``n - 1`` does not (else a scan down from ``n``).
     ``(cap, True)`` when ``changes(cap)`` is False."""
@@ -247,7 +247,7 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
     def margin(rank: int, above: int, item: int, cap: int, changes) -> Margin:
         others = [k for k in released if k not in (above, item)]
         refit = attack.order(item, np.array([above] + others[:per_fake - 1], dtype=np.int64))
-        n, more = _smallest(lambda count: changes(refit(count)), cap)
+        n, more = smallest_count(lambda count: changes(refit(count)), cap)
         return Margin(rank, tally.items[above], tally.items[item], n, more)
 
     top = released[0]
@@ -269,3 +269,56 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
         adjacent = tuple(margin(r + 1, released[r], released[r + 1], max_fakes, ahead(released[r + 1], released[r]))
                          for r in range(shown - 1))
     return ManipulationMargin(best, adjacent, quota, per_fake, float(tally.epsilons[level]))
+
+
+def ballot_margin(vectors, items, scale: float, order, max_fakes: int = MAX_FAKES) -> Margin:
+    """The margin of the top item of a ranking of randomized ballots (the local pairwise-vector design).
+
+    A ballot is a vector over the pairs ``i < j`` (row-major), randomized to norm ``scale``
+    (Duchi et al.'s l2 randomizer); the ranking is ``order(W)`` of the estimated pairwise matrix
+    ``W = 1/2 + mean ballot`` (e.g. exact Kemeny or Borda row sums). A fake respondent sends one
+    ballot of norm ``scale`` (the only norm a server accepts) pointing along the gradient of
+    ``share(c) - share(t)``, the Borda-share gap of the promoted item ``c`` over the top item ``t``:
+    weight 2 on the pair ``{c, t}`` and 1 on every other pair of ``c`` or ``t``, signed to favour
+    ``c``. The margin is the smallest number of such fakes, all promoting the same item (the worst
+    case over the other items), that changes ``order``'s top item, found by refitting ``order``
+    (search and check as :func:`manipulation_margin`). Post-processing of the released ballots.
+
+    Parameters
+    ----------
+    vectors : array of shape (n, m(m-1)/2)
+        The released randomized ballots (at least one).
+    items : sequence
+        The item labels, in the order of the ballots' pairs.
+    scale : float
+        The norm of every randomized ballot.
+    order : callable
+        ``order(W)`` -> item indices best first: the ranking as released.
+    """
+    from ..mechanisms.pairwise_matrix import matrix_from_upper
+
+    V = np.asarray(vectors, dtype=float)
+    m = len(items)
+    if V.ndim != 2 or V.shape[0] < 1 or V.shape[1] != m * (m - 1) // 2:
+        raise InputError("vectors must hold at least one ballot of m(m-1)/2 entries")
+    n, total = V.shape[0], V.sum(axis=0)
+    rows, cols = np.triu_indices(m, 1)
+    released = np.asarray(order(matrix_from_upper(0.5 + total / n, m)))
+    top = int(released[0])
+
+    def fake(c: int) -> np.ndarray:
+        d = (np.where(rows == c, 1.0, 0.0) - np.where(cols == c, 1.0, 0.0)
+             - np.where(rows == top, 1.0, 0.0) + np.where(cols == top, 1.0, 0.0))
+        return scale * d / np.linalg.norm(d)
+
+    best = None
+    for c in (int(k) for k in released[1:]):
+        cap = max_fakes if best is None or best.more_than else best.fakes - 1
+        if cap < 1:
+            break
+        z = fake(c)
+        count, more = smallest_count(
+            lambda k: int(order(matrix_from_upper(0.5 + (total + k * z) / (n + k), m))[0]) != top, cap)
+        if best is None or not more:
+            best = Margin(1, items[top], items[c], count, more)
+    return best

@@ -24,6 +24,8 @@ MAX_RANKING_ITEMS = 40
 MAX_PAIRS_ITEMS = 1000
 MAX_LABEL_CHARS = 200
 MAX_TEXT_CHARS = 2000
+#: who one respondent is, by whether the survey is invitation-only: the unit of every per-respondent text
+RESPONDENT_UNITS = {True: "invited respondent", False: "browser"}
 FIELDS = ("title", "question", "items", "design", "epsilon", "budget", "mechanism")
 
 
