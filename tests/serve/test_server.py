@@ -1,5 +1,6 @@
 """The survey server's contract (privrank.serve): what it serves, what it refuses, what the dashboard
 and the export show, and the statistics end to end through the HTTP API."""
+import csv
 import html
 import itertools
 import json
@@ -377,6 +378,8 @@ def test_export_is_what_privrank_rank_reads(pairs, tmp_path):
     assert r.text.splitlines()[0] == "user,item_a,item_b,outcome,epsilon,max_answers"
     assert {line.rsplit(",", 1)[1] for line in r.text.splitlines()[1:]} == {"3"}  # the survey's declared quota
     assert not any(t in r.text for t in tokens)  # pseudonyms, never the tokens (credentials)
+    rows = [row[:3] for row in csv.reader(r.text.splitlines()[1:])]
+    assert rows == sorted(rows)  # by pseudonym and pair: the order of arrival is not exported
     path = tmp_path / "export.csv"
     path.write_bytes(r.content)
     comps = pr.read_comparisons(path)

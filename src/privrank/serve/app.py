@@ -364,7 +364,8 @@ def export_csv(survey, store) -> str:
     rank`` reads as randomized reports under the survey's declared per-respondent quota (written by
     :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout). ``user`` is a
     pseudonym, the first 16 hex digits of the SHA-256 of the respondent's token: it groups a
-    respondent's reports without revealing the token, a credential."""
+    respondent's reports without revealing the token, a credential. The rows are ordered by
+    pseudonym and pair, never by arrival."""
     import pyarrow as pa
 
     from ..data.io import comparisons_to_csv, read_comparisons
@@ -373,5 +374,8 @@ def export_csv(survey, store) -> str:
     if not table.num_rows:
         return ",".join(table.column_names) + "\n"
     pseudonyms = pa.array([hashlib.sha256(t.encode()).hexdigest()[:16] for t in table["user"].to_pylist()])
-    reports = read_comparisons(table.set_column(table.column_names.index("user"), "user", pseudonyms))
+    table = table.set_column(table.column_names.index("user"), "user", pseudonyms)
+    # ordered by pseudonym and pair, not as received: the order of arrival could be joined with a proxy's log
+    reports = read_comparisons(table.sort_by([("user", "ascending"), ("item_a", "ascending"),
+                                              ("item_b", "ascending")]))
     return comparisons_to_csv(reports, max_answers=survey.max_answers)
