@@ -120,6 +120,14 @@ def test_token_minting_is_rate_limited(store):
     assert store.counts() == (5, 0)
 
 
+def test_bad_invitation_codes_do_not_keep_invited_people_out(store):
+    codes = store.add_invitations(1)
+    with client_of(SURVEY, store, registrations_per_minute=2) as client:
+        bad = [client.post("/api/respondents", json={"invitation": secrets.token_urlsafe(16)}) for _ in range(10)]
+        assert {r.status_code for r in bad} == {403}
+        assert client.post("/api/respondents", json={"invitation": codes[0]}).status_code == 201
+
+
 def test_the_token_bucket_refills_at_its_rate():
     now = [0.0]
     bucket = RateLimit(6, clock=lambda: now[0])  # one every 10 s, bursts of 6

@@ -73,6 +73,11 @@ class RateLimit:
                 return 0.0
             return (1.0 - self._tokens) / self.rate
 
+    def refund(self) -> None:
+        """Give back the token of an event that did not happen (a refused invitation)."""
+        with self._lock:
+            self._tokens = min(self.capacity, self._tokens + 1.0)
+
 
 class RecentRegistrations:
     """When this process registered respondents in the last hour (monotonic clock, in memory only,
@@ -172,6 +177,9 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
         try:
             token = await run_in_threadpool(store.new_respondent, invitation)
         except InvitationRefused as exc:
+            # a refused code registers no one, so it does not use up the limit: otherwise anyone could keep
+            # invited people out by sending bad codes (and 128-bit codes cannot be guessed, limit or not)
+            limit.refund()
             return error(403, str(exc), "invitation")
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
