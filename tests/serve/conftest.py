@@ -9,8 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from serve_ports import free_port
+from serve_helpers import free_port
 
 
 def _pg_bindir() -> Path | None:
@@ -86,3 +85,12 @@ def target(request, tmp_path):
     yield f"{server}/{name}"
     with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as conn:
         conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def store(target):
+    """A fresh store at ``target`` (SQLite and PostgreSQL), closed after the test."""
+    from privrank.serve.store import open_store
+
+    with open_store(target) as s:
+        yield s

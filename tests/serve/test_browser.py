@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from serve_ports import free_port
+from serve_helpers import free_port
 
 import privrank
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale

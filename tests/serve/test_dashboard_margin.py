@@ -3,14 +3,12 @@ respondents, each sending its whole quota for one item, change the dashboard's t
 fewer does not."""
 import html
 import re
-import secrets
 
 import numpy as np
 import pytest
+from test_server import ADMIN, ballot, dashboard_order, key, make_client, respondent
 
 from privrank.serve.survey import Survey
-
-from test_server import ADMIN, ballot, dashboard_order, key, make_client, respondent
 
 ITEMS = ("ant", "bee", "cat", "dog", "eel", "fox")
 MARGIN = re.compile(r'<p id="margin"><strong>Manipulation margin:</strong> (more than )?([\d,]+) fake '

@@ -3,7 +3,6 @@ durability when the server is killed with SIGKILL mid-load. Every loop is bounde
 and the server is always killed at the end (no orphan processes)."""
 import itertools
 import os
-import secrets
 import signal
 import sqlite3
 import subprocess
@@ -14,8 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-from serve_ports import free_port
+from serve_helpers import free_port, key
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
@@ -71,7 +69,7 @@ def respondent_loop(base, stop, record, seed):
                 token = client.post("/api/respondents").json()["token"]
                 for p in rng.permutation(len(pairs))[:MAX_ANSWERS + 1]:  # the last one is past the budget: refused
                     i, j = pairs[p]
-                    body = {"token": token, "key": secrets.token_urlsafe(16), "item_a": ITEMS[i], "item_b": ITEMS[j],
+                    body = {"token": token, "key": key(), "item_a": ITEMS[i], "item_b": ITEMS[j],
                             "report": int(rng.choice([1, -1])), "epsilon": 1.0}
                     record(None, body, 0.0)
                     start = time.perf_counter()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from serve_helpers import key
 
 import privrank as pr
 from privrank.data.datasets import load_llmfao
@@ -44,11 +45,6 @@ UNLIMITED = 10 ** 6
 def make_client(survey, path):
     store = open_store(path)
     return starlette_testclient.TestClient(create_app(survey, store, ADMIN, registrations_per_minute=UNLIMITED)), store
-
-
-def key() -> str:
-    """A report's idempotency key, as the page draws it (16 random bytes, base64url)."""
-    return secrets.token_urlsafe(16)
 
 
 @pytest.fixture

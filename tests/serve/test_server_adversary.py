@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 import pytest
+from serve_helpers import key
 
 from privrank.errors import InputError
 from privrank.serve.app import RateLimit, create_app
@@ -27,10 +28,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.te
 ADMIN = "admin-token-for-the-tests-0123456789"
 ITEMS = ("alpha", "beta", "gamma", "delta")
 SURVEY = Survey(title="First title", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
-
-
-def key() -> str:
-    return secrets.token_urlsafe(16)
 
 
 def client_of(survey, store, **options):
@@ -157,7 +154,7 @@ def test_every_error_is_json_without_a_traceback(store, monkeypatch):
 def live(store):
     """The app served by uvicorn on a free loopback port in this process (threads hit it for real)."""
     uvicorn = pytest.importorskip("uvicorn")
-    from serve_ports import free_port
+    from serve_helpers import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(SURVEY, store, ADMIN, registrations_per_minute=10 ** 6),

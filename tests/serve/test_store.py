@@ -1,6 +1,5 @@
 """The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
 and the schema has no place for a true answer."""
-import secrets
 import sqlite3
 import threading
 from collections import Counter
@@ -8,28 +7,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from serve_helpers import free_port, key
 
 import privrank as pr
 from privrank.errors import InputError
-from privrank.serve.store import AnswersExhausted, SqliteStore, UnknownRespondent, open_store
-
-from serve_ports import free_port
+from privrank.serve.store import (
+    AnswersExhausted,
+    SqliteStore,
+    UnknownRespondent,
+    open_store,
+)
 
 #: every column the store has; none could hold a true answer, an address or a user agent
 COLUMNS = {"respondents": {"token", "created"},
            "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
            "surveys": {"fingerprint"}, "invitations": {"code_hash", "used"}}
-
-
-def key() -> str:
-    """A report's idempotency key, as the page draws it."""
-    return secrets.token_urlsafe(16)
-
-
-@pytest.fixture
-def store(target):
-    with open_store(target) as s:
-        yield s
 
 
 def columns(target) -> dict:

@@ -3,7 +3,6 @@ respondent, one failing report never fails another's, times are kept to the day,
 one-time and hashed, and a store of the previous schema is migrated in place."""
 import hashlib
 import re
-import secrets
 import sqlite3
 import threading
 import time
@@ -11,20 +10,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from serve_helpers import key
 
 from privrank.errors import InputError
-from privrank.serve.store import (AnswersExhausted, InvitationRefused, ReportConflict, SqliteStore, invitation_hash,
-                                  open_store)
-
-
-def key() -> str:
-    return secrets.token_urlsafe(16)
-
-
-@pytest.fixture
-def store(target):
-    with open_store(target) as s:
-        yield s
+from privrank.serve.store import (
+    AnswersExhausted,
+    InvitationRefused,
+    ReportConflict,
+    SqliteStore,
+    invitation_hash,
+    open_store,
+)
 
 
 def rows(target, query: str) -> list:
