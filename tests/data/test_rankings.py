@@ -170,3 +170,12 @@ def test_dataset_loaders():
     assert R.n_items == 4 and R.n_voters >= 350
     with pytest.raises(InputError, match="1 to 200"):
         datasets.load_netflix(201)
+
+
+def test_a_line_of_spaces_in_a_one_column_ranking_file_is_a_clear_error(tmp_path):
+    """In a file of one column a line of spaces is a record (an empty ballot), not a blank line: the
+    line numbers the reader gives count it (they ran out: an IndexError)."""
+    path = tmp_path / "ballots.csv"
+    path.write_text("x\n \n")
+    with pytest.raises(InputError, match="no rankings"):
+        pr.read_rankings(path)

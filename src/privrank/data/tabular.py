@@ -386,7 +386,7 @@ class ColumnarFile:
         if self.format != "csv":
             return f"record {record + 1}"
         with open_text(self.source, errors="replace") as fh:
-            lines = record_lines(fh)
+            lines = record_lines(fh, len(self.header))
             next(lines, None)  # the header
             return f"line {next(itertools.islice(lines, record, None), '?')}"
 
@@ -420,7 +420,7 @@ class TextColumns(ColumnarFile):
         """``(line, fields)`` of every record in file order; fields are text without surrounding
         whitespace, ``line`` the record's line number (blank lines are not records)."""
         with open_text(self.source, errors="replace") as fh:
-            lines = list(record_lines(fh))[1:]
+            lines = list(record_lines(fh, len(self.header)))[1:]
         k = 0
         for batch in self.raw_batches(DEFAULT_BATCH_SIZE):
             for fields in zip(*(self.column(batch, n).to_pylist() for n in self.names)):
@@ -428,10 +428,13 @@ class TextColumns(ColumnarFile):
                 k += 1
 
 
-def record_lines(fh):
-    """The numbers of the lines of ``fh`` that Arrow's CSV reader reads as records (or the header):
-    every line but the empty ones (a line of spaces is a record)."""
-    return (number for number, text in enumerate(fh, start=1) if text.strip("\r\n"))
+def record_lines(fh, columns: int):
+    """The numbers of the lines of ``fh`` that the CSV reader reads as records (or the header) in a file of
+    ``columns`` columns: every line but the empty ones, and but the lines of spaces when there are several
+    columns (Arrow reads them as rows of too few fields, which the reader skips as blank); in a file of
+    one column a line of spaces is a record."""
+    return (number for number, text in enumerate(fh, start=1)
+            if (text.strip("\r\n") if columns == 1 else text.strip()))
 
 
 def csv_input(path):
