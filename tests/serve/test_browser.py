@@ -20,6 +20,7 @@ import asyncio
 import base64
 import hashlib
 import http.server
+import itertools
 import json
 import math
 import os
@@ -35,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from serve_helpers import free_port
+from serve_helpers import free_port, key
 
 import privrank
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
@@ -1321,13 +1322,14 @@ def screenshot_dashboard(driver, tmp_path):
     theta = np.linspace(1.5, -1.5, len(survey.items))
     admin = secrets.token_urlsafe(24)
     with SqliteStore(tmp_path / "demo.sqlite") as store:
+        pairs = list(itertools.combinations(range(len(survey.items)), 2))
         for _ in range(3000):
             token = store.new_respondent()
-            for _ in range(survey.max_answers):
-                i, j = sorted(gen.choice(len(survey.items), 2, replace=False))
+            for k in gen.choice(len(pairs), survey.max_answers, replace=False):  # a pair once per respondent
+                i, j = pairs[k]
                 truth = 1 if gen.random() < 1 / (1 + math.exp(theta[j] - theta[i])) else -1
                 report = int(randomize_answer(truth, survey.epsilon, rng=gen))
-                store.add_report(token, epsilon=survey.epsilon, max_answers=survey.max_answers,
+                store.add_report(token, key=key(), epsilon=survey.epsilon, max_answers=survey.max_answers,
                                  item_a=survey.items[i], item_b=survey.items[j], report=report)
         with serving(create_app(survey, store, admin)) as base:
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
