@@ -116,7 +116,7 @@ class Guarantee:
         if self.epsilon_per_comparison is not None and self.unit in (UNIT_COMPARISON, UNIT_EDGE):
             if self.epsilon_per_user is not None:
                 how = "basic composition" if self.model == "local" else "group privacy"
-                text += (f"; by {how} over at most the declared number of answers per user, "
+                text += (f"; by {how} over at most the declared number of answers per {self.user}, "
                          f"{_fmt(self.epsilon_per_user)}-DP per {self.user}")
             else:
                 text += (f"; a user who made k comparisons is protected at k x {_fmt(self.epsilon)} "
