@@ -279,6 +279,15 @@ def test_serve_refuses_invitations_on_an_open_survey_with_respondents(cli, tmp_p
         assert code == 2 and message in err, err
 
 
+def test_serve_refuses_a_memory_database_and_a_short_admin_token_before_creating_anything(cli, tmp_path, served,
+                                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for argv, message in (([], "outlive the server"), (["--admin-token", "short"], "at least 16 characters")):
+        code, _, err = cli("serve", "--demo", "--db", ":memory:" if not argv else tmp_path / "r.sqlite", *argv)
+        assert code == 2 and message in err and "Traceback" not in err, err
+    assert not served and list(tmp_path.iterdir()) == []
+
+
 def test_serve_says_per_browser_and_prints_the_hashes_of_its_files(cli, tmp_path, served):
     code, _, err = cli("serve", "--demo", "--db", tmp_path / "r.sqlite", "--registrations-per-minute", "12")
     assert code == 0 and len(served) == 1

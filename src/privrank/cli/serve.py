@@ -66,7 +66,7 @@ def run_serve(args) -> int:
     except ImportError:
         raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
                          "pip install -e '.[serve]')") from None
-    from ..serve.app import RESPONDENT_UNITS, RateLimit, create_app
+    from ..serve.app import RESPONDENT_UNITS, RateLimit, check_admin_token, create_app
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, default_invitations_path, issue_invitations
     from ..serve.store import open_store
@@ -79,7 +79,9 @@ def run_serve(args) -> int:
     _check_host(args.host, args.public)
     if args.invitations is None and (args.invitations_file or args.url):
         raise InputError("--invitations-file and --url go with --invitations N")
-    RateLimit(args.registrations_per_minute)  # refuse a bad rate before anything is opened
+    RateLimit(args.registrations_per_minute)  # refuse a bad rate or admin token before anything is opened
+    if args.admin_token is not None:
+        check_admin_token(args.admin_token)
     base = f"http://{f'[{args.host}]' if ':' in args.host else args.host}:{args.port}"
     links = base_url(args.url or base)
     survey = demo_survey() if args.demo else load_survey(args.survey)

@@ -108,6 +108,12 @@ class RecentRegistrations:
             self._times.popleft()
 
 
+def check_admin_token(token) -> None:
+    """Refuse an admin token shorter than 16 characters (it guards the dashboard and the export)."""
+    if not isinstance(token, str) or len(token) < 16:
+        raise InputError("the admin token must be at least 16 characters (default: a random one)")
+
+
 def survey_document(survey, invitation_only: bool) -> dict:
     """``GET /api/survey``: the survey's public parameters, its identity ``id`` (the store's survey
     fingerprint, which leaves display-only text such as the title out: the page keys everything it
@@ -131,8 +137,7 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    if not isinstance(admin_token, str) or len(admin_token) < 16:
-        raise InputError("the admin token must be at least 16 characters (default: a random one)")
+    check_admin_token(admin_token)
     limit = RateLimit(registrations_per_minute)
     store.claim(survey.fingerprint())
     static = static_dir()

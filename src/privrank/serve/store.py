@@ -542,4 +542,7 @@ def open_store(target) -> Store:
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
         return PostgresStore(text)
+    if text == ":memory:" or text.startswith("file:"):
+        raise InputError(f"--db {text}: a survey's reports must outlive the server (an in-memory or URI database "
+                         "would lose every acknowledged report): give a file path or a postgresql:// URL")
     return SqliteStore(text)
