@@ -350,7 +350,7 @@ class Store:
             if answered >= max_answers:
                 raise AnswersExhausted("this respondent has used their whole privacy budget: no more answers "
                                        "are accepted")
-            cur.execute(self._sql("insert"), (token, key, *content[:3], content[3], float(epsilon), utc_day()))
+            cur.execute(self._sql("insert"), (token, key, *content, float(epsilon), utc_day()))
             return Receipt(max_answers - answered - 1)
         return work
 
