@@ -101,8 +101,10 @@ def test_the_survey_document_is_the_contract(pairs):
     assert doc == {"title": "Fruit <survey>", "question": "Which do you prefer?", "items": list(ITEMS),
                    "design": "pairs", "epsilon": 1.0, "budget": 3.0, "max_answers": 3,
                    "mechanism": "randomized-response", "protection": survey.protection(),
-                   "id": survey.fingerprint(), "invitations": False, "respondent_unit": "browser"}
-    assert "2.72 (e^1)" in doc["protection"] and "at most 3 answers" in doc["protection"]
+                   "id": survey.fingerprint(), "invitations": False, "respondent_unit": "browser",
+                   "description": "", "consent": "", "contact": "", "closing": ""}
+    assert "at most 2.72 times as likely" in doc["protection"] and "at most 3 answers" in doc["protection"]
+    assert "e^" not in doc["protection"]  # a respondent reads a number, not a formula
 
 
 def test_a_ranking_survey_states_the_norm_of_its_ballots(ranking):

@@ -61,8 +61,8 @@ def test_a_retitled_survey_keeps_its_id_and_its_respondents_budgets(tmp_path):
         assert doc["title"] == "A new title" and doc["id"] == first["id"] == SURVEY.fingerprint()
         assert re.fullmatch(r"[0-9a-f]{64}", doc["id"])
         assert client.post("/api/reports", json=body(token, "gamma", "delta")).json() == {"remaining": 1}
-    asked_otherwise = Survey(title="First title", question="Which is worse?", items=ITEMS, epsilon=1.0, budget=3.0)
-    assert asked_otherwise.fingerprint() != SURVEY.fingerprint()  # what a report means is part of the id
+    reordered = Survey(title="First title", question=SURVEY.question, items=ITEMS[::-1], epsilon=1.0, budget=3.0)
+    assert reordered.fingerprint() != SURVEY.fingerprint()  # what a report means is part of the id
 
 
 # ------------------------------------------------------------------------------------ once per pair

@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--demo", action="store_true",
                    help="serve the demo survey: the LLMs of the shipped LLMFAO data, in pairs, epsilon 1 per "
                         "answer, 10 answers per respondent")
+    p.add_argument("--init", metavar="FILE",
+                   help="write a commented survey template to FILE (.toml, never overwritten) and exit")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--public", action="store_true",
@@ -59,7 +61,16 @@ def _check_host(host: str, public: bool) -> None:
 
 
 def run_serve(args) -> int:
-    """Open the survey and the store, print the two URLs (stderr), run uvicorn until interrupted."""
+    """Open the survey and the store, print the two URLs (stderr), run uvicorn until interrupted (or, with
+    ``--init FILE``, write a survey template)."""
+    if args.init is not None:  # before the server's imports: writing a template needs none of them
+        if args.survey is not None or args.demo:
+            raise InputError("--init FILE writes a template: give it without a survey file or --demo")
+        from ..serve.survey import write_template
+
+        print(f"privrank serve: wrote {write_template(args.init)}: edit it, then run privrank serve {args.init}",
+              file=sys.stderr)
+        return 0
     try:
         import starlette  # noqa: F401
         import uvicorn
@@ -73,7 +84,8 @@ def run_serve(args) -> int:
     from ..serve.survey import demo_survey, load_survey
 
     if (args.survey is None) == (not args.demo):
-        raise InputError("give a survey file or --demo (not both)")
+        raise InputError("give a survey file or --demo (not both); privrank serve --init FILE writes a "
+                         "commented survey file to start from")
     if not 0 < args.port < 65536:
         raise InputError("--port must lie in 1..65535")
     _check_host(args.host, args.public)

@@ -34,8 +34,11 @@ The contract (:mod:`privrank.serve.app`)
     The respondent's page (``static/index.html``); ``/static/{file}`` its files.
 ``GET /api/survey``
     ``{"id", "title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
-    "protection", "invitations", "respondent_unit"}``, plus ``"duchi_scale"`` for the ranking
-    design. ``id`` is the survey's fingerprint (title left out): the page keys what it keeps by it.
+    "protection", "invitations", "respondent_unit", "description", "consent", "contact", "closing"}``
+    (the last four plain text, "" when absent), plus ``"duchi_scale"`` for the ranking design.
+    ``id`` is the survey's identity, the fingerprint of its terms (items and their order, design,
+    epsilon, budget, mechanism; no text, so a corrected text keeps it), or the id a store was first
+    claimed with: the page keys what it keeps by it.
 ``POST /api/respondents``
     Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
     survey without a usable invitation; 429 with ``Retry-After`` past the registration rate.

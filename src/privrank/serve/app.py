@@ -114,12 +114,13 @@ def check_admin_token(token) -> None:
         raise InputError("the admin token must be at least 16 characters (default: a random one)")
 
 
-def survey_document(survey, invitation_only: bool) -> dict:
-    """``GET /api/survey``: the survey's public parameters, its identity ``id`` (the store's survey
-    fingerprint, which leaves display-only text such as the title out: the page keys everything it
-    keeps by it), whether registration needs an invitation, and who one respondent is."""
-    return {**survey.public(), "id": survey.fingerprint(), "invitations": invitation_only,
-            "respondent_unit": RESPONDENT_UNITS[invitation_only]}
+def survey_document(survey, invitation_only: bool, survey_id: str | None = None) -> dict:
+    """``GET /api/survey``: the survey's public parameters and texts, its ``id`` (the page keys everything
+    it keeps by it: the id :meth:`~privrank.serve.store.Store.claim` returned, by default the survey's
+    fingerprint, which leaves every correctable text out), whether registration needs an invitation,
+    and who one respondent is."""
+    return {**survey.public(invitation_only), "id": survey.fingerprint() if survey_id is None else survey_id,
+            "invitations": invitation_only, "respondent_unit": RESPONDENT_UNITS[invitation_only]}
 
 
 def create_app(survey, store, admin_token: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
@@ -139,7 +140,7 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
 
     check_admin_token(admin_token)
     limit = RateLimit(registrations_per_minute)
-    store.claim(survey.fingerprint())
+    survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
     views: dict = {}  # the dashboard's ranking, by the number of reports it was fitted on
@@ -168,7 +169,7 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
 
     async def survey_json(request):
         issued, _ = await run_in_threadpool(store.invitations)
-        return JSONResponse(survey_document(survey, bool(issued)))
+        return JSONResponse(survey_document(survey, bool(issued), survey_id))
 
     async def new_respondent(request):
         try:

@@ -8,8 +8,10 @@ report_key, item_a, item_b, report, vector, epsilon, received)``: one row per ra
 the respondent's browser sent it -- a pair's report in {1, -1}, or a ranking ballot's randomized
 vector (JSON) -- with its epsilon, the idempotency key the page drew for it and the UTC day it
 arrived. ``invitations(code_hash, used)``: the SHA-256 of each one-time invitation code and
-whether it was used, with no link to the token it produced. Times are kept to the day only: a
-finer time could be joined with a reverse proxy's log, which holds addresses. There is no
+whether it was used, with no link to the token it produced. ``surveys(fingerprint)``,
+``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``: which survey
+the store holds and each text it was served with (:meth:`Store.claim`). Times are kept to the
+day only: a finer time could be joined with a reverse proxy's log, which holds addresses. There is no
 column that could hold a true answer, an IP address or a user agent: the server never receives
 a true answer, and keeps nothing that identifies a respondent. A database that holds any other
 table (a privacy ledger, another application's data; in PostgreSQL, in the current schema) is
@@ -58,6 +60,9 @@ TOKEN_BYTES, INVITATION_BYTES, KEY_BYTES = 24, 16, 16
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS surveys (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS survey_terms (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS survey_texts (id {id_type} PRIMARY KEY, field TEXT NOT NULL, text TEXT NOT NULL, "
+    "first_served TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS respondents (token TEXT PRIMARY KEY, created TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS reports (id {id_type} PRIMARY KEY, "
     "token TEXT NOT NULL REFERENCES respondents (token), report_key TEXT, item_a TEXT, item_b TEXT, "
@@ -69,7 +74,8 @@ SCHEMA = (
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
-TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
+TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
+          "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token", "created"},
           "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
           "invitations": {"code_hash", "used"}}
 #: the previous schema's tables (times in seconds since the epoch, no keys, no invitations): migrated when opened
@@ -78,6 +84,10 @@ PREVIOUS_TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
+    "terms": "SELECT fingerprint FROM survey_terms",
+    "claim_terms": "INSERT INTO survey_terms (fingerprint) VALUES (?)",
+    "texts": "SELECT field, text, first_served FROM survey_texts ORDER BY id",
+    "add_text": "INSERT INTO survey_texts (field, text, first_served) VALUES (?, ?, ?)",
     "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
     "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
     "answered": "SELECT count(*) FROM reports WHERE token = ?",
@@ -236,17 +246,56 @@ class Store:
             return self._run(conn, lambda cur: cur.execute(self._sql(name), params).fetchall(), write=False)
 
     # -- the interface -----------------------------------------------------------------------
-    def claim(self, fingerprint: str) -> None:
-        """Bind the store to one survey: refuse one that holds another survey's reports."""
+    def claim(self, fingerprint: str, *, earlier: str | None = None, texts: dict | None = None) -> str:
+        """Bind the store to one survey, record its texts, and return the id its page keys by.
+
+        ``fingerprint`` is the survey's identity, its terms
+        (:meth:`privrank.serve.survey.Survey.fingerprint`): a store holds the reports of one survey
+        and refuses one of other terms. The first claim fixes the page's id (``surveys``) and the
+        terms (``survey_terms``). A store first claimed by an earlier version holds only an id, the
+        fingerprint of the terms and the question (``earlier``,
+        :meth:`~privrank.serve.survey.Survey.earlier_fingerprint`): it is accepted when that matches,
+        its terms are recorded, and it keeps that id for good -- through any later correction of
+        the question -- so a returning respondent's page finds its token and memo under the same
+        key (a new key would register the browser anew, with a fresh budget).
+
+        ``texts`` (``{field: text}``) are recorded in ``survey_texts`` with the UTC day, each time
+        a field's text differs from its last recorded one (:meth:`text_history`).
+
+        Raises
+        ------
+        InputError
+            The store holds the reports of a survey of other terms (or, claimed by an earlier
+            version, of another question too).
+        """
         def work(cur):
             held = [row[0] for row in cur.execute(self._sql("surveys")).fetchall()]
+            terms = [row[0] for row in cur.execute(self._sql("terms")).fetchall()]
             if not held:
                 cur.execute(self._sql("claim"), (fingerprint,))
-            elif held != [fingerprint]:
-                raise InputError("this database holds the reports of a different survey (other items, question, "
-                                 "epsilon or budget): give each survey its own --db")
+                held = [fingerprint]
+            elif terms and terms != [fingerprint]:
+                raise InputError("this database holds the reports of a different survey (other items or item order, "
+                                 "design, epsilon, budget or mechanism): give each survey its own --db")
+            elif not terms and held[0] not in (fingerprint, earlier):
+                raise InputError("this database holds the reports of a different survey, or was started by an "
+                                 "earlier privrank that counted the question as part of the survey: if only the "
+                                 "question changed, start it once with the question as it was, then correct it")
+            if not terms:
+                cur.execute(self._sql("claim_terms"), (fingerprint,))
+            last = {field: text for field, text, _ in cur.execute(self._sql("texts")).fetchall()}
+            for field, text in (texts or {}).items():
+                if last.get(field) != text:
+                    cur.execute(self._sql("add_text"), (field, text, utc_day()))
+            return held[0]
         with self._connection() as conn:
-            self._run(conn, work)
+            return self._run(conn, work)
+
+    def text_history(self) -> list[tuple[str, str, str]]:
+        """``(field, text, UTC day first served)`` of every text the survey was served with, oldest first:
+        a field's first row is its original text, each later one a correction (e.g. the dashboard's
+        "question edited on DAY"). Recorded by :meth:`claim` when a server starts."""
+        return [(str(field), str(text), str(day)) for field, text, day in self._query("texts")]
 
     def new_respondent(self, invitation: str | None = None) -> str:
         """Issue a respondent's token (their only credential), stored before it is returned.

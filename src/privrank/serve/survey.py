@@ -1,9 +1,19 @@
-"""The survey a server asks: its items, its design and its declared privacy parameters.
+"""The survey a server asks: its items, its design, its declared privacy parameters and its texts.
 
 Everything here is public: the item list, the epsilon of one answer and the budget of one
 respondent are declared in the survey file before any answer arrives (the rule "public
 parameters are declared, never read off the data"), shown to respondents, and used by the
 store to refuse answers past a respondent's budget.
+
+A survey has two kinds of keys. Its *terms* (:data:`TERMS`: the items and their order, the
+design, epsilon, budget and mechanism) fix what a report means and how each respondent is
+protected: they are the survey's identity (:meth:`Survey.fingerprint`), and a database that
+holds a survey's reports refuses a survey of other terms. Its *texts* (:data:`TEXTS`: title,
+question, description, consent, contact, closing) are what respondents read: they may be
+corrected on a running survey (restart with the corrected file and the same ``--db``), and the
+store records each text with the UTC day it was first served
+(:meth:`privrank.serve.store.Store.text_history`). ``privrank serve --init FILE`` writes
+:data:`TEMPLATE`, a commented survey file.
 """
 from __future__ import annotations
 
@@ -11,7 +21,7 @@ import hashlib
 import json
 import math
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
@@ -23,22 +33,40 @@ EPSILON_RANGE = (0.01, 10.0)
 MAX_RANKING_ITEMS = 40
 MAX_PAIRS_ITEMS = 1000
 MAX_LABEL_CHARS = 200
-MAX_TEXT_CHARS = 2000
+#: the longest each text may be, in characters
+TEXT_LIMITS = {"title": 2000, "question": 2000, "description": 2000, "consent": 4000, "contact": 500,
+               "closing": 2000}
 #: who one respondent is, by whether the survey is invitation-only: the unit of every per-respondent text
 RESPONDENT_UNITS = {True: "invited respondent", False: "browser"}
-FIELDS = ("title", "question", "items", "design", "epsilon", "budget", "mechanism")
+#: the keys that fix what a report means and what protects respondents: the survey's identity
+TERMS = ("items", "design", "epsilon", "budget", "mechanism")
+#: the keys respondents read, which may be corrected on a running survey (all but title and question optional)
+TEXTS = tuple(TEXT_LIMITS)
+FIELDS = TEXTS[:2] + TERMS + TEXTS[2:]
+#: labels that spreadsheet and data-frame readers turn into a missing value by default, so that a
+#: report about the item would lose it: pandas.read_csv's default na_values (pandas 2.x,
+#: pandas._libs.parsers.STR_NA_VALUES, which also lists the empty string), pyarrow.csv's default
+#: ConvertOptions.null_values (the reader behind privrank's CSV input; a subset of pandas'), and
+#: R's read.csv na.strings = "NA" (readr::read_csv: c("", "NA")). Matched exactly, as they do.
+MISSING_VALUE_LABELS = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                  "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
 
 @dataclass(frozen=True)
 class Survey:
     """A survey: what respondents are asked, and how each answer is protected.
 
+    The terms (``items``, ``design``, ``epsilon``, ``budget``, ``mechanism``) are the survey's identity
+    and may not change once a database holds its reports; the texts may be corrected at any time.
+
     Attributes
     ----------
     title, question : str
-        Shown to respondents.
+        Shown to respondents (a text: may be corrected).
     items : tuple of str
-        The declared item universe (at least two, unique labels).
+        The declared item universe, in a fixed order (at least two unique labels, none with leading
+        or trailing whitespace, none that a CSV reader takes for a missing value:
+        :data:`MISSING_VALUE_LABELS`). A term: neither a label nor the order may change.
     design : {"pairs", "ranking"}
         ``pairs``: each answer compares two items, randomized in the browser by randomized response.
         ``ranking``: each respondent ranks all items once, randomized in the browser by the Duchi
@@ -50,6 +78,12 @@ class Survey:
         ``epsilon``. A ranking survey asks one ballot, so its budget is its epsilon.
     mechanism : str
         ``"randomized-response"`` (pairs) or ``"duchi-l2"`` (ranking).
+    description, consent, contact, closing : str
+        Optional plain text ("" when absent; no markup: the page shows it as it is, a blank line
+        starting a new paragraph). ``description`` is shown above the questions; ``consent`` before
+        the first question, with a button "I agree — start" (nothing is registered before it is
+        pressed); ``contact`` (e.g. a mail address) on every page; ``closing`` once all answers are
+        sent. Limits: :data:`TEXT_LIMITS`.
     """
 
     title: str
@@ -59,12 +93,18 @@ class Survey:
     epsilon: float = 1.0
     budget: float | None = None
     mechanism: str | None = None
+    description: str = ""
+    consent: str = ""
+    contact: str = ""
+    closing: str = ""
 
     def __post_init__(self):
-        for name, limit in (("title", MAX_TEXT_CHARS), ("question", MAX_TEXT_CHARS)):
+        for name, limit in TEXT_LIMITS.items():
             value = getattr(self, name)
-            if not _text(value) or len(value) > limit:
-                raise InputError(f"the survey's {name} must be non-empty text of at most {limit} characters")
+            optional = name not in ("title", "question")
+            if not (optional and value == "") and (not _text(value) or len(value) > limit):
+                raise InputError(f"the survey's {name} must be {'' if optional else 'non-empty '}text of at most "
+                                 f"{limit} characters")
         if self.design not in DESIGNS:
             raise InputError(f"the survey's design must be {' or '.join(map(repr, DESIGNS))}")
         object.__setattr__(self, "items", _items(self.items, self.design))
@@ -112,34 +152,62 @@ class Survey:
 
         return duchi_l2_scale(self.dimension, self.radius, self.epsilon)
 
-    def protection(self) -> str:
-        """One plain sentence for the respondent: what the browser does and how strongly it protects."""
-        factor = f"{math.exp(self.epsilon):.3g} (e^{self.epsilon:g})"
+    def protection(self, invitation_only: bool = False) -> str:
+        """The respondent's protection in plain words, as the page composes it (``respondent.js``): the
+        factor ``e^epsilon`` as a number rounded up (never a formula), and the answers asked of one
+        respondent (a browser, or an invitation)."""
+        factor = times_as_likely(self.epsilon)
+        where = "with your invitation" if invitation_only else "in this browser"
         if self.design == "ranking":
-            return ("Your browser adds random noise to your ranking before sending it: whatever order you "
-                    f"choose, the chance of what we receive changes by at most a factor of {factor}, and you "
-                    "are asked for one ranking.")
+            return ("Your browser adds random noise to your ranking before sending it: whatever order you choose, "
+                    f"the report we receive is at most {factor} times as likely as it would be for any other order. "
+                    f"You are asked for one ranking {where}.")
         k = self.max_answers
-        return ("Your browser flips a coin before sending each answer: whatever you answer, the chance of what "
-                f"we receive changes by at most a factor of {factor}, and at most {k} answer{'s' * (k != 1)} "
-                f"{'are' if k != 1 else 'is'} asked of you.")
+        return ("Your browser flips a coin before sending each answer and may send the opposite of your choice: "
+                f"whatever you answer, the report we receive is at most {factor} times as likely as it would be had "
+                f"you answered differently. You are asked at most {k} answer{'s' * (k != 1)} {where}.")
 
-    def public(self) -> dict:
-        """The survey as ``GET /api/survey`` serves it (the respondent's page reads it)."""
+    def public(self, invitation_only: bool = False) -> dict:
+        """The survey as ``GET /api/survey`` serves it (the respondent's page reads it); every text is
+        present, "" when the survey has none."""
         doc = {"title": self.title, "question": self.question, "items": list(self.items), "design": self.design,
                "epsilon": self.epsilon, "budget": self.budget, "max_answers": self.max_answers,
-               "mechanism": self.mechanism, "protection": self.protection()}
+               "mechanism": self.mechanism, "protection": self.protection(invitation_only),
+               **{name: getattr(self, name) for name in TEXTS[2:]}}
         if self.design == "ranking":
             doc["duchi_scale"] = self.duchi_scale()
         return doc
 
+    def texts(self) -> dict:
+        """``{name: text}`` of every text of :data:`TEXTS` ("" when absent): what the store records."""
+        return {name: getattr(self, name) for name in TEXTS}
+
     def fingerprint(self) -> str:
-        """The survey's identity: the hex SHA-256 of every field that fixes what a report means (items,
-        design, epsilon, budget, mechanism, question), leaving the title (display-only text) out. A
-        store holds the reports of one survey only, and the page keys everything it keeps (token,
-        memo of randomized reports) by it, so retitling a survey resets no respondent's budget."""
-        text = json.dumps({k: v for k, v in asdict(self).items() if k != "title"}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()
+        """The survey's identity: the hex SHA-256 of its terms (:data:`TERMS`: the items in their order,
+        design, epsilon, budget, mechanism), the keys that fix what a report means and what protects a
+        respondent. The texts are left out, so a corrected question, title or consent keeps the
+        survey's reports and its respondents. A store holds the reports of one survey only."""
+        return _digest({name: getattr(self, name) for name in TERMS})
+
+    def earlier_fingerprint(self) -> str:
+        """The identity earlier versions of ``privrank serve`` gave the survey: the terms and the
+        question. A store claimed with it keeps it as the id its page keys by
+        (:meth:`privrank.serve.store.Store.claim`)."""
+        return _digest({name: getattr(self, name) for name in ("question",) + TERMS})
+
+
+def times_as_likely(epsilon: float) -> str:
+    """``e^epsilon`` rounded up, so that "at most" stays true: three significant digits below 100, else a
+    whole number with thousands separators (``respondent.js``'s ``timesAsLikely``)."""
+    factor = math.exp(epsilon)
+    if factor >= 100:
+        return f"{math.ceil(factor):,}"
+    digits = 2 - math.floor(math.log10(factor))
+    return f"{math.ceil(factor * 10 ** digits) / 10 ** digits:.{digits}f}"
+
+
+def _digest(fields: dict) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def _number(value, name: str) -> float:
@@ -167,6 +235,14 @@ def _items(items, design: str) -> tuple:
         raise InputError("the survey's items must be a list of labels")
     if not all(_text(x) and len(x) <= MAX_LABEL_CHARS for x in items):
         raise InputError(f"every item label must be non-empty text of at most {MAX_LABEL_CHARS} characters")
+    for label in items:
+        if label != label.strip():
+            raise InputError("an item label starts or ends with whitespace, which CSV readers and the ranking of "
+                             "the export drop (' a' and 'a' would be one item): remove it")
+        if label in MISSING_VALUE_LABELS:
+            raise InputError(f"the item label {label!r} is read as a missing value by pandas, R and Arrow, so its "
+                             "reports would be lost in the export: choose another label (e.g. 'Not applicable' "
+                             "or 'None of these')")
     if len(set(items)) != len(items):
         raise InputError("the survey's item labels must be unique")
     most = MAX_RANKING_ITEMS if design == "ranking" else MAX_PAIRS_ITEMS
@@ -190,7 +266,8 @@ def load_survey(path) -> Survey:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"{path}: no such survey file") from None
+        raise InputError(f"{path}: no such survey file (privrank serve --init {path} writes a commented "
+                         "template to start from)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the survey file ({type(exc).__name__})") from None
     try:
@@ -211,6 +288,95 @@ def load_survey(path) -> Survey:
         return Survey(**doc)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+TEMPLATE = '''\
+# A privrank serve survey. Start it with:  privrank serve survey.toml
+#
+# Two kinds of keys. The TERMS (items, design, epsilon, budget) fix what every report means and how
+# each respondent is protected: once the survey has a database (--db), they can never change -- a
+# survey with other terms needs a new database. The TEXTS (title, question, description, consent,
+# contact, closing) may be corrected at any time: stop the server, fix the file, start it again with
+# the same --db; the reports and the respondents are kept, and the dashboard notes the day a text
+# changed. Texts are plain text (no HTML); in a text, a blank line starts a new paragraph.
+
+# -- texts ---------------------------------------------------------------------------------------
+
+# The page's heading.
+title = "Dessert survey"
+
+# What each answer is about: shown above every pair (or above the list to rank).
+question = "Which dessert do you prefer?"
+
+# Optional: shown above the questions.
+description = """
+We are comparing the desserts of our canteen's menu. Each question shows two desserts: pick the one
+you prefer, or "No preference".
+"""
+
+# Optional: shown before the first question with a button "I agree — start". Nothing is sent to
+# the server, and no respondent is registered, until it is pressed; a browser that agreed is not
+# asked again.
+consent = """
+Taking part is voluntary and you can stop at any time. Before an answer leaves your browser, the
+browser randomizes it, so nobody -- not even us -- receives your true answers. We store only the
+randomized answers and the day they arrived: no name, no address, no IP address.
+"""
+
+# Optional: shown on every page, e.g. a mail address for questions about the survey.
+contact = "dessert-survey@example.org"
+
+# Optional: shown once all of a respondent's answers are sent.
+closing = "Thank you! The ranking of the desserts will be on the canteen's notice board next month."
+
+# -- terms: fixed for good once the survey has a database ----------------------------------------
+
+# The items, in a fixed order: the order and every label are part of the survey. A label may not
+# start or end with a space, nor be one that spreadsheets read as a missing value (NA, N/A, null,
+# None, NaN, ...).
+items = ["Apple pie", "Brownie", "Crème brûlée", "Doughnut", "Eclair", "Flan", "Gelato"]
+
+# "pairs": each answer compares two items (a random pair, never the same pair twice);
+# "ranking": each respondent ranks all the items once (at most 40 items).
+design = "pairs"
+
+# Epsilon of ONE answer (one comparison, or one whole ranking), between 0.01 and 10: the respondent's
+# browser randomizes the answer so that any report is at most e^epsilon times as likely under one
+# answer as under any other (epsilon-local differential privacy). 1 means at most 2.72 times as
+# likely; smaller protects more and needs more respondents for the same accuracy.
+epsilon = 1.0
+
+# Epsilon of ALL of one respondent's answers together (pairs design only; a ranking survey asks one
+# ranking, so leave this out there): a respondent answers at most budget / epsilon questions
+# (here 10), and all their answers together are budget-local differentially private.
+budget = 10.0
+
+# A respondent is one browser (one person using two browsers counts as two), or, with
+# privrank serve --invitations N, one invitation: epsilon and budget are per respondent in that sense.
+'''
+"""A commented survey file (a pairs survey of seven desserts): what ``privrank serve --init FILE``
+writes, and ``docs/survey.toml`` (kept identical by the tests)."""
+
+
+def write_template(path) -> Path:
+    """Write :data:`TEMPLATE` to ``path`` (a new ``.toml`` file); returns the path.
+
+    Raises
+    ------
+    InputError
+        ``path`` exists (it is never overwritten), is not a ``.toml`` file, or cannot be written.
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".toml":
+        raise InputError(f"{path}: the template is TOML: give a file name ending in .toml")
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(TEMPLATE)
+    except FileExistsError:
+        raise InputError(f"{path} exists: it is not overwritten (give another file name)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the template ({type(exc).__name__})") from None
+    return path
 
 
 def demo_survey() -> Survey:

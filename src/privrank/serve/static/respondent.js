@@ -41,15 +41,20 @@ const unusable = (what) => new Stop(`The survey's description from the server is
 
 // ---- what the page checks itself -------------------------------------------------------------
 
+// The survey's texts besides title and question: plain text, "" when the survey has none.
+const TEXTS = ['description', 'consent', 'contact', 'closing'];
+
 // The served survey, checked; only what is checked is used. Returns {id, title, question, items,
-// design, epsilon, cap, invitations, duchiScale}, with cap = floor(budget / epsilon + 1e-9) (1 for
-// a ranking), as privrank.serve.survey.Survey.max_answers; throws a Stop otherwise.
+// design, epsilon, cap, invitations, duchiScale, description, consent, contact, closing}, with
+// cap = floor(budget / epsilon + 1e-9) (1 for a ranking), as
+// privrank.serve.survey.Survey.max_answers; throws a Stop otherwise.
 function checkSurvey(s) {
   if (!s || typeof s !== 'object') throw unusable('not a description');
   if (typeof s.id !== 'string' || !/^[0-9a-f]{64}$/.test(s.id)) throw unusable('its identity');
   for (const name of ['title', 'question']) {
     if (typeof s[name] !== 'string' || !s[name].trim()) throw unusable(`its ${name}`);
   }
+  for (const name of TEXTS) if (typeof s[name] !== 'string') throw unusable(`its ${name}`);
   const { items } = s;
   if (!Array.isArray(items) || items.length < 2 || new Set(items).size !== items.length
       || !items.every((x) => typeof x === 'string' && x.trim())) throw unusable('its items');
@@ -70,8 +75,18 @@ function checkSurvey(s) {
   return {
     id: s.id, title: s.title, question: s.question, items, design: s.design, epsilon: s.epsilon,
     cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9), invitations: s.invitations,
-    duchiScale: s.duchi_scale,
+    duchiScale: s.duchi_scale, ...Object.fromEntries(TEXTS.map((name) => [name, s[name]])),
   };
+}
+
+// Show a survey text in the element `id` as plain text (textContent only: nothing in it is markup),
+// a paragraph per block of lines between blank lines.
+function showText(id, text) {
+  $(id).replaceChildren(...text.split(/\n\s*\n/).map((block) => block.trim()).filter(Boolean).map((block) => {
+    const p = document.createElement('p');
+    p.textContent = block;
+    return p;
+  }));
 }
 
 // e^eps rounded up (so "at most" stays true): three significant digits below 100, else a whole number.
@@ -101,8 +116,8 @@ function protection(s) {
 
 // ---- what this browser keeps -----------------------------------------------------------------
 
-// Under one key per survey id: {token, invite, pairs: {"i|j": {report, key, sent}}, ballot:
-// {vector, key, sent}, done}. Reports only, already randomized (i < j; report +1 means item i
+// Under one key per survey id: {agreed, token, invite, pairs: {"i|j": {report, key, sent}}, ballot:
+// {vector, key, sent}, done}; agreed: the respondent pressed "I agree" under the survey's consent text. Reports only, already randomized (i < j; report +1 means item i
 // preferred), each with its idempotency key, and only until the server has them: a sent report is
 // dropped and only its "sent" mark stays, so the coin shown on the page and the stored report can
 // never be put together to recover an answer. Memoized RAPPOR-style: a pair is randomized once
@@ -145,6 +160,8 @@ const BY_INVITATION = 'This survey is by invitation only. Please open it with th
 const INVITATION_USED = 'This invitation link has already been used, or is not valid. An invitation works in '
   + 'one browser only: please continue in the browser where you first opened it, or ask the survey\'s '
   + 'organisers for a new invitation.';
+// Whether this browser cannot register: an invitation-only survey, and neither a token nor a code.
+const uninvited = (memo) => survey.invitations && !memo.token && !memo.invite;
 // What happens to an answer the server may not have: it is kept, and sent again on reload.
 function pending() {
   const memo = load();
@@ -160,7 +177,7 @@ async function token(stale) {
   const got = await withMemo(async (memo) => {
     if (memo.token && memo.token !== stale) return memo.token;
     delete memo.token;
-    if (survey.invitations && !memo.invite) return new Stop(BY_INVITATION, 'closed');
+    if (uninvited(memo)) return new Stop(BY_INVITATION, 'closed');
     const { status, data } = await call('api/respondents', survey.invitations ? { invitation: memo.invite } : {});
     if (status === 201 && typeof data.token === 'string' && data.token) {
       delete memo.invite;
@@ -201,7 +218,12 @@ function clearQuestions() {
   $('ranking').hidden = true;
   $('rank-list').replaceChildren();
 }
-function finish(message) { clearQuestions(); say(message); setState('done'); }
+function finish(message) {
+  clearQuestions();
+  say(message);
+  showText('closing', survey.closing);
+  setState('done');
+}
 const USED_ALL = 'You have used all the answers this survey allows. Thank you!';
 
 function stop(error) {
@@ -285,14 +307,16 @@ async function answer(choice) {
       const truth = choice === 'none' ? 0 : ((choice === 'left' ? left : right) === i ? 1 : -1);
       const { report, flipped } = randomizeComparison(truth, survey.epsilon);
       pairs[pairKey] = { report, key: newKey(), sent: false };
-      return { flipped };
+      return { flipped, random: truth === 0 };
     });
     const result = await deliver(pairKey);
     if (result === 'exhausted') return finish(USED_ALL);
     busy = false;
     if (drawn && result === 'stored') {
       say('Sent.');
-      $('coin').textContent = `Your browser ${drawn.flipped ? 'flipped' : 'kept'} your answer before sending it.`;
+      // "No preference" has no answer to keep or flip: randomized response sends a fair coin's side
+      $('coin').textContent = drawn.random ? 'You chose no preference, so your browser sent a random answer.'
+        : `Your browser ${drawn.flipped ? 'flipped' : 'kept'} your answer before sending it.`;
     } else {
       say('This pair was already answered from this browser, so that answer counts: here is the next pair.');
     }
@@ -305,16 +329,22 @@ async function answer(choice) {
 // ---- ranking design -----------------------------------------------------------------------
 const list = $('rank-list');
 let dragged = null;
+const label = (li) => survey.items[Number(li.dataset.item)];
 
 function announce(li, verb) {
   const n = list.children.length;
-  say(`${li.textContent} ${verb} position ${[...list.children].indexOf(li) + 1} of ${n}.`);
+  say(`${label(li)} ${verb} position ${[...list.children].indexOf(li) + 1} of ${n}.`);
 }
 
-function select(li, on) {
-  [...list.children].forEach((x) => x.setAttribute('aria-selected', 'false'));
-  li.setAttribute('aria-selected', String(on));
-  announce(li, on ? 'picked up at' : 'dropped at');
+// An item's ↑ or ↓ button: large enough to tap, reachable with Tab, named after its item.
+function moveButton(name, direction) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'move';
+  button.dataset.move = direction;
+  button.textContent = direction === 'up' ? '↑' : '↓';
+  button.setAttribute('aria-label', `Move ${name} ${direction}`);
+  return button;
 }
 
 function startRanking() {
@@ -328,12 +358,12 @@ function startRanking() {
   }
   list.replaceChildren(...order.map((item) => {
     const li = document.createElement('li');
-    li.textContent = survey.items[item];
+    const name = document.createElement('span');
+    name.className = 'label';
+    name.textContent = survey.items[item];
+    li.append(name, moveButton(survey.items[item], 'up'), moveButton(survey.items[item], 'down'));
     li.dataset.item = String(item);
-    li.tabIndex = 0;
     li.draggable = true;
-    li.setAttribute('role', 'option');
-    li.setAttribute('aria-selected', 'false');
     return li;
   }));
   $('rank-question').textContent = survey.question;
@@ -341,25 +371,16 @@ function startRanking() {
   setState('ranking');
 }
 
-list.addEventListener('keydown', (e) => {
-  const li = e.target.closest('li');
-  if (!li || app.dataset.state !== 'ranking') return;
-  const held = li.getAttribute('aria-selected') === 'true';
-  if (e.key === 'Enter' || e.key === ' ') {
-    e.preventDefault();
-    select(li, !held);
-  } else if (e.key === 'Escape' && held) {
-    select(li, false);
-  } else if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
-    e.preventDefault();
-    const up = e.key === 'ArrowUp';
-    const sibling = up ? li.previousElementSibling : li.nextElementSibling;
-    if (!sibling) return;
-    if (!held) return sibling.focus();
-    if (up) sibling.before(li); else sibling.after(li);
-    li.focus();
-    announce(li, 'moved to');
-  }
+list.addEventListener('click', (e) => {
+  const button = e.target.closest('button[data-move]');
+  if (!button || app.dataset.state !== 'ranking') return;
+  const li = button.closest('li');
+  const up = button.dataset.move === 'up';
+  const sibling = up ? li.previousElementSibling : li.nextElementSibling;
+  if (!sibling) return say(`${label(li)} is already ${up ? 'first' : 'last'}.`);
+  if (up) sibling.before(li); else sibling.after(li);
+  button.focus();  // moving the item took the focus off its button
+  announce(li, 'moved to');
 });
 list.addEventListener('dragstart', (e) => {
   dragged = e.target.closest('li');
@@ -451,6 +472,21 @@ async function takeInvitation() {
   }
 }
 
+// The consent text and its button; resolves once the respondent agreed (kept: not asked again).
+// Nothing is registered or sent before.
+function consent() {
+  showText('consent-text', survey.consent);
+  $('consent').hidden = false;
+  setState('consent');
+  return new Promise((resolve, reject) => {
+    $('agree').addEventListener('click', () => {
+      $('consent').hidden = true;
+      setState('loading');
+      withMemo((memo) => { memo.agreed = true; }).then(resolve, reject);
+    }, { once: true });
+  });
+}
+
 async function main() {
   try {
     const { status, data } = await call('api/survey');
@@ -464,13 +500,21 @@ async function main() {
     storeKey = `privrank:${survey.id}`;
     document.title = survey.title;
     $('title').textContent = survey.title;
+    showText('description', survey.description);
     $('protection').textContent = protection(survey);
+    $('contact-text').textContent = survey.contact;
+    $('contact').hidden = !survey.contact;
     if (!navigator.locks) {
       throw new Stop('This page needs a secure connection (an https address) and a recent browser, so '
         + 'that every answer is randomized only once. Please open the survey\'s https link.', 'refused');
     }
     await takeInvitation();
-    if (!load().done) await token();
+    const memo = load();
+    if (!memo.done) {
+      if (uninvited(memo)) throw new Stop(BY_INVITATION, 'closed');
+      if (survey.consent && !memo.agreed) await consent();
+      await token();
+    }
     if (survey.design === 'ranking') return startRanking();
     await flushPairs();
     nextPair();
