@@ -429,7 +429,8 @@ def real_app(survey: dict, directory: Path):
 
     declared = Survey(title=survey["title"], question=survey["question"], items=tuple(survey["items"]),
                       design=survey["design"], epsilon=survey["epsilon"],
-                      budget=survey["budget"] if survey["design"] == "pairs" else None)
+                      budget=survey["budget"] if survey["design"] == "pairs" else None,
+                      **{name: survey[name] for name in ("description", "consent", "contact", "closing")})
     from privrank.serve.app import survey_document
 
     store = SqliteStore(directory / f"{secrets.token_hex(8)}.sqlite")
@@ -572,17 +573,20 @@ SERVED_PROTECTION = "Your answers are perfectly safe with us."  # what a server 
 
 
 def survey_id(survey: dict) -> str:
-    """The fake's survey identity, as ``Survey.fingerprint()``: every field that fixes what a report means."""
-    fixed = {k: survey[k] for k in ("question", "items", "design", "epsilon", "budget", "mechanism")}
+    """The fake's survey identity, as ``Survey.fingerprint()``: the terms, which fix what a report means."""
+    fixed = {k: survey[k] for k in ("items", "design", "epsilon", "budget", "mechanism")}
     return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
 
 
-def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dessert survey") -> dict:
+def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dessert survey", **texts) -> dict:
+    """A survey document of the contract; ``texts``: description, consent, contact, closing (default "")."""
     survey = {"title": title, "question": "Which dessert do you prefer?",
               "items": list(items), "design": design, "epsilon": epsilon,
               "budget": epsilon * max_answers, "max_answers": max_answers,
               "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
-              "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser"}
+              "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser",
+              **{name: texts.pop(name, "") for name in ("description", "consent", "contact", "closing")}}
+    assert not texts, texts
     if design == "ranking":
         M = len(items) * (len(items) - 1) // 2
         survey["duchi_scale"] = duchi_l2_scale(M, math.sqrt(M) / 2, epsilon)
@@ -701,7 +705,8 @@ def randomized_once(bodies) -> bool:
 
 
 HOW = ["click-left", "key-left", "click-right", "tab-enter", "click-none", "key-right", "key-down"]
-COIN = re.compile(r"^Your browser (kept|flipped) your answer before sending it\.$")
+NO_PREFERENCE = "You chose no preference, so your browser sent a random answer."
+COIN = re.compile(r"^Your browser (kept|flipped) your answer before sending it\.$|^" + re.escape(NO_PREFERENCE) + "$")
 
 
 def test_pairs_page_answers_until_max_answers(driver, site):
@@ -772,6 +777,8 @@ def test_pairs_page_sends_what_was_clicked_at_large_epsilon(driver, site):
         if chosen is not None:
             assert (body["item_a"] if body["report"] == 1 else body["item_b"]) == chosen
             assert text(driver, "coin") == "Your browser kept your answer before sending it."
+        else:  # nothing to keep: the report is a fair coin's, and the page says so
+            assert text(driver, "coin") == NO_PREFERENCE
     wait_state(driver, "done")
     assert "every pair" in text(driver, "status")
     check_report_bodies(recorder, survey)
@@ -859,7 +866,7 @@ def test_a_report_that_failed_is_sent_again_unchanged(driver, site):
 
 
 def ranking_order(drv) -> list[str]:
-    return [li.get_attribute("textContent") for li in drv.find_elements("css selector", "#rank-list li")]
+    return [x.get_attribute("textContent") for x in drv.find_elements("css selector", "#rank-list li .label")]
 
 
 def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
@@ -871,18 +878,17 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     start = ranking_order(driver)
     assert sorted(start) == sorted(survey["items"])
 
-    # keyboard: select the first item, move it down twice, drop it
-    items = driver.find_elements("css selector", "#rank-list li")
-    driver.execute_script("arguments[0].focus()", items[0])
+    # keyboard: Tab reaches the first item's buttons (↑ then ↓); Enter on ↓ twice moves it down twice
+    driver.find_element("id", "rank-question").click()
+    press(driver, Keys.TAB)
+    assert driver.switch_to.active_element.get_attribute("aria-label") == f"Move {start[0]} up"
     press(driver, Keys.ENTER)
-    assert items[0].get_attribute("aria-selected") == "true"
-    press(driver, Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)
+    assert ranking_order(driver) == start and text(driver, "status") == f"{start[0]} is already first."
+    press(driver, Keys.TAB, Keys.ENTER, Keys.ENTER)
     expected = start[1:3] + start[:1] + start[3:]
     assert ranking_order(driver) == expected
-    assert f"{start[0]} dropped at position 3 of 5." == text(driver, "status")
-    press(driver, Keys.ARROW_UP)  # without a selection the arrows move the focus only
-    assert ranking_order(driver) == expected
-    assert driver.switch_to.active_element.get_attribute("textContent") == expected[1]
+    assert f"{start[0]} moved to position 3 of 5." == text(driver, "status")
+    assert driver.switch_to.active_element.get_attribute("aria-label") == f"Move {start[0]} down"  # kept
 
     # drag and drop (HTML5 events, as a mouse drag fires them): the last item to the top
     driver.execute_script("""
@@ -924,6 +930,112 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert len(recorder.posts("/api/reports")) == 1
 
 
+def paragraphs(drv, element_id) -> list[str]:
+    return [p.get_attribute("textContent") for p in drv.find_elements("css selector", f"#{element_id} > p")]
+
+
+CONSENT = "Taking part is voluntary.\n\nYou may stop at any time: close this page."
+
+
+def test_consent_description_contact_and_closing(driver, site):
+    """The survey's texts, as plain text (markup shown as written), a paragraph per block. Nothing is
+    registered before the respondent agrees; a browser that agreed is not asked again."""
+    survey = survey_of(DESSERTS[:3], max_answers=3, description="Our <b>canteen</b>'s menu.\n\nSecond  part.",
+                       consent=CONSENT, contact="team@example.org <script>", closing="Thank you!\n\nResults soon.")
+    recorder = site(survey)
+    wait_state(driver, "consent")
+    assert paragraphs(driver, "consent-text") == ["Taking part is voluntary.", "You may stop at any time: close this page."]
+    agree = driver.find_element("id", "agree")
+    assert agree.is_displayed() and agree.text == "I agree — start"
+    assert paragraphs(driver, "description") == ["Our <b>canteen</b>'s menu.", "Second  part."]
+    assert driver.find_elements("css selector", "#description b, #contact script") == []  # text, never markup
+    assert driver.find_element("id", "contact").text == "Questions about this survey: team@example.org <script>"
+    assert not driver.find_element("id", "pairs").is_displayed()
+    assert not driver.find_element("id", "closing").is_displayed()
+    assert "e^" not in driver.find_element("tag name", "body").text
+    driver.refresh()
+    wait_state(driver, "consent")
+    time.sleep(0.5)
+    assert recorder.requests and not [r for r in recorder.requests if r["method"] == "POST"]  # nothing registered
+    assert driver.execute_script("return localStorage.length") == 0
+
+    driver.find_element("id", "agree").click()
+    wait_state(driver, "question")
+    assert not driver.find_element("id", "consent").is_displayed()
+    assert len(recorder.posts("/api/respondents")) == 1 and storage(driver, recorder.survey)["agreed"] is True
+    give_answer(driver, "click-left")
+    wait_state(driver, "question")
+    driver.refresh()  # a returning respondent: straight to the next question
+    wait_state(driver, "question")
+    assert not driver.find_element("id", "consent").is_displayed()
+    assert len(recorder.posts("/api/respondents")) == 1
+    answer_all(driver)
+    assert "Thank you" in text(driver, "status")
+    assert paragraphs(driver, "closing") == ["Thank you!", "Results soon."]
+    assert driver.find_element("id", "closing").is_displayed() and driver.find_element("id", "contact").is_displayed()
+    driver.refresh()
+    wait_state(driver, "done")
+    assert paragraphs(driver, "closing") == ["Thank you!", "Results soon."]
+    assert console_problems(driver) == []
+
+
+def test_without_texts_the_page_shows_none(driver, site):
+    site(survey_of(DESSERTS[:3], max_answers=3))
+    wait_state(driver, "question")  # no consent asked
+    for element in ("description", "consent", "contact", "closing"):
+        assert not driver.find_element("id", element).is_displayed(), element
+
+
+def tap(drv, element):
+    """A finger's tap on ``element`` (a touch pointer, as on a phone)."""
+    from selenium.webdriver.common.actions import interaction
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+
+    actions = ActionBuilder(drv, mouse=PointerInput(interaction.POINTER_TOUCH, "finger"))
+    actions.pointer_action.move_to(element).pointer_down().pointer_up()
+    actions.perform()
+
+
+def test_a_phone_ranks_by_tapping_the_buttons(driver, site):
+    """A 390 px wide touch screen: every item has ↑ and ↓ buttons (44 px targets, named after the item),
+    nothing is wider than the screen, and tapping them reverses the list; the ballot sent is on the side
+    of the reversed order (epsilon 10: a flip has probability 4.5e-5)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    try:
+        survey = survey_of(DESSERTS, design="ranking", epsilon=SURE_EPS, max_answers=1)
+        recorder = site(survey)
+        wait_state(driver, "ranking")
+        assert driver.execute_script("return window.innerWidth") == 390
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
+        start = ranking_order(driver)
+        for li, label in zip(driver.find_elements("css selector", "#rank-list li"), start):
+            up, down = li.find_elements("css selector", "button.move")
+            assert (up.get_attribute("aria-label"), down.get_attribute("aria-label")) == (f"Move {label} up",
+                                                                                           f"Move {label} down")
+            for button in (up, down):
+                assert button.size["width"] >= 44 and button.size["height"] >= 44
+                assert button.rect["x"] + button.rect["width"] <= 390
+        goal = start[::-1]
+        taps = 0
+        for k, label in enumerate(goal):  # bring each item up to its place
+            while (at := ranking_order(driver).index(label)) > k:
+                tap(driver, driver.find_elements("css selector", "#rank-list li")[at].find_element(
+                    "css selector", "button.move"))
+                taps += 1
+        assert ranking_order(driver) == goal and taps == len(goal) * (len(goal) - 1) // 2
+        tap(driver, driver.find_element("id", "submit-ranking"))
+        wait_state(driver, "done")
+        (body,) = recorder.posts("/api/reports")
+        z = np.array(body["vector"])
+        assert z @ python_pair_vector([survey["items"].index(x) for x in goal]) > 0
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+
 # ---- 4. the page against an adversary: what it checks itself, invitations, randomized once ------
 
 class PageFrom:
@@ -959,12 +1071,12 @@ def patched_page(directory: Path, *replacements: tuple[str, str]) -> Path:
     return directory
 
 
-def declared_survey(items, *, title="Dessert survey", epsilon=1.0, budget=None):
+def declared_survey(items, *, title="Dessert survey", question="Which dessert do you prefer?", epsilon=1.0,
+                    budget=None):
     """A pairs survey for the real server (budget: every pair, unless given)."""
     from privrank.serve.survey import Survey
     budget = epsilon * len(items) * (len(items) - 1) // 2 if budget is None else budget
-    return Survey(title=title, question="Which dessert do you prefer?", items=tuple(items), design="pairs",
-                  epsilon=epsilon, budget=budget)
+    return Survey(title=title, question=question, items=tuple(items), design="pairs", epsilon=epsilon, budget=budget)
 
 
 @contextmanager
@@ -997,6 +1109,7 @@ def answer_all(drv, how="click-left"):
 @pytest.mark.parametrize("eps", [40.0, 0.005])
 def test_the_page_refuses_an_epsilon_out_of_range(driver, site, eps):
     """At 40 randomized response keeps the true answer with probability 1 - 4e-18: the page does not run."""
+    fake_only()  # the real server refuses such a survey at start-up
     recorder = site(survey_of(DESSERTS[:4], epsilon=eps, max_answers=6))
     wait_state(driver, "refused")
     assert f"epsilon = {eps:g} per answer, outside the range 0.01 to 10" in text(driver, "status")
@@ -1139,8 +1252,9 @@ TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${s
 
 @pytest.mark.parametrize("page", ["released", "keyed by title (control)"])
 def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_path, page):
-    """privrank serve restarted on the same database with another title: the same token, no pair
-    asked twice, the count of sent answers kept. Control: a page keyed by the title registers anew."""
+    """privrank serve restarted on the same database with another title and a corrected question: the
+    same token, no pair asked twice, the count of sent answers kept. Control: a page keyed by the title
+    registers anew."""
     db, port = tmp_path / "survey.sqlite", free_port()
     directory = None if page == "released" else patched_page(tmp_path / "page", TITLE_IN_KEY)
     with real_server(declared_survey(DESSERTS[:4]), db, port=port, page=directory) as (first, base, _):
@@ -1149,11 +1263,11 @@ def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_pat
             wait_state(driver, "question")
             give_answer(driver, "click-left")
         wait_state(driver, "question")
-    retitled = declared_survey(DESSERTS[:4], title="Desserts, second round")
+    retitled = declared_survey(DESSERTS[:4], title="Desserts, second round", question="Which dessert is better?")
     with real_server(retitled, db, port=port, page=directory) as (second, base, store):
         driver.get(base + "/")
         wait_state(driver, "question")
-        assert text(driver, "title") == "Desserts, second round"
+        assert text(driver, "title") == "Desserts, second round" and text(driver, "question") == retitled.question
         reset = bool(second.posts("/api/respondents"))
         if page != "released":
             assert reset  # the control is caught

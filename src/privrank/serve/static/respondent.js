@@ -117,10 +117,11 @@ function protection(s) {
 // ---- what this browser keeps -----------------------------------------------------------------
 
 // Under one key per survey id: {agreed, token, invite, pairs: {"i|j": {report, key, sent}}, ballot:
-// {vector, key, sent}, done}; agreed: the respondent pressed "I agree" under the survey's consent text. Reports only, already randomized (i < j; report +1 means item i
-// preferred), each with its idempotency key, and only until the server has them: a sent report is
-// dropped and only its "sent" mark stays, so the coin shown on the page and the stored report can
-// never be put together to recover an answer. Memoized RAPPOR-style: a pair is randomized once
+// {vector, key, sent}, done}, agreed once the respondent pressed "I agree" under the consent text.
+// Reports only, already randomized (i < j; report +1 means item i preferred), each with its
+// idempotency key, and only until the server has them: a sent report is dropped and only its
+// "sent" mark stays, so the coin shown on the page and the stored report can never be put together
+// to recover an answer. Memoized RAPPOR-style: a pair is randomized once
 // and never asked again (a report not yet sent is sent as it is, with its key, never randomized
 // again). The invitation code stays only until the registration succeeds.
 function load() {
