@@ -986,6 +986,18 @@ def test_without_texts_the_page_shows_none(driver, site):
         assert not driver.find_element("id", element).is_displayed(), element
 
 
+@pytest.mark.parametrize("invitations", [False, True])
+@pytest.mark.parametrize("design, epsilon", [("pairs", 1.0), ("pairs", 10.0), ("ranking", 0.5)])
+def test_the_served_sentence_is_the_one_the_page_composes(design, epsilon, invitations):
+    """``GET /api/survey``'s protection, which the page does not trust, says what the page says."""
+    from privrank.serve.survey import Survey
+    doc = survey_of(DESSERTS[:4], design=design, epsilon=epsilon, max_answers=1 if design == "ranking" else 5)
+    doc["invitations"] = invitations
+    declared = Survey(title="T", question="Q", items=tuple(DESSERTS[:4]), design=design, epsilon=epsilon,
+                      budget=doc["budget"] if design == "pairs" else None)
+    assert declared.protection(invitations) == protection(doc)
+
+
 def tap(drv, element):
     """A finger's tap on ``element`` (a touch pointer, as on a phone)."""
     from selenium.webdriver.common.actions import interaction

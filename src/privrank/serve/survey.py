@@ -10,9 +10,10 @@ design, epsilon, budget and mechanism) fix what a report means and how each resp
 protected: they are the survey's identity (:meth:`Survey.fingerprint`), and a database that
 holds a survey's reports refuses a survey of other terms. Its *texts* (:data:`TEXTS`: title,
 question, description, consent, contact, closing) are what respondents read: they may be
-corrected on a running survey (restart with the corrected file and the same ``--db``), and the
-store records each text with the UTC day it was first served
-(:meth:`privrank.serve.store.Store.text_history`). ``privrank serve --init FILE`` writes
+corrected on a running survey (restart with the corrected file and the same ``--db``) -- in their
+wording, not their meaning, which the store cannot check (a question turned from "better" to
+"worse" would reverse every earlier report) -- and the store records each text with the UTC day
+it was first served (:meth:`privrank.serve.store.Store.text_history`). ``privrank serve --init FILE`` writes
 :data:`TEMPLATE`, a commented survey file.
 """
 from __future__ import annotations
@@ -297,8 +298,10 @@ TEMPLATE = '''\
 # each respondent is protected: once the survey has a database (--db), they can never change -- a
 # survey with other terms needs a new database. The TEXTS (title, question, description, consent,
 # contact, closing) may be corrected at any time: stop the server, fix the file, start it again with
-# the same --db; the reports and the respondents are kept, and the dashboard notes the day a text
-# changed. Texts are plain text (no HTML); in a text, a blank line starts a new paragraph.
+# the same --db; the reports and the respondents are kept, and the store records the day each text
+# changed. Correct the wording, never the meaning: a question that asked "better" must not come to
+# ask "worse" (the earlier reports would then mean the opposite) -- a new question needs a new
+# database. Texts are plain text (no HTML); in a text, a blank line starts a new paragraph.
 
 # -- texts ---------------------------------------------------------------------------------------
 
