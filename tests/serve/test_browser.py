@@ -1254,6 +1254,25 @@ def test_invitations(driver, tmp_path):
         assert console_problems(driver) == []
 
 
+def test_an_invitation_is_asked_for_before_the_consent(driver, tmp_path):
+    """Invitation-only with a consent text: without a code the page says so (no consent to agree to in
+    vain); with one, the consent comes first and the invitation is used only once the person agreed."""
+    from dataclasses import replace
+    survey = replace(declared_survey(DESSERTS[:4]), consent=CONSENT)
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
+        (code,) = store.add_invitations(1)
+        driver.get(base + "/")
+        wait_state(driver, "closed")
+        assert not driver.find_element("id", "consent").is_displayed()
+        driver.get(f"{base}/#invite={code}")
+        wait_state(driver, "consent")
+        time.sleep(0.3)
+        assert recorder.posts("/api/respondents") == [] and store.invitations() == (1, 0)
+        driver.find_element("id", "agree").click()
+        wait_state(driver, "question")
+        assert recorder.posts("/api/respondents", 201) == [{"invitation": code}] and store.invitations() == (1, 1)
+
+
 def survey_document(survey) -> dict:
     from privrank.serve.app import survey_document as document
     return document(survey, True)
