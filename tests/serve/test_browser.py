@@ -944,7 +944,8 @@ def test_consent_description_contact_and_closing(driver, site):
                        consent=CONSENT, contact="team@example.org <script>", closing="Thank you!\n\nResults soon.")
     recorder = site(survey)
     wait_state(driver, "consent")
-    assert paragraphs(driver, "consent-text") == ["Taking part is voluntary.", "You may stop at any time: close this page."]
+    assert paragraphs(driver, "consent-text") == ["Taking part is voluntary.",
+                                                  "You may stop at any time: close this page."]
     agree = driver.find_element("id", "agree")
     assert agree.is_displayed() and agree.text == "I agree — start"
     assert paragraphs(driver, "description") == ["Our <b>canteen</b>'s menu.", "Second  part."]

@@ -9,13 +9,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from serve_helpers import key
 
 from privrank.cli import main
 from privrank.errors import InputError
 from privrank.serve.store import open_store
-from privrank.serve.survey import (FIELDS, MISSING_VALUE_LABELS, TEMPLATE, TERMS, TEXT_LIMITS, TEXTS, Survey,
-                                   load_survey, times_as_likely)
-from serve_helpers import key
+from privrank.serve.survey import (
+    FIELDS,
+    MISSING_VALUE_LABELS,
+    TEMPLATE,
+    TERMS,
+    TEXT_LIMITS,
+    TEXTS,
+    Survey,
+    load_survey,
+    times_as_likely,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 DESSERTS = ("Apple pie", "Brownie", "Flan", "Gelato")
@@ -106,8 +115,8 @@ def test_init_writes_a_commented_template_that_loads(tmp_path, capsys):
     for name in (n for n in FIELDS if n != "mechanism"):  # every key but the one the design sets
         (at,) = [k for k, line in enumerate(lines) if line.startswith(f"{name} = ")]
         assert lines[at - 1].startswith("# "), f"{name} has no comment"
-    for words in ("Epsilon of ONE answer", "Epsilon of ALL of one respondent's answers", "A respondent is one "
-                  "browser", "can never change", "may be corrected"):
+    for words in ("Epsilon of ONE answer", "Epsilon of ALL of one respondent's answers", "A respondent is one browser",
+                  "can never change", "may be corrected", "never the meaning"):
         assert words in TEMPLATE
 
 

@@ -293,8 +293,9 @@ class Store:
 
     def text_history(self) -> list[tuple[str, str, str]]:
         """``(field, text, UTC day first served)`` of every text the survey was served with, oldest first:
-        a field's first row is its original text, each later one a correction (e.g. the dashboard's
-        "question edited on DAY"). Recorded by :meth:`claim` when a server starts."""
+        a field's first row is its original text ("" for a text the survey did not have), each later
+        one a correction (e.g. the dashboard's "question edited on DAY"). Recorded by :meth:`claim`
+        when a server starts."""
         return [(str(field), str(text), str(day)) for field, text, day in self._query("texts")]
 
     def new_respondent(self, invitation: str | None = None) -> str:
