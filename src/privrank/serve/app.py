@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import secrets
 import threading
 import time
@@ -39,6 +40,8 @@ REGISTRATIONS_PER_MINUTE = 30
 NORM_TOLERANCE = 1e-6
 REPORT_FIELDS = {"pairs": ("token", "key", "item_a", "item_b", "report", "epsilon"),
                  "ranking": ("token", "key", "vector", "epsilon")}
+#: the shape of an admin token (:func:`check_admin_token`) and of its hash (:func:`admin_token_hash`)
+ADMIN_TOKEN, ADMIN_TOKEN_HASH = re.compile(r"[A-Za-z0-9._~-]{16,1024}"), re.compile(r"[0-9a-f]{64}")
 SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
                     "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
 
@@ -109,9 +112,17 @@ class RecentRegistrations:
 
 
 def check_admin_token(token) -> None:
-    """Refuse an admin token shorter than 16 characters (it guards the dashboard and the export)."""
-    if not isinstance(token, str) or len(token) < 16:
-        raise InputError("the admin token must be at least 16 characters (default: a random one)")
+    """Refuse an admin token other than 16 to 1024 characters of letters, digits, ``-``, ``_``, ``.`` and ``~``
+    (it guards the dashboard and the export, and travels unchanged in a URL and a header)."""
+    if not isinstance(token, str) or ADMIN_TOKEN.fullmatch(token) is None:
+        raise InputError("the admin token must be at least 16 characters (at most 1024), each a letter, a digit, "
+                         "'-', '_', '.' or '~' (default: a random one)")
+
+
+def admin_token_hash(token: str) -> str:
+    """What is kept of an admin token: the hex SHA-256 of its text (the token is random or chosen by the
+    operator, at least 16 characters: a key-derivation function would add nothing against a guess)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def survey_document(survey, invitation_only: bool) -> dict:
@@ -122,10 +133,11 @@ def survey_document(survey, invitation_only: bool) -> dict:
             "respondent_unit": RESPONDENT_UNITS[invitation_only]}
 
 
-def create_app(survey, store, admin_token: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
+def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
     """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
 
-    ``admin_token`` guards the dashboard and the export. The store is bound to the survey
+    ``admin_hash`` is the :func:`admin_token_hash` of the admin token, which guards the dashboard and
+    the export: the application never holds the token itself. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
     ``registrations_per_minute`` bounds token minting (a token bucket in this process).
     """
@@ -137,7 +149,8 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    check_admin_token(admin_token)
+    if not isinstance(admin_hash, str) or ADMIN_TOKEN_HASH.fullmatch(admin_hash) is None:
+        raise InputError("create_app takes the admin token's hash, admin_token_hash(token): 64 hex digits")
     limit = RateLimit(registrations_per_minute)
     store.claim(survey.fingerprint())
     static = static_dir()
@@ -153,7 +166,8 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
                      headers=getattr(exc, "headers", None))
 
     def matches(given: str) -> bool:
-        return bool(given) and secrets.compare_digest(given.encode(), admin_token.encode())
+        # digests of equal length compared in constant time: neither the token's length nor a prefix leaks
+        return bool(given) and secrets.compare_digest(admin_token_hash(given), admin_hash)
 
     def is_admin(request) -> bool:
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
