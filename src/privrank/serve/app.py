@@ -227,8 +227,6 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     async def export(request):
         if not is_admin(request):
             return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
-        if survey.design != "pairs":
-            return error(404, "the CSV export holds pairs reports; this is a ranking survey")
         text = await run_in_threadpool(export_csv, survey, store)
         return Response(text, media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="export.csv"'})
@@ -386,23 +384,36 @@ def report_fields(survey, doc) -> dict:
     return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
 
+def pseudonym(token: str) -> str:
+    """A respondent's name in the export: ``r`` and the first 16 hex digits of the SHA-256 of their token.
+    It groups a respondent's reports without revealing the token (a credential), and its letter keeps
+    every spreadsheet and CSV reader from taking it for a number (``1234e567...`` would be read as one)."""
+    return "r" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
 def export_csv(survey, store) -> str:
-    """The pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV, which ``privrank
-    rank`` reads as randomized reports under the survey's declared per-respondent quota (written by
-    :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout). ``user`` is a
-    pseudonym, the first 16 hex digits of the SHA-256 of the respondent's token: it groups a
-    respondent's reports without revealing the token, a credential. The rows are ordered by
-    pseudonym and pair, never by arrival."""
+    """The survey's randomized reports as CSV, ordered by pseudonym and pair, never by arrival (the order of
+    arrival could be joined with a proxy's log).
+
+    Pairs design: ``user,item_a,item_b,outcome,epsilon,max_answers``, which ``privrank rank`` reads as
+    randomized reports under the survey's declared per-respondent quota (written by
+    :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout), with ``user`` a
+    :func:`pseudonym`. Ranking design: the ballots, ``user``, one column ``A > B`` per pair and
+    ``epsilon`` (:mod:`privrank.serve.ballots`, whose :func:`~privrank.serve.ballots.rank_ballots`
+    ranks them). Both read back unchanged in a spreadsheet and in ``pandas.read_csv``."""
+    if survey.design == "ranking":
+        from .ballots import ballots_to_csv
+
+        return ballots_to_csv(survey.items, store.vectors(), survey.epsilon)
     import pyarrow as pa
 
     from ..data.io import comparisons_to_csv, read_comparisons
 
     table = store.pair_reports()
     if not table.num_rows:
-        return ",".join(table.column_names) + "\n"
-    pseudonyms = pa.array([hashlib.sha256(t.encode()).hexdigest()[:16] for t in table["user"].to_pylist()])
+        return ",".join([*table.column_names, "max_answers"]) + "\n"
+    pseudonyms = pa.array([pseudonym(t) for t in table["user"].to_pylist()])
     table = table.set_column(table.column_names.index("user"), "user", pseudonyms)
-    # ordered by pseudonym and pair, not as received: the order of arrival could be joined with a proxy's log
     reports = read_comparisons(table.sort_by([("user", "ascending"), ("item_a", "ascending"),
                                               ("item_b", "ascending")]))
     return comparisons_to_csv(reports, max_answers=survey.max_answers)
