@@ -21,7 +21,7 @@ from privrank.serve.store import (
 #: every column the store has; none could hold a true answer, an address or a user agent
 COLUMNS = {"respondents": {"token", "created"},
            "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
-           "surveys": {"fingerprint"}, "invitations": {"code_hash", "used"}}
+           "surveys": {"fingerprint"}, "invitations": {"code_hash", "used"}, "admin": {"token_hash"}}
 
 
 def columns(target) -> dict:
