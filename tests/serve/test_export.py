@@ -1,6 +1,7 @@
 """The survey's export (``GET /export.csv``): a pairs survey's reports open unchanged in pandas, a
 spreadsheet and ``privrank rank``; a ranking survey's ballots export too, and read back into its
 private ranking."""
+import csv
 import hashlib
 import html
 import io
@@ -37,10 +38,12 @@ def client_of(survey, path):
                                                      registrations_per_minute=10 ** 6)), store
 
 
-def export(client) -> str:
+def export(client) -> bytes:
+    """The export's bytes, as a browser saves them: UTF-8 with a byte order mark, which Excel needs."""
     r = client.get("/export.csv", params={"token": ADMIN})
-    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
-    return r.text
+    assert r.status_code == 200 and r.headers["content-type"] == "text/csv; charset=utf-8"
+    assert r.content.startswith(b"\xef\xbb\xbf")
+    return r.content
 
 
 @pytest.fixture
@@ -63,8 +66,9 @@ def pairs(tmp_path):
 
 def test_pandas_reads_the_pairs_export_back_exactly(pairs):
     client, _ = pairs
-    text = export(client)
-    frame = pd.read_csv(io.StringIO(text))  # every default
+    content = export(client)
+    frame = pd.read_csv(io.BytesIO(content))  # every default
+    assert frame.astype(str).values.tolist() == list(csv.reader(io.StringIO(content.decode("utf-8-sig"))))[1:]
     assert list(frame.columns) == ["user", "item_a", "item_b", "outcome", "epsilon", "max_answers"]
     assert len(frame) == 90 and frame["user"].map(type).eq(str).all()
     assert frame["user"].str.fullmatch(r"r[0-9a-f]{16}").all()
@@ -107,7 +111,7 @@ def test_a_pseudonym_is_never_read_as_a_number(pattern):
 def test_privrank_rank_ranks_the_pairs_export(pairs, tmp_path):
     client, _ = pairs
     path = tmp_path / "export.csv"
-    path.write_text(export(client), encoding="utf-8")
+    path.write_bytes(export(client))
     done = subprocess.run([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())",
                            "rank", str(path), "--format", "json"], capture_output=True, text=True, timeout=300,
                           check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
@@ -119,7 +123,7 @@ def test_an_empty_pairs_export_has_the_whole_header(tmp_path):
     survey = Survey(title="T", question="Q", items=("apple", "pear"), epsilon=1.0, budget=1.0)
     client, store = client_of(survey, tmp_path / "empty.sqlite")
     with client:
-        assert export(client) == "user,item_a,item_b,outcome,epsilon,max_answers\n"
+        assert export(client).decode("utf-8-sig") == "user,item_a,item_b,outcome,epsilon,max_answers\n"
     store.close()
 
 
@@ -147,16 +151,16 @@ def test_a_ranking_survey_exports_its_ballots_and_reads_back_into_its_ranking(tm
             r = client.post("/api/reports", json={"token": token, "key": key(), "vector": ballot(survey, truth, rng),
                                                   "epsilon": 2.0})
             assert r.status_code == 201
-        text = export(client)
+        content = export(client)
         page = client.get("/dashboard", params={"token": ADMIN}).text
         shown = [html.unescape(x) for x in re.findall(r'<td class="item">(.*?)</td>', page)]
         stored = store.vectors()
     store.close()
-    frame = pd.read_csv(io.StringIO(text))
+    frame = pd.read_csv(io.BytesIO(content))
     assert list(frame.columns) == ["user", *pair_names(items), "epsilon"] and frame.columns[1] == "Rye > Spelt, whole"
     assert len(frame) == 200 and frame["user"].map(type).eq(str).all() and (frame["epsilon"] == 2.0).all()
     path = tmp_path / "ballots.csv"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(content)
     ballots = read_ballots(path)
     assert ballots.items == items and ballots.epsilon == 2.0
     assert sorted(map(tuple, ballots.vectors.tolist())) == sorted(map(tuple, stored.tolist()))  # every digit kept

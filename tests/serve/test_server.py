@@ -371,7 +371,7 @@ def test_export_is_what_privrank_rank_reads(pairs, tmp_path):
     assert client.get("/export.csv", headers={"authorization": "Bearer " + ADMIN}).status_code == 200
     r = client.get("/export.csv", params={"token": ADMIN})
     assert r.headers["content-type"].startswith("text/csv")
-    assert r.text.splitlines()[0] == "user,item_a,item_b,outcome,epsilon,max_answers"
+    assert r.content.decode("utf-8-sig").splitlines()[0] == "user,item_a,item_b,outcome,epsilon,max_answers"
     assert {line.rsplit(",", 1)[1] for line in r.text.splitlines()[1:]} == {"3"}  # the survey's declared quota
     assert not any(t in r.text for t in tokens)  # pseudonyms, never the tokens (credentials)
     rows = [row[:3] for row in csv.reader(r.text.splitlines()[1:])]

@@ -228,7 +228,9 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         if not is_admin(request):
             return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
         text = await run_in_threadpool(export_csv, survey, store)
-        return Response(text, media_type="text/csv; charset=utf-8",
+        # a byte order mark: without it Excel reads a UTF-8 file in the machine's legacy code page (Crème ->
+        # CrÃ¨me); pandas, Arrow and privrank's readers skip it
+        return Response("\ufeff" + text, media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="export.csv"'})
 
     routes = [Route("/", index), Route("/api/survey", survey_json), Route("/dashboard", dashboard),
