@@ -194,6 +194,23 @@ def test_ctrl_c_twice_stops_at_once_without_a_traceback(folder):
         assert store.counts()[1] >= len(set(acked))
 
 
+def test_a_request_cut_off_at_shutdown_logs_no_traceback(folder):
+    """A client that never finishes its request holds the graceful shutdown for GRACEFUL_SECONDS; the
+    cancelled request used to be logged with its whole traceback."""
+    from privrank.cli.serve import GRACEFUL_SECONDS
+
+    server = Server(folder, "fruit.toml")
+    host, port = server.base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as slow:
+        slow.sendall(b"POST /api/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{")
+        time.sleep(0.5)
+        started = time.monotonic()
+        code, err = server.stop(signal.SIGINT)
+    assert GRACEFUL_SECONDS <= time.monotonic() - started < GRACEFUL_SECONDS + 20
+    assert code == 130 and "Traceback" not in err and "Exception in ASGI application (CancelledError)" in err, err
+
+
 def test_sigterm_stops_gracefully(folder):
     server = Server(folder, "fruit.toml")
     code, err = server.stop(signal.SIGTERM, signal.SIGTERM)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import logging
 import os
 import secrets
 import signal
@@ -172,6 +173,27 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+class NoTraceback(logging.Formatter):
+    """uvicorn's log lines with an exception's type in place of its traceback (a traceback, or an
+    exception's message, could quote a request): what is cut off by the graceful shutdown's time
+    limit reads ``ERROR: Exception in ASGI application (CancelledError)``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info and record.exc_info[0] is not None:
+            name = record.exc_info[0].__name__
+            record = logging.makeLogRecord({**record.__dict__, "msg": f"{str(record.msg).rstrip()} ({name})",
+                                            "exc_info": None, "exc_text": None})
+        return super().format(record)
+
+
+#: uvicorn's logging: warnings and errors on stderr, never a traceback
+LOG_CONFIG = {"version": 1, "disable_existing_loggers": False,
+              "formatters": {"plain": {"()": NoTraceback, "format": "%(levelname)s: %(message)s"}},
+              "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain",
+                                      "stream": "ext://sys.stderr"}},
+              "loggers": {"uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False}}}
+
+
 def _serve(app, sock: socket.socket) -> None:
     """Serve ``app`` on ``sock`` until SIGINT or SIGTERM: the first stops the server gracefully (no new
     connection; the requests in flight are answered, within ``GRACEFUL_SECONDS``) and is raised again
@@ -189,8 +211,8 @@ def _serve(app, sock: socket.socket) -> None:
 
     # no lifespan: the application has no start-up or shutdown step, and a forced exit would log the
     # cancelled lifespan task as an error
-    config = uvicorn.Config(app, access_log=False, log_level="warning", server_header=False, lifespan="off",
-                            timeout_graceful_shutdown=GRACEFUL_SECONDS)
+    config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=LOG_CONFIG, server_header=False,
+                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS)
     Server(config).run(sockets=[sock])
 
 
