@@ -240,6 +240,15 @@ def test_the_dashboard_token_survives_a_restart_and_only_its_hash_is_stored(fold
         again.stop(signal.SIGINT)
 
 
+def test_the_store_keeps_one_admin_token_hash(target):
+    with open_store(target) as store:
+        assert store.admin_token_hash() is None
+        for token in ("first-admin-token-0123", "second-admin-token-0123"):
+            store.set_admin_token_hash(hashlib.sha256(token.encode()).hexdigest())
+    with open_store(target) as store:
+        assert store.admin_token_hash() == hashlib.sha256(b"second-admin-token-0123").hexdigest()
+
+
 def test_a_new_admin_token_replaces_the_old_one(folder, served, cli):
     code, _, err = cli("serve", folder / "fruit.toml")
     old = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
