@@ -250,9 +250,9 @@ def test_the_store_keeps_one_admin_token_hash(target):
 
 
 def test_a_new_admin_token_replaces_the_old_one(folder, served, cli):
-    code, _, err = cli("serve", folder / "fruit.toml")
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml")
     old = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
-    code, _, err = cli("serve", folder / "fruit.toml", "--new-admin-token")
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-admin-token")
     new = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
     assert code == 0 and new != old
     with open_store(folder / "fruit.sqlite") as store:
@@ -268,24 +268,24 @@ def test_a_chosen_token_is_stored_hashed_and_never_printed(folder, served, cli, 
         args, source = [], "PRIVRANK_ADMIN_TOKEN"
     else:
         args, source = ["--admin-token-file", path], str(path)
-    code, _, err = cli("serve", folder / "fruit.toml", *args)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", *args)
     assert code == 0 and TOKEN not in err and f"dashboard token: the one from {source}" in err
     with open_store(folder / "fruit.sqlite") as store:
         assert store.admin_token_hash() == hashlib.sha256(TOKEN.encode()).hexdigest()
     monkeypatch.delenv("PRIVRANK_ADMIN_TOKEN", raising=False)
-    code, _, err = cli("serve", folder / "fruit.toml")  # kept without the option
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml")  # kept without the option
     assert code == 0 and "unchanged" in err and TOKEN not in err
 
 
 def test_admin_token_on_the_command_line_still_works_but_warns(folder, served, cli):
-    code, _, err = cli("serve", folder / "fruit.toml", "--admin-token", TOKEN)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--admin-token", TOKEN)
     assert code == 0 and "privrank: warning: --admin-token is visible to other users" in err and TOKEN not in err
     assert "PRIVRANK_ADMIN_TOKEN" in err
 
 
 def test_two_sources_of_the_token_are_refused(folder, served, cli, monkeypatch):
     monkeypatch.setenv("PRIVRANK_ADMIN_TOKEN", TOKEN)
-    code, _, err = cli("serve", folder / "fruit.toml", "--new-admin-token")
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-admin-token")
     assert code == 2 and "choose one source" in err and TOKEN not in err
     assert sorted(p.name for p in folder.iterdir()) == ["fruit.toml"]
 
@@ -300,11 +300,11 @@ def test_the_default_database_is_named_after_the_survey_file(folder, served, cli
     (sub / "veg.json").write_text('{"title": "Veg", "question": "Which?", "items": ["kale", "leek"], "budget": 2}')
     monkeypatch.chdir(folder)
     for name in ("fruit.toml", "veg.json"):
-        code, _, err = cli("serve", sub / name)
+        code, _, err = cli("serve", "--port", "0", sub / name)
         assert code == 0, err
     assert (sub / "fruit.sqlite").is_file() and (sub / "veg.sqlite").is_file()
-    assert f"database:    {sub / 'fruit.sqlite'}" in cli("serve", sub / "fruit.toml")[2]
-    code, _, err = cli("serve", "--demo")
+    assert f"database:    {sub / 'fruit.sqlite'}" in cli("serve", "--port", "0", sub / "fruit.toml")[2]
+    code, _, err = cli("serve", "--port", "0", "--demo")
     assert code == 0 and (folder / "privrank-demo.sqlite").is_file()
     assert sorted(p.name for p in folder.iterdir()) == ["fruit.toml", "privrank-demo.sqlite", "surveys"]
 
@@ -327,7 +327,7 @@ def test_every_refusal_at_start_up_leaves_the_folder_as_it_was(folder, served, c
     (folder / "broken.toml").write_text("title = \n")
     before = sorted(p.name for p in folder.iterdir())
     monkeypatch.chdir(folder)
-    code, _, err = cli("serve", *args)
+    code, _, err = cli("serve", "--port", "0", *args)
     assert code == 2 and message in err and "Traceback" not in err, err
     assert sorted(p.name for p in folder.iterdir()) == before and not served
 
@@ -336,7 +336,7 @@ def test_an_invitations_file_is_removed_when_the_store_refuses(folder, served, c
     db = folder / "fruit.sqlite"
     with open_store(db) as s:
         s.new_respondent()  # an open survey with a respondent cannot become invitation-only
-    code, _, err = cli("serve", folder / "fruit.toml", "--invitations", "2")
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--invitations", "2")
     assert code == 2 and "without an invitation" in err
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("fruit.sqlite")) == ["fruit.toml"]
     with open_store(db) as s:
