@@ -314,6 +314,7 @@ def test_the_default_database_is_named_after_the_survey_file(folder, served, cli
 @pytest.mark.parametrize("args, message", [
     (["broken.toml"], "not valid TOML"),
     (["fruit.toml", "--port", "70000"], "--port must lie in 0..65535"),
+    (["fruit.toml", "--host", "192.0.2.1", "--public"], "not an address of this machine"),
     (["fruit.toml", "--admin-token", "short"], "at least 16 characters"),
     (["fruit.toml", "--admin-token", "has spaces in the token"], "each a letter, a digit"),
     (["fruit.toml", "--admin-token-file", "missing"], "no such file"),
