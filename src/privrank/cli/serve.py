@@ -276,8 +276,8 @@ def run_serve(args) -> int:
                       "  (keep the dashboard URL private: its token opens the dashboard and the export; it is shown "
                       "only now, the database keeps only its hash)"]
         else:
-            where = ("unchanged, as printed when it was made (replace it with --new-admin-token)" if chosen is None
-                     else f"the one from {chosen[1]}")
+            where = (f"the one from {chosen[1]}" if chosen is not None else
+                     "unchanged: as printed when it was made, or as you chose it (replace it with --new-admin-token)")
             lines += [f"  dashboard:   {base}/dashboard", f"  dashboard token: {where}"]
         if issued:
             lines.append(f"  registration: by invitation only ({issued} issued, {used} used); a respondent is an "
