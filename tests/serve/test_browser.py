@@ -423,7 +423,7 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
 
 def real_app(survey: dict, directory: Path):
     """The real application for the same survey, on a new SQLite store in ``directory``."""
-    from privrank.serve.app import create_app
+    from privrank.serve.app import admin_token_hash, create_app
     from privrank.serve.store import SqliteStore
     from privrank.serve.survey import Survey
 
@@ -434,7 +434,8 @@ def real_app(survey: dict, directory: Path):
     from privrank.serve.app import survey_document
 
     store = SqliteStore(directory / f"{secrets.token_hex(8)}.sqlite")
-    return create_app(declared, store, secrets.token_urlsafe(24)), survey_document(declared, False), store
+    app = create_app(declared, store, admin_token_hash(secrets.token_urlsafe(24)))
+    return app, survey_document(declared, False), store
 
 
 def fake_only():
@@ -1097,11 +1098,11 @@ def real_server(survey, db: Path, *, port: int = 0, page: Path | None = None):
     """``privrank serve``'s application for ``survey`` on the SQLite file ``db`` behind a :class:`Recorder`
     (with the page from ``page`` when given); yields ``(recorder, base URL, store)``."""
     pytest.importorskip("starlette")
-    from privrank.serve.app import create_app
+    from privrank.serve.app import admin_token_hash, create_app
     from privrank.serve.store import SqliteStore
     store = SqliteStore(db)
     try:
-        app = create_app(survey, store, secrets.token_urlsafe(24))
+        app = create_app(survey, store, admin_token_hash(secrets.token_urlsafe(24)))
         recorder = Recorder(app if page is None else PageFrom(page, app))
         with serving(recorder, port) as base:
             yield recorder, base, store
@@ -1414,7 +1415,7 @@ def test_end_to_end_with_the_real_server(driver, tmp_path, capsys):
     the hidden order. With PRIVRANK_SCREENSHOTS=1, also docs/img/dashboard.png."""
     pytest.importorskip("starlette")
     from privrank.cli import main
-    from privrank.serve.app import create_app
+    from privrank.serve.app import admin_token_hash, create_app
     from privrank.serve.store import SqliteStore
     from privrank.serve.survey import Survey
 
@@ -1423,7 +1424,7 @@ def test_end_to_end_with_the_real_server(driver, tmp_path, capsys):
                     design="pairs", epsilon=10.0, budget=10.0 * 21)  # a flip has probability 4.5e-5
     admin = secrets.token_urlsafe(24)
     store = SqliteStore(tmp_path / "survey.sqlite")
-    recorder = Recorder(create_app(survey, store, admin))
+    recorder = Recorder(create_app(survey, store, admin_token_hash(admin)))
     try:
         with serving(recorder) as base:
             driver.get_log("browser")
@@ -1457,7 +1458,7 @@ def screenshot_dashboard(driver, tmp_path):
     """docs/img/dashboard.png: the dashboard of the demo survey (LLMFAO's models, epsilon 1 per
     answer, 10 answers each) after 3,000 respondents randomized answers of a BTL model."""
     from privrank.mechanisms.randomized_response import randomize_answer
-    from privrank.serve.app import create_app
+    from privrank.serve.app import admin_token_hash, create_app
     from privrank.serve.store import SqliteStore
     from privrank.serve.survey import Survey, demo_survey
 
@@ -1477,7 +1478,7 @@ def screenshot_dashboard(driver, tmp_path):
                 report = int(randomize_answer(truth, survey.epsilon, rng=gen))
                 store.add_report(token, key=key(), epsilon=survey.epsilon, max_answers=survey.max_answers,
                                  item_a=survey.items[i], item_b=survey.items[j], report=report)
-        with serving(create_app(survey, store, admin)) as base:
+        with serving(create_app(survey, store, admin_token_hash(admin))) as base:
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
             driver.set_window_size(1000, 1350)
             driver.get(f"{base}/dashboard?token={admin}")

@@ -16,7 +16,7 @@ import pytest
 from serve_helpers import key
 
 from privrank.errors import InputError
-from privrank.serve.app import RateLimit, create_app
+from privrank.serve.app import RateLimit, admin_token_hash, create_app
 from privrank.serve.integrity import static_dir, static_hashes
 from privrank.serve.store import open_store
 from privrank.serve.survey import Survey, load_survey
@@ -32,7 +32,8 @@ SURVEY = Survey(title="First title", question="Which is better?", items=ITEMS, e
 
 def client_of(survey, store, **options):
     options.setdefault("registrations_per_minute", 10 ** 6)
-    return starlette_testclient.TestClient(create_app(survey, store, ADMIN, **options), raise_server_exceptions=False)
+    app = create_app(survey, store, admin_token_hash(ADMIN), **options)
+    return starlette_testclient.TestClient(app, raise_server_exceptions=False)
 
 
 @pytest.fixture
@@ -157,8 +158,8 @@ def live(store):
     from serve_helpers import free_port
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(SURVEY, store, ADMIN, registrations_per_minute=10 ** 6),
-                                           host="127.0.0.1", port=port, log_level="critical", access_log=False))
+    app = create_app(SURVEY, store, admin_token_hash(ADMIN), registrations_per_minute=10 ** 6)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -240,7 +241,7 @@ def test_static_hashes_are_what_openssl_prints():
 def served(monkeypatch):
     uvicorn = pytest.importorskip("uvicorn")
     calls = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(app))  # never serve in a test
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: calls.append(server.config.app))  # never serve
     return calls
 
 

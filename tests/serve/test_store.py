@@ -22,7 +22,8 @@ from privrank.serve.store import (
 COLUMNS = {"respondents": {"token", "created"},
            "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
            "surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
-           "survey_texts": {"id", "field", "text", "first_served"}, "invitations": {"code_hash", "used"}}
+           "survey_texts": {"id", "field", "text", "first_served"}, "invitations": {"code_hash", "used"},
+           "admin": {"token_hash"}}
 
 
 def columns(target) -> dict:

@@ -1,23 +1,50 @@
-"""``privrank serve``: run a local-DP survey (respondents randomize in their browser) with a live private ranking."""
+"""``privrank serve``: run a local-DP survey (respondents randomize in their browser) with a live private ranking.
+
+Every refusal at start-up (a bad argument, survey file, port, token or invitations file) comes
+before anything is created or printed: the listening socket is bound first and handed to uvicorn,
+and the database is opened only once everything else has passed. The dashboard's admin token is
+kept in the database as its SHA-256 only: it is made (and printed, once) when a database is first
+served, kept across restarts, replaced by ``--new-admin-token``, or chosen by the operator through
+``PRIVRANK_ADMIN_TOKEN`` or ``--admin-token-file`` (never on the command line, where ``ps`` shows
+it; ``--admin-token`` stays for compatibility, with a warning). SIGINT or SIGTERM stop the server
+gracefully (the requests in flight are answered, every acknowledged report stays stored); a second
+SIGINT stops it at once.
+"""
 from __future__ import annotations
 
+import errno
 import ipaddress
+import logging
+import os
 import secrets
+import signal
+import socket
 import sys
+import warnings
+from contextlib import ExitStack
+from pathlib import Path
 
 from ..errors import InputError
 from .arguments import summary
 
-DEFAULT_DB = "privrank-survey.sqlite"
+DEFAULT_PORT = 8000
+DEMO_DB = "privrank-demo.sqlite"
+#: the environment variable that sets the dashboard's admin token
+ADMIN_TOKEN_ENV = "PRIVRANK_ADMIN_TOKEN"
 #: the default of --registrations-per-minute (privrank.serve.app.REGISTRATIONS_PER_MINUTE, without importing the server)
 REGISTRATIONS_PER_MINUTE = 30
+#: seconds a stopping server waits for the requests in flight
+GRACEFUL_SECONDS = 10
+#: connections waiting to be accepted
+BACKLOG = 2048
 
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help=summary("serve"),
                        description="Serve a survey whose respondents randomize every answer in their browser "
                                    "(local differential privacy): the server stores only randomized reports and "
-                                   "shows a live private ranking on an admin dashboard.")
+                                   "shows a live private ranking on an admin dashboard. Ctrl-C (or SIGTERM) stops "
+                                   "it after answering the requests in flight; a second Ctrl-C stops it at once.")
     p.add_argument("survey", nargs="?", metavar="SURVEY",
                    help="survey file (.toml or .json: title, question, items, design, epsilon, budget)")
     p.add_argument("--demo", action="store_true",
@@ -26,14 +53,23 @@ def register(sub) -> None:
     p.add_argument("--init", metavar="FILE",
                    help="write a commented survey template to FILE (.toml, never overwritten) and exit")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0: any free port, printed at start-up)")
     p.add_argument("--public", action="store_true",
                    help="allow a --host other than loopback (put the server behind a reverse proxy with TLS)")
-    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH_OR_URL",
-                   help=f"SQLite file or postgresql:// URL holding the reports (default ./{DEFAULT_DB})")
-    p.add_argument("--admin-token", metavar="TOKEN",
-                   help="token of the dashboard and the export, at least 16 characters (default: a random one, "
-                        "printed at start-up; a token given here is visible to other users of this machine)")
+    p.add_argument("--db", metavar="PATH_OR_URL",
+                   help="SQLite file or postgresql:// URL holding the reports (default: the survey file with the "
+                        f"suffix .sqlite, e.g. fruit.toml -> fruit.sqlite beside it; with --demo ./{DEMO_DB})")
+    token = p.add_mutually_exclusive_group()
+    token.add_argument("--new-admin-token", action="store_true",
+                       help="replace the dashboard's admin token with a new random one, printed once (by default "
+                            "a database keeps the token made when it was first served; only its hash is stored)")
+    token.add_argument("--admin-token-file", metavar="PATH",
+                       help="read the dashboard's admin token from this file (at least 16 characters: letters, "
+                            f"digits, '-', '_', '.', '~'); the environment variable {ADMIN_TOKEN_ENV} does the same")
+    token.add_argument("--admin-token", metavar="TOKEN",
+                       help=f"the dashboard's admin token (deprecated: other users of this machine see it in ps; "
+                            f"use {ADMIN_TOKEN_ENV} or --admin-token-file)")
     p.add_argument("--invitations", type=int, metavar="N",
                    help="issue N one-time invitation links and make the survey invitation-only (for good: a "
                         "restart without this option stays so; more can be added later). Refused on a survey "
@@ -60,9 +96,131 @@ def _check_host(host: str, public: bool) -> None:
                          "respondents through a reverse proxy with TLS (e.g. nginx or Caddy) and add --public")
 
 
+def default_db(args) -> str:
+    """The database of a survey served without ``--db``: the survey file with the suffix ``.sqlite``
+    (so two surveys in one folder never share one), or ``./privrank-demo.sqlite`` for ``--demo``."""
+    return DEMO_DB if args.demo else str(Path(args.survey).with_suffix(".sqlite"))
+
+
+def chosen_admin_token(args) -> tuple[str, str] | None:
+    """The admin token the operator chose and where it came from, or None (a random one is kept or made).
+
+    Raises
+    ------
+    InputError
+        Two sources at once (the environment and an option), an unreadable file, or a token that
+        :func:`~privrank.serve.app.check_admin_token` refuses.
+    """
+    from ..serve.app import check_admin_token
+
+    env = os.environ.get(ADMIN_TOKEN_ENV)
+    flags = [name for name, given in (("--new-admin-token", args.new_admin_token),
+                                      ("--admin-token-file", args.admin_token_file),
+                                      ("--admin-token", args.admin_token)) if given]
+    if env is not None and flags:
+        raise InputError(f"{ADMIN_TOKEN_ENV} is set and {flags[0]} is given: choose one source of the dashboard's "
+                         "admin token")
+    if env is not None:
+        token, source = env, ADMIN_TOKEN_ENV
+    elif args.admin_token_file is not None:
+        try:
+            token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise InputError(f"--admin-token-file {args.admin_token_file}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"--admin-token-file {args.admin_token_file}: cannot read the token "
+                             f"({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        source = args.admin_token_file
+    elif args.admin_token is not None:
+        token, source = args.admin_token, "--admin-token"
+    else:
+        return None
+    try:
+        check_admin_token(token)
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    if source == "--admin-token":
+        warnings.warn(f"--admin-token is visible to other users of this machine (ps, /proc): set {ADMIN_TOKEN_ENV} "
+                      "or use --admin-token-file instead", stacklevel=2)
+    return token, source
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host:port``, for uvicorn to serve on (so that no other process can take
+    the port between this check and the server's start).
+
+    Raises
+    ------
+    InputError
+        The port is in use or not allowed, or the host is not an address of this machine.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait out TIME_WAIT
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        if isinstance(exc, socket.gaierror):
+            raise InputError(f"--host {host}: not a known host name or address") from None
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is in use (another server, or another privrank serve?): "
+                             "stop it or choose another --port") from None
+        if exc.errno == errno.EACCES:
+            raise InputError(f"not allowed to listen on port {port}: ports below 1024 need administrator rights; "
+                             "choose another --port (and a reverse proxy for port 80 or 443)") from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise InputError(f"--host {host} is not an address of this machine") from None
+        raise InputError(f"cannot listen on {host} port {port} ({exc.strerror})") from None
+    return sock
+
+
+class NoTraceback(logging.Formatter):
+    """uvicorn's log lines with an exception's type in place of its traceback (a traceback, or an
+    exception's message, could quote a request): what is cut off by the graceful shutdown's time
+    limit reads ``ERROR: Exception in ASGI application (CancelledError)``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info and record.exc_info[0] is not None:
+            name = record.exc_info[0].__name__
+            record = logging.makeLogRecord({**record.__dict__, "msg": f"{str(record.msg).rstrip()} ({name})",
+                                            "exc_info": None, "exc_text": None})
+        return super().format(record)
+
+
+#: uvicorn's logging: warnings and errors on stderr, never a traceback
+LOG_CONFIG = {"version": 1, "disable_existing_loggers": False,
+              "formatters": {"plain": {"()": NoTraceback, "format": "%(levelname)s: %(message)s"}},
+              "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain",
+                                      "stream": "ext://sys.stderr"}},
+              "loggers": {"uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False}}}
+
+
+def _serve(app, sock: socket.socket) -> None:
+    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM: the first stops the server gracefully (no new
+    connection; the requests in flight are answered, within ``GRACEFUL_SECONDS``) and is raised again
+    once it has stopped, so the command ends as every privrank command does when interrupted; a second
+    SIGINT stops the process at once."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            if self.should_exit and sig == signal.SIGINT:
+                # a report in flight is committed or not at all; its page resends it under the same key
+                os.write(2, b"privrank: interrupted twice: stopped at once\n")
+                os._exit(130)
+            super().handle_exit(sig, frame)
+
+    # no lifespan: the application has no start-up or shutdown step, and a forced exit would log the
+    # cancelled lifespan task as an error
+    config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=LOG_CONFIG, server_header=False,
+                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS)
+    Server(config).run(sockets=[sock])
+
+
 def run_serve(args) -> int:
-    """Open the survey and the store, print the two URLs (stderr), run uvicorn until interrupted (or, with
-    ``--init FILE``, write a survey template)."""
+    """Check everything, bind the port, open the store, print the two URLs (stderr), serve until interrupted
+    (or, with ``--init FILE``, write a survey template)."""
     if args.init is not None:  # before the server's imports: writing a template needs none of them
         if args.survey is not None or args.demo:
             raise InputError("--init FILE writes a template: give it without a survey file or --demo")
@@ -73,44 +231,66 @@ def run_serve(args) -> int:
         return 0
     try:
         import starlette  # noqa: F401
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
                          "pip install -e '.[serve]')") from None
-    from ..serve.app import RESPONDENT_UNITS, RateLimit, check_admin_token, create_app
+    from ..serve.app import RESPONDENT_UNITS, RateLimit, admin_token_hash, create_app
     from ..serve.integrity import static_hashes
-    from ..serve.invitations import base_url, default_invitations_path, issue_invitations
+    from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
     from ..serve.store import open_store
     from ..serve.survey import demo_survey, load_survey
 
     if (args.survey is None) == (not args.demo):
         raise InputError("give a survey file or --demo (not both); privrank serve --init FILE writes a "
                          "commented survey file to start from")
-    if not 0 < args.port < 65536:
-        raise InputError("--port must lie in 1..65535")
+    if not 0 <= args.port < 65536:
+        raise InputError("--port must lie in 0..65535 (0: any free port)")
     _check_host(args.host, args.public)
     if args.invitations is None and (args.invitations_file or args.url):
         raise InputError("--invitations-file and --url go with --invitations N")
-    RateLimit(args.registrations_per_minute)  # refuse a bad rate or admin token before anything is opened
-    if args.admin_token is not None:
-        check_admin_token(args.admin_token)
-    base = f"http://{f'[{args.host}]' if ':' in args.host else args.host}:{args.port}"
-    links = base_url(args.url or base)
+    if args.invitations is not None:
+        check_count(args.invitations)
+    if args.url is not None:
+        base_url(args.url)
+    RateLimit(args.registrations_per_minute)
+    chosen = chosen_admin_token(args)
     survey = demo_survey() if args.demo else load_survey(args.survey)
-    admin = args.admin_token or secrets.token_urlsafe(24)
-    store = open_store(args.db)
-    try:
-        app = create_app(survey, store, admin, registrations_per_minute=args.registrations_per_minute)
-        written = None
-        if args.invitations is not None:
-            written = issue_invitations(store, args.invitations, args.invitations_file
-                                        or default_invitations_path(args.db), links)
+    db = args.db or default_db(args)
+    with ExitStack() as stack:
+        sock = stack.enter_context(listen(args.host, args.port))
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        base = f"http://{host}:{sock.getsockname()[1]}"
+        links = base_url(args.url or base)
+        reserved = None if args.invitations is None else stack.enter_context(
+            reserve_invitations(args.invitations_file or default_invitations_path(db)))
+        store = stack.enter_context(open_store(db))
+        stored = store.admin_token_hash()
+        token = None
+        if chosen is not None:
+            digest = admin_token_hash(chosen[0])
+        elif args.new_admin_token or stored is None:
+            token = secrets.token_urlsafe(32)
+            digest = admin_token_hash(token)
+        else:
+            digest = stored
+        app = create_app(survey, store, digest, registrations_per_minute=args.registrations_per_minute)
+        written = None if reserved is None else reserved.issue(store, args.invitations, links)
+        if digest != stored:  # kept only now that nothing can refuse the start any more
+            store.set_admin_token_hash(digest)
         issued, used = store.invitations()
         unit = RESPONDENT_UNITS[bool(issued)]
         lines = [f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
                  f"{survey.max_answers} answer(s) per {unit}",
-                 f"  respondents: {base}/", f"  dashboard:   {base}/dashboard?token={admin}",
-                 "  (keep the dashboard URL private: its token opens the dashboard and the export)"]
+                 f"  database:    {'PostgreSQL (--db)' if '://' in db else db}", f"  respondents: {base}/"]
+        if token is not None:
+            lines += [f"  dashboard:   {base}/dashboard?token={token}",
+                      "  (keep the dashboard URL private: its token opens the dashboard and the export; it is shown "
+                      "only now, the database keeps only its hash)"]
+        else:
+            where = (f"the one from {chosen[1]}" if chosen is not None else
+                     "unchanged: as printed when it was made, or as you chose it (replace it with --new-admin-token)")
+            lines += [f"  dashboard:   {base}/dashboard", f"  dashboard token: {where}"]
         if issued:
             lines.append(f"  registration: by invitation only ({issued} issued, {used} used); a respondent is an "
                          "invited respondent")
@@ -123,9 +303,7 @@ def run_serve(args) -> int:
         hashes = static_hashes()
         if hashes:
             lines.append("  served files (SHA-384, as in their integrity attributes; check against the release):")
-            lines += [f"    {name}  {digest}" for name, digest in hashes.items()]
+            lines += [f"    {name}  {value}" for name, value in hashes.items()]
         print("\n".join(lines), file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="warning", server_header=False)
-    finally:
-        store.close()
+        _serve(app, sock)
     return 0

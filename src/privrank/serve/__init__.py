@@ -54,7 +54,11 @@ The contract (:mod:`privrank.serve.app`)
     used up (``exhausted``). Any other failure is 500 ``{"error"}``, never a traceback.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
     The private ranking with intervals, the guarantee and a plot, the registrations per day; the
-    pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``.
+    pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``,
+    or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
+    :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
+    Excel); ``user`` is a pseudonym that no spreadsheet or CSV reader takes for a number. The
+    server keeps only the SHA-256 of the admin token.
 
 Every response carries ``Content-Security-Policy: default-src 'self'`` (no inline script),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import secrets
 import threading
 import time
@@ -39,6 +40,8 @@ REGISTRATIONS_PER_MINUTE = 30
 NORM_TOLERANCE = 1e-6
 REPORT_FIELDS = {"pairs": ("token", "key", "item_a", "item_b", "report", "epsilon"),
                  "ranking": ("token", "key", "vector", "epsilon")}
+#: the shape of an admin token (:func:`check_admin_token`) and of its hash (:func:`admin_token_hash`)
+ADMIN_TOKEN, ADMIN_TOKEN_HASH = re.compile(r"[A-Za-z0-9._~-]{16,1024}"), re.compile(r"[0-9a-f]{64}")
 SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
                     "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
 
@@ -109,9 +112,17 @@ class RecentRegistrations:
 
 
 def check_admin_token(token) -> None:
-    """Refuse an admin token shorter than 16 characters (it guards the dashboard and the export)."""
-    if not isinstance(token, str) or len(token) < 16:
-        raise InputError("the admin token must be at least 16 characters (default: a random one)")
+    """Refuse an admin token other than 16 to 1024 characters of letters, digits, ``-``, ``_``, ``.`` and ``~``
+    (it guards the dashboard and the export, and travels unchanged in a URL and a header)."""
+    if not isinstance(token, str) or ADMIN_TOKEN.fullmatch(token) is None:
+        raise InputError("the admin token must be at least 16 characters (at most 1024), each a letter, a digit, "
+                         "'-', '_', '.' or '~' (default: a random one)")
+
+
+def admin_token_hash(token: str) -> str:
+    """What is kept of an admin token: the hex SHA-256 of its text (the token is random or chosen by the
+    operator, at least 16 characters: a key-derivation function would add nothing against a guess)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def survey_document(survey, invitation_only: bool, survey_id: str | None = None) -> dict:
@@ -123,10 +134,11 @@ def survey_document(survey, invitation_only: bool, survey_id: str | None = None)
             "invitations": invitation_only, "respondent_unit": RESPONDENT_UNITS[invitation_only]}
 
 
-def create_app(survey, store, admin_token: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
+def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
     """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
 
-    ``admin_token`` guards the dashboard and the export. The store is bound to the survey
+    ``admin_hash`` is the :func:`admin_token_hash` of the admin token, which guards the dashboard and
+    the export: the application never holds the token itself. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
     ``registrations_per_minute`` bounds token minting (a token bucket in this process).
     """
@@ -138,7 +150,8 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    check_admin_token(admin_token)
+    if not isinstance(admin_hash, str) or ADMIN_TOKEN_HASH.fullmatch(admin_hash) is None:
+        raise InputError("create_app takes the admin token's hash, admin_token_hash(token): 64 hex digits")
     limit = RateLimit(registrations_per_minute)
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
@@ -154,7 +167,8 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
                      headers=getattr(exc, "headers", None))
 
     def matches(given: str) -> bool:
-        return bool(given) and secrets.compare_digest(given.encode(), admin_token.encode())
+        # digests of equal length compared in constant time: neither the token's length nor a prefix leaks
+        return bool(given) and secrets.compare_digest(admin_token_hash(given), admin_hash)
 
     def is_admin(request) -> bool:
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
@@ -214,10 +228,10 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
     async def export(request):
         if not is_admin(request):
             return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
-        if survey.design != "pairs":
-            return error(404, "the CSV export holds pairs reports; this is a ranking survey")
         text = await run_in_threadpool(export_csv, survey, store)
-        return Response(text, media_type="text/csv; charset=utf-8",
+        # a byte order mark: without it Excel reads a UTF-8 file in the machine's legacy code page (Crème ->
+        # CrÃ¨me); pandas, Arrow and privrank's readers skip it
+        return Response("\ufeff" + text, media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="export.csv"'})
 
     routes = [Route("/", index), Route("/api/survey", survey_json), Route("/dashboard", dashboard),
@@ -373,23 +387,36 @@ def report_fields(survey, doc) -> dict:
     return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
 
+def pseudonym(token: str) -> str:
+    """A respondent's name in the export: ``r`` and the first 16 hex digits of the SHA-256 of their token.
+    It groups a respondent's reports without revealing the token (a credential), and its letter keeps
+    every spreadsheet and CSV reader from taking it for a number (``1234e567...`` would be read as one)."""
+    return "r" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
 def export_csv(survey, store) -> str:
-    """The pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV, which ``privrank
-    rank`` reads as randomized reports under the survey's declared per-respondent quota (written by
-    :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout). ``user`` is a
-    pseudonym, the first 16 hex digits of the SHA-256 of the respondent's token: it groups a
-    respondent's reports without revealing the token, a credential. The rows are ordered by
-    pseudonym and pair, never by arrival."""
+    """The survey's randomized reports as CSV, ordered by pseudonym and pair, never by arrival (the order of
+    arrival could be joined with a proxy's log).
+
+    Pairs design: ``user,item_a,item_b,outcome,epsilon,max_answers``, which ``privrank rank`` reads as
+    randomized reports under the survey's declared per-respondent quota (written by
+    :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout), with ``user`` a
+    :func:`pseudonym`. Ranking design: the ballots, ``user``, one column ``A > B`` per pair and
+    ``epsilon`` (:mod:`privrank.serve.ballots`, whose :func:`~privrank.serve.ballots.rank_ballots`
+    ranks them). Both read back unchanged in a spreadsheet and in ``pandas.read_csv``."""
+    if survey.design == "ranking":
+        from .ballots import ballots_to_csv
+
+        return ballots_to_csv(survey.items, store.vectors(), survey.epsilon)
     import pyarrow as pa
 
     from ..data.io import comparisons_to_csv, read_comparisons
 
     table = store.pair_reports()
     if not table.num_rows:
-        return ",".join(table.column_names) + "\n"
-    pseudonyms = pa.array([hashlib.sha256(t.encode()).hexdigest()[:16] for t in table["user"].to_pylist()])
+        return ",".join([*table.column_names, "max_answers"]) + "\n"
+    pseudonyms = pa.array([pseudonym(t) for t in table["user"].to_pylist()])
     table = table.set_column(table.column_names.index("user"), "user", pseudonyms)
-    # ordered by pseudonym and pair, not as received: the order of arrival could be joined with a proxy's log
     reports = read_comparisons(table.sort_by([("user", "ascending"), ("item_a", "ascending"),
                                               ("item_b", "ascending")]))
     return comparisons_to_csv(reports, max_answers=survey.max_answers)

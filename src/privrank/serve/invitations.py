@@ -5,12 +5,18 @@ characters of base64url). The code sits in the URL's fragment, which the browser
 the server nor to a proxy's log; the page reads it and registers with it once. The links are
 written to a CSV file (readable by its owner only) and nowhere else: the store keeps the SHA-256
 of each code and whether it was used, never which token it produced.
+
+The file is reserved (created empty, exclusively) before the store is opened, so that a path that
+exists or cannot be written is refused before anything else is created
+(:func:`reserve_invitations`); the codes are issued and written into it once the store has
+accepted the start.
 """
 from __future__ import annotations
 
 import csv
 import io
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -39,19 +45,60 @@ def base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def issue_invitations(store, n: int, path, base: str) -> Path:
-    """Issue ``n`` one-time invitations in ``store`` and write their links to a new CSV file ``path``
-    (columns ``invitation,link``; mode 0600). Refuses to overwrite a file; if the store refuses, the
-    file is removed and no code exists anywhere.
+def check_count(n) -> None:
+    """Refuse a number of invitations that is not a whole number from 1 to ``MAX_INVITATIONS``."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_INVITATIONS:
+        raise InputError(f"--invitations must be a whole number from 1 to {MAX_INVITATIONS:,}")
+
+
+class InvitationsFile:
+    """A new, empty file (mode 0600) reserved for invitation links by :func:`reserve_invitations`."""
+
+    def __init__(self, path: Path, fd: int):
+        self.path = path
+        self._fd = fd
+        self.written = False
+
+    def issue(self, store, n: int, base: str) -> Path:
+        """Issue ``n`` one-time invitations in ``store`` and write their links into this file (columns
+        ``invitation,link``). If the store refuses, no code exists anywhere (the reservation then
+        removes the file).
+
+        Raises
+        ------
+        InputError
+            ``n`` out of range, the store refusing invitations (it already registered respondents
+            without one), or the file not writable.
+        """
+        check_count(n)
+        codes = store.add_invitations(n)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["invitation", "link"])
+        writer.writerows([code, f"{base}/#invite={code}"] for code in codes)
+        fd, self._fd = self._fd, None
+        self.written = True  # from here on the file is the only copy of codes the store holds: never removed
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(out.getvalue())
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot write the invitations ({exc.strerror}); the {n} codes issued are "
+                             "unusable by anyone: issue new ones with another --invitations-file") from None
+        return self.path
+
+
+@contextmanager
+def reserve_invitations(path):
+    """Create ``path`` empty and exclusively (mode 0600) and yield it as an :class:`InvitationsFile`;
+    removed on the way out unless links were written into it.
 
     Raises
     ------
     InputError
-        ``n`` out of range, ``path`` existing or not writable, or the store refusing invitations
-        (it already registered respondents without one).
+        ``path`` exists (it may hold links already mailed out: never overwritten) or cannot be created.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_INVITATIONS:
-        raise InputError(f"--invitations must be a whole number from 1 to {MAX_INVITATIONS:,}")
     path = Path(path)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -60,22 +107,10 @@ def issue_invitations(store, n: int, path, base: str) -> Path:
                          "overwritten: give another --invitations-file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot create the invitations file ({exc.strerror})") from None
+    reserved = InvitationsFile(path, fd)
     try:
-        codes = store.add_invitations(n)
-    except BaseException:
-        os.close(fd)
-        path.unlink()
-        raise
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["invitation", "link"])
-    writer.writerows([code, f"{base}/#invite={code}"] for code in codes)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(out.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write the invitations ({exc.strerror}); the {n} codes issued are "
-                         "unusable by anyone: issue new ones with another --invitations-file") from None
-    return path
+        yield reserved
+    finally:
+        if not reserved.written:
+            os.close(fd)
+            path.unlink(missing_ok=True)

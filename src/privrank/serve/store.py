@@ -72,12 +72,13 @@ SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token, report_key)",
     "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
+    "CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
 TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
           "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token", "created"},
           "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
-          "invitations": {"code_hash", "used"}}
+          "invitations": {"code_hash", "used"}, "admin": {"token_hash"}}
 #: the previous schema's tables (times in seconds since the epoch, no keys, no invitations): migrated when opened
 PREVIOUS_TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
                    "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
@@ -443,6 +444,21 @@ class Store:
 
     def __exit__(self, *exc):
         self.close()
+
+    def admin_token_hash(self) -> str | None:
+        """The hash of the dashboard's admin token (:func:`privrank.serve.app.admin_token_hash`), or None
+        before one is set: the token itself is never stored."""
+        with self._connection() as conn:
+            rows = self._run(conn, lambda cur: cur.execute("SELECT token_hash FROM admin").fetchall(), write=False)
+        return rows[0][0] if rows else None
+
+    def set_admin_token_hash(self, digest: str) -> None:
+        """Keep ``digest`` as the admin token's hash, in place of any earlier one (one transaction)."""
+        def work(cur):
+            cur.execute("DELETE FROM admin")
+            cur.execute("INSERT INTO admin (token_hash) VALUES (?)".replace("?", self.placeholder), (digest,))
+        with self._connection() as conn:
+            self._run(conn, work)
 
 
 class SqliteStore(Store):

@@ -1,0 +1,344 @@
+"""``privrank serve`` as an operator runs it: refusals before anything is created, a busy port, Ctrl-C
+once and twice, a dashboard token that survives restarts without appearing in ``ps``, and a default
+database per survey file. Where the behaviour is the process's, the command runs as a subprocess."""
+import hashlib
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from serve_helpers import free_port, key
+
+from privrank.serve.store import open_store
+
+httpx = pytest.importorskip("httpx")
+uvicorn = pytest.importorskip("uvicorn")
+
+SURVEY = ('title = "Fruit"\nquestion = "Which do you prefer?"\nitems = ["apple", "banana", "cherry", "date"]\n'
+          'epsilon = 1.0\nbudget = 100.0\n')
+TOKEN = "chosen-admin-token-0123456789"
+COMMAND = [sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())", "serve"]
+
+
+def environment(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PRIVRANK_ADMIN_TOKEN"}
+    return {**env, "PYTHONPATH": os.pathsep.join(sys.path), **extra}
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A folder holding only the survey file ``fruit.toml``."""
+    (tmp_path / "fruit.toml").write_text(SURVEY)
+    return tmp_path
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Run the command in this process without serving: the uvicorn configurations it would serve."""
+    calls = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: calls.append(server.config))
+    monkeypatch.delenv("PRIVRANK_ADMIN_TOKEN", raising=False)
+    return calls
+
+
+class Server:
+    """``privrank serve ARGS`` as a subprocess in its own session (signals reach only it), on a free port."""
+
+    def __init__(self, cwd, *args, env=None):
+        argv = [*COMMAND, *map(str, args), "--port", str(free_port()), "--registrations-per-minute", "1e6"]
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env or environment(), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.lines, self.started = [], threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        if not self.started.wait(timeout=60):
+            self.kill()
+            pytest.fail("privrank serve did not start: " + "".join(self.lines))
+        self.banner = "".join(self.lines)
+        self.base = re.search(r"respondents: (http://\S+)/", self.banner).group(1)
+        deadline = time.monotonic() + 30
+        while True:  # serving, and so handling signals as a server does
+            try:
+                if httpx.get(f"{self.base}/api/survey", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "privrank serve does not answer"
+                time.sleep(0.05)
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if line.startswith("  at most "):  # the banner's last line before the files' hashes
+                self.started.set()
+        self.started.set()
+
+    def stop(self, *signals, pause=0.02):
+        """Send ``signals`` (``pause`` seconds apart); returns (exit code, what stderr said after the banner)."""
+        for k, signum in enumerate(signals):
+            if k:
+                time.sleep(pause)
+            self.proc.send_signal(signum)
+        try:
+            code = self.proc.wait(timeout=60)
+            self.reader.join(timeout=30)
+            return code, "".join(self.lines)[len(self.banner):]
+        finally:
+            self.kill()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def report_stream(base: str, stop: threading.Event, acked: list, clients: int = 4):
+    """Threads sending reports, each on a new connection, until ``stop``; the keys answered 201 go to ``acked``."""
+    with httpx.Client(base_url=base, timeout=30) as c:
+        tokens = [c.post("/api/respondents", json={}).json()["token"] for _ in range(clients)]
+    pairs = [("apple", "banana"), ("apple", "cherry"), ("apple", "date"), ("banana", "cherry"), ("banana", "date"),
+             ("cherry", "date")]
+
+    def send(token):
+        for a, b in pairs * 50:  # more than a respondent may send: 409 once the pairs are used, still answered
+            if stop.is_set():
+                return
+            k = key()
+            try:
+                r = httpx.post(f"{base}/api/reports", json={"token": token, "key": k, "item_a": a, "item_b": b,
+                                                            "report": 1, "epsilon": 1.0}, timeout=30)
+            except httpx.TransportError:  # the server stopped listening
+                return
+            if r.status_code == 201:
+                acked.append(k)
+    threads = [threading.Thread(target=send, args=(t,), daemon=True) for t in tokens]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def stored_keys(db) -> set:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return {k for (k,) in conn.execute("SELECT report_key FROM reports")}
+
+
+# ------------------------------------------------------------------------------------------ the port
+
+def test_a_busy_port_is_refused_before_anything_is_created_or_printed(folder):
+    """It used to print both URLs and a fresh token, create and claim the database, then end with
+    uvicorn's own error (exit 3)."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([*COMMAND, "fruit.toml", "--port", str(port)], cwd=folder, env=environment(),
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr and "--port" in done.stderr
+    assert "Traceback" not in done.stderr and "dashboard" not in done.stderr and "http://" not in done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["fruit.toml"]
+
+
+def test_port_zero_serves_on_a_free_port_and_prints_it(folder, served, cli):
+    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0")
+    port = int(re.search(r"respondents: http://127\.0\.0\.1:(\d+)/", err).group(1))
+    assert code == 0 and port > 0 and len(served) == 1
+
+
+def test_serve_runs_uvicorn_without_access_logs_on_the_socket_it_bound(folder, monkeypatch, cli):
+    calls = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: calls.append(
+        (server.config, [s.getsockname()[1] for s in sockets])))
+    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0", "--admin-token", TOKEN)
+    (config, [port]), = calls
+    assert code == 0 and not config.access_log and not config.server_header and config.log_level == "warning"
+    assert f"http://127.0.0.1:{port}/" in err
+
+
+# ------------------------------------------------------------------------------------------- signals
+
+def test_ctrl_c_once_answers_the_reports_in_flight_and_stops(folder):
+    server = Server(folder, "fruit.toml")
+    stop, acked = threading.Event(), []
+    threads = report_stream(server.base, stop, acked)
+    time.sleep(1.0)
+    code, err = server.stop(signal.SIGINT)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert code == 130 and "privrank: interrupted" in err and "Traceback" not in err, err
+    assert acked and stored_keys(folder / "fruit.sqlite") == set(acked)  # every report stored was answered
+
+
+def test_ctrl_c_twice_stops_at_once_without_a_traceback(folder):
+    """Twice used to print the traceback of uvicorn's cancelled lifespan task."""
+    server = Server(folder, "fruit.toml")
+    stop, acked = threading.Event(), []
+    threads = report_stream(server.base, stop, acked)
+    time.sleep(1.0)
+    started = time.monotonic()
+    code, err = server.stop(signal.SIGINT, signal.SIGINT)
+    assert time.monotonic() - started < 10
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert code == 130 and "Traceback" not in err and "Error" not in err, err
+    assert set(acked) <= stored_keys(folder / "fruit.sqlite")  # intact, and every answered report is in it
+    with open_store(folder / "fruit.sqlite") as store:
+        assert store.counts()[1] >= len(set(acked))
+
+
+def test_a_request_cut_off_at_shutdown_logs_no_traceback(folder):
+    """A client that never finishes its request holds the graceful shutdown for GRACEFUL_SECONDS; the
+    cancelled request used to be logged with its whole traceback."""
+    from privrank.cli.serve import GRACEFUL_SECONDS
+
+    server = Server(folder, "fruit.toml")
+    host, port = server.base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as slow:
+        slow.sendall(b"POST /api/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{")
+        time.sleep(0.5)
+        started = time.monotonic()
+        code, err = server.stop(signal.SIGINT)
+    assert GRACEFUL_SECONDS <= time.monotonic() - started < GRACEFUL_SECONDS + 20
+    assert code == 130 and "Traceback" not in err and "Exception in ASGI application (CancelledError)" in err, err
+
+
+def test_sigterm_stops_gracefully(folder):
+    server = Server(folder, "fruit.toml")
+    code, err = server.stop(signal.SIGTERM, signal.SIGTERM)
+    assert code == 143 and "privrank: interrupted" in err and "Traceback" not in err, err
+
+
+# -------------------------------------------------------------------------------------- admin token
+
+def test_the_dashboard_token_survives_a_restart_and_only_its_hash_is_stored(folder):
+    """It used to be a fresh random token at every start."""
+    first = Server(folder, "fruit.toml")
+    token = re.search(r"dashboard\?token=([\w-]+)", first.banner).group(1)
+    assert len(token) == 43  # 32 random bytes
+    first.stop(signal.SIGINT)
+    db = (folder / "fruit.sqlite").read_bytes()
+    assert token.encode() not in db and hashlib.sha256(token.encode()).hexdigest().encode() in db
+    again = Server(folder, "fruit.toml")
+    try:
+        assert token not in again.banner and "dashboard?token=" not in again.banner
+        assert "dashboard token: unchanged: as printed when it was made, or as you chose it (replace it with " \
+            "--new-admin-token)" in again.banner
+        assert httpx.get(f"{again.base}/dashboard", params={"token": token}, timeout=30).status_code == 200
+        assert httpx.get(f"{again.base}/export.csv", headers={"authorization": f"Bearer {token}"},
+                         timeout=30).status_code == 200
+        assert httpx.get(f"{again.base}/dashboard", params={"token": token[:-1]}, timeout=30).status_code == 403
+    finally:
+        again.stop(signal.SIGINT)
+
+
+def test_the_store_keeps_one_admin_token_hash(target):
+    with open_store(target) as store:
+        assert store.admin_token_hash() is None
+        for token in ("first-admin-token-0123", "second-admin-token-0123"):
+            store.set_admin_token_hash(hashlib.sha256(token.encode()).hexdigest())
+    with open_store(target) as store:
+        assert store.admin_token_hash() == hashlib.sha256(b"second-admin-token-0123").hexdigest()
+
+
+def test_a_new_admin_token_replaces_the_old_one(folder, served, cli):
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml")
+    old = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-admin-token")
+    new = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
+    assert code == 0 and new != old
+    with open_store(folder / "fruit.sqlite") as store:
+        assert store.admin_token_hash() == hashlib.sha256(new.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["environment", "file"])
+def test_a_chosen_token_is_stored_hashed_and_never_printed(folder, served, cli, monkeypatch, how):
+    path = folder / "admin-token"
+    path.write_text(TOKEN + "\n")
+    if how == "environment":
+        monkeypatch.setenv("PRIVRANK_ADMIN_TOKEN", TOKEN)
+        args, source = [], "PRIVRANK_ADMIN_TOKEN"
+    else:
+        args, source = ["--admin-token-file", path], str(path)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", *args)
+    assert code == 0 and TOKEN not in err and f"dashboard token: the one from {source}" in err
+    with open_store(folder / "fruit.sqlite") as store:
+        assert store.admin_token_hash() == hashlib.sha256(TOKEN.encode()).hexdigest()
+    monkeypatch.delenv("PRIVRANK_ADMIN_TOKEN", raising=False)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml")  # kept without the option
+    assert code == 0 and "unchanged" in err and TOKEN not in err
+
+
+def test_admin_token_on_the_command_line_still_works_but_warns(folder, served, cli):
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--admin-token", TOKEN)
+    assert code == 0 and "privrank: warning: --admin-token is visible to other users" in err and TOKEN not in err
+    assert "PRIVRANK_ADMIN_TOKEN" in err
+
+
+def test_two_sources_of_the_token_are_refused(folder, served, cli, monkeypatch):
+    monkeypatch.setenv("PRIVRANK_ADMIN_TOKEN", TOKEN)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-admin-token")
+    assert code == 2 and "choose one source" in err and TOKEN not in err
+    assert sorted(p.name for p in folder.iterdir()) == ["fruit.toml"]
+
+
+# --------------------------------------------------------------------------------- default database
+
+def test_the_default_database_is_named_after_the_survey_file(folder, served, cli, monkeypatch):
+    """Two surveys in one folder used to share ./privrank-survey.sqlite: the second was refused."""
+    sub = folder / "surveys"
+    sub.mkdir()
+    (sub / "fruit.toml").write_text(SURVEY)
+    (sub / "veg.json").write_text('{"title": "Veg", "question": "Which?", "items": ["kale", "leek"], "budget": 2}')
+    monkeypatch.chdir(folder)
+    for name in ("fruit.toml", "veg.json"):
+        code, _, err = cli("serve", "--port", "0", sub / name)
+        assert code == 0, err
+    assert (sub / "fruit.sqlite").is_file() and (sub / "veg.sqlite").is_file()
+    assert f"database:    {sub / 'fruit.sqlite'}" in cli("serve", "--port", "0", sub / "fruit.toml")[2]
+    code, _, err = cli("serve", "--port", "0", "--demo")
+    assert code == 0 and (folder / "privrank-demo.sqlite").is_file()
+    assert sorted(p.name for p in folder.iterdir()) == ["fruit.toml", "privrank-demo.sqlite", "surveys"]
+
+
+# ---------------------------------------------------------------------------- refusals create nothing
+
+@pytest.mark.parametrize("args, message", [
+    (["broken.toml"], "not valid TOML"),
+    (["fruit.toml", "--port", "70000"], "--port must lie in 0..65535"),
+    (["fruit.toml", "--host", "192.0.2.1", "--public"], "not an address of this machine"),
+    (["fruit.toml", "--admin-token", "short"], "at least 16 characters"),
+    (["fruit.toml", "--admin-token", "has spaces in the token"], "each a letter, a digit"),
+    (["fruit.toml", "--admin-token-file", "missing"], "no such file"),
+    (["fruit.toml", "--invitations", "2", "--invitations-file", "no/such/folder/links.csv"],
+     "cannot create the invitations file"),
+    (["fruit.toml", "--invitations", "2", "--invitations-file", "fruit.toml"], "never overwritten"),
+    (["fruit.toml", "--invitations", "2", "--url", "ftp://example.org"], "--url must be"),
+    (["fruit.toml", "--registrations-per-minute", "-1"], "positive"),
+])
+def test_every_refusal_at_start_up_leaves_the_folder_as_it_was(folder, served, cli, monkeypatch, args, message):
+    (folder / "broken.toml").write_text("title = \n")
+    before = sorted(p.name for p in folder.iterdir())
+    monkeypatch.chdir(folder)
+    code, _, err = cli("serve", "--port", "0", *args)
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert sorted(p.name for p in folder.iterdir()) == before and not served
+
+
+def test_an_invitations_file_is_removed_when_the_store_refuses(folder, served, cli):
+    db = folder / "fruit.sqlite"
+    with open_store(db) as s:
+        s.new_respondent()  # an open survey with a respondent cannot become invitation-only
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--invitations", "2")
+    assert code == 2 and "without an invitation" in err
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("fruit.sqlite")) == ["fruit.toml"]
+    with open_store(db) as s:
+        assert s.admin_token_hash() is None  # a token never printed is never kept
