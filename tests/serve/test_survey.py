@@ -183,11 +183,12 @@ def earlier_store(target) -> str:
 def serve(survey, target):
     """A test client of the application for ``survey`` on the store at ``target`` (the store's claim runs)."""
     testclient = pytest.importorskip("starlette.testclient")
-    from privrank.serve.app import create_app
+    from privrank.serve.app import admin_token_hash, create_app
 
     store = open_store(target)
     try:
-        return testclient.TestClient(create_app(survey, store, ADMIN, registrations_per_minute=10 ** 6)), store
+        app = create_app(survey, store, admin_token_hash(ADMIN), registrations_per_minute=10 ** 6)
+        return testclient.TestClient(app), store
     except BaseException:
         store.close()
         raise
