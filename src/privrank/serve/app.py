@@ -31,7 +31,7 @@ from .dashboard import dashboard_page
 from .integrity import static_dir
 from .survey import RESPONDENT_UNITS
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
-                    UnknownRespondent, is_urlsafe_token)
+                    StoreUnavailable, UnknownRespondent, is_urlsafe_token)
 
 MAX_BODY_BYTES = 64 * 1024
 #: new respondents per minute the server registers by default (a token bucket of as many)
@@ -152,6 +152,9 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
         return error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "request refused",
                      headers=getattr(exc, "headers", None))
 
+    async def unavailable(request, exc):
+        return error(503, str(exc), exc.reason, headers={"retry-after": str(exc.retry_after)})
+
     def matches(given: str) -> bool:
         return bool(given) and secrets.compare_digest(given.encode(), admin_token.encode())
 
@@ -186,6 +189,9 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
             # invited people out by sending bad codes (and 128-bit codes cannot be guessed, limit or not)
             limit.refund()
             return error(403, str(exc), "invitation")
+        except StoreUnavailable:  # no one registered: the token goes back
+            limit.refund()
+            raise
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
 
@@ -224,7 +230,7 @@ def create_app(survey, store, admin_token: str, *, registrations_per_minute: flo
               Route("/api/reports", new_report, methods=["POST"]),
               Mount("/static", app=StaticFiles(directory=static, check_dir=False), name="static")]
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(CatchAll)],
-                     exception_handlers={HTTPException: http_error})
+                     exception_handlers={HTTPException: http_error, StoreUnavailable: unavailable})
 
 
 class CatchAll:
