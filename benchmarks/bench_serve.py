@@ -158,7 +158,7 @@ def postgres_database(server: str, action: str, name: str) -> None:
         conn.execute(f"{action} DATABASE {name}" + (" WITH (FORCE)" if action == "DROP" else ""))
 
 
-def measure(name, survey, db, tmp, args) -> dict:
+def measure(survey, db, tmp, args) -> dict:
     proc, base, _ = start([survey, "--db", db], tmp)
     try:
         return asyncio.run(load(base, args.clients, args.seconds))
@@ -196,11 +196,11 @@ def main(argv=None):
                 if name == "PostgreSQL":
                     postgres_database(args.postgres, "CREATE", db)
                     try:
-                        result = measure(name, survey, f"{args.postgres}/{db}", tmp, args)
+                        result = measure(survey, f"{args.postgres}/{db}", tmp, args)
                     finally:
                         postgres_database(args.postgres, "DROP", db)
                 else:
-                    result = measure(name, survey, db, tmp, args)
+                    result = measure(survey, db, tmp, args)
                 results.setdefault(name, []).append(result)
                 print(f"round {r + 1}: {name} {result['rate']:,.0f} reports/s, p50 {result['p50']:.1f} ms, "
                       f"p99 {result['p99']:.1f} ms, slowest dashboard {result['dashboard']:.0f} ms, "

@@ -33,14 +33,25 @@ together by one writer thread, each in a savepoint of its own, see :class:`Sqlit
 PostgreSQL: its default synchronous commit).
 
 The two dialects share every statement but the migration and differ only in placeholders, the
-type of the autoincrement key and the row lock. Connections are pooled, one per concurrent
-caller, so a store may be used from many threads.
+type of the autoincrement key and the row lock. A store may be used from many threads: SQLite's
+writes go to its one writer thread and its reads to a pool of connections of its own; PostgreSQL's
+connections come from a :class:`psycopg_pool.ConnectionPool` that replaces a broken one.
+
+Faults
+------
+A database the store cannot write to (a read-only file or directory), or whose lock another
+process holds for more than a few seconds, is refused when it is opened, before anything is
+created. While serving, a write that cannot get SQLite's lock or a working PostgreSQL connection
+in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``): nothing of it
+was stored, or -- a connection broken at the very commit -- its resend under the same key is
+answered as a duplicate, so a retried report is never lost nor stored twice.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import os
 import queue
 import re
 import secrets
@@ -420,6 +431,8 @@ class SqliteStore(Store):
         self._closed = self._serving = False
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer = None
+        if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
+            raise self._unwritable()
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
             conn = None
             try:
@@ -458,10 +471,13 @@ class SqliteStore(Store):
             return InputError(f"{self.path} is locked by another process (another privrank serve?): stop it, or "
                               "give this survey a --db of its own")
         if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or name == "SQLITE_PERM":
-            return InputError(f"{self.path}: cannot write to the database (read-only file or directory, or no "
-                              "permission to create its -wal and -shm files beside it): the survey's reports "
-                              "could not be stored")
+            return self._unwritable()
         return InputError(f"{self.path}: not a usable SQLite database ({exc})")
+
+    def _unwritable(self) -> InputError:
+        return InputError(f"{self.path}: cannot write to the database (read-only file or directory, or no "
+                          "permission to create its -wal and -shm files beside it): the survey's reports could "
+                          "not be stored")
 
     def _run(self, conn, work, *, write: bool = True):
         try:
@@ -613,8 +629,11 @@ class PostgresStore(Store):
             raise InputError("cannot connect to the PostgreSQL database (check the URL, the server and the "
                              "credentials)") from None
         self._name = "the PostgreSQL database's current schema"  # never the URL: it may hold a password
+        # reconnect_timeout: a reconnection that keeps failing gives up soon, and the next caller starts a new one
+        # at once, so the store is back as soon as the server is (not after a backoff that doubled while it was down)
         self._pool = ConnectionPool(url, kwargs=options, min_size=1, max_size=self.POOL_SIZE, timeout=self.POOL_WAIT,
-                                    check=ConnectionPool.check_connection, name="privrank-store", open=False)
+                                    reconnect_timeout=self.POOL_WAIT, check=ConnectionPool.check_connection,
+                                    name="privrank-store", open=False)
         self._pool.open()
         try:
             super().__init__()
