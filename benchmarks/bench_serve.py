@@ -3,8 +3,9 @@
 Each round starts the real command in a subprocess on a free port of 127.0.0.1 and measures, in
 turn (so that a change in the machine's load touches every measurement alike):
 
-* start-up: ``privrank serve --demo`` on a new SQLite file, from the start of the process to its
-  first answered request;
+* start-up: ``privrank serve`` of a survey file, and ``privrank serve --demo`` (which reads the
+  shipped LLMFAO data for its items), each on a new SQLite file, from the start of the process to
+  its first answered request;
 * SQLite, and with ``--postgres URL`` PostgreSQL: a survey of 8 items with a budget of 10,000
   answers per respondent, ``--clients`` concurrent respondents (one connection each, asyncio)
   posting randomized reports for ``--seconds`` -- a respondent reports each pair once, so a client
@@ -185,10 +186,11 @@ def main(argv=None):
             fh.write('title = "Load"\nquestion = "Which is better?"\nitems = [%s]\nepsilon = 1.0\nbudget = 10000.0\n'
                      % ", ".join(f'"{x}"' for x in ITEMS))
         for r in range(args.rounds):
-            proc, _, startup = start(["--demo", "--db", os.path.join(tmp, f"demo{r}.sqlite")], tmp)
-            stop(proc)
-            results.setdefault("start-up", []).append({"seconds": startup})
-            print(f"round {r + 1}: start-up {startup:.2f} s", flush=True)
+            for k, (name, what) in enumerate((("survey file", survey), ("--demo", "--demo"))):
+                proc, _, startup = start([what, "--db", os.path.join(tmp, f"start{r}-{k}.sqlite")], tmp)
+                stop(proc)
+                results.setdefault(name, []).append(startup)
+                print(f"round {r + 1}: start-up of privrank serve {name} {startup:.2f} s", flush=True)
             stores = [("SQLite", os.path.join(tmp, f"load{r}.sqlite"))]
             if args.postgres:
                 stores.append(("PostgreSQL", f"bench_{uuid.uuid4().hex}"))
@@ -207,8 +209,8 @@ def main(argv=None):
                       f"other answers {result['others'] or 'none'}", flush=True)
     print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents, "
           f"{args.seconds:g} s each, the dashboard polled every {DASHBOARD_EVERY:g} s:")
-    print(f"  start-up of privrank serve --demo to its first answer: "
-          f"{summary([x['seconds'] for x in results['start-up']])} s")
+    for name in ("survey file", "--demo"):
+        print(f"  start-up of privrank serve {name} to its first answer: {summary(results[name])} s")
     for name in ("SQLite", "PostgreSQL"):
         if name in results:
             rows = results[name]
