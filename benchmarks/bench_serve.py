@@ -9,17 +9,19 @@ turn (so that a change in the machine's load touches every measurement alike):
 * SQLite, and with ``--postgres URL`` PostgreSQL: a survey of 8 items with a budget of 10,000
   answers per respondent, ``--clients`` concurrent respondents (one connection each, asyncio)
   posting randomized reports for ``--seconds`` -- a respondent reports each pair once, so a client
-  registers a new respondent after every 28 reports -- while the dashboard is polled every 5 s.
+  registers a new respondent after every 28 reports -- while the dashboard is polled every 5 s
+  (``--dashboard-every``; 0 leaves it out, to see the intake alone).
   Every report is committed before its reply; reports/s counts the acknowledged ones (201), and
   the latencies are theirs.
 
 Prints every round, then the median and min-max over the rounds of each number, and the load
-average of the machine before and after (the benchmark itself uses a core for its clients).
+average of the machine before and after (the benchmark's own clients use about a tenth of a core).
 ``--postgres`` is the URL of a server whose user may create databases: each round creates a
 database of its own and drops it at the end.
 
     python benchmarks/bench_serve.py
     python benchmarks/bench_serve.py --postgres postgresql://postgres@127.0.0.1:5432 --rounds 5
+    python benchmarks/bench_serve.py --dashboard-every 0
 """
 from __future__ import annotations
 
@@ -42,7 +44,6 @@ import numpy as np
 
 ITEMS = [f"item{k}" for k in range(8)]
 ADMIN = "bench-serve-admin-token-0123456789"
-DASHBOARD_EVERY = 5.0
 
 
 def start(args, directory):
@@ -101,7 +102,7 @@ class Connection:
         self.writer.close()
 
 
-async def load(base, clients: int, seconds: float) -> dict:
+async def load(base, clients: int, seconds: float, dashboard_every: float) -> dict:
     """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies."""
     latencies, dashboards, others = [], [], {}
     done = asyncio.Event()
@@ -137,11 +138,12 @@ async def load(base, clients: int, seconds: float) -> dict:
                 others[f"dashboard {status}"] = others.get(f"dashboard {status}", 0) + 1
             dashboards.append(time.perf_counter() - t)
             try:
-                await asyncio.wait_for(done.wait(), DASHBOARD_EVERY)
-            except asyncio.TimeoutError:
+                await asyncio.wait_for(done.wait(), dashboard_every)
+            except TimeoutError:
                 pass
 
-    tasks = [asyncio.create_task(respondent(k)) for k in range(clients)] + [asyncio.create_task(dashboard())]
+    tasks = [asyncio.create_task(respondent(k)) for k in range(clients)]
+    tasks += [asyncio.create_task(dashboard())] if dashboard_every > 0 else []
     t = time.perf_counter()
     await asyncio.sleep(seconds)
     done.set()
@@ -162,7 +164,7 @@ def postgres_database(server: str, action: str, name: str) -> None:
 def measure(survey, db, tmp, args) -> dict:
     proc, base, _ = start([survey, "--db", db], tmp)
     try:
-        return asyncio.run(load(base, args.clients, args.seconds))
+        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every))
     finally:
         stop(proc)
 
@@ -176,6 +178,8 @@ def main(argv=None):
     parser.add_argument("--clients", type=int, default=64, help="concurrent respondents (default 64)")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each load run (default 10)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--dashboard-every", type=float, default=5.0, metavar="SECONDS",
+                        help="poll the dashboard this often during intake (default 5; 0: never)")
     parser.add_argument("--postgres", metavar="URL", help="also measure PostgreSQL on this server (no database name)")
     args = parser.parse_args(argv)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
@@ -208,7 +212,8 @@ def main(argv=None):
                       f"p99 {result['p99']:.1f} ms, slowest dashboard {result['dashboard']:.0f} ms, "
                       f"other answers {result['others'] or 'none'}", flush=True)
     print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents, "
-          f"{args.seconds:g} s each, the dashboard polled every {DASHBOARD_EVERY:g} s:")
+          f"{args.seconds:g} s each, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
+                                            if args.dashboard_every > 0 else "the dashboard not polled:"))
     for name in ("survey file", "--demo"):
         print(f"  start-up of privrank serve {name} to its first answer: {summary(results[name])} s")
     for name in ("SQLite", "PostgreSQL"):

@@ -3,6 +3,7 @@ refused at start-up with a clear message; a lock met while serving, or a Postgre
 down or restarts, gives 503 with ``Retry-After`` and a JSON reason, never a 500, and loses or
 doubles no report; hostile text (NUL, lone surrogates) never reaches either database as a 500."""
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -55,7 +56,7 @@ def unprivileged(argv: list) -> list:
     """``argv`` run so that file modes apply: as root, without the capabilities that override them."""
     if sys.platform != "linux":
         pytest.skip("file modes are made to apply to root with Linux capabilities")
-    if subprocess.run(["id", "-u"], capture_output=True, text=True).stdout.strip() != "0":
+    if os.geteuid() != 0:
         return argv
     if shutil.which("setpriv") is None:
         pytest.skip("as root, an unwritable file needs setpriv (util-linux) to drop CAP_DAC_OVERRIDE")
@@ -71,7 +72,7 @@ def serve(tmp_path, db):
     argv = [sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())", "serve",
             str(survey), "--db", str(db), "--port", str(free_port()), "--admin-token", ADMIN]
     try:
-        return subprocess.run(unprivileged(argv), capture_output=True, text=True, timeout=30)
+        return subprocess.run(unprivileged(argv), capture_output=True, text=True, timeout=30, check=False)
     except subprocess.TimeoutExpired:
         pytest.fail("privrank serve started serving a database it cannot write to")
 
@@ -275,8 +276,8 @@ def test_nul_and_lone_surrogates_get_400_or_404_never_500(target):
             assert r.status_code == 403 and set(r.json()) == {"error"}
         r = client.post("/api/reports", json=report("A" * 32))
         assert r.status_code == 404 and set(r.json()) == {"error"}
-        raw = ('{"token": "%s", "key": "%s", "item_a": "alpha", "item_b": "beta", "report": 1, "epsilon": 1%s}'
-               % (token, key(), "0" * 400))
+        raw = (f'{{"token": "{token}", "key": "{key()}", "item_a": "alpha", "item_b": "beta", "report": 1, '
+               f'"epsilon": 1{"0" * 400}}}')
         r = client.post("/api/reports", content=raw.encode(), headers={"content-type": "application/json"})
         assert r.status_code == 400 and "epsilon" in r.json()["error"]
         assert client.post("/api/reports", json=report(token)).status_code == 201
