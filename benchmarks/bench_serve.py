@@ -208,9 +208,9 @@ def main(argv=None):
                 else:
                     result = measure(survey, db, tmp, args)
                 results.setdefault(name, []).append(result)
+                dashboard = f"slowest dashboard {result['dashboard']:.0f} ms, " if args.dashboard_every > 0 else ""
                 print(f"round {r + 1}: {name} {result['rate']:,.0f} reports/s, p50 {result['p50']:.1f} ms, "
-                      f"p99 {result['p99']:.1f} ms, slowest dashboard {result['dashboard']:.0f} ms, "
-                      f"other answers {result['others'] or 'none'}", flush=True)
+                      f"p99 {result['p99']:.1f} ms, {dashboard}other answers {result['others'] or 'none'}", flush=True)
     print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents, "
           f"{args.seconds:g} s each, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
                                             if args.dashboard_every > 0 else "the dashboard not polled:"))
@@ -219,9 +219,10 @@ def main(argv=None):
     for name in ("SQLite", "PostgreSQL"):
         if name in results:
             rows = results[name]
+            dashboard = (f"; slowest dashboard {summary([x['dashboard'] for x in rows])} ms"
+                         if args.dashboard_every > 0 else "")
             print(f"  {name}: {summary([x['rate'] for x in rows])} reports/s; latency p50 "
-                  f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms; "
-                  f"slowest dashboard {summary([x['dashboard'] for x in rows])} ms")
+                  f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms{dashboard}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

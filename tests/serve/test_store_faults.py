@@ -250,6 +250,26 @@ def test_a_postgresql_server_that_stays_down_gives_503_then_recovers(postgres_cl
         assert store.counts() == (1, 1)
 
 
+@pytest.mark.parametrize("target", ["postgresql"], indirect=True)
+def test_a_postgresql_lock_held_by_another_session_gives_503_busy(target, monkeypatch):
+    """A session holding the respondents' table (an administrator's LOCK TABLE, a long migration) used to
+    hold every report's thread for as long as it lasted; a report now waits LOCK_WAIT seconds, then gets
+    503 ``busy``, and its resend is stored once the lock is gone."""
+    import psycopg
+
+    monkeypatch.setattr(PostgresStore, "LOCK_WAIT", 0.5)
+    with open_store(target) as store, client_of(store) as client:
+        token = client.post("/api/respondents").json()["token"]
+        body = report(token)
+        with psycopg.connect(target, connect_timeout=10) as other:
+            other.execute("LOCK TABLE respondents IN ACCESS EXCLUSIVE MODE")
+            t = time.monotonic()
+            assert_unavailable(client.post("/api/reports", json=body), "busy")
+            assert time.monotonic() - t < PostgresStore.LOCK_WAIT + 5
+        assert client.post("/api/reports", json=body).status_code == 201
+        assert store.counts() == (1, 1)
+
+
 # --------------------------------------------------------------------------------- hostile text
 
 HOSTILE_TEXT = ["\x00", "\ud800", "a\x00b", "\udfff" * 3]

@@ -596,7 +596,9 @@ class PostgresStore(Store):
     each checked when it is lent, so a connection broken by a restart of the server is replaced,
     never used. A write that cannot get a working connection within :attr:`POOL_WAIT` seconds, or
     whose connection breaks under it, gets :class:`StoreUnavailable` (``"unavailable"``): its
-    transaction was not committed, or (a break at the commit) is found by its key on a resend.
+    transaction was not committed, or (a break at the commit) is found by its key on a resend. A
+    lock another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``),
+    then the write gets :class:`StoreUnavailable` (``"busy"``).
     A report's reads are sent together (pipeline mode): three round trips per report (the check of
     the connection, the reads, the insert with the commit) where one statement at a time took eight.
     """
@@ -618,6 +620,8 @@ class PostgresStore(Store):
               "WHERE t.table_schema = current_schema()")
     #: most connections open at once, and seconds a caller waits for one (or for the database to come back)
     POOL_SIZE, POOL_WAIT = 16, 5.0
+    #: seconds a statement waits for a lock another session holds
+    LOCK_WAIT = 3.0
 
     def __init__(self, url: str):
         try:
@@ -626,6 +630,7 @@ class PostgresStore(Store):
         except ImportError:
             raise InputError("a PostgreSQL store needs: pip install 'privrank[postgres]'") from None
         self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
+        self._lock_error = psycopg.errors.LockNotAvailable
         options = {"autocommit": True, "connect_timeout": 10}
         try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
             psycopg.connect(url, **options).close()
@@ -637,13 +642,17 @@ class PostgresStore(Store):
         # at once, so the store is back as soon as the server is (not after a backoff that doubled while it was down)
         self._pool = ConnectionPool(url, kwargs=options, min_size=1, max_size=self.POOL_SIZE, timeout=self.POOL_WAIT,
                                     reconnect_timeout=self.POOL_WAIT, check=ConnectionPool.check_connection,
-                                    name="privrank-store", open=False)
+                                    configure=self._configure, name="privrank-store", open=False)
         self._pool.open()
         try:
             super().__init__()
         except BaseException:
             self._pool.close()
             raise
+
+    def _configure(self, conn) -> None:
+        """Each new connection's settings (not in the URL's options, which stay the user's)."""
+        conn.execute(f"SET lock_timeout = {round(1000 * self.LOCK_WAIT)}")
 
     @contextmanager
     def _connection(self):
@@ -652,6 +661,9 @@ class PostgresStore(Store):
                 yield conn
         except self._closed_error:
             raise InputError("the store is closed") from None
+        except self._lock_error:
+            raise StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
+                                   "again in a moment", "busy") from None
         except self._pool_errors:
             raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
                                    "unavailable") from None
