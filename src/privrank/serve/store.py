@@ -41,10 +41,10 @@ Faults
 ------
 A database the store cannot write to (a read-only file or directory), or whose lock another
 process holds for more than a few seconds, is refused when it is opened, before anything is
-created. While serving, a write that cannot get SQLite's lock or a working PostgreSQL connection
-in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``): nothing of it
-was stored, or -- a connection broken at the very commit -- its resend under the same key is
-answered as a duplicate, so a retried report is never lost nor stored twice.
+created. While serving, a write that cannot get SQLite's lock, or a working PostgreSQL connection
+or lock, in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``):
+nothing of it was stored, or -- a connection broken at the very commit -- its resend under the
+same key is answered as a duplicate, so a retried report is never lost nor stored twice.
 """
 from __future__ import annotations
 
