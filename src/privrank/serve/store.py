@@ -91,10 +91,11 @@ SQL = {
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
     "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
     "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
-    "answered": "SELECT count(*) FROM reports WHERE token = ?",
-    "by_key": "SELECT item_a, item_b, report, vector FROM reports WHERE token = ? AND report_key = ?",
-    "pair": "SELECT count(*) FROM reports WHERE token = ? "
-            "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
+    # a respondent's reports so far, those of the pair (either order), and the report stored under the key (if any)
+    "state": "SELECT (SELECT count(*) FROM reports WHERE token = ?), (SELECT count(*) FROM reports WHERE token = ? "
+             "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, k.item_b, k.report, "
+             "k.vector "
+             "FROM (SELECT 1) AS one LEFT JOIN reports AS k ON k.token = ? AND k.report_key = ?",
     "insert": "INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received) "
               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
@@ -338,16 +339,15 @@ class Store:
         content = (item_a, item_b, report, None if vector is None else json.dumps(list(vector)))
 
         def work(cur):
-            # every read is sent before any result is awaited (one round trip in PostgreSQL's pipeline mode); the
-            # respondent's row lock is taken first, so the reads after it see every report committed before
-            reads = [(cur, "lock", (token,))] + [(cur.connection.cursor(), name, params) for name, params in (
-                ("answered", (token,)), ("by_key", (token, key)), ("pair", (token, item_a, item_b, item_b, item_a)))]
-            for c, name, params in reads:
-                c.execute(self._sql(name), params)
-            respondent, (answered,), stored, (paired,) = (c.fetchone() for c, _, _ in reads)
+            # both reads are sent before a result is awaited (one round trip in PostgreSQL's pipeline mode); the
+            # respondent's row lock is taken first, so the read of the state after it sees every report committed
+            state = cur.connection.cursor()
+            cur.execute(self._sql("lock"), (token,))
+            state.execute(self._sql("state"), (token, token, item_a, item_b, item_b, item_a, token, key))
+            respondent, (answered, paired, stored_id, *stored) = cur.fetchone(), state.fetchone()
             if respondent is None:
                 raise UnknownRespondent("unknown respondent token: ask for a new one (POST /api/respondents)")
-            if stored is not None:
+            if stored_id is not None:
                 if tuple(stored) != content:
                     raise ReportConflict("this report's key was already used for another report: a new answer "
                                          "needs a new key", "key-reused")
