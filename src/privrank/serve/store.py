@@ -600,7 +600,7 @@ class PostgresStore(Store):
     lock another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``),
     then the write gets :class:`StoreUnavailable` (``"busy"``).
     A report's reads are sent together (pipeline mode): three round trips per report (the check of
-    the connection, the reads, the insert with the commit) where one statement at a time took eight.
+    the connection, the reads, the insert with the commit) where one statement at a time took seven.
     """
 
     placeholder = "%s"
