@@ -1,20 +1,34 @@
 """``privrank serve`` under load on loopback: start-up time, sustained reports per second, latency.
 
-Starts the real command (``privrank serve --demo`` for the start-up time; a survey of 8 items with
-a budget of 10,000 answers per respondent for the load) in a subprocess on a free port of
-127.0.0.1, then ``--clients`` threads, each one respondent, POST randomized reports for
-``--seconds`` (a respondent reports each pair once, so a client registers a new respondent after
-every 28 reports); every report is committed before its reply. Prints the time until the demo
-answers its first request, reports/s and the p50/p99 latency of the acknowledged reports, for
-SQLite (a temporary file) and, with ``--postgres URL``, for PostgreSQL.
+Each round starts the real command in a subprocess on a free port of 127.0.0.1 and measures, in
+turn (so that a change in the machine's load touches every measurement alike):
+
+* start-up: ``privrank serve`` of a survey file, and ``privrank serve --demo`` (which reads the
+  shipped LLMFAO data for its items), each on a new SQLite file, from the start of the process to
+  its first answered request;
+* SQLite, and with ``--postgres URL`` PostgreSQL: a survey of 8 items with a budget of 10,000
+  answers per respondent, ``--clients`` concurrent respondents (one connection each, asyncio)
+  posting randomized reports for ``--seconds`` -- a respondent reports each pair once, so a client
+  registers a new respondent after every 28 reports -- while the dashboard is polled every 5 s
+  (``--dashboard-every``; 0 leaves it out, to see the intake alone).
+  Every report is committed before its reply; reports/s counts the acknowledged ones (201), and
+  the latencies are theirs.
+
+Prints every round, then the median and min-max over the rounds of each number, and the load
+average of the machine before and after (the benchmark's own clients use about a tenth of a core).
+``--postgres`` is the URL of a server whose user may create databases: each round creates a
+database of its own and drops it at the end.
 
     python benchmarks/bench_serve.py
-    python benchmarks/bench_serve.py --postgres postgresql://user@127.0.0.1:5432/db
+    python benchmarks/bench_serve.py --postgres postgresql://postgres@127.0.0.1:5432 --rounds 5
+    python benchmarks/bench_serve.py --dashboard-every 0
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
+import json
 import os
 import secrets
 import signal
@@ -22,8 +36,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+import uuid
 
 import httpx
 import numpy as np
@@ -43,14 +57,15 @@ def start(args, directory):
                              "--admin-token", ADMIN], cwd=directory, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    while True:
-        try:
-            if httpx.get(f"{base}/api/survey", timeout=1).status_code == 200:
-                return proc, base, time.perf_counter() - t
-        except httpx.TransportError:
-            if proc.poll() is not None or time.perf_counter() - t > 60:
-                raise SystemExit("privrank serve did not start")
-            time.sleep(0.02)
+    with httpx.Client(timeout=1) as client:
+        while True:
+            try:
+                if client.get(f"{base}/api/survey").status_code == 200:
+                    return proc, base, time.perf_counter() - t
+            except httpx.TransportError:
+                if proc.poll() is not None or time.perf_counter() - t > 60:
+                    raise SystemExit("privrank serve did not start")
+                time.sleep(0.01)
 
 
 def stop(proc):
@@ -58,62 +73,157 @@ def stop(proc):
     proc.wait(timeout=30)
 
 
-def load(base, clients: int, seconds: float) -> tuple[int, np.ndarray, float]:
-    """Reports acknowledged, their latencies and the elapsed time."""
-    latencies, lock, done = [], threading.Lock(), threading.Event()
+class Connection:
+    """One keep-alive HTTP/1.1 connection to the server, a request at a time: a minimal client over
+    asyncio streams, since a full client (httpx) spends more CPU per request than the server does
+    and would measure itself on a machine of two cores."""
 
-    def client(seed):
+    def __init__(self, reader, writer, host):
+        self.reader, self.writer, self.host = reader, writer, host
+
+    @classmethod
+    async def open(cls, base):
+        host, port = base.removeprefix("http://").split(":")
+        return cls(*await asyncio.open_connection(host, int(port)), f"{host}:{port}")
+
+    async def request(self, method, path, body: bytes = b"") -> tuple[int, bytes]:
+        """The status and body of the answer to ``method path`` with a JSON ``body``."""
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+        if method == "POST":
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + body)
+        header = await self.reader.readuntil(b"\r\n\r\n")
+        lines = header.decode("latin-1").split("\r\n")
+        fields = dict(line.split(":", 1) for line in lines[1:] if ":" in line)
+        length = next((int(v) for k, v in fields.items() if k.lower() == "content-length"), 0)
+        return int(lines[0].split()[1]), await self.reader.readexactly(length)
+
+    def close(self):
+        self.writer.close()
+
+
+async def load(base, clients: int, seconds: float, dashboard_every: float) -> dict:
+    """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies."""
+    latencies, dashboards, others = [], [], {}
+    done = asyncio.Event()
+    pairs = list(itertools.combinations(ITEMS, 2))
+
+    async def respondent(seed):
         rng = np.random.default_rng(seed)
-        pairs = list(itertools.combinations(ITEMS, 2))
-        with httpx.Client(base_url=base, timeout=10) as http:
-            sent = len(pairs)
-            while not done.is_set():
-                if sent == len(pairs):
-                    token, order, sent = http.post("/api/respondents").json()["token"], rng.permutation(len(pairs)), 0
-                a, b = pairs[order[sent]]
-                sent += 1
-                t = time.perf_counter()
-                reply = http.post("/api/reports", json={"token": token, "key": secrets.token_urlsafe(16), "item_a": a,
-                                                        "item_b": b, "report": int(rng.choice([1, -1])),
-                                                        "epsilon": 1.0})
-                if reply.status_code == 201:
-                    with lock:
-                        latencies.append(time.perf_counter() - t)
-    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(clients)]
+        http = await Connection.open(base)
+        sent = len(pairs)
+        while not done.is_set():
+            if sent == len(pairs):
+                status, answer = await http.request("POST", "/api/respondents", b"{}")
+                token, order, sent = json.loads(answer)["token"], rng.permutation(len(pairs)), 0
+            a, b = pairs[order[sent]]
+            sent += 1
+            body = json.dumps({"token": token, "key": secrets.token_urlsafe(16), "item_a": a, "item_b": b,
+                               "report": int(rng.choice([1, -1])), "epsilon": 1.0}).encode()
+            t = time.perf_counter()
+            status, _ = await http.request("POST", "/api/reports", body)
+            if status == 201:
+                latencies.append(time.perf_counter() - t)
+            else:
+                others[status] = others.get(status, 0) + 1
+        http.close()
+
+    async def dashboard():
+        while not done.is_set():
+            t = time.perf_counter()
+            http = await Connection.open(base)  # a new connection each time: the server closes an idle one in 5 s
+            status, _ = await http.request("GET", f"/dashboard?token={ADMIN}")
+            http.close()
+            if status != 200:
+                others[f"dashboard {status}"] = others.get(f"dashboard {status}", 0) + 1
+            dashboards.append(time.perf_counter() - t)
+            try:
+                await asyncio.wait_for(done.wait(), dashboard_every)
+            except TimeoutError:
+                pass
+
+    tasks = [asyncio.create_task(respondent(k)) for k in range(clients)]
+    tasks += [asyncio.create_task(dashboard())] if dashboard_every > 0 else []
     t = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    time.sleep(seconds)
+    await asyncio.sleep(seconds)
     done.set()
-    for thread in threads:
-        thread.join(timeout=30)
-    return len(latencies), np.array(latencies), time.perf_counter() - t
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - t
+    p50, p99 = np.quantile(latencies, [0.5, 0.99]) if latencies else (np.nan, np.nan)
+    return {"rate": len(latencies) / elapsed, "p50": 1000 * p50, "p99": 1000 * p99,
+            "dashboard": 1000 * max(dashboards, default=np.nan), "others": others}
+
+
+def postgres_database(server: str, action: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=10) as conn:
+        conn.execute(f"{action} DATABASE {name}" + (" WITH (FORCE)" if action == "DROP" else ""))
+
+
+def measure(survey, db, tmp, args) -> dict:
+    proc, base, _ = start([survey, "--db", db], tmp)
+    try:
+        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every))
+    finally:
+        stop(proc)
+
+
+def summary(values) -> str:
+    return f"{np.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--postgres", metavar="URL", help="also measure a PostgreSQL store at this URL")
+    parser.add_argument("--clients", type=int, default=64, help="concurrent respondents (default 64)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each load run (default 10)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--dashboard-every", type=float, default=5.0, metavar="SECONDS",
+                        help="poll the dashboard this often during intake (default 5; 0: never)")
+    parser.add_argument("--postgres", metavar="URL", help="also measure PostgreSQL on this server (no database name)")
     args = parser.parse_args(argv)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        proc, _, startup = start(["--demo", "--db", os.path.join(tmp, "demo.sqlite")], tmp)
-        stop(proc)
-        print(f"privrank serve --demo answers its first request {startup:.2f} s after it is started")
         survey = os.path.join(tmp, "survey.toml")
         with open(survey, "w") as fh:
             fh.write('title = "Load"\nquestion = "Which is better?"\nitems = [%s]\nepsilon = 1.0\nbudget = 10000.0\n'
                      % ", ".join(f'"{x}"' for x in ITEMS))
-        stores = [("SQLite", os.path.join(tmp, "load.sqlite"))] + ([("PostgreSQL", args.postgres)] if args.postgres else [])
-        for name, db in stores:
-            proc, base, _ = start([survey, "--db", db], tmp)
-            try:
-                n, latencies, elapsed = load(base, args.clients, args.seconds)
-            finally:
+        for r in range(args.rounds):
+            for k, (name, what) in enumerate((("survey file", survey), ("--demo", "--demo"))):
+                proc, _, startup = start([what, "--db", os.path.join(tmp, f"start{r}-{k}.sqlite")], tmp)
                 stop(proc)
-            p50, p99 = np.quantile(latencies, [0.5, 0.99])
-            print(f"{name}: {n / elapsed:,.0f} reports/s over {elapsed:.1f} s with {args.clients} clients; "
-                  f"latency p50 {1000 * p50:.1f} ms, p99 {1000 * p99:.1f} ms")
+                results.setdefault(name, []).append(startup)
+                print(f"round {r + 1}: start-up of privrank serve {name} {startup:.2f} s", flush=True)
+            stores = [("SQLite", os.path.join(tmp, f"load{r}.sqlite"))]
+            if args.postgres:
+                stores.append(("PostgreSQL", f"bench_{uuid.uuid4().hex}"))
+            for name, db in stores:
+                if name == "PostgreSQL":
+                    postgres_database(args.postgres, "CREATE", db)
+                    try:
+                        result = measure(survey, f"{args.postgres}/{db}", tmp, args)
+                    finally:
+                        postgres_database(args.postgres, "DROP", db)
+                else:
+                    result = measure(survey, db, tmp, args)
+                results.setdefault(name, []).append(result)
+                dashboard = f"slowest dashboard {result['dashboard']:.0f} ms, " if args.dashboard_every > 0 else ""
+                print(f"round {r + 1}: {name} {result['rate']:,.0f} reports/s, p50 {result['p50']:.1f} ms, "
+                      f"p99 {result['p99']:.1f} ms, {dashboard}other answers {result['others'] or 'none'}", flush=True)
+    print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents, "
+          f"{args.seconds:g} s each, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
+                                            if args.dashboard_every > 0 else "the dashboard not polled:"))
+    for name in ("survey file", "--demo"):
+        print(f"  start-up of privrank serve {name} to its first answer: {summary(results[name])} s")
+    for name in ("SQLite", "PostgreSQL"):
+        if name in results:
+            rows = results[name]
+            dashboard = (f"; slowest dashboard {summary([x['dashboard'] for x in rows])} ms"
+                         if args.dashboard_every > 0 else "")
+            print(f"  {name}: {summary([x['rate'] for x in rows])} reports/s; latency p50 "
+                  f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms{dashboard}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

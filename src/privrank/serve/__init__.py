@@ -51,7 +51,10 @@ The contract (:mod:`privrank.serve.app`)
     epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers); 404
     for an unknown token; 409 ``{"error", "reason"}`` when the pair was already reported
     (``pair-answered``), the key was used for other content (``key-reused``) or the answers are
-    used up (``exhausted``). Any other failure is 500 ``{"error"}``, never a traceback.
+    used up (``exhausted``). 503 ``{"error", "reason"}`` with ``Retry-After`` when the database is
+    locked by another process (``busy``) or cannot be reached (``unavailable``): nothing was stored,
+    and a resend under the same key is safe (as for registrations, and for every request that reads
+    the store). Any other failure is 500 ``{"error"}``, never a traceback.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
     The private ranking with intervals, the guarantee and a plot, the registrations per day; the
     pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``,

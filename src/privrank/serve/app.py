@@ -32,7 +32,7 @@ from .dashboard import dashboard_page
 from .integrity import static_dir
 from .survey import RESPONDENT_UNITS
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
-                    UnknownRespondent, is_urlsafe_token)
+                    StoreUnavailable, UnknownRespondent, is_urlsafe_token)
 
 MAX_BODY_BYTES = 64 * 1024
 #: new respondents per minute the server registers by default (a token bucket of as many)
@@ -166,6 +166,9 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "request refused",
                      headers=getattr(exc, "headers", None))
 
+    async def unavailable(request, exc):
+        return error(503, str(exc), exc.reason, headers={"retry-after": str(exc.retry_after)})
+
     def matches(given: str) -> bool:
         # digests of equal length compared in constant time: neither the token's length nor a prefix leaks
         return bool(given) and secrets.compare_digest(admin_token_hash(given), admin_hash)
@@ -201,6 +204,9 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             # invited people out by sending bad codes (and 128-bit codes cannot be guessed, limit or not)
             limit.refund()
             return error(403, str(exc), "invitation")
+        except StoreUnavailable:  # no one registered: the token goes back
+            limit.refund()
+            raise
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
 
@@ -239,7 +245,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
               Route("/api/reports", new_report, methods=["POST"]),
               Mount("/static", app=StaticFiles(directory=static, check_dir=False), name="static")]
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(CatchAll)],
-                     exception_handlers={HTTPException: http_error})
+                     exception_handlers={HTTPException: http_error, StoreUnavailable: unavailable})
 
 
 class CatchAll:

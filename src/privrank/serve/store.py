@@ -35,14 +35,25 @@ together by one writer thread, each in a savepoint of its own, see :class:`Sqlit
 PostgreSQL: its default synchronous commit).
 
 The two dialects share every statement but the migration and differ only in placeholders, the
-type of the autoincrement key and the row lock. Connections are pooled, one per concurrent
-caller, so a store may be used from many threads.
+type of the autoincrement key and the row lock. A store may be used from many threads: SQLite's
+writes go to its one writer thread and its reads to a pool of connections of its own; PostgreSQL's
+connections come from a :class:`psycopg_pool.ConnectionPool` that replaces a broken one.
+
+Faults
+------
+A database the store cannot write to (a read-only file or directory), or whose lock another
+process holds for more than a few seconds, is refused when it is opened, before anything is
+created. While serving, a write that cannot get SQLite's lock, or a working PostgreSQL connection
+or lock, in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``):
+nothing of it was stored, or -- a connection broken at the very commit -- its resend under the
+same key is answered as a duplicate, so a retried report is never lost nor stored twice.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import os
 import queue
 import re
 import secrets
@@ -91,10 +102,11 @@ SQL = {
     "add_text": "INSERT INTO survey_texts (field, text, first_served) VALUES (?, ?, ?)",
     "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
     "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
-    "answered": "SELECT count(*) FROM reports WHERE token = ?",
-    "by_key": "SELECT item_a, item_b, report, vector FROM reports WHERE token = ? AND report_key = ?",
-    "pair": "SELECT count(*) FROM reports WHERE token = ? "
-            "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))",
+    # a respondent's reports so far, those of the pair (either order), and the report stored under the key (if any)
+    "state": "SELECT (SELECT count(*) FROM reports WHERE token = ?), (SELECT count(*) FROM reports WHERE token = ? "
+             "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, k.item_b, k.report, "
+             "k.vector "
+             "FROM (SELECT 1) AS one LEFT JOIN reports AS k ON k.token = ? AND k.report_key = ?",
     "insert": "INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received) "
               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
@@ -149,6 +161,18 @@ class ReportConflict(InputError):
         self.reason = reason
 
 
+class StoreUnavailable(InputError):
+    """A write the store could not do now, to be retried: the database is locked by another process
+    (``reason = "busy"``) or cannot be reached (``"unavailable"``); nothing was stored."""
+
+    #: seconds after which a retry may succeed
+    retry_after = 2
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class InvitationRefused(InputError):
     """A registration on an invitation-only survey without a usable invitation (missing, unknown or
     used: one message for all, so codes cannot be probed)."""
@@ -172,9 +196,6 @@ class Store:
                  "ALTER TABLE reports ADD COLUMN report_key TEXT")
 
     def __init__(self):
-        self._idle: list = []
-        self._guard = threading.Lock()
-        self._closed = False
         types = {"id_type": self.id_type, "real": self.real}
 
         def work(cur):
@@ -199,33 +220,13 @@ class Store:
         return previous
 
     # -- dialect ---------------------------------------------------------------------------
-    def _connect(self):
-        raise NotImplementedError
-
     def _sql(self, name: str) -> str:
         return SQL[name].format(lock=self.lock).replace("?", self.placeholder)
 
     # -- connections and transactions --------------------------------------------------------
-    @contextmanager
     def _connection(self):
-        with self._guard:
-            if self._closed:
-                raise InputError("the store is closed")
-            conn = self._idle.pop() if self._idle else None
-        conn = conn or self._connect()
-        reusable = False
-        try:
-            yield conn
-            reusable = True
-        except InputError:  # refused inside a transaction that was rolled back: the connection is clean
-            reusable = True
-            raise
-        finally:  # any other error leaves the connection in an unknown state: never hand it out again
-            with self._guard:
-                if reusable and not self._closed:
-                    self._idle.append(conn)
-                else:
-                    conn.close()
+        """A context manager lending a connection of the dialect's pool."""
+        raise NotImplementedError
 
     def _run(self, conn, work, *, write: bool = True):
         """``work(cursor)`` in one transaction, committed before this returns (rolled back on error).
@@ -245,6 +246,13 @@ class Store:
     def _query(self, name: str, params=()):
         with self._connection() as conn:
             return self._run(conn, lambda cur: cur.execute(self._sql(name), params).fetchall(), write=False)
+
+    def _write(self, work, *, pipeline: bool = False):
+        """``work(cursor)`` in a write transaction of its own, committed before this returns. With
+        ``pipeline``, the work sends its statements before it awaits their results (and never reads
+        a row count), so a dialect that can send them together does."""
+        with self._connection() as conn:
+            return self._run(conn, work)
 
     # -- the interface -----------------------------------------------------------------------
     def claim(self, fingerprint: str, *, earlier: str | None = None, texts: dict | None = None) -> str:
@@ -320,8 +328,7 @@ class Store:
                     raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
                                             "already used: open the link of your own invitation")
             cur.execute(self._sql("new"), (token, utc_day()))
-        with self._connection() as conn:
-            self._run(conn, work)
+        self._write(work)
         return token
 
     def add_invitations(self, n: int) -> list[str]:
@@ -344,8 +351,7 @@ class Store:
                                  "of people who were not invited): start invitations with a new --db")
             for code in codes:
                 cur.execute(self._sql("invite"), (invitation_hash(code),))
-        with self._connection() as conn:
-            self._run(conn, work)
+        self._write(work)
         return codes
 
     def invitations(self) -> tuple[int, int]:
@@ -374,9 +380,8 @@ class Store:
         AnswersExhausted
             The respondent has already sent ``max_answers`` reports; nothing is stored.
         """
-        with self._connection() as conn:
-            return self._run(conn, self._report_work(token, key, epsilon, max_answers, item_a, item_b, report,
-                                                     vector))
+        return self._write(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector),
+                           pipeline=True)
 
     def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
@@ -385,17 +390,20 @@ class Store:
         content = (item_a, item_b, report, None if vector is None else json.dumps(list(vector)))
 
         def work(cur):
-            if cur.execute(self._sql("lock"), (token,)).fetchone() is None:
+            # both reads are sent before a result is awaited (one round trip in PostgreSQL's pipeline mode); the
+            # respondent's row lock is taken first, so the read of the state after it sees every report committed
+            state = cur.connection.cursor()
+            cur.execute(self._sql("lock"), (token,))
+            state.execute(self._sql("state"), (token, token, item_a, item_b, item_b, item_a, token, key))
+            respondent, (answered, paired, stored_id, *stored) = cur.fetchone(), state.fetchone()
+            if respondent is None:
                 raise UnknownRespondent("unknown respondent token: ask for a new one (POST /api/respondents)")
-            answered = cur.execute(self._sql("answered"), (token,)).fetchone()[0]
-            stored = cur.execute(self._sql("by_key"), (token, key)).fetchone()
-            if stored is not None:
+            if stored_id is not None:
                 if tuple(stored) != content:
                     raise ReportConflict("this report's key was already used for another report: a new answer "
                                          "needs a new key", "key-reused")
                 return Receipt(max(0, max_answers - answered), duplicate=True)
-            pair = (token, item_a, item_b, item_b, item_a)
-            if report is not None and cur.execute(self._sql("pair"), pair).fetchone()[0]:
+            if report is not None and paired:
                 raise ReportConflict("this respondent already reported this pair: a pair is randomized once",
                                      "pair-answered")
             if answered >= max_answers:
@@ -432,12 +440,8 @@ class Store:
         return np.array([json.loads(v) for (v,) in self._query("vectors")], dtype=float)
 
     def close(self) -> None:
-        """Close every pooled connection; a connection in use is closed when it is handed back."""
-        with self._guard:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        """Close the store's connections; a connection in use is closed when it is handed back."""
+        raise NotImplementedError
 
     def __enter__(self):
         return self
@@ -464,40 +468,130 @@ class Store:
 class SqliteStore(Store):
     """A store in a SQLite file: WAL mode, ``synchronous=FULL``, ``BEGIN IMMEDIATE`` per write.
 
-    Reports are written with group commit: one writer thread takes every report waiting, runs each
-    one's budget check and insert in turn in one transaction and commits once (one sync to disk for
-    the group); each caller returns only after that commit. A refused report writes nothing, so it
-    leaves the others of its group untouched.
+    Every write (a report, a registration, invitations) goes to one writer thread, which takes
+    every write waiting, runs each in turn in a savepoint of its own in one transaction and
+    commits once (group commit: one sync to disk for the group); each caller returns only after
+    that commit. A refused write writes nothing, so it leaves the others of its group untouched,
+    and the writers of one process never wait for each other's lock. Reads use connections of
+    their own (a hand-made pool, one per concurrent reader): in WAL mode they never hold up the
+    writer.
+
+    Another process holding the database's write lock is waited for at most :attr:`LOCK_WAIT`
+    seconds: at open the store is then refused (:class:`~privrank.errors.InputError`), while
+    serving the writes of that moment get :class:`StoreUnavailable` (``"busy"``). A file or a
+    directory the store cannot write to is refused at open.
     """
 
-    #: most reports committed together
+    #: most writes committed together
     GROUP = 256
+    #: seconds a write waits for a lock another process holds
+    LOCK_WAIT = 3.0
 
     def __init__(self, path):
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise InputError(f"{self.path}: its directory does not exist")
+        if self.path.is_dir():
+            raise InputError(f"{self.path} is a directory: give the path of a SQLite file (created if absent)")
         self._name = str(self.path)
+        self._idle: list = []
+        self._guard = threading.Lock()
+        self._closed = self._stopping = self._serving = False
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer = None
+        if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
+            raise self._unwritable()
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
             conn = None
             try:
-                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+                conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None)
                 self._check_own(conn.cursor())
             except sqlite3.DatabaseError as exc:
-                raise InputError(f"{self.path}: not a usable SQLite database ({exc})") from None
+                raise self._failure(exc) from None
             finally:
                 if conn is not None:
                     conn.close()
-        super().__init__()
+        try:
+            super().__init__()
+            with self._connection() as conn:
+                try:  # a write, rolled back: an unwritable file is refused now, not at every request once serving
+                    conn.execute("BEGIN IMMEDIATE")
+                    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                    conn.execute(f"PRAGMA user_version = {version}")
+                except sqlite3.DatabaseError as exc:
+                    raise self._failure(exc) from None
+                finally:
+                    conn.rollback()
+        except BaseException:
+            self.close()
+            raise
+        self._serving = True
 
-    def add_report(self, token: str, *, key: str, epsilon: float, max_answers: int, item_a: str | None = None,
-                   item_b: str | None = None, report: int | None = None, vector=None) -> Receipt:
-        work = self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector)
-        done, outcome = threading.Event(), []
+    def _failure(self, exc: sqlite3.DatabaseError) -> InputError:
+        """The refusal a SQLite error stands for: a lock held by another process (at open: refused;
+        while serving: :class:`StoreUnavailable`), a read-only file or directory, or a file that
+        is not a database."""
+        name = getattr(exc, "sqlite_errorname", "")
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            if self._serving:
+                return StoreUnavailable("the database is busy (another process holds its lock): try again in a "
+                                        "moment", "busy")
+            return InputError(f"{self.path} is locked by another process (another privrank serve?): stop it, or "
+                              "give this survey a --db of its own")
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or name == "SQLITE_PERM":
+            return self._unwritable()
+        return InputError(f"{self.path}: not a usable SQLite database ({exc})")
+
+    def _unwritable(self) -> InputError:
+        return InputError(f"{self.path}: cannot write to the database (read-only file or directory, or no "
+                          "permission to create its -wal and -shm files beside it): the survey's reports could "
+                          "not be stored")
+
+    def _run(self, conn, work, *, write: bool = True):
+        try:
+            return super()._run(conn, work, write=write)
+        except sqlite3.OperationalError as exc:
+            failure = self._failure(exc)
+            if isinstance(failure, StoreUnavailable) or not self._serving:
+                conn.rollback()
+                raise failure from None
+            raise
+
+    @contextmanager
+    def _connection(self):
         with self._guard:
             if self._closed:
+                raise InputError("the store is closed")
+            conn = self._idle.pop() if self._idle else None
+        conn = conn or self._connect()
+        reusable = False
+        try:
+            yield conn
+            reusable = True
+        except InputError:  # refused inside a transaction that was rolled back: the connection is clean
+            reusable = True
+            raise
+        finally:  # any other error leaves the connection in an unknown state: never hand it out again
+            with self._guard:
+                if reusable and not self._closed:
+                    self._idle.append(conn)
+                else:
+                    conn.close()
+
+    def _connect(self):
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise self._failure(exc) from None
+        return conn
+
+    def _write(self, work, *, pipeline: bool = False):
+        done, outcome = threading.Event(), []
+        with self._guard:
+            if self._closed or self._stopping:
                 raise InputError("the store is closed")
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_groups, name="privrank-store-writer", daemon=True)
@@ -509,9 +603,9 @@ class SqliteStore(Store):
         return outcome[0]
 
     def _write_groups(self):
-        """The writer thread: commit the waiting reports as one group, then answer their callers.
+        """The writer thread: commit the waiting writes as one group, then answer their callers.
 
-        Each report runs in a savepoint of its own: one that fails, for whatever reason, is rolled
+        Each write runs in a savepoint of its own: one that fails, for whatever reason, is rolled
         back alone and its caller gets the error, while the others of the group are committed."""
         while True:
             first = self._queue.get()
@@ -531,13 +625,13 @@ class SqliteStore(Store):
 
             def work(cur):
                 for body, _, _ in group:
-                    cur.execute("SAVEPOINT report")
+                    cur.execute("SAVEPOINT write")
                     try:
                         results.append(body(cur))
-                    except Exception as failed:  # this report only: the others of the group stand
-                        cur.execute("ROLLBACK TO report")
+                    except Exception as failed:  # this write only: the others of the group stand
+                        cur.execute("ROLLBACK TO write")
                         results.append(failed)
-                    cur.execute("RELEASE report")
+                    cur.execute("RELEASE write")
             try:
                 with self._connection() as conn:
                     self._run(conn, work)
@@ -548,26 +642,32 @@ class SqliteStore(Store):
                 done.set()
 
     def close(self) -> None:
-        with self._guard:
-            writer = self._writer
+        with self._guard:  # no write is queued after the writer's stop: every queued one is answered
+            writer, self._stopping = self._writer, True
+            if writer is not None:
+                self._queue.put(None)
         if writer is not None:
-            self._queue.put(None)
             writer.join(timeout=30)
-        super().close()
-
-    def _connect(self):
-        try:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.path}: not a usable SQLite database ({exc})") from None
-        return conn
+        with self._guard:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
 
 class PostgresStore(Store):
-    """A store in a PostgreSQL database (psycopg 3); the respondent's row is locked per write."""
+    """A store in a PostgreSQL database (psycopg 3); the respondent's row is locked per write.
+
+    Connections come from a :class:`psycopg_pool.ConnectionPool` of at most :attr:`POOL_SIZE`,
+    each checked when it is lent, so a connection broken by a restart of the server is replaced,
+    never used. A write that cannot get a working connection within :attr:`POOL_WAIT` seconds, or
+    whose connection breaks under it, gets :class:`StoreUnavailable` (``"unavailable"``): its
+    transaction was not committed, or (a break at the commit) is found by its key on a resend. A
+    lock another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``),
+    then the write gets :class:`StoreUnavailable` (``"busy"``).
+    A report's reads are sent together (pipeline mode): three round trips per report (the check of
+    the connection, the reads, the insert with the commit) where one statement at a time took seven.
+    """
 
     placeholder = "%s"
     id_type = "BIGSERIAL"
@@ -584,23 +684,64 @@ class PostgresStore(Store):
               "LEFT JOIN information_schema.columns AS c "
               "ON c.table_schema = t.table_schema AND c.table_name = t.table_name "
               "WHERE t.table_schema = current_schema()")
+    #: most connections open at once, and seconds a caller waits for one (or for the database to come back)
+    POOL_SIZE, POOL_WAIT = 16, 5.0
+    #: seconds a statement waits for a lock another session holds
+    LOCK_WAIT = 3.0
 
     def __init__(self, url: str):
         try:
             import psycopg
+            from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
         except ImportError:
             raise InputError("a PostgreSQL store needs: pip install 'privrank[postgres]'") from None
-        self._psycopg = psycopg
-        self.url = url
-        self._name = "the PostgreSQL database's current schema"  # never the URL: it may hold a password
-        super().__init__()
-
-    def _connect(self):
-        try:
-            return self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
-        except self._psycopg.OperationalError:
+        self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
+        self._lock_error = psycopg.errors.LockNotAvailable
+        options = {"autocommit": True, "connect_timeout": 10}
+        try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
+            psycopg.connect(url, **options).close()
+        except psycopg.OperationalError:
             raise InputError("cannot connect to the PostgreSQL database (check the URL, the server and the "
                              "credentials)") from None
+        self._name = "the PostgreSQL database's current schema"  # never the URL: it may hold a password
+        # reconnect_timeout: a reconnection that keeps failing gives up soon, and the next caller starts a new one
+        # at once, so the store is back as soon as the server is (not after a backoff that doubled while it was down)
+        self._pool = ConnectionPool(url, kwargs=options, min_size=1, max_size=self.POOL_SIZE, timeout=self.POOL_WAIT,
+                                    reconnect_timeout=self.POOL_WAIT, check=ConnectionPool.check_connection,
+                                    configure=self._configure, name="privrank-store", open=False)
+        self._pool.open()
+        try:
+            super().__init__()
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def _configure(self, conn) -> None:
+        """Each new connection's settings (not in the URL's options, which stay the user's)."""
+        conn.execute(f"SET lock_timeout = {round(1000 * self.LOCK_WAIT)}")
+
+    @contextmanager
+    def _connection(self):
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except self._closed_error:
+            raise InputError("the store is closed") from None
+        except self._lock_error:
+            raise StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
+                                   "again in a moment", "busy") from None
+        except self._pool_errors:
+            raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
+                                   "unavailable") from None
+
+    def _write(self, work, *, pipeline: bool = False):
+        if not pipeline:
+            return super()._write(work)
+        with self._connection() as conn, conn.pipeline():
+            return self._run(conn, work)
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 def open_store(target) -> Store:
