@@ -53,8 +53,8 @@ def start(args, directory):
         port = s.getsockname()[1]
     t = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())",
-                             "serve", *args, "--port", str(port), "--registrations-per-minute", "1000000",
-                             "--admin-token", ADMIN], cwd=directory, stdout=subprocess.DEVNULL,
+                             "serve", *args, "--port", str(port), "--registrations-per-minute", "1000000"],
+                            env={**os.environ, "PRIVRANK_ADMIN_TOKEN": ADMIN}, cwd=directory, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     with httpx.Client(timeout=1) as client:

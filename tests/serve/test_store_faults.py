@@ -17,7 +17,7 @@ import pytest
 from serve_helpers import free_port, key
 
 from privrank.errors import InputError
-from privrank.serve.app import create_app
+from privrank.serve.app import admin_token_hash, create_app
 from privrank.serve.store import PostgresStore, SqliteStore, open_store
 from privrank.serve.survey import Survey
 
@@ -31,8 +31,8 @@ PAIRS = [(a, b) for i, a in enumerate(ITEMS) for b in ITEMS[i + 1:]]
 
 
 def client_of(store):
-    return starlette_testclient.TestClient(create_app(SURVEY, store, ADMIN, registrations_per_minute=10 ** 6),
-                                           raise_server_exceptions=False)
+    app = create_app(SURVEY, store, admin_token_hash(ADMIN), registrations_per_minute=10 ** 6)
+    return starlette_testclient.TestClient(app, raise_server_exceptions=False)
 
 
 def report(token, pair=("alpha", "beta"), k=None):
