@@ -300,7 +300,7 @@ def test_the_axis_ticks_are_round_numbers():
 
     for lo, hi in [(-0.4237, 1.913), (0.4712, 0.5391), (-1234.5, 5678.9), (1e-4, 3e-4), (-3, 3), (0.2, 0.2)]:
         ticks = nice_ticks(lo, hi)
-        assert 2 <= len(ticks) <= 6 and ticks[0] <= lo and ticks[-1] >= hi
+        assert 2 <= len(ticks) <= 7 and ticks[0] <= lo and ticks[-1] >= hi
         step = ticks[1] - ticks[0]
         mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9)
         assert min(abs(mantissa - f) for f in (1, 2, 5)) < 1e-6

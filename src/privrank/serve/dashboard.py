@@ -44,7 +44,7 @@ TOP_K_ERROR = 0.1
 GAP_SECONDS = 30.0
 LEVEL = 0.95
 #: characters of an item label drawn in the plot (the table shows it whole)
-PLOT_LABEL_CHARS = 40
+PLOT_LABEL_CHARS = 30
 
 
 def unit_note(invitation_only: bool) -> str:
@@ -414,7 +414,7 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
             f"</head><body><main>{''.join(parts)}</main></body></html>")
 
 
-def nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
     """Round tick values from at or below ``lo`` to at or above ``hi`` (at least two): the multiples
     of the finest step of 1, 2 or 5 times a power of ten that needs at most ``most`` of them."""
     span = hi - lo if hi > lo else (abs(hi) or 1.0)

@@ -1,0 +1,97 @@
+"""The dashboard in real Chromium: it fits a 390 x 844 phone (no sideways scrolling of the page,
+readable text, a plot scaled to the width with round axis ticks) and a desktop window."""
+import math
+import re
+
+import numpy as np
+import pytest
+from test_browser import driver, serving  # noqa: F401 (driver is a fixture)
+from test_dashboard import fill
+
+from privrank.serve.app import create_app
+from privrank.serve.store import open_store
+from privrank.serve.survey import Survey
+
+ADMIN = "dashboard-browser-admin-token-0123"
+ITEMS = ("Apple pie", "Brownie", "NA", "  leading spaces", "Crème brûlée",
+         "A very long dessert name that no phone can show on one line " * 3, "Supercalifragilisticexpialidociousness" * 2,
+         "Flan")
+
+METRICS = """
+const root = document.documentElement, svg = document.querySelector('svg');
+const box = svg.getBoundingClientRect();
+const size = el => parseFloat(getComputedStyle(el).fontSize);
+return {
+  innerWidth: window.innerWidth, scrollWidth: root.scrollWidth, bodyScrollWidth: document.body.scrollWidth,
+  textSizes: [...document.querySelectorAll('p, li, td, th')].map(size),
+  svgLeft: box.left, svgRight: box.right, svgWidth: box.width,
+  ticks: [...svg.querySelectorAll('text.tick')].map(t => [t.textContent, t.getBoundingClientRect().height,
+                                                          t.getBoundingClientRect().left, t.getBoundingClientRect().right]),
+  labels: [...svg.querySelectorAll('text.label')].map(t => [t.getBoundingClientRect().left,
+                                                            t.getBoundingClientRect().right]),
+  items: [...document.querySelectorAll('td.item')].map(td => td.textContent),
+  numberLines: [...document.querySelectorAll('td:not(.item)')].map(td => {
+    const range = document.createRange(); range.selectNodeContents(td); return range.getClientRects().length; }),
+  tableBox: (document.querySelector('.scroll') || document.getElementById('ranking')).getBoundingClientRect().right,
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def dashboard_url(tmp_path_factory):
+    survey = Survey(title="Dessert survey", question="Which dessert do you prefer?", items=ITEMS, epsilon=1.0,
+                    budget=5.0)
+    store = open_store(tmp_path_factory.mktemp("dash") / "survey.sqlite")
+    store.claim(survey.fingerprint())
+    fill(store, survey, 900, theta=np.linspace(1.5, -1.5, len(ITEMS)))
+    with serving(create_app(survey, store, ADMIN)) as base:
+        yield f"{base}/dashboard?token={ADMIN}"
+    store.close()
+
+
+def metrics(drv, url) -> dict:
+    drv.get(url)
+    assert drv.find_element("id", "ranking")
+    return drv.execute_script(METRICS)
+
+
+def check_ticks(ticks) -> None:
+    """Tick labels are round numbers: equally spaced multiples of 1, 2 or 5 times a power of ten."""
+    values = [float(t[0]) for t in ticks]
+    assert 2 <= len(values) <= 7 and all(re.fullmatch(r"-?\d+(\.\d{1,3})?", t[0]) for t in ticks), ticks
+    step = values[1] - values[0]
+    assert np.allclose(np.diff(values), step)
+    mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9)
+    assert min(abs(mantissa - f) for f in (1, 2, 5)) < 1e-6
+
+
+def test_the_dashboard_fits_a_phone(driver, dashboard_url):  # noqa: F811
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
+    try:
+        m = metrics(driver, dashboard_url)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert m["innerWidth"] == 390  # the viewport is the phone's, not a zoomed-out desktop page
+    assert m["scrollWidth"] <= m["innerWidth"] and m["bodyScrollWidth"] <= m["innerWidth"]
+    assert min(m["textSizes"]) >= 14
+    assert 0 <= m["svgLeft"] and m["svgRight"] <= 390 and m["svgWidth"] >= 300  # scaled to the width
+    check_ticks(m["ticks"])
+    assert all(h >= 10 and 0 <= left and right <= 390 for _, h, left, right in m["ticks"])  # readable, on screen
+    assert all(m["svgLeft"] <= left and right <= m["svgRight"] for left, right in m["labels"])
+    assert m["tableBox"] <= 390 and set(m["numberLines"]) == {1}  # the table scrolls in its box; no number breaks
+    assert sorted(m["items"]) == sorted(ITEMS)  # every label as it is, its spaces kept
+
+
+def test_the_dashboard_at_desktop_width(driver, dashboard_url):  # noqa: F811
+    driver.set_window_size(1280, 900)
+    try:
+        m = metrics(driver, dashboard_url)
+    finally:
+        driver.set_window_size(1000, 800)
+    assert m["scrollWidth"] <= m["innerWidth"]
+    assert min(m["textSizes"]) >= 14
+    assert 360 <= m["svgWidth"] <= 520  # scaled up, but not to the whole window
+    check_ticks(m["ticks"])
+    assert all(10 <= h <= 24 for _, h, _, _ in m["ticks"])
+    assert all(m["svgLeft"] <= left and right <= m["svgRight"] for left, right in m["labels"])
