@@ -7,8 +7,9 @@ The page has no script and no inline style: it lives under ``default-src 'self'`
 Cost. :class:`LiveRanking` keeps the sufficient statistic of the reports in memory (the exact
 integer tally of the pairs reports, or the running sum of the ballots) and reads from the store
 only the reports stored since its last read; the ranking, its intervals and the manipulation
-margin are refitted from that statistic, at most once every ``refresh`` seconds, so a view costs
-milliseconds however many reports there are, and polling the dashboard does not slow the intake.
+margin are refitted from that statistic in the background, at most once every ``refresh`` seconds,
+so a view costs milliseconds however many reports there are (it may be that many seconds old, and
+says so), and polling the dashboard barely slows the intake.
 
 When the ranking is shown. Before it has enough reports a ranking of randomized answers is mostly
 noise, so the dashboard shows no ranked table until the survey holds the number of reports
@@ -17,6 +18,7 @@ noise, so the dashboard shows no ranked table until the survey holds the number 
 from __future__ import annotations
 
 import html
+import logging
 import math
 import threading
 import time
@@ -305,34 +307,57 @@ class LiveRanking:
     """The dashboard's ranking, kept by the server: the tally of the reports read so far and the view
     last computed from it.
 
-    :meth:`view` reads the reports stored since the last read and refits, at most once every
-    ``refresh`` seconds (else it returns the view last computed, which says when that was); a lock
-    makes concurrent requests wait for one refit rather than each doing it.
+    :meth:`view` answers at once with the view last computed (which says when that was). At most
+    once every ``refresh`` seconds it also starts a refit in a background thread, which reads the
+    reports stored since the last read and, if there are any, computes a new view; the request
+    that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
+    time, however many requests arrive. ``refresh = 0``: every view is refitted before it is
+    returned (never stale).
     """
 
     def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while deciding, and while a request waits for a refit
+        self._refitting = threading.Lock()  # held by the one refit running
         self._view: dict | None = None
         self._checked = -math.inf
         self._invitation_only: bool | None = None
 
     def view(self, invitation_only: bool) -> dict:
         """The current view: ``rows`` (or ``waiting``), ``notes``, ``guarantee``, the margin, ``reports``
-        (the reports it was computed on) and ``updated`` (UTC time of the last read of the store)."""
+        (the reports it was computed on) and ``updated`` (UTC time of the read of the store it reflects)."""
         with self._lock:
             now = self._clock()
-            if now - self._checked >= self.refresh or invitation_only != self._invitation_only:
+            due = now - self._checked >= self.refresh
+            if self._view is None or invitation_only != self._invitation_only or self.refresh <= 0:
                 self._checked = now
-                added = self.tally.update(self.store)
-                if added or self._view is None or invitation_only != self._invitation_only:
-                    make = pairs_view if self.survey.design == "pairs" else ranking_view
-                    self._view = {**make(self.survey, self.tally, invitation_only), "reports": self.tally.count}
-                    self._invitation_only = invitation_only
-                self._view["updated"] = datetime.now(timezone.utc)
+                self._refit(invitation_only)
+            elif due and not self._refitting.locked():
+                self._checked = now
+                threading.Thread(target=self._refit_logged, args=(invitation_only,), name="privrank-dashboard",
+                                 daemon=True).start()
             return self._view
+
+    def _refit(self, invitation_only: bool) -> None:
+        with self._refitting:
+            read = datetime.now(timezone.utc)
+            added = self.tally.update(self.store)
+            if added or self._view is None or invitation_only != self._invitation_only:
+                make = pairs_view if self.survey.design == "pairs" else ranking_view
+                view = {**make(self.survey, self.tally, invitation_only), "reports": self.tally.count}
+            else:
+                view = dict(self._view)
+            self._view, self._invitation_only = {**view, "updated": read}, invitation_only
+
+    def _refit_logged(self, invitation_only: bool) -> None:
+        """A background refit: a failure keeps the last view (its time says how old it is); only the
+        exception's type is logged, as for a failed request."""
+        try:
+            self._refit(invitation_only)
+        except Exception as exc:
+            logging.getLogger("privrank.serve").error("dashboard refit failed (%s)", type(exc).__name__)
 
 
 # ------------------------------------------------------------------------------ the page
