@@ -1,21 +1,25 @@
-"""The dashboard in real Chromium: it fits a 390 x 844 phone (no sideways scrolling of the page,
-readable text, a plot scaled to the width with round axis ticks) and a desktop window."""
+"""The dashboard in real Chromium, for a pairs survey and a ranking survey: it fits a 390 x 844 phone
+(no sideways scrolling of the page, readable text, a plot scaled to the width with round axis
+ticks) and a desktop window."""
 import math
 import re
 
 import numpy as np
 import pytest
+from serve_helpers import key
 from test_browser import driver, serving  # noqa: F401 (driver is a fixture)
 from test_dashboard import fill
+from test_server import ballot
 
 from privrank.serve.app import create_app
+from privrank.serve.dashboard import reports_needed
 from privrank.serve.store import open_store
 from privrank.serve.survey import Survey
 
 ADMIN = "dashboard-browser-admin-token-0123"
 ITEMS = ("Apple pie", "Brownie", "NA", "  leading spaces", "Crème brûlée",
-         "A very long dessert name that no phone can show on one line " * 3, "Supercalifragilisticexpialidociousness" * 2,
-         "Flan")
+         "A very long dessert name that no phone can show on one line " * 3,
+         "Supercalifragilisticexpialidociousness" * 2, "Flan")
 
 METRICS = """
 const root = document.documentElement, svg = document.querySelector('svg');
@@ -32,18 +36,28 @@ return {
   items: [...document.querySelectorAll('td.item')].map(td => td.textContent),
   numberLines: [...document.querySelectorAll('td:not(.item)')].map(td => {
     const range = document.createRange(); range.selectNodeContents(td); return range.getClientRects().length; }),
-  tableBox: (document.querySelector('.scroll') || document.getElementById('ranking')).getBoundingClientRect().right,
+  tableBox: (document.querySelector('.scroll') || document.getElementById('ranking'))
+    .getBoundingClientRect().right,
 };
 """
 
 
-@pytest.fixture(scope="module")
-def dashboard_url(tmp_path_factory):
-    survey = Survey(title="Dessert survey", question="Which dessert do you prefer?", items=ITEMS, epsilon=1.0,
-                    budget=5.0)
+@pytest.fixture(scope="module", params=["pairs", "ranking"])
+def dashboard_url(request, tmp_path_factory):
+    """The dashboard of a survey of ITEMS with enough reports to rank: pairs (epsilon 1, 5 answers
+    each) or ranking ballots (epsilon 2)."""
+    pairs = request.param == "pairs"
+    survey = Survey(title="Dessert survey", question="Which dessert do you prefer?", items=ITEMS,
+                    design=request.param, epsilon=1.0 if pairs else 2.0, budget=5.0 if pairs else None)
     store = open_store(tmp_path_factory.mktemp("dash") / "survey.sqlite")
     store.claim(survey.fingerprint())
-    fill(store, survey, 900, theta=np.linspace(1.5, -1.5, len(ITEMS)))
+    if pairs:
+        fill(store, survey, 900, theta=np.linspace(1.5, -1.5, len(ITEMS)))
+    else:
+        rng = np.random.default_rng(0)
+        for _ in range(reports_needed("ranking", len(ITEMS), 2.0, 1)):
+            store.add_report(store.new_respondent(), key=key(), epsilon=2.0, max_answers=1,
+                             vector=ballot(survey, np.arange(len(ITEMS)), rng))
     with serving(create_app(survey, store, ADMIN)) as base:
         yield f"{base}/dashboard?token={ADMIN}"
     store.close()

@@ -145,14 +145,14 @@ class _Tally:
         self.gaps = {k: t for k, t in self.gaps.items() if now - t < GAP_SECONDS}
         rows = [r for r in self._read(store, min(self.gaps, default=self.last + 1) - 1)
                 if r[0] > self.last or r[0] in self.gaps]
+        if rows:
+            self._add(rows)  # first: a row it refuses is read again, never skipped
+            self.count += len(rows)
         for row_id, *_ in rows:
             if row_id > self.last:
                 self.gaps.update(dict.fromkeys(range(self.last + 1, row_id), now))
                 self.last = row_id
             self.gaps.pop(row_id, None)
-        if rows:
-            self._add(rows)
-            self.count += len(rows)
         return len(rows)
 
 
@@ -225,9 +225,7 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool = False) -> dict:
     needed = reports_needed("pairs", len(survey.items), eps, survey.max_answers)
     if tally.count < needed:
         return {**view, "waiting": threshold_text(survey, needed, tally.count, unit)}
-    reports = tally.tally()
-    if reports.n_items < 2:
-        return {**view, "waiting": "Not enough data yet: fewer than two items have been compared."}
+    reports = tally.tally()  # at least one report, so at least two items
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = fit_btl(reports)
