@@ -241,6 +241,7 @@ def test_one_refit_per_refresh_however_many_requests(tmp_path, monkeypatch):
     from privrank.serve import dashboard
 
     survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    dashboard.survey_threshold(survey)  # known from the start: the views below change with the reports only
     calls = []
     real = dashboard.pairs_view
 
@@ -278,6 +279,30 @@ def test_one_refit_per_refresh_however_many_requests(tmp_path, monkeypatch):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert len(calls) == 2  # nothing new: no refit
+
+
+def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
+    """A survey of many items takes the planner minutes: views say so meanwhile, then rank."""
+    from privrank.serve import dashboard
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    planned = threading.Event()
+    real = dashboard.survey_threshold
+    monkeypatch.setattr(dashboard, "survey_threshold", lambda s: planned.wait(30) and real(s))
+    now = [0.0]
+    with open_store(tmp_path / "r.sqlite") as store:
+        store.claim(survey.fingerprint())
+        fill(store, survey, 100)
+        live = dashboard.LiveRanking(survey, store, refresh=2.0, clock=lambda: now[0])
+        view = live.view(False)
+        assert "still working out how many reports are needed" in view["waiting"] and view["reports"] == 300
+        planned.set()
+        now[0] += 2
+        deadline = time.monotonic() + 30
+        while "rows" not in live.view(False):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert live.view(False)["needed"] == real(survey) <= 300
 
 
 # ------------------------------------------------------------------------------ labels

@@ -12,7 +12,7 @@ from test_dashboard import fill
 from test_server import ballot
 
 from privrank.serve.app import create_app
-from privrank.serve.dashboard import reports_needed
+from privrank.serve.dashboard import reports_needed, survey_threshold
 from privrank.serve.store import open_store
 from privrank.serve.survey import Survey
 
@@ -51,6 +51,7 @@ def dashboard_url(request, tmp_path_factory):
                     design=request.param, epsilon=1.0 if pairs else 2.0, budget=5.0 if pairs else None)
     store = open_store(tmp_path_factory.mktemp("dash") / "survey.sqlite")
     store.claim(survey.fingerprint())
+    survey_threshold(survey)  # known when the server starts, as on a server that has run a while
     if pairs:
         fill(store, survey, 900, theta=np.linspace(1.5, -1.5, len(ITEMS)))
     else:

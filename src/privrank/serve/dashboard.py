@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from dataclasses import replace
+from concurrent.futures import Future
 from datetime import datetime, timezone
 from functools import lru_cache
 from statistics import NormalDist
@@ -102,8 +103,17 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
     return hi * per_user
 
 
-def threshold_text(survey, needed: int, have: int, unit: str) -> str:
-    """The waiting message: about how many more reports (and respondents) the ranking needs."""
+def survey_threshold(survey) -> int:
+    """:func:`reports_needed` for the survey's design, items, epsilon and quota."""
+    return reports_needed(survey.design, len(survey.items), survey.epsilon, survey.max_answers)
+
+
+def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
+    """The waiting message: about how many more reports (and respondents) the ranking needs (None:
+    not known yet)."""
+    if needed is None:
+        return ("Not enough data yet: the privacy planner is still working out how many reports are needed before "
+                "the top items are told apart.")
     more = needed - have
     people = math.ceil(more / survey.max_answers)
     quota = "one ballot each" if survey.design == "ranking" else f"the survey's {survey.max_answers} answers each"
@@ -111,19 +121,21 @@ def threshold_text(survey, needed: int, have: int, unit: str) -> str:
             f"{unit}{'s' * (people != 1)} at {quota}) are needed before the top items are told apart.")
 
 
-def threshold_note(survey) -> str:
-    """How the threshold was found, in words."""
+def threshold_notes(survey, needed: int | None) -> list[str]:
+    """How the threshold ``needed`` was found, in words (none while it is not known)."""
     from ..plan import Design
 
+    if needed is None:
+        return []
     m = len(survey.items)
     top = Design(m, 1).top
     if survey.design == "ranking":
-        return (f"Ranked from {reports_needed('ranking', m, survey.epsilon, 1):,} ballots on: with true scores "
+        return [f"Ranked from {needed:,} ballots on: with true scores "
                 f"evenly spaced over [-2, 2], the items at ranks {top} and {top + 1} "
-                f"are then misordered with probability at most {100 * TOP_K_ERROR:g}%.")
-    return (f"Ranked from {reports_needed('pairs', m, survey.epsilon, survey.max_answers):,} reports on: the privacy "
+                f"are then misordered with probability at most {100 * TOP_K_ERROR:g}%."]
+    return [f"Ranked from {needed:,} reports on: the privacy "
             f"planner predicts that the ranking's top {top} then miss at most "
-            f"{100 * TOP_K_ERROR:g}% of the true top items, with true BTL scores evenly spaced over [-2, 2].")
+            f"{100 * TOP_K_ERROR:g}% of the true top items, with true BTL scores evenly spaced over [-2, 2]."]
 
 
 # ------------------------------------------------------------------------------ the tallies
@@ -209,10 +221,11 @@ class BallotTally(_Tally):
 
 # ------------------------------------------------------------------------------ the views
 
-def pairs_view(survey, tally: PairTally, invitation_only: bool = False) -> dict:
+def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | None) -> dict:
     """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
-    95% sandwich score and rank intervals, or the reason there is none yet. The guarantee per
-    respondent is stated per browser, or per invited respondent on an invitation-only survey."""
+    95% sandwich score and rank intervals, or the reason there is none yet: fewer reports than
+    ``needed`` (None: not known yet). The guarantee per respondent is stated per browser, or per
+    invited respondent on an invitation-only survey."""
     from ..inference import confidence_intervals, manipulation_margin
     from ..pairwise.btl import fit_btl
     from ..pairwise.release import TIE_NOTE, local_guarantee
@@ -221,9 +234,9 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool = False) -> dict:
     unit = RESPONDENT_UNITS[invitation_only]
     guarantee = local_guarantee(eps, eps * survey.max_answers, "randomized response (in the respondent's browser)",
                                 note=f"{TIE_NOTE} {unit_note(invitation_only)}")
-    view = {"guarantee": replace(guarantee, user=unit), "notes": [threshold_note(survey)], "score": "BTL score"}
-    needed = reports_needed("pairs", len(survey.items), eps, survey.max_answers)
-    if tally.count < needed:
+    view = {"guarantee": replace(guarantee, user=unit), "notes": threshold_notes(survey, needed),
+            "score": "BTL score"}
+    if needed is None or tally.count < needed:
         return {**view, "waiting": threshold_text(survey, needed, tally.count, unit)}
     reports = tally.tally()  # at least one report, so at least two items
     with warnings.catch_warnings(record=True) as caught:
@@ -252,15 +265,15 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool = False) -> dict:
     return {**view, "rows": rows, "margin": margin.top, "margin_text": margin.describe()}
 
 
-def ranking_view(survey, tally: BallotTally, invitation_only: bool = False) -> dict:
+def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int | None) -> dict:
     """The ranking of the ballots: ``w~ = 1/2 + mean of the randomized vectors`` (unbiased), ordered by
     exact Kemeny for at most ``EXACT_KEMENY_ITEMS`` items, else by Borda row sums; each item's score is
     its Borda share ``sum_j w~_ij / (m - 1)``, with a conservative 95% interval for its expectation over
     the respondents: every report has second moment ``B^2 I / M``, so the share's variance is at most
     ``B^2 / (M n (m - 1))`` and the difference of two shares' at most ``2 m B^2 / (M n (m - 1)^2)``
-    whatever the ballots. Rank intervals: an item is surely behind another when their difference is
-    resolved at level ``1 - 0.05/(m - 1)`` (Bonferroni over the other items, as
-    :func:`privrank.confidence_intervals`)."""
+    whatever the ballots; none before ``needed`` ballots (None: not known yet). Rank intervals: an
+    item is surely behind another when their difference is resolved at level ``1 - 0.05/(m - 1)``
+    (Bonferroni over the other items, as :func:`privrank.confidence_intervals`)."""
     from ..aggregation.kemeny import borda, exact_kemeny
     from ..guarantees import UNIT_RANKING, Guarantee
     from ..inference.manipulation import ballot_margin
@@ -270,10 +283,9 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool = False) -> d
                                    mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
                                              "respondent's browser)",
                                    note=f"Every respondent sends one ballot. {unit_note(invitation_only)}"),
-            "notes": [threshold_note(survey)], "score": "Borda share"}
+            "notes": threshold_notes(survey, needed), "score": "Borda share"}
     n, m = tally.count, len(survey.items)
-    needed = reports_needed("ranking", m, survey.epsilon, 1)
-    if n < needed:
+    if needed is None or n < needed:
         return {**view, "waiting": threshold_text(survey, needed, n, RESPONDENT_UNITS[invitation_only])}
     method = exact_kemeny if m <= EXACT_KEMENY_ITEMS else borda
     mean = tally.total / n
@@ -309,8 +321,10 @@ class LiveRanking:
     once every ``refresh`` seconds it also starts a refit in a background thread, which reads the
     reports stored since the last read and, if there are any, computes a new view; the request
     that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
-    time, however many requests arrive. ``refresh = 0``: every view is refitted before it is
-    returned (never stale).
+    time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
+    few dozen items, minutes for a thousand) is computed in a thread of its own from the start;
+    until it is known the view says so. ``refresh = 0``: every view is refitted, with the
+    threshold, before it is returned (never stale).
     """
 
     def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic):
@@ -322,10 +336,19 @@ class LiveRanking:
         self._view: dict | None = None
         self._checked = -math.inf
         self._invitation_only: bool | None = None
+        self._needed: Future = Future()
+        threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
+
+    def _plan(self) -> None:
+        try:
+            self._needed.set_result(survey_threshold(self.survey))
+        except Exception as exc:  # raised again by the refit that asks for it
+            self._needed.set_exception(exc)
 
     def view(self, invitation_only: bool) -> dict:
         """The current view: ``rows`` (or ``waiting``), ``notes``, ``guarantee``, the margin, ``reports``
-        (the reports it was computed on) and ``updated`` (UTC time of the read of the store it reflects)."""
+        (the reports it was computed on), ``needed`` (the threshold, None while not known) and
+        ``updated`` (UTC time of the read of the store it reflects)."""
         with self._lock:
             now = self._clock()
             due = now - self._checked >= self.refresh
@@ -342,9 +365,12 @@ class LiveRanking:
         with self._refitting:
             read = datetime.now(timezone.utc)
             added = self.tally.update(self.store)
-            if added or self._view is None or invitation_only != self._invitation_only:
+            needed = self._needed.result() if self.refresh <= 0 or self._needed.done() else None
+            if added or self._view is None or invitation_only != self._invitation_only \
+                    or needed != self._view["needed"]:
                 make = pairs_view if self.survey.design == "pairs" else ranking_view
-                view = {**make(self.survey, self.tally, invitation_only), "reports": self.tally.count}
+                view = {**make(self.survey, self.tally, invitation_only, needed), "reports": self.tally.count,
+                        "needed": needed}
             else:
                 view = dict(self._view)
             self._view, self._invitation_only = {**view, "updated": read}, invitation_only
