@@ -69,11 +69,13 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
 
     ``pairs``: the fewest reports (whole respondents of ``max_answers`` uniformly random pairs) at
     which :func:`privrank.plan.predict` expects a top-k Hamming error of at most ``TOP_K_ERROR``,
-    found by doubling the respondents, then bisection to about 5%. ``ranking``: the fewest ballots
-    at which the items at ranks k and k + 1 have their expected Borda shares misordered with
-    probability at most ``TOP_K_ERROR`` (normal approximation; the Duchi et al. ballot's second
-    moment ``B^2 I / M`` bounds the variance of two shares' difference by
-    ``2 m B^2 / (M n (m - 1)^2)``, whatever the ballots). Depends only on the survey: cached.
+    found by doubling the respondents from ``m / max_answers``, then bisection to about 5% (each
+    prediction simulates ``m x m`` fits: seconds for a few dozen items, minutes for a thousand).
+    ``ranking``: the fewest ballots at which the items at ranks k and k + 1 have their expected
+    Borda shares misordered with probability at most ``TOP_K_ERROR`` (normal approximation; the
+    Duchi et al. ballot's second moment ``B^2 I / M`` bounds the variance of two shares'
+    difference by ``2 m B^2 / (M n (m - 1)^2)``, whatever the ballots). Depends only on the
+    survey: cached.
     """
     from ..plan import Design, predict
 
@@ -94,7 +96,7 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return predict(Design(items, users, per_user), epsilon).predicted["topk_hamming"] <= TOP_K_ERROR
-    lo, hi = 0, 1
+    lo, hi = 0, math.ceil(items / per_user)  # from about two reports per item, fewer than any ranking needs
     while not told_apart(hi):
         lo, hi = hi, 2 * hi
     while hi - lo > max(1, hi // 20):
