@@ -291,8 +291,9 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
         return {**view, "waiting": threshold_text(survey, needed, n, RESPONDENT_UNITS[invitation_only])}
     method = exact_kemeny if m <= EXACT_KEMENY_ITEMS else borda
     mean = tally.total / n
-    order = method(matrix_from_upper(0.5 + mean, m))
-    share = matrix_from_upper(0.5 + mean, m).sum(axis=1) / (m - 1)
+    W = matrix_from_upper(0.5 + mean, m)
+    order = method(W)
+    share = W.sum(axis=1) / (m - 1)
     scale = survey.duchi_scale()
     sd = scale / math.sqrt(survey.dimension * n * (m - 1))
     half = NormalDist().inv_cdf(0.5 + LEVEL / 2) * sd
