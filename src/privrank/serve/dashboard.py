@@ -325,8 +325,8 @@ class LiveRanking:
     reports stored since the last read and, if there are any, computes a new view; the request
     that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
     time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
-    few dozen items, minutes for a thousand) is computed in a thread of its own from the start;
-    until it is known the view says so. ``refresh = 0``: every view is refitted, with the
+    few dozen items, minutes for a thousand) is computed in a thread of its own from the first
+    view on; until it is known the view says so. ``refresh = 0``: every view is refitted, with the
     threshold, before it is returned (never stale).
     """
 
@@ -339,8 +339,7 @@ class LiveRanking:
         self._view: dict | None = None
         self._checked = -math.inf
         self._invitation_only: bool | None = None
-        self._needed: Future = Future()
-        threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
+        self._needed: Future | None = None
 
     def _plan(self) -> None:
         try:
@@ -353,6 +352,9 @@ class LiveRanking:
         (the reports it was computed on), ``needed`` (the threshold, None while not known) and
         ``updated`` (UTC time of the read of the store it reflects)."""
         with self._lock:
+            if self._needed is None:  # on the first view, not at start-up: the intake has the CPU until then
+                self._needed = Future()
+                threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
             now = self._clock()
             due = now - self._checked >= self.refresh
             if self._view is None or invitation_only != self._invitation_only or self.refresh <= 0:
