@@ -23,14 +23,15 @@ def margin(client) -> tuple[int, str]:
 
 
 def pairs_survey(tmp_path, name: str):
-    """A pairs survey (quota 3) with the same honest reports every time: 80 respondents, each
-    answering 3 pairs by randomized response on the true order of ITEMS."""
+    """A pairs survey (quota 3) with the same honest reports every time: 100 respondents, each
+    answering 3 pairs by randomized response on the true order of ITEMS (enough for the dashboard
+    to rank)."""
     survey = Survey(title="Animals", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
     client, store = make_client(survey, tmp_path / name)
     rng = np.random.default_rng(5)
     pairs = [(a, b) for a in range(6) for b in range(a + 1, 6)]
     keep = np.exp(1.0) / (1 + np.exp(1.0))
-    for _ in range(80):
+    for _ in range(100):
         token = respondent(client)
         for k in rng.choice(len(pairs), 3, replace=False):
             a, b = pairs[k]
@@ -89,7 +90,7 @@ def test_the_ranking_margin_is_exact_against_fake_ballots(tmp_path, fakes_less):
     rng = np.random.default_rng(11)
     scale = survey.duchi_scale()
     with client:
-        for _ in range(60):
+        for _ in range(220):  # enough ballots for the dashboard to rank
             r = client.post("/api/reports", json={"token": respondent(client), "key": key(), "epsilon": 2.0,
                                                   "vector": ballot(survey, np.arange(5), rng)})
             assert r.status_code == 201

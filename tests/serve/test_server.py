@@ -25,7 +25,7 @@ from privrank.errors import InputError
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
 from privrank.pairwise.release import TIE_NOTE, local_guarantee
 from privrank.serve.app import admin_token_hash, create_app, static_dir
-from privrank.serve.dashboard import unit_note
+from privrank.serve.dashboard import reports_needed, unit_note
 from privrank.serve.store import open_store
 from privrank.serve.survey import Survey, demo_survey, load_survey
 
@@ -44,7 +44,7 @@ UNLIMITED = 10 ** 6
 
 def make_client(survey, path):
     store = open_store(path)
-    app = create_app(survey, store, admin_token_hash(ADMIN), registrations_per_minute=UNLIMITED)
+    app = create_app(survey, store, admin_token_hash(ADMIN), registrations_per_minute=UNLIMITED, dashboard_refresh=0)
     return starlette_testclient.TestClient(app), store
 
 
@@ -317,16 +317,17 @@ def test_the_dashboard_and_the_export_need_the_admin_token(pairs):
 
 def test_the_dashboard_waits_for_enough_data(pairs):
     client, _ = pairs
+    needed = reports_needed("pairs", len(ITEMS), 1.0, 3)
     page = client.get("/dashboard", params={"token": ADMIN}).text
-    assert 'id="waiting"' in page and "fewer than two items" in page and 'id="ranking"' not in page
+    assert 'id="waiting"' in page and f"about {needed:,} more reports" in page and 'id="ranking"' not in page
     assert "Respondents: 0 (browsers). Reports: 0." in page
-    report(client, respondent(client), "alpha", "beta", 1)
-    report(client, respondent(client), ITEMS[2], ITEMS[3], 1)
+    for k in range(needed):  # enough reports, but on two pairs of items never compared with each other
+        assert report(client, respondent(client), *(ITEMS[:2] if k % 2 else ITEMS[2:4]), 1).status_code == 201
     page = client.get("/dashboard", params={"token": ADMIN}).text
     assert "never compared with each other" in page and 'id="ranking"' not in page
     report(client, respondent(client), "beta", ITEMS[2], -1)
     page = client.get("/dashboard", params={"token": ADMIN}).text
-    assert 'id="ranking"' in page and "No intervals yet" in page and "Not yet compared" in page
+    assert 'id="ranking"' in page and "Not yet compared" in page
     assert "<img src=x" not in page and html.escape(ITEMS[4]) in page  # labels are escaped
     assert "Fruit &lt;survey&gt;" in page
 
@@ -334,7 +335,7 @@ def test_the_dashboard_waits_for_enough_data(pairs):
 def test_the_dashboard_states_the_guarantee_and_draws_the_intervals(pairs):
     client, survey = pairs
     rng = np.random.default_rng(2)
-    for _ in range(60):
+    for _ in range(140):
         token = respondent(client)
         pairs_asked = list(itertools.combinations(range(len(ITEMS)), 2))
         for p in rng.choice(len(pairs_asked), 3, replace=False):
@@ -348,7 +349,7 @@ def test_the_dashboard_states_the_guarantee_and_draws_the_intervals(pairs):
     assert "for all the answers of one browser" in page and "answers of one person" not in page
     assert page.count("<svg") == 1 and page.count("<circle") == len(ITEMS)
     assert "<script" not in page and "style=" not in page  # lives under default-src 'self'
-    assert "95% intervals" in page and "Respondents: 60 (browsers). Reports: 180." in page
+    assert "95% intervals" in page and "Respondents: 140 (browsers). Reports: 420." in page
 
 
 def test_the_dashboard_ranks_ranking_ballots(ranking):

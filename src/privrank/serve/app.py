@@ -28,7 +28,7 @@ from collections import deque
 from functools import partial
 
 from ..errors import InputError
-from .dashboard import dashboard_page
+from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
 from .integrity import static_dir
 from .survey import RESPONDENT_UNITS
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
@@ -134,13 +134,15 @@ def survey_document(survey, invitation_only: bool, survey_id: str | None = None)
             "invitations": invitation_only, "respondent_unit": RESPONDENT_UNITS[invitation_only]}
 
 
-def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE):
+def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE,
+               dashboard_refresh: float = REFRESH_SECONDS):
     """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
 
     ``admin_hash`` is the :func:`admin_token_hash` of the admin token, which guards the dashboard and
     the export: the application never holds the token itself. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
-    ``registrations_per_minute`` bounds token minting (a token bucket in this process).
+    ``registrations_per_minute`` bounds token minting (a token bucket in this process);
+    ``dashboard_refresh`` is the most seconds the dashboard's ranking may lag the reports.
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -156,7 +158,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
-    views: dict = {}  # the dashboard's ranking, by the number of reports it was fitted on
+    live = LiveRanking(survey, store, refresh=dashboard_refresh)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):
         body = {"error": message} if reason is None else {"error": message, "reason": reason}
@@ -229,7 +231,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             return error(403, "the dashboard needs the admin token (?token=... or Authorization: Bearer ...)")
         query = request.query_params.get("token", "")
         return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
-                                                    recent, views))
+                                                    recent, live))
 
     async def export(request):
         if not is_admin(request):

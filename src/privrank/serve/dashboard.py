@@ -3,15 +3,34 @@ respondents could steer it (the manipulation margin), and the registration rate.
 
 Everything here is post-processing of the randomized reports the store holds (no privacy cost).
 The page has no script and no inline style: it lives under ``default-src 'self'``.
+
+Cost. :class:`LiveRanking` keeps the sufficient statistic of the reports in memory (the exact
+integer tally of the pairs reports, or the running sum of the ballots) and reads from the store
+only the reports stored since its last read; the ranking, its intervals and the manipulation
+margin are refitted from that statistic in the background, at most once every ``refresh`` seconds,
+so a view costs milliseconds however many reports there are (it may be that many seconds old, and
+says so), and polling the dashboard barely slows the intake.
+
+When the ranking is shown. Before it has enough reports a ranking of randomized answers is mostly
+noise, so the dashboard shows no ranked table until the survey holds the number of reports
+:func:`reports_needed` gives for its items, epsilon and quota (a fact of the survey, computed once).
 """
 from __future__ import annotations
 
 import html
+import logging
 import math
+import threading
+import time
 import warnings
 from dataclasses import replace
+from concurrent.futures import Future
+from datetime import datetime, timezone
+from functools import lru_cache
 from statistics import NormalDist
 from urllib.parse import quote
+
+import numpy as np
 
 from ..errors import InputError
 from .survey import RESPONDENT_UNITS
@@ -20,6 +39,15 @@ from .survey import RESPONDENT_UNITS
 MIN_REPORTS_FOR_INTERVALS = 20
 #: largest ranking survey ranked by exact Kemeny on the dashboard (Borda row sums above)
 EXACT_KEMENY_ITEMS = 12
+#: seconds between two reads of the store (and refits) at most: a view may be this old
+REFRESH_SECONDS = 2.0
+#: the planner's predicted top-k Hamming error at which the top items count as told apart
+TOP_K_ERROR = 0.1
+#: seconds a missing row id is looked for again (PostgreSQL can commit a row after a later one)
+GAP_SECONDS = 30.0
+LEVEL = 0.95
+#: characters of an item label drawn in the plot (the table shows it whole)
+PLOT_LABEL_CHARS = 30
 
 
 def unit_note(invitation_only: bool) -> str:
@@ -31,26 +59,190 @@ def unit_note(invitation_only: bool) -> str:
             "who clears the browser's storage, counts as two respondents.")
 
 
-def pairs_view(survey, store, invitation_only: bool = False) -> dict:
+# ------------------------------------------------------------------------------ when to rank
+
+@lru_cache(maxsize=32)
+def reports_needed(design: str, items: int, epsilon: float, max_answers: int) -> int:
+    """Reports after which the dashboard ranks: the top items are told apart under the planner's
+    assumption (true BTL scores evenly spaced over [-2, 2], :class:`privrank.plan.Design`), the top
+    items being the planner's top k (k = m/4).
+
+    ``pairs``: the fewest reports (whole respondents of ``max_answers`` uniformly random pairs) at
+    which :func:`privrank.plan.predict` expects a top-k Hamming error of at most ``TOP_K_ERROR``,
+    found by doubling the respondents from ``m / max_answers``, then bisection to about 5% (each
+    prediction simulates ``m x m`` fits: seconds for a few dozen items, minutes for a thousand).
+    ``ranking``: the fewest ballots at which the items at ranks k and k + 1 have their expected
+    Borda shares misordered with probability at most ``TOP_K_ERROR`` (normal approximation; the
+    Duchi et al. ballot's second moment ``B^2 I / M`` bounds the variance of two shares'
+    difference by ``2 m B^2 / (M n (m - 1)^2)``, whatever the ballots). Depends only on the
+    survey: cached.
+    """
+    from ..plan import Design, predict
+
+    plan = Design(items, 1)
+    if design == "ranking":
+        from ..mechanisms.local_vectors import duchi_l2_scale
+        from ..pairwise.links import LOGISTIC
+
+        theta = plan.scores
+        share = -np.sort(-(LOGISTIC.cdf(theta[:, None] - theta[None, :]).sum(axis=1) - 0.5) / (items - 1))
+        M = items * (items - 1) // 2
+        sd = duchi_l2_scale(M, math.sqrt(M) / 2, epsilon) * math.sqrt(2 * items / M) / (items - 1)
+        gap = share[plan.top - 1] - share[plan.top]
+        return max(1, math.ceil((NormalDist().inv_cdf(1 - TOP_K_ERROR) * sd / gap) ** 2))
+    per_user = min(max_answers, plan.pairs)
+
+    def told_apart(users: int) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return predict(Design(items, users, per_user), epsilon).predicted["topk_hamming"] <= TOP_K_ERROR
+    lo, hi = 0, math.ceil(items / per_user)  # from about two reports per item, fewer than any ranking needs
+    while not told_apart(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > max(1, hi // 20):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if told_apart(mid) else (mid, hi)
+    return hi * per_user
+
+
+def survey_threshold(survey) -> int:
+    """:func:`reports_needed` for the survey's design, items, epsilon and quota."""
+    return reports_needed(survey.design, len(survey.items), survey.epsilon, survey.max_answers)
+
+
+def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
+    """The waiting message: about how many more reports (and respondents) the ranking needs (None:
+    not known yet)."""
+    if needed is None:
+        return ("Not enough data yet: the privacy planner is still working out how many reports are needed before "
+                "the top items are told apart.")
+    more = needed - have
+    people = math.ceil(more / survey.max_answers)
+    quota = "one ballot each" if survey.design == "ranking" else f"the survey's {survey.max_answers} answers each"
+    return (f"Not enough data yet: about {more:,} more report{'s' * (more != 1)} (roughly {people:,} more "
+            f"{unit}{'s' * (people != 1)} at {quota}) are needed before the top items are told apart.")
+
+
+def threshold_notes(survey, needed: int | None) -> list[str]:
+    """How the threshold ``needed`` was found, in words (none while it is not known)."""
+    from ..plan import Design
+
+    if needed is None:
+        return []
+    m = len(survey.items)
+    top = Design(m, 1).top
+    if survey.design == "ranking":
+        return [f"Ranked from {needed:,} ballots on: with true scores "
+                f"evenly spaced over [-2, 2], the items at ranks {top} and {top + 1} "
+                f"are then misordered with probability at most {100 * TOP_K_ERROR:g}%."]
+    return [f"Ranked from {needed:,} reports on: the privacy "
+            f"planner predicts that the ranking's top {top} then miss at most "
+            f"{100 * TOP_K_ERROR:g}% of the true top items, with true BTL scores evenly spaced over [-2, 2]."]
+
+
+# ------------------------------------------------------------------------------ the tallies
+
+class _Tally:
+    """Reports read incrementally by row id. Ids only grow, but a PostgreSQL transaction can commit a
+    row after a row with a larger id: an id skipped over is looked for again for ``GAP_SECONDS``."""
+
+    def __init__(self, survey, clock=time.monotonic):
+        self.survey = survey
+        self.count = 0
+        self.last = 0
+        self.gaps: dict[int, float] = {}  # missing id -> when it was first missed
+        self._clock = clock
+
+    def update(self, store) -> int:
+        """Add the reports stored since the last update; returns how many were added."""
+        now = self._clock()
+        self.gaps = {k: t for k, t in self.gaps.items() if now - t < GAP_SECONDS}
+        rows = [r for r in self._read(store, min(self.gaps, default=self.last + 1) - 1)
+                if r[0] > self.last or r[0] in self.gaps]
+        if rows:
+            self._add(rows)  # first: a row it refuses is read again, never skipped
+            self.count += len(rows)
+        for row_id, *_ in rows:
+            if row_id > self.last:
+                self.gaps.update(dict.fromkeys(range(self.last + 1, row_id), now))
+                self.last = row_id
+            self.gaps.pop(row_id, None)
+        return len(rows)
+
+
+class PairTally(_Tally):
+    """The exact integer tally of the pairs reports (:class:`~privrank.data.comparisons.ComparisonTally`
+    codes), items indexed in sorted label order as :func:`privrank.read_comparisons` indexes them."""
+
+    def __init__(self, survey, clock=time.monotonic):
+        super().__init__(survey, clock)
+        self.items = tuple(sorted(survey.items))
+        self.index = {label: k for k, label in enumerate(self.items)}
+        m = len(self.items)
+        self.codes = np.zeros(m * m * 3, dtype=np.int64)
+
+    def _read(self, store, after):
+        return store.pair_reports_after(after)
+
+    def _add(self, rows):
+        from ..data.comparisons import record_codes
+
+        try:
+            a, b = (np.array([self.index[r[k]] for r in rows], dtype=np.int64) for k in (1, 2))
+        except KeyError:
+            raise InputError("the store holds a report on an item the survey does not declare") from None
+        values2 = np.array([r[3] + 1 for r in rows], dtype=np.int8)  # 2: item_a preferred, 0: item_b
+        self.codes += np.bincount(record_codes(len(self.items), a, b, values2), minlength=self.codes.size)
+
+    def tally(self):
+        """The :class:`~privrank.data.comparisons.ComparisonTally` of the compared items (sorted labels)."""
+        from ..data.comparisons import ComparisonTally
+
+        m = len(self.items)
+        per = self.codes.reshape(m, m, 3)
+        seen = per.sum(axis=2)
+        compared = np.flatnonzero((seen + seen.T).sum(axis=1))
+        sub = per[np.ix_(compared, compared)]
+        return ComparisonTally.from_dense([self.items[k] for k in compared], np.array([self.survey.epsilon]),
+                                          sub.reshape(-1))
+
+
+class BallotTally(_Tally):
+    """The number and the running sum of the ranking ballots' randomized vectors."""
+
+    def __init__(self, survey, clock=time.monotonic):
+        super().__init__(survey, clock)
+        self.total = np.zeros(survey.dimension)
+
+    def _read(self, store, after):
+        return store.vectors_after(after)
+
+    def _add(self, rows):
+        self.total += np.array([v for _, v in rows], dtype=float).sum(axis=0)
+
+
+# ------------------------------------------------------------------------------ the views
+
+def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | None) -> dict:
     """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
-    95% sandwich intervals, or the reason there is none yet. The guarantee per respondent is stated
-    per browser, or per invited respondent on an invitation-only survey."""
-    from ..data.comparison_files import read_comparisons
+    95% sandwich score and rank intervals, or the reason there is none yet: fewer reports than
+    ``needed`` (None: not known yet). The guarantee per respondent is stated per browser, or per
+    invited respondent on an invitation-only survey."""
     from ..inference import confidence_intervals, manipulation_margin
     from ..pairwise.btl import fit_btl
     from ..pairwise.release import TIE_NOTE, local_guarantee
 
     eps = survey.epsilon
+    unit = RESPONDENT_UNITS[invitation_only]
     guarantee = local_guarantee(eps, eps * survey.max_answers, "randomized response (in the respondent's browser)",
                                 note=f"{TIE_NOTE} {unit_note(invitation_only)}")
-    view = {"guarantee": replace(guarantee, user=RESPONDENT_UNITS[invitation_only]), "notes": [], "score": "BTL score"}
-    table = store.pair_reports()
-    compared = set(table["item_a"].to_pylist()) | set(table["item_b"].to_pylist())
-    if len(compared) < 2:
-        return {**view, "waiting": "Not enough data yet: fewer than two items have been compared."}
+    view = {"guarantee": replace(guarantee, user=unit), "notes": threshold_notes(survey, needed),
+            "score": "BTL score"}
+    if needed is None or tally.count < needed:
+        return {**view, "waiting": threshold_text(survey, needed, tally.count, unit)}
+    reports = tally.tally()  # at least one report, so at least two items
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        reports = read_comparisons(table)
         fit = fit_btl(reports)
         if fit.info["n_components"] > 1:
             return {**view, "waiting": "Not enough data yet: the comparisons so far split the items into groups "
@@ -60,58 +252,144 @@ def pairs_view(survey, store, invitation_only: bool = False) -> dict:
             view["notes"].append(f"No intervals yet: each item needs {MIN_REPORTS_FOR_INTERVALS} reports.")
         else:
             try:
-                ci = confidence_intervals(fit)
+                ci = confidence_intervals(fit, level=LEVEL)
             except InputError as exc:
                 view["notes"].append(f"No intervals: {exc}")
     view["notes"] += [str(w.message) for w in caught]
-    absent = [x for x in survey.items if x not in compared]
+    absent = [x for x in survey.items if x not in fit.items]
     if absent:
         view["notes"].append(f"Not yet compared, so not ranked: {', '.join(absent)}.")
-    rows = [(fit.items[k], fit.scores[k]) + ((ci.lower[k], ci.upper[k]) if ci else (None, None))
-            for k in fit.order]
+    rows = [(fit.items[k], fit.scores[k]) + ((ci.lower[k], ci.upper[k], ci.rank_lower[k], ci.rank_upper[k]) if ci
+                                             else (None,) * 4) for k in fit.order]
     if ci:
         view["notes"].append(ci.describe())
     margin = manipulation_margin(reports, max_answers=survey.max_answers)
     return {**view, "rows": rows, "margin": margin.top, "margin_text": margin.describe()}
 
 
-def ranking_view(survey, store, invitation_only: bool = False) -> dict:
+def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int | None) -> dict:
     """The ranking of the ballots: ``w~ = 1/2 + mean of the randomized vectors`` (unbiased), ordered by
     exact Kemeny for at most ``EXACT_KEMENY_ITEMS`` items, else by Borda row sums; each item's score is
     its Borda share ``sum_j w~_ij / (m - 1)``, with a conservative 95% interval for its expectation over
-    the respondents: every entry of a report has second moment ``B^2/M``, so the share's variance is at
-    most ``B^2 / (M n (m - 1))`` whatever the ballots."""
+    the respondents: every report has second moment ``B^2 I / M``, so the share's variance is at most
+    ``B^2 / (M n (m - 1))`` and the difference of two shares' at most ``2 m B^2 / (M n (m - 1)^2)``
+    whatever the ballots; none before ``needed`` ballots (None: not known yet). Rank intervals: an
+    item is surely behind another when their difference is resolved at level ``1 - 0.05/(m - 1)``
+    (Bonferroni over the other items, as :func:`privrank.confidence_intervals`)."""
     from ..aggregation.kemeny import borda, exact_kemeny
-    from ..inference.manipulation import ballot_margin
     from ..guarantees import UNIT_RANKING, Guarantee
+    from ..inference.manipulation import ballot_margin
     from ..mechanisms.pairwise_matrix import matrix_from_upper
 
     view = {"guarantee": Guarantee(epsilon=survey.epsilon, model="local", unit=UNIT_RANKING,
                                    mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
                                              "respondent's browser)",
                                    note=f"Every respondent sends one ballot. {unit_note(invitation_only)}"),
-            "notes": [], "score": "Borda share"}
-    V = store.vectors()
-    n, m = V.shape[0], len(survey.items)
-    if n == 0:
-        return {**view, "waiting": "Not enough data yet: no ballot has arrived."}
+            "notes": threshold_notes(survey, needed), "score": "Borda share"}
+    n, m = tally.count, len(survey.items)
+    if needed is None or n < needed:
+        return {**view, "waiting": threshold_text(survey, needed, n, RESPONDENT_UNITS[invitation_only])}
     method = exact_kemeny if m <= EXACT_KEMENY_ITEMS else borda
-    W = matrix_from_upper(0.5 + V.mean(axis=0), m)
+    mean = tally.total / n
+    W = matrix_from_upper(0.5 + mean, m)
     order = method(W)
     share = W.sum(axis=1) / (m - 1)
-    half = NormalDist().inv_cdf(0.975) * survey.duchi_scale() / math.sqrt(survey.dimension * n * (m - 1))
+    scale = survey.duchi_scale()
+    sd = scale / math.sqrt(survey.dimension * n * (m - 1))
+    half = NormalDist().inv_cdf(0.5 + LEVEL / 2) * sd
+    resolved = NormalDist().inv_cdf(1 - (1 - LEVEL) / (2 * (m - 1))) * sd * math.sqrt(2 * m / (m - 1))
+    gap = share[None, :] - share[:, None]  # [i, j]: share_j - share_i
+    rank_lower, rank_upper = 1 + np.sum(gap > resolved, axis=1), m - np.sum(-gap > resolved, axis=1)
     how = "exact Kemeny" if m <= EXACT_KEMENY_ITEMS else "Borda row sums"
     view["notes"] += [f"Order: {how} on the estimated pairwise matrix.",
-                      "95% intervals for each item's expected Borda share (conservative, including the noise)."]
-    margin = ballot_margin(V, survey.items, survey.duchi_scale(), method)
+                      "95% intervals for each item's expected Borda share and its rank (conservative, including "
+                      "the noise)."]
+    # the margin reads the ballots only through their number and sum: a broadcast view of their mean
+    margin = ballot_margin(np.broadcast_to(mean, (n, mean.size)), survey.items, scale, method)
     count = f"more than {margin.fakes:,}" if margin.more_than else f"{margin.fakes:,}"
     change = "do not change" if margin.more_than else "changes" if count == "1" else "change"
     text = (f"{count} fake respondent{'' if count == '1' else 's'} promoting {margin.item} {change} the top item; "
             f"each sends one unrandomized ballot (a vector of the accepted norm favouring it over {margin.above}); "
             "local DP does not prevent such manipulation")
-    return {**view, "rows": [(survey.items[k], share[k], share[k] - half, share[k] + half) for k in order],
-            "margin": margin, "margin_text": text}
+    rows = [(survey.items[k], share[k], share[k] - half, share[k] + half, rank_lower[k], rank_upper[k])
+            for k in order]
+    return {**view, "rows": rows, "margin": margin, "margin_text": text}
 
+
+class LiveRanking:
+    """The dashboard's ranking, kept by the server: the tally of the reports read so far and the view
+    last computed from it.
+
+    :meth:`view` answers at once with the view last computed (which says when that was). At most
+    once every ``refresh`` seconds it also starts a refit in a background thread, which reads the
+    reports stored since the last read and, if there are any, computes a new view; the request
+    that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
+    time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
+    few dozen items, minutes for a thousand) is computed in a thread of its own from the first
+    view on; until it is known the view says so. ``refresh = 0``: every view is refitted, with the
+    threshold, before it is returned (never stale).
+    """
+
+    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic):
+        self.survey, self.store, self.refresh = survey, store, float(refresh)
+        self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
+        self._clock = clock
+        self._lock = threading.Lock()  # held while deciding, and while a request waits for a refit
+        self._refitting = threading.Lock()  # held by the one refit running
+        self._view: dict | None = None
+        self._checked = -math.inf
+        self._invitation_only: bool | None = None
+        self._needed: Future | None = None
+
+    def _plan(self) -> None:
+        try:
+            self._needed.set_result(survey_threshold(self.survey))
+        except Exception as exc:  # raised again by the refit that asks for it
+            self._needed.set_exception(exc)
+
+    def view(self, invitation_only: bool) -> dict:
+        """The current view: ``rows`` (or ``waiting``), ``notes``, ``guarantee``, the margin, ``reports``
+        (the reports it was computed on), ``needed`` (the threshold, None while not known) and
+        ``updated`` (UTC time of the read of the store it reflects)."""
+        with self._lock:
+            if self._needed is None:  # on the first view, not at start-up: the intake has the CPU until then
+                self._needed = Future()
+                threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
+            now = self._clock()
+            due = now - self._checked >= self.refresh
+            if self._view is None or invitation_only != self._invitation_only or self.refresh <= 0:
+                self._checked = now
+                self._refit(invitation_only)
+            elif due and not self._refitting.locked():
+                self._checked = now
+                threading.Thread(target=self._refit_logged, args=(invitation_only,), name="privrank-dashboard",
+                                 daemon=True).start()
+            return self._view
+
+    def _refit(self, invitation_only: bool) -> None:
+        with self._refitting:
+            read = datetime.now(timezone.utc)
+            added = self.tally.update(self.store)
+            needed = self._needed.result() if self.refresh <= 0 or self._needed.done() else None
+            if added or self._view is None or invitation_only != self._invitation_only \
+                    or needed != self._view["needed"]:
+                make = pairs_view if self.survey.design == "pairs" else ranking_view
+                view = {**make(self.survey, self.tally, invitation_only, needed), "reports": self.tally.count,
+                        "needed": needed}
+            else:
+                view = dict(self._view)
+            self._view, self._invitation_only = {**view, "updated": read}, invitation_only
+
+    def _refit_logged(self, invitation_only: bool) -> None:
+        """A background refit: a failure keeps the last view (its time says how old it is); only the
+        exception's type is logged, as for a failed request."""
+        try:
+            self._refit(invitation_only)
+        except Exception as exc:
+            logging.getLogger("privrank.serve").error("dashboard refit failed (%s)", type(exc).__name__)
+
+
+# ------------------------------------------------------------------------------ the page
 
 def registrations_html(store, issued: int, used: int, recent=None) -> str:
     """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
@@ -127,32 +405,50 @@ def registrations_html(store, issued: int, used: int, recent=None) -> str:
     return f"<p id=\"registrations\">{html.escape(text)}</p>"
 
 
-def dashboard_page(survey, store, token: str | None = None, recent=None, views: dict | None = None) -> str:
+def decimals(rows) -> int:
+    """Decimals that show the scores as precisely as their intervals allow: two significant digits
+    of the median interval half-width (two decimals without intervals)."""
+    widths = [(r[3] - r[2]) / 2 for r in rows if r[2] is not None and r[3] > r[2]]
+    if not widths:
+        return 2
+    return int(min(6, max(0, 1 - math.floor(math.log10(float(np.median(widths)))))))
+
+
+def ranking_table(rows, score: str) -> str:
+    """The ranked table: rank, item, score, its 95% interval and the 95% rank interval."""
+    e = html.escape
+    d = decimals(rows)
+
+    def ranks(lo, hi):
+        return "" if lo is None else f"{lo}" if lo == hi else f"{lo}–{hi}"
+    cells = "".join(f"<tr><td>{r + 1}</td><td class=\"item\">{e(str(item))}</td><td>{s:.{d}f}</td>"
+                    f"<td>{'' if lo is None else f'[{lo:.{d}f}, {hi:.{d}f}]'}</td><td>{ranks(rlo, rhi)}</td></tr>"
+                    for r, (item, s, lo, hi, rlo, rhi) in enumerate(rows))
+    return (f"<div class=\"scroll\"><table id=\"ranking\"><thead><tr><th>rank</th><th>item</th><th>{e(score)}</th>"
+            f"<th>95% interval</th><th>95% rank interval</th></tr></thead><tbody>{cells}</tbody></table></div>")
+
+
+def dashboard_page(survey, store, token: str | None = None, recent=None, live: LiveRanking | None = None) -> str:
     """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``).
-    ``recent`` is the server's :class:`RecentRegistrations`; ``views``, a dict the server keeps, caches
-    the ranking by the number of reports it was fitted on (the store only ever appends, so that number
-    identifies the reports: the fit and its margin are computed once per new report, not per visit)."""
+    ``recent`` is the server's :class:`RecentRegistrations`; ``live``, the :class:`LiveRanking` the
+    server keeps (a fresh one, which reads every report, without it)."""
     respondents, reports = store.counts()
     issued, used = store.invitations()
     unit = RESPONDENT_UNITS[bool(issued)]
-    views = {} if views is None else views
-    view = views.get((reports, bool(issued)))
-    if view is None:
-        view = (pairs_view if survey.design == "pairs" else ranking_view)(survey, store, bool(issued))
-        views.clear()
-        views[reports, bool(issued)] = view
+    live = LiveRanking(survey, store, refresh=0.0) if live is None else live
+    view = live.view(bool(issued))
     e = html.escape
     g = view["guarantee"]
+    updated = (f"Last updated {view['updated']:%Y-%m-%d %H:%M:%S} UTC, computed on {view['reports']:,} "
+               f"report{'s' * (view['reports'] != 1)}"
+               + (f" (refreshed at most every {live.refresh:g} seconds)." if live.refresh > 0 else "."))
     parts = [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
              f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
              f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
-             registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>"]
+             registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>",
+             f"<p id=\"updated\">{e(updated)}</p>"]
     if "rows" in view:
-        cells = "".join(f"<tr><td>{r + 1}</td><td class=\"item\">{e(item)}</td><td>{score:.4g}</td>"
-                        f"<td>{'' if lo is None else f'[{lo:.4g}, {hi:.4g}]'}</td></tr>"
-                        for r, (item, score, lo, hi) in enumerate(view["rows"]))
-        parts.append(f"<table id=\"ranking\"><thead><tr><th>rank</th><th>item</th><th>{view['score']}</th>"
-                     f"<th>95% interval</th></tr></thead><tbody>{cells}</tbody></table>")
+        parts.append(ranking_table(view["rows"], view["score"]))
         if view["rows"][0][2] is not None:
             parts.append(interval_svg(view["rows"], view["score"]))
         parts.append(f"<p id=\"margin\"><strong>Manipulation margin:</strong> {e(view['margin_text'])}. A "
@@ -165,39 +461,63 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, views: 
     if survey.design == "pairs":
         query = f"?token={e(quote(token, safe=''))}" if token else ""
         parts.append(f"<p><a href=\"/export.csv{query}\">Export the reports (CSV for privrank rank)</a></p>")
-    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><meta http-equiv=\"refresh\" "
             f"content=\"30\"><title>{e(survey.title)}: dashboard</title>"
             "<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
             f"</head><body><main>{''.join(parts)}</main></body></html>")
 
 
+def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
+    """Round tick values from at or below ``lo`` to at or above ``hi`` (at least two): the multiples
+    of the finest step of 1, 2 or 5 times a power of ten that needs at most ``most`` of them."""
+    span = hi - lo if hi > lo else (abs(hi) or 1.0)
+    power = math.floor(math.log10(span))
+    steps = [f * 10.0 ** p for p in (power - 1, power) for f in (1, 2, 5)] + [10.0 ** (power + 1)]
+    step = next(s for s in steps if math.ceil(hi / s - 1e-9) - math.floor(lo / s + 1e-9) + 1 <= most)
+    first = math.floor(lo / step + 1e-9)
+    return [round(k * step, 12) for k in range(first, max(math.ceil(hi / step - 1e-9), first + 1) + 1)]
+
+
+def tick_label(value: float, step: float) -> str:
+    """A tick value with the decimals its step needs (no ``-0``)."""
+    places = max(0, -math.floor(math.log10(step) + 1e-9))
+    text = f"{value:.{places}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def interval_svg(rows, label: str) -> str:
-    """An inline SVG of each item's estimate and interval, one row per item in rank order."""
+    """An SVG of each item's estimate and interval, one row per item in rank order, each row's label
+    above its interval (so a phone's width holds both); it scales to the page's width (``viewBox``)."""
     e = html.escape
-    left, width, step, top = 240, 760, 20, 16
+    width, left, right, step, top = 360, 20, 20, 34, 10
     lo = min(r[2] for r in rows)
     hi = max(r[3] for r in rows)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
-    span = (hi - lo) or 1.0
-    lo, hi = lo - 0.05 * span, hi + 0.05 * span
+    ticks = nice_ticks(lo, hi)
+    lo, hi = ticks[0], ticks[-1]
+    span = hi - lo
 
     def x(v):
-        return left + (v - lo) / (hi - lo) * (width - left - 20)
+        return left + (v - lo) / span * (width - left - right)
     bottom = top + step * len(rows)
-    out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{bottom + 40}\" role=\"img\" "
-           f"aria-label=\"{e(label)} with 95% intervals\" font-family=\"sans-serif\" font-size=\"12\">"]
+    out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {bottom + 40}\" class=\"intervals\" "
+           f"role=\"img\" aria-label=\"{e(label)} with 95% intervals\" font-family=\"sans-serif\" font-size=\"12\">"]
     if lo < 0 < hi:
-        out.append(f"<line x1=\"{x(0):.1f}\" y1=\"{top - 8}\" x2=\"{x(0):.1f}\" y2=\"{bottom}\" stroke=\"#bbb\" "
+        out.append(f"<line x1=\"{x(0):.1f}\" y1=\"{top}\" x2=\"{x(0):.1f}\" y2=\"{bottom}\" stroke=\"#bbb\" "
                    "stroke-dasharray=\"4 3\"/>")
-    for k, (item, score, a, b) in enumerate(rows):
-        y = top + step * k
-        out.append(f"<text x=\"{left - 8}\" y=\"{y + 4}\" text-anchor=\"end\">{e(str(item))}</text>"
-                   f"<line x1=\"{x(a):.1f}\" y1=\"{y}\" x2=\"{x(b):.1f}\" y2=\"{y}\" stroke=\"#4477aa\" "
-                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y}\" r=\"4\" fill=\"#224466\"/>")
-    out.append(f"<line x1=\"{left}\" y1=\"{bottom}\" x2=\"{width - 20}\" y2=\"{bottom}\" stroke=\"#333\"/>")
-    for t in range(5):
-        v = lo + (hi - lo) * t / 4
-        out.append(f"<text x=\"{x(v):.1f}\" y=\"{bottom + 16}\" text-anchor=\"middle\">{v:.3g}</text>")
-    out.append(f"<text x=\"{(left + width) / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">{e(label)}</text>")
+    for k, (item, score, a, b, *_) in enumerate(rows):
+        y = top + step * k + 14
+        name = str(item)
+        shown = name if len(name) <= PLOT_LABEL_CHARS else name[:PLOT_LABEL_CHARS - 1] + "…"
+        out.append(f"<text x=\"{left}\" y=\"{y}\" class=\"label\"><title>{e(name)}</title>{k + 1}. {e(shown)}</text>"
+                   f"<line x1=\"{x(a):.1f}\" y1=\"{y + 10}\" x2=\"{x(b):.1f}\" y2=\"{y + 10}\" stroke=\"#4477aa\" "
+                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y + 10}\" r=\"4\" fill=\"#224466\"/>")
+    out.append(f"<line x1=\"{left}\" y1=\"{bottom + 4}\" x2=\"{width - right}\" y2=\"{bottom + 4}\" stroke=\"#333\"/>")
+    for t in ticks:
+        out.append(f"<text x=\"{x(t):.1f}\" y=\"{bottom + 18}\" text-anchor=\"middle\" class=\"tick\">"
+                   f"{tick_label(t, ticks[1] - ticks[0])}</text>")
+    out.append(f"<text x=\"{width / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">{e(label)}</text>")
     return "".join(out) + "</svg>"
+

@@ -113,6 +113,8 @@ SQL = {
     "days": "SELECT created, count(*) FROM respondents GROUP BY created ORDER BY created",
     "pairs": "SELECT token, item_a, item_b, report, epsilon FROM reports WHERE report IS NOT NULL ORDER BY id",
     "vectors": "SELECT vector FROM reports WHERE vector IS NOT NULL ORDER BY id",
+    "pairs_after": "SELECT id, item_a, item_b, report FROM reports WHERE report IS NOT NULL AND id > ? ORDER BY id",
+    "vectors_after": "SELECT id, vector FROM reports WHERE vector IS NOT NULL AND id > ? ORDER BY id",
     "invitations": "SELECT count(*), coalesce(sum(used), 0) FROM invitations",
     "invite": "INSERT INTO invitations (code_hash) VALUES (?)",
     "use": "UPDATE invitations SET used = 1 WHERE code_hash = ? AND used = 0",
@@ -438,6 +440,15 @@ class Store:
         import numpy as np
 
         return np.array([json.loads(v) for (v,) in self._query("vectors")], dtype=float)
+
+    def pair_reports_after(self, after: int) -> list[tuple[int, str, str, int]]:
+        """``(id, item_a, item_b, report)`` of every pairs report whose row id is above ``after``, by id:
+        what an incremental tally reads. Labels come back as the exact text stored."""
+        return [(int(i), a, b, int(r)) for i, a, b, r in self._query("pairs_after", (int(after),))]
+
+    def vectors_after(self, after: int) -> list[tuple[int, list]]:
+        """``(id, vector)`` of every ranking ballot whose row id is above ``after``, by id."""
+        return [(int(i), json.loads(v)) for i, v in self._query("vectors_after", (int(after),))]
 
     def close(self) -> None:
         """Close the store's connections; a connection in use is closed when it is handed back."""

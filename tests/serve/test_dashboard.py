@@ -1,0 +1,346 @@
+"""The dashboard cannot mislead and costs milliseconds: no ranked table before the planner's
+threshold, rank intervals, scores at the precision their intervals allow, a "last updated" line,
+incremental tallies that give exactly the full refit's ranking, one refit per refresh however many
+requests, labels shown as the items they are, and round axis ticks."""
+import html
+import itertools
+import math
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+from serve_helpers import key
+from test_server import ADMIN, ballot, dashboard_order, make_client, respondent
+
+import privrank as pr
+from privrank.serve.store import open_store
+from privrank.serve.survey import Survey
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+
+ITEMS = ("ant", "bee", "cat", "dog", "eel", "fox")
+#: labels a CSV or dataframe reader would take for missing values, or would strip
+AWKWARD = ("NA", "nan", "None", "null", "  leading spaces", '""', "N/A", "NaN")
+
+
+def fill(store, survey, respondents: int, seed: int = 0, theta=None):
+    """``respondents`` respondents, each reporting ``max_answers`` random pairs of a BTL model by
+    randomized response, written straight to the store."""
+    gen = np.random.default_rng(seed)
+    m = len(survey.items)
+    theta = np.linspace(1.5, -1.5, m) if theta is None else theta
+    pairs = list(itertools.combinations(range(m), 2))
+    for _ in range(respondents):
+        token = store.new_respondent()
+        for k in gen.choice(len(pairs), min(survey.max_answers, len(pairs)), replace=False):
+            i, j = pairs[k] if gen.random() < 0.5 else pairs[k][::-1]
+            truth = 1 if gen.random() < 1 / (1 + math.exp(theta[j] - theta[i])) else -1
+            store.add_report(token, key=key(), epsilon=survey.epsilon, max_answers=survey.max_answers,
+                             item_a=survey.items[i], item_b=survey.items[j],
+                             report=int(pr.randomize_answer(truth, survey.epsilon, rng=gen)))
+
+
+def page_of(client) -> str:
+    r = client.get("/dashboard", params={"token": ADMIN})
+    assert r.status_code == 200, r.text
+    return r.text
+
+
+# ------------------------------------------------------------------------------ the threshold
+
+def test_nine_reports_from_four_respondents_show_no_ranked_table(tmp_path):
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    client, store = make_client(survey, tmp_path / "r.sqlite")
+    with client:
+        for k, token in enumerate(respondent(client) for _ in range(4)):
+            for a, b in list(itertools.combinations(ITEMS, 2))[3 * k:3 * k + (3 if k < 3 else 0)]:
+                r = client.post("/api/reports", json={"token": token, "key": key(), "item_a": a, "item_b": b,
+                                                      "report": 1, "epsilon": 1.0})
+                assert r.status_code == 201
+        page = page_of(client)
+    store.close()
+    assert "Reports: 9." in page and 'id="ranking"' not in page and "<svg" not in page
+    from privrank.serve.dashboard import reports_needed
+
+    more = reports_needed("pairs", 6, 1.0, 3) - 9
+    assert (f"Not enough data yet: about {more:,} more reports (roughly {math.ceil(more / 3):,} more browsers at "
+            "the survey&#x27;s 3 answers each) are needed before the top items are told apart.") in page
+    assert "privacy planner predicts" in page
+
+
+def test_the_threshold_is_where_the_planner_tells_the_top_items_apart():
+    from privrank.plan import Design, predict
+    from privrank.serve.dashboard import TOP_K_ERROR, reports_needed
+
+    needed = reports_needed("pairs", 6, 1.0, 3)
+    users = needed // 3
+    assert predict(Design(6, users, 3), 1.0).predicted["topk_hamming"] <= TOP_K_ERROR
+    assert predict(Design(6, int(users * 0.85), 3), 1.0).predicted["topk_hamming"] > TOP_K_ERROR
+    t = time.perf_counter()
+    assert reports_needed("pairs", 6, 1.0, 3) == needed and time.perf_counter() - t < 0.01  # cached
+    # more noise, more reports; a larger quota asks fewer respondents for about as many reports
+    assert reports_needed("pairs", 6, 0.5, 3) > needed
+    assert reports_needed("ranking", 5, 1.0, 1) > reports_needed("ranking", 5, 2.0, 1) > 1
+
+
+def test_a_ranking_survey_waits_for_its_ballots(tmp_path):
+    from privrank.serve.dashboard import reports_needed
+
+    survey = Survey(title="R", question="Order", items=ITEMS[:5], design="ranking", epsilon=2.0)
+    needed = reports_needed("ranking", 5, 2.0, 1)
+    client, store = make_client(survey, tmp_path / "b.sqlite")
+    rng = np.random.default_rng(1)
+    with client:
+        def send(n):
+            for _ in range(n):
+                r = client.post("/api/reports", json={"token": respondent(client), "key": key(), "epsilon": 2.0,
+                                                      "vector": ballot(survey, np.arange(5), rng)})
+                assert r.status_code == 201
+        send(needed - 1)
+        page = page_of(client)
+        assert 'id="ranking"' not in page and "about 1 more report (roughly 1 more browser at one ballot each)" in page
+        send(1)
+        page = page_of(client)
+    store.close()
+    assert 'id="ranking"' in page and "95% rank interval" in page and page.count("<circle") == 5
+    assert f"computed on {needed:,} reports" in page
+
+
+# ------------------------------------------------------------------------------ what the table shows
+
+def test_rank_intervals_and_scores_at_the_precision_of_their_intervals(tmp_path):
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    client, store = make_client(survey, tmp_path / "r.sqlite")
+    fill(store, survey, 400)
+    with client:
+        page = page_of(client)
+    fit = pr.fit_btl(pr.read_comparisons(store.pair_reports()))
+    ci = pr.confidence_intervals(fit)
+    store.close()
+    rows = re.findall(r'<tr><td>(\d+)</td><td class="item">(.*?)</td><td>(.*?)</td><td>\[(.*?), (.*?)\]</td>'
+                      r'<td>(.*?)</td></tr>', page)
+    assert [html.unescape(r[1]) for r in rows] == fit.ranking
+    for _, item, score, lo, hi, ranks in rows:
+        k = fit.items.index(html.unescape(item))
+        assert re.fullmatch(r"-?\d+\.\d{1,3}", score)  # two significant digits of a half-width ~0.3: 2 decimals
+        assert float(score) == pytest.approx(fit.scores[k], abs=0.006)
+        assert float(lo) == pytest.approx(ci.lower[k], abs=0.006) and float(hi) == pytest.approx(ci.upper[k], abs=0.006)
+        lo_rank, hi_rank = ci.rank_lower[k], ci.rank_upper[k]
+        assert ranks == (f"{lo_rank}" if lo_rank == hi_rank else f"{lo_rank}–{hi_rank}")
+    assert "95% rank interval" in page and any("–" in r[5] for r in rows)
+
+
+def test_last_updated_says_when_and_on_how_many_reports(tmp_path):
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    client, store = make_client(survey, tmp_path / "r.sqlite")
+    fill(store, survey, 110)
+    with client:
+        page = page_of(client)
+    store.close()
+    found = re.search(r'<p id="updated">Last updated (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, computed on 330 '
+                      r'reports\.</p>', page)
+    assert found
+    shown = time.mktime(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S")) - time.mktime(time.gmtime(0))
+    assert abs(shown - time.time()) < 60
+
+
+# ------------------------------------------------------------------------------ incremental = full refit
+
+def full_refit(survey, store):
+    """The dashboard's ranking as a full refit over every stored report computes it."""
+    reports = pr.read_comparisons(store.pair_reports())
+    fit = pr.fit_btl(reports)
+    return fit, pr.manipulation_margin(reports, max_answers=survey.max_answers).top
+
+
+def test_the_incremental_ranking_is_the_full_refit(store):
+    from privrank.serve.dashboard import LiveRanking
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    store.claim(survey.fingerprint())
+    live = LiveRanking(survey, store, refresh=0)
+    for batch in range(3):
+        fill(store, survey, 60 if batch else 100, seed=batch)
+        view = live.view(False)
+        fit, margin = full_refit(survey, store)
+        assert [r[0] for r in view["rows"]] == fit.ranking
+        assert np.array_equal([r[1] for r in view["rows"]], fit.scores[fit.order])  # float for float
+        assert view["margin"] == margin and view["reports"] == store.counts()[1]
+
+
+def test_the_incremental_ballot_ranking_is_the_full_refit(tmp_path):
+    from privrank.aggregation.kemeny import exact_kemeny
+    from privrank.inference.manipulation import ballot_margin
+    from privrank.mechanisms.pairwise_matrix import matrix_from_upper
+    from privrank.serve.dashboard import LiveRanking
+
+    survey = Survey(title="R", question="Order", items=ITEMS[:5], design="ranking", epsilon=2.0)
+    rng = np.random.default_rng(3)
+    with open_store(tmp_path / "b.sqlite") as store:
+        store.claim(survey.fingerprint())
+        live = LiveRanking(survey, store, refresh=0)
+        for n in (250, 40, 40):
+            for _ in range(n):
+                store.add_report(store.new_respondent(), key=key(), epsilon=2.0, max_answers=1,
+                                 vector=ballot(survey, rng.permutation(5) if rng.random() < 0.5 else np.arange(5), rng))
+            view = live.view(False)
+            V = store.vectors()
+            W = matrix_from_upper(0.5 + V.mean(axis=0), 5)
+            assert [r[0] for r in view["rows"]] == [survey.items[k] for k in exact_kemeny(W)]
+            assert np.allclose([r[1] for r in view["rows"]], W.sum(axis=1)[exact_kemeny(W)] / 4, rtol=0, atol=1e-12)
+            assert view["margin"] == ballot_margin(V, survey.items, survey.duchi_scale(), exact_kemeny)
+
+
+def test_a_view_reads_only_the_reports_stored_since_the_last(tmp_path, monkeypatch):
+    from privrank.serve.dashboard import LiveRanking
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    with open_store(tmp_path / "r.sqlite") as store:
+        store.claim(survey.fingerprint())
+        fill(store, survey, 100)
+        reads = []
+        original = store.pair_reports_after
+        monkeypatch.setattr(store, "pair_reports_after", lambda after: reads.append(after) or original(after))
+        monkeypatch.setattr(store, "pair_reports", lambda: pytest.fail("a view read every report"))
+        live = LiveRanking(survey, store, refresh=0)
+        live.view(False)
+        fill(store, survey, 5, seed=1)
+        view = live.view(False)
+        assert reads == [0, 300] and view["reports"] == 315
+
+
+def test_a_row_committed_after_a_later_one_is_still_counted():
+    """PostgreSQL hands out ids when a report is inserted and commits in any order: the tally looks
+    again for an id it skipped (for GAP_SECONDS), then gives up on it (a rolled-back insert)."""
+    from privrank.serve.dashboard import GAP_SECONDS, PairTally
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    rows = {1: ("ant", "bee", 1), 2: ("bee", "cat", -1), 4: ("cat", "dog", 1), 7: ("dog", "eel", 1)}
+    visible = {1, 2, 4}
+
+    class Store:
+        def pair_reports_after(self, after):
+            return [(k, *rows[k]) for k in sorted(visible) if k > after]
+    now = [0.0]
+    tally = PairTally(survey, clock=lambda: now[0])
+    assert tally.update(Store()) == 3 and set(tally.gaps) == {3}
+    visible.add(7)
+    assert tally.update(Store()) == 1 and set(tally.gaps) == {3, 5, 6}
+    rows[3] = ("eel", "fox", -1)
+    visible.add(3)
+    now[0] = GAP_SECONDS / 2
+    assert tally.update(Store()) == 1 and set(tally.gaps) == {5, 6} and tally.count == 5
+    assert tally.update(Store()) == 0 and tally.count == 5  # nothing counted twice
+    now[0] = GAP_SECONDS + 1
+    assert tally.update(Store()) == 0 and not tally.gaps and tally.tally().n_records == 5
+
+
+def test_one_refit_per_refresh_however_many_requests(tmp_path, monkeypatch):
+    from privrank.serve import dashboard
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    dashboard.survey_threshold(survey)  # known from the start: the views below change with the reports only
+    calls = []
+    real = dashboard.pairs_view
+
+    def slow_view(*args):
+        calls.append(1)
+        time.sleep(0.2)  # long enough for every request to arrive while it runs
+        return real(*args)
+    monkeypatch.setattr(dashboard, "pairs_view", slow_view)
+    now = [100.0]
+    with open_store(tmp_path / "r.sqlite") as store:
+        store.claim(survey.fingerprint())
+        fill(store, survey, 100)
+        live = dashboard.LiveRanking(survey, store, refresh=5.0, clock=lambda: now[0])
+        views = []
+        threads = [threading.Thread(target=lambda: views.append(live.view(False))) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(calls) == 1 and len(views) == 8 and all(v is views[0] for v in views)
+        fill(store, survey, 10, seed=1)
+        now[0] += 4.9
+        assert live.view(False)["reports"] == 300 and len(calls) == 1  # a few seconds old, and says so
+        now[0] += 0.1
+        assert live.view(False)["reports"] == 300  # answered at once; the refit runs in the background
+        deadline = time.monotonic() + 30
+        while live.view(False)["reports"] != 330:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert len(calls) == 2
+        before = live.view(False)["updated"]
+        now[0] += 60
+        deadline = time.monotonic() + 30
+        while live.view(False)["updated"] == before:  # the view is replaced once the store was read again
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert len(calls) == 2  # nothing new: no refit
+
+
+def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
+    """A survey of many items takes the planner minutes: views say so meanwhile, then rank."""
+    from privrank.serve import dashboard
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    planned = threading.Event()
+    real = dashboard.survey_threshold
+    monkeypatch.setattr(dashboard, "survey_threshold", lambda s: planned.wait(30) and real(s))
+    now = [0.0]
+    with open_store(tmp_path / "r.sqlite") as store:
+        store.claim(survey.fingerprint())
+        fill(store, survey, 100)
+        live = dashboard.LiveRanking(survey, store, refresh=2.0, clock=lambda: now[0])
+        view = live.view(False)
+        assert "still working out how many reports are needed" in view["waiting"] and view["reports"] == 300
+        planned.set()
+        deadline = time.monotonic() + 30
+        while "rows" not in live.view(False):  # a refit every refresh, until one finds the threshold known
+            assert time.monotonic() < deadline
+            now[0] += 2
+            time.sleep(0.05)
+        assert live.view(False)["needed"] == real(survey) <= 300
+
+
+# ------------------------------------------------------------------------------ labels
+
+@pytest.mark.parametrize("design", ["pairs", "ranking"])
+def test_labels_that_look_missing_are_items_like_any_other(tmp_path, design):
+    survey = Survey(title="T", question="Q", items=AWKWARD, epsilon=2.0, design=design,
+                    budget=2.0 * (3 if design == "pairs" else 1))
+    client, store = make_client(survey, tmp_path / "r.sqlite")
+    if design == "pairs":
+        fill(store, survey, 600, theta=np.linspace(2, -2, len(AWKWARD)))
+    else:
+        rng = np.random.default_rng(0)
+        for _ in range(3000):
+            store.add_report(store.new_respondent(), key=key(), epsilon=2.0, max_answers=1,
+                             vector=ballot(survey, np.arange(len(AWKWARD)), rng))
+    with client:
+        page = page_of(client)
+        shown = dashboard_order(client)
+    store.close()
+    assert sorted(shown) == sorted(AWKWARD) and 'id="waiting"' not in page
+    assert '<td class="item">  leading spaces</td>' in page
+
+
+# ------------------------------------------------------------------------------ the plot's axis
+
+def test_the_axis_ticks_are_round_numbers():
+    from privrank.serve.dashboard import interval_svg, nice_ticks
+
+    for lo, hi in [(-0.4237, 1.913), (0.4712, 0.5391), (-1234.5, 5678.9), (1e-4, 3e-4), (-3, 3), (0.2, 0.2)]:
+        ticks = nice_ticks(lo, hi)
+        assert 2 <= len(ticks) <= 7 and ticks[0] <= lo and ticks[-1] >= hi
+        step = ticks[1] - ticks[0]
+        mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9)
+        assert min(abs(mantissa - f) for f in (1, 2, 5)) < 1e-6
+        assert np.allclose(np.diff(ticks), step)
+    rows = [("a", 0.31, -0.4237, 1.0, 1, 2), ("b", -0.2, -0.9, 0.5, 1, 2)]
+    svg = interval_svg(rows, "BTL score")
+    labels = re.findall(r'class="tick">(.*?)</text>', svg)
+    assert labels == ["-1.0", "-0.5", "0.0", "0.5", "1.0"]
+    assert 'viewBox="0 0 360 ' in svg and ' width="' not in svg.split(">")[0]
