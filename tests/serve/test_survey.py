@@ -73,11 +73,30 @@ def test_labels_with_outer_whitespace_are_refused(label):
         Survey(title="T", question="Q", items=("Flan2", label), budget=2)
 
 
-@pytest.mark.parametrize("label", ["NA", "N/A", "n/a", "#N/A", "nan", "NaN", "null", "NULL", "None", "<NA>"])
+@pytest.mark.parametrize("label", ["NA", "N/A", "n/a", "#N/A", "nan", "NaN", "null", "NULL", "None", "<NA>",
+                                   "Na", "nA", "NAN", "Nan"])
 def test_labels_read_as_missing_values_are_refused(label):
     with pytest.raises(InputError, match=f"the item label '{label}' is read as a missing value .* choose another"):
         Survey(title="T", question="Q", items=("Flan", label), budget=2)
     Survey(title="T", question="Q", items=("Flan", f"{label} (none)"), budget=2)  # inside a label it is fine
+
+
+@pytest.mark.parametrize("label", ["=SUM(A1)", "+1", "@home"])
+def test_labels_a_spreadsheet_reads_as_formulas_are_refused(label):
+    with pytest.raises(InputError, match="reads as a formula"):
+        Survey(title="T", question="Q", items=("Flan", label), budget=2)
+    Survey(title="T", question="Q", items=("Flan", f"x{label}"), budget=2)
+
+
+@pytest.mark.parametrize("label", ["Na", "NAN"])
+def test_privranks_own_reader_takes_any_case_of_na_for_missing(tmp_path, label):
+    """Why READER_MISSING_LABELS exists: were the reader to change, the list would be revisited."""
+    from privrank.data.io import read_comparisons
+
+    path = tmp_path / "c.csv"
+    path.write_text(f"item_a,item_b,outcome\nFlan,{label},1\n")
+    with pytest.raises(InputError):
+        read_comparisons(path)
 
 
 def test_the_missing_value_labels_cover_the_readers_defaults():

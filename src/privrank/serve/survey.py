@@ -51,6 +51,11 @@ FIELDS = TEXTS[:2] + TERMS + TEXTS[2:]
 #: R's read.csv na.strings = "NA" (readr::read_csv: c("", "NA")). Matched exactly, as they do.
 MISSING_VALUE_LABELS = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                                   "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+#: labels privrank's own comparison and ranking readers take for a missing value, in any case (so ``Na``
+#: too): an export holding them would not rank unchanged
+READER_MISSING_LABELS = frozenset({"na", "nan"})
+#: first characters that make a spreadsheet (Excel, LibreOffice) read a CSV cell as a formula
+FORMULA_STARTS = ("=", "+", "@")
 
 
 @dataclass(frozen=True)
@@ -240,10 +245,13 @@ def _items(items, design: str) -> tuple:
         if label != label.strip():
             raise InputError("an item label starts or ends with whitespace, which CSV readers and the ranking of "
                              "the export drop (' a' and 'a' would be one item): remove it")
-        if label in MISSING_VALUE_LABELS:
-            raise InputError(f"the item label {label!r} is read as a missing value by pandas, R and Arrow, so its "
-                             "reports would be lost in the export: choose another label (e.g. 'Not applicable' "
-                             "or 'None of these')")
+        if label in MISSING_VALUE_LABELS or label.lower() in READER_MISSING_LABELS:
+            raise InputError(f"the item label {label!r} is read as a missing value by pandas, R, Arrow or privrank, "
+                             "so its reports would be lost in the export: choose another label (e.g. 'Not "
+                             "applicable' or 'None of these')")
+        if label.startswith(FORMULA_STARTS):
+            raise InputError(f"the item label {label!r} starts with {label[0]!r}, which a spreadsheet opening the "
+                             "export reads as a formula: choose another label")
     if len(set(items)) != len(items):
         raise InputError("the survey's item labels must be unique")
     most = MAX_RANKING_ITEMS if design == "ranking" else MAX_PAIRS_ITEMS
