@@ -17,8 +17,8 @@ from privrank.serve.store import open_store
 from privrank.serve.survey import Survey
 
 ADMIN = "dashboard-browser-admin-token-0123"
-ITEMS = ("Apple pie", "Brownie", "NA", "  leading spaces", "Crème brûlée",
-         "A very long dessert name that no phone can show on one line " * 3,
+ITEMS = ("Apple pie", "Brownie", "n.a.", "two  spaces", "Crème brûlée",
+         ("A very long dessert name that no phone can show on one line " * 3).strip(),
          "Supercalifragilisticexpialidociousness" * 2, "Flan")
 
 METRICS = """
