@@ -20,13 +20,14 @@ from __future__ import annotations
 import html
 import logging
 import math
+import multiprocessing
+import os
 import threading
 import time
 import warnings
 from dataclasses import replace
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import datetime, timezone
-from functools import lru_cache
 from statistics import NormalDist
 from urllib.parse import quote
 
@@ -61,7 +62,6 @@ def unit_note(invitation_only: bool) -> str:
 
 # ------------------------------------------------------------------------------ when to rank
 
-@lru_cache(maxsize=32)
 def reports_needed(design: str, items: int, epsilon: float, max_answers: int) -> int:
     """Reports after which the dashboard ranks: the top items are told apart under the planner's
     assumption (true BTL scores evenly spaced over [-2, 2], :class:`privrank.plan.Design`), the top
@@ -75,7 +75,7 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
     Borda shares misordered with probability at most ``TOP_K_ERROR`` (normal approximation; the
     Duchi et al. ballot's second moment ``B^2 I / M`` bounds the variance of two shares'
     difference by ``2 m B^2 / (M n (m - 1)^2)``, whatever the ballots). Depends only on the
-    survey: cached.
+    survey (:func:`survey_threshold` keeps it).
     """
     from ..plan import Design, predict
 
@@ -105,9 +105,25 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
     return hi * per_user
 
 
-def survey_threshold(survey) -> int:
-    """:func:`reports_needed` for the survey's design, items, epsilon and quota."""
-    return reports_needed(survey.design, len(survey.items), survey.epsilon, survey.max_answers)
+#: thresholds found so far in this process, by the arguments of :func:`reports_needed`
+_THRESHOLDS: dict = {}
+
+
+def survey_threshold(survey, *, separate_process: bool = False) -> int:
+    """:func:`reports_needed` for the survey's design, items, epsilon and quota, found once per process.
+
+    ``separate_process``: in a spawned process at a lower priority (nice 10), so that the planner's
+    simulations (minutes of CPU for a thousand items) neither hold the server's GIL nor take the
+    CPU from the intake of reports."""
+    args = (survey.design, len(survey.items), survey.epsilon, survey.max_answers)
+    if args not in _THRESHOLDS:
+        if separate_process:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=os.nice,
+                                     initargs=(10,)) as pool:
+                _THRESHOLDS[args] = pool.submit(reports_needed, *args).result()
+        else:
+            _THRESHOLDS[args] = reports_needed(*args)
+    return _THRESHOLDS[args]
 
 
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
@@ -325,8 +341,8 @@ class LiveRanking:
     reports stored since the last read and, if there are any, computes a new view; the request
     that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
     time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
-    few dozen items, minutes for a thousand) is computed in a thread of its own from the first
-    view on; until it is known the view says so. ``refresh = 0``: every view is refitted, with the
+    few dozen items, minutes for a thousand) is computed from the first view on, in a process of its
+    own at a lower priority; until it is known the view says so. ``refresh = 0``: every view is refitted, with the
     threshold, before it is returned (never stale).
     """
 
@@ -343,7 +359,7 @@ class LiveRanking:
 
     def _plan(self) -> None:
         try:
-            self._needed.set_result(survey_threshold(self.survey))
+            self._needed.set_result(survey_threshold(self.survey, separate_process=self.refresh > 0))
         except Exception as exc:  # raised again by the refit that asks for it
             self._needed.set_exception(exc)
 
