@@ -348,3 +348,33 @@ def test_the_axis_ticks_are_round_numbers():
     labels = re.findall(r'class="tick">(.*?)</text>', svg)
     assert labels == ["-1.0", "-0.5", "0.0", "0.5", "1.0"]
     assert 'viewBox="0 0 360 ' in svg and ' width="' not in svg.split(">")[0]
+
+
+# ------------------------------------------------------------------------------ corrections and export
+
+def test_a_corrected_question_is_listed_with_its_day(tmp_path):
+    """A reader of the ranking learns that the question was reworded (reports before it answered the
+    earlier wording); an uncorrected survey lists nothing."""
+    from dataclasses import replace
+
+    from privrank.serve.dashboard import dashboard_page
+
+    survey = Survey(title="T", question="Wich is better?", items=ITEMS, epsilon=1.0, budget=3.0)
+    with open_store(tmp_path / "r.sqlite") as store:
+        store.claim(survey.fingerprint(), texts=survey.texts())
+        assert 'id="corrections"' not in dashboard_page(survey, store)
+        fixed = replace(survey, question="Which is better?")
+        store.claim(fixed.fingerprint(), texts=fixed.texts())
+        page = dashboard_page(fixed, store)
+    assert 'id="corrections"' in page
+    assert re.search(r"<li>\d{4}-\d\d-\d\d: the question now reads \u201cWhich is better\?\u201d</li>", page)
+    assert "Wich" not in page
+
+
+def test_a_ranking_survey_links_its_export(tmp_path):
+    client, store = make_client(Survey(title="T", question="Q", items=ITEMS[:4], design="ranking", epsilon=1.0),
+                                tmp_path / "r.sqlite")
+    with client:
+        page = page_of(client)
+    store.close()
+    assert f'<a href="/export.csv?token={ADMIN}">Export the randomized ballots' in page

@@ -474,14 +474,33 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
         parts.append(f"<p id=\"waiting\">{e(view['waiting'])}</p>")
     parts += ["<h2>Guarantee</h2>", f"<p>{e(g.describe())}</p>", f"<p>In plain words: {e(g.plain())}</p>"]
     parts += [f"<ul>{''.join(f'<li>{e(n)}</li>' for n in view['notes'])}</ul>"] if view["notes"] else []
-    if survey.design == "pairs":
-        query = f"?token={e(quote(token, safe=''))}" if token else ""
-        parts.append(f"<p><a href=\"/export.csv{query}\">Export the reports (CSV for privrank rank)</a></p>")
+    parts += corrections_html(store.text_history())
+    query = f"?token={e(quote(token, safe=''))}" if token else ""
+    what = ("the reports (CSV for privrank rank)" if survey.design == "pairs" else
+            "the randomized ballots (CSV for privrank.serve.ballots.rank_ballots)")
+    parts.append(f"<p><a href=\"/export.csv{query}\">Export {what}</a></p>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><meta http-equiv=\"refresh\" "
             f"content=\"30\"><title>{e(survey.title)}: dashboard</title>"
             "<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
             f"</head><body><main>{''.join(parts)}</main></body></html>")
+
+
+def corrections_html(history) -> list[str]:
+    """The survey's texts as corrected since it started (:meth:`~privrank.serve.store.Store.text_history`):
+    each field's first recorded text is its original, each later one a correction, listed with its day
+    and its new wording, so a reader of the ranking knows the reports may answer different wordings."""
+    seen, rows = set(), []
+    for field, text, day in history:
+        if field in seen:
+            rows.append(f"<li>{html.escape(day)}: the {html.escape(field)} now reads "
+                        f"\u201c{html.escape(text) if text else '(removed)'}\u201d</li>")
+        seen.add(field)
+    if not rows:
+        return []
+    return ["<h2>Corrections</h2>", "<p id=\"corrections\">Texts corrected since the survey started (reports before "
+            "a correction answered the earlier wording; the terms, which fix what a report means, cannot change):</p>",
+            f"<ul>{''.join(rows)}</ul>"]
 
 
 def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
