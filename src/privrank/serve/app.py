@@ -16,6 +16,7 @@ traceback.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -25,7 +26,6 @@ import secrets
 import threading
 import time
 from collections import deque
-from functools import partial
 
 from ..errors import InputError
 from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
@@ -215,7 +215,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     async def new_report(request):
         try:
             fields = report_fields(survey, await json_body(request))
-            receipt = await run_in_threadpool(partial(store.add_report, **fields, max_answers=survey.max_answers))
+            receipt = await asyncio.wrap_future(store.submit_report(**fields, max_answers=survey.max_answers))
         except Refused as exc:
             return error(400, str(exc))
         except UnknownRespondent as exc:

@@ -60,6 +60,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -256,6 +257,10 @@ class Store:
         with self._connection() as conn:
             return self._run(conn, work)
 
+    def _submit(self, work, *, pipeline: bool = False) -> Future:
+        """:meth:`_write` without waiting: the future of its result."""
+        raise NotImplementedError
+
     # -- the interface -----------------------------------------------------------------------
     def claim(self, fingerprint: str, *, earlier: str | None = None, texts: dict | None = None) -> str:
         """Bind the store to one survey, record its texts, and return the id its page keys by.
@@ -364,7 +369,8 @@ class Store:
     def add_report(self, token: str, *, key: str, epsilon: float, max_answers: int, item_a: str | None = None,
                    item_b: str | None = None, report: int | None = None, vector=None) -> Receipt:
         """Append one randomized report, once; returns a :class:`Receipt` (the answers left, and whether
-        this was a resend of a report already stored under ``key``).
+        this was a resend of a report already stored under ``key``). :meth:`submit_report` does the same
+        without waiting.
 
         A pair's report is ``item_a, item_b, report`` (1: item_a preferred, -1: item_b); a ranking
         ballot's is ``vector`` (a list of floats). ``key`` is the report's idempotency key, drawn by the
@@ -382,8 +388,17 @@ class Store:
         AnswersExhausted
             The respondent has already sent ``max_answers`` reports; nothing is stored.
         """
-        return self._write(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector),
-                           pipeline=True)
+        return self.submit_report(token, key=key, epsilon=epsilon, max_answers=max_answers, item_a=item_a,
+                                  item_b=item_b, report=report, vector=vector).result()
+
+    def submit_report(self, token: str, *, key: str, epsilon: float, max_answers: int, item_a: str | None = None,
+                      item_b: str | None = None, report: int | None = None, vector=None) -> Future:
+        """:meth:`add_report` without waiting: a :class:`concurrent.futures.Future` of its :class:`Receipt`,
+        done once the report is committed (or refused). The server awaits it with
+        :func:`asyncio.wrap_future`, so no thread of its own is held while a write waits for its commit.
+        A future cancelled before its write starts writes nothing."""
+        return self._submit(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector),
+                            pipeline=True)
 
     def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
@@ -600,18 +615,18 @@ class SqliteStore(Store):
         return conn
 
     def _write(self, work, *, pipeline: bool = False):
-        done, outcome = threading.Event(), []
+        return self._submit(work).result()
+
+    def _submit(self, work, *, pipeline: bool = False) -> Future:
+        future = Future()
         with self._guard:
             if self._closed or self._stopping:
                 raise InputError("the store is closed")
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_groups, name="privrank-store-writer", daemon=True)
                 self._writer.start()
-            self._queue.put((work, done, outcome))
-        done.wait()
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
+            self._queue.put((work, future))
+        return future
 
     def _write_groups(self):
         """The writer thread: commit the waiting writes as one group, then answer their callers.
@@ -632,10 +647,14 @@ class SqliteStore(Store):
                     self._queue.put(None)
                     break
                 group.append(item)
+            # a write whose caller gave up before it started (a client that went away) is not made
+            group = [(body, future) for body, future in group if future.set_running_or_notify_cancel()]
+            if not group:
+                continue
             results = []
 
             def work(cur):
-                for body, _, _ in group:
+                for body, _ in group:
                     cur.execute("SAVEPOINT write")
                     try:
                         results.append(body(cur))
@@ -648,9 +667,11 @@ class SqliteStore(Store):
                     self._run(conn, work)
             except BaseException as exc:  # the group was rolled back: every caller gets the error
                 results = [exc] * len(group)
-            for (_, done, outcome), result in zip(group, results):
-                outcome.append(result)
-                done.set()
+            for (_, future), result in zip(group, results):
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
 
     def close(self) -> None:
         with self._guard:  # no write is queued after the writer's stop: every queued one is answered
@@ -721,10 +742,12 @@ class PostgresStore(Store):
                                     reconnect_timeout=self.POOL_WAIT, check=ConnectionPool.check_connection,
                                     configure=self._configure, name="privrank-store", open=False)
         self._pool.open()
+        # the threads that wait on the database for submitted writes: one per connection the pool may lend
+        self._threads = ThreadPoolExecutor(self.POOL_SIZE, thread_name_prefix="privrank-store")
         try:
             super().__init__()
         except BaseException:
-            self._pool.close()
+            self.close()
             raise
 
     def _configure(self, conn) -> None:
@@ -751,7 +774,11 @@ class PostgresStore(Store):
         with self._connection() as conn, conn.pipeline():
             return self._run(conn, work)
 
+    def _submit(self, work, *, pipeline: bool = False) -> Future:
+        return self._threads.submit(self._write, work, pipeline=pipeline)
+
     def close(self) -> None:
+        self._threads.shutdown()
         self._pool.close()
 
 
