@@ -60,7 +60,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -250,16 +250,95 @@ class Store:
         with self._connection() as conn:
             return self._run(conn, lambda cur: cur.execute(self._sql(name), params).fetchall(), write=False)
 
-    def _write(self, work, *, pipeline: bool = False):
-        """``work(cursor)`` in a write transaction of its own, committed before this returns. With
-        ``pipeline``, the work sends its statements before it awaits their results (and never reads
-        a row count), so a dialect that can send them together does."""
+    # -- writes: one writer thread, group commit ----------------------------------------------
+    #: most writes committed together
+    GROUP = 256
+    #: writer threads, each committing its own groups (SQLite has one writer at a time)
+    WRITERS = 1
+    _writers: list | None = None
+    _stopping = False
+
+    def _write(self, work):
+        """``work(cursor)`` committed (by the writer thread) before this returns its result."""
+        return self._submit(work).result()
+
+    def _submit(self, work) -> Future:
+        """:meth:`_write` without waiting: the future of its result."""
+        future = Future()
+        with self._guard:
+            if self._closed or self._stopping:
+                raise InputError("the store is closed")
+            if self._writers is None:
+                self._queue: queue.SimpleQueue = queue.SimpleQueue()
+                self._writers = [threading.Thread(target=self._write_groups, name="privrank-store-writer", daemon=True)
+                                 for _ in range(self.WRITERS)]
+                for writer in self._writers:
+                    writer.start()
+            self._queue.put((work, future))
+        return future
+
+    def _write_groups(self):
+        """The writer thread: commit the waiting writes as one group, then answer their callers.
+
+        Each write runs in a savepoint of its own: one that fails, for whatever reason, is rolled
+        back alone and its caller gets the error, while the others of the group are committed."""
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            while len(group) < self.GROUP:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                group.append(item)
+            # a write whose caller gave up before it started (a client that went away) is not made
+            group = [(body, future) for body, future in group if future.set_running_or_notify_cancel()]
+            if not group:
+                continue
+
+            def work(cur):
+                results = []
+                for body, _ in group:
+                    cur.execute("SAVEPOINT write")
+                    try:
+                        results.append(body(cur))
+                    except Exception as failed:  # this write only: the others of the group stand
+                        cur.execute("ROLLBACK TO SAVEPOINT write")
+                        results.append(self._refusal(failed))
+                    cur.execute("RELEASE SAVEPOINT write")
+                return results
+            try:
+                results = self._commit_group(work)
+            except BaseException as exc:  # the group was rolled back: every caller gets the error
+                results = [exc] * len(group)
+            for (_, future), result in zip(group, results):
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+    def _refusal(self, exc: Exception) -> Exception:
+        """What the caller of a write that raised ``exc`` (and was rolled back alone) gets."""
+        return exc
+
+    def _commit_group(self, work):
+        """``work(cursor)`` in one transaction on a connection of the pool: the results of a group."""
         with self._connection() as conn:
             return self._run(conn, work)
 
-    def _submit(self, work, *, pipeline: bool = False) -> Future:
-        """:meth:`_write` without waiting: the future of its result."""
-        raise NotImplementedError
+    def _stop_writers(self) -> None:
+        """Stop taking writes, answer every one queued, and end the writer threads."""
+        with self._guard:  # no write is queued after the writers' stop: every queued one is answered
+            writers, self._stopping = self._writers or [], True
+            for _ in writers:
+                self._queue.put(None)  # one stop for each writer
+        for writer in writers:
+            writer.join(timeout=30)
 
     # -- the interface -----------------------------------------------------------------------
     def claim(self, fingerprint: str, *, earlier: str | None = None, texts: dict | None = None) -> str:
@@ -397,8 +476,7 @@ class Store:
         done once the report is committed (or refused). The server awaits it with
         :func:`asyncio.wrap_future`, so no thread of its own is held while a write waits for its commit.
         A future cancelled before its write starts writes nothing."""
-        return self._submit(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector),
-                            pipeline=True)
+        return self._submit(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector))
 
     def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
@@ -407,8 +485,7 @@ class Store:
         content = (item_a, item_b, report, None if vector is None else json.dumps(list(vector)))
 
         def work(cur):
-            # both reads are sent before a result is awaited (one round trip in PostgreSQL's pipeline mode); the
-            # respondent's row lock is taken first, so the read of the state after it sees every report committed
+            # the respondent's row lock is taken first, so the read of the state after it sees every report committed
             state = cur.connection.cursor()
             cur.execute(self._sql("lock"), (token,))
             state.execute(self._sql("state"), (token, token, item_a, item_b, item_b, item_a, token, key))
@@ -508,8 +585,6 @@ class SqliteStore(Store):
     directory the store cannot write to is refused at open.
     """
 
-    #: most writes committed together
-    GROUP = 256
     #: seconds a write waits for a lock another process holds
     LOCK_WAIT = 3.0
 
@@ -522,9 +597,7 @@ class SqliteStore(Store):
         self._name = str(self.path)
         self._idle: list = []
         self._guard = threading.Lock()
-        self._closed = self._stopping = self._serving = False
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._writer = None
+        self._closed = self._serving = False
         if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
             raise self._unwritable()
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
@@ -614,72 +687,8 @@ class SqliteStore(Store):
             raise self._failure(exc) from None
         return conn
 
-    def _write(self, work, *, pipeline: bool = False):
-        return self._submit(work).result()
-
-    def _submit(self, work, *, pipeline: bool = False) -> Future:
-        future = Future()
-        with self._guard:
-            if self._closed or self._stopping:
-                raise InputError("the store is closed")
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_groups, name="privrank-store-writer", daemon=True)
-                self._writer.start()
-            self._queue.put((work, future))
-        return future
-
-    def _write_groups(self):
-        """The writer thread: commit the waiting writes as one group, then answer their callers.
-
-        Each write runs in a savepoint of its own: one that fails, for whatever reason, is rolled
-        back alone and its caller gets the error, while the others of the group are committed."""
-        while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            group = [first]
-            while len(group) < self.GROUP:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._queue.put(None)
-                    break
-                group.append(item)
-            # a write whose caller gave up before it started (a client that went away) is not made
-            group = [(body, future) for body, future in group if future.set_running_or_notify_cancel()]
-            if not group:
-                continue
-            results = []
-
-            def work(cur):
-                for body, _ in group:
-                    cur.execute("SAVEPOINT write")
-                    try:
-                        results.append(body(cur))
-                    except Exception as failed:  # this write only: the others of the group stand
-                        cur.execute("ROLLBACK TO write")
-                        results.append(failed)
-                    cur.execute("RELEASE write")
-            try:
-                with self._connection() as conn:
-                    self._run(conn, work)
-            except BaseException as exc:  # the group was rolled back: every caller gets the error
-                results = [exc] * len(group)
-            for (_, future), result in zip(group, results):
-                if isinstance(result, BaseException):
-                    future.set_exception(result)
-                else:
-                    future.set_result(result)
-
     def close(self) -> None:
-        with self._guard:  # no write is queued after the writer's stop: every queued one is answered
-            writer, self._stopping = self._writer, True
-            if writer is not None:
-                self._queue.put(None)
-        if writer is not None:
-            writer.join(timeout=30)
+        self._stop_writers()
         with self._guard:
             self._closed = True
             idle, self._idle = self._idle, []
@@ -690,15 +699,19 @@ class SqliteStore(Store):
 class PostgresStore(Store):
     """A store in a PostgreSQL database (psycopg 3); the respondent's row is locked per write.
 
-    Connections come from a :class:`psycopg_pool.ConnectionPool` of at most :attr:`POOL_SIZE`,
-    each checked when it is lent, so a connection broken by a restart of the server is replaced,
-    never used. A write that cannot get a working connection within :attr:`POOL_WAIT` seconds, or
-    whose connection breaks under it, gets :class:`StoreUnavailable` (``"unavailable"``): its
-    transaction was not committed, or (a break at the commit) is found by its key on a resend. A
-    lock another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``),
-    then the write gets :class:`StoreUnavailable` (``"busy"``).
-    A report's reads are sent together (pipeline mode): three round trips per report (the check of
-    the connection, the reads, the insert with the commit) where one statement at a time took seven.
+    Connections come from a :class:`psycopg_pool.ConnectionPool` of at most :attr:`POOL_SIZE`. A
+    write whose connection turns out broken (the server restarted since it was last used) has the
+    pool check every idle connection, replacing the broken ones, and runs once more: every write is
+    safe to run again (a report that was committed after all is found by its key and answered as a
+    resend; a token minted twice leaves one unused). Checking on failure, not each connection as it
+    is lent, saves a round trip per report. A write that still cannot get a working connection
+    within :attr:`POOL_WAIT` seconds gets :class:`StoreUnavailable` (``"unavailable"``). A lock
+    another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``), then
+    the write gets :class:`StoreUnavailable` (``"busy"``) alone.
+
+    Writes are committed in groups, as in :class:`SqliteStore`: one commit (one flush of
+    PostgreSQL's log) for the writes waiting, each in a savepoint of its own, by :attr:`WRITERS`
+    threads at once (the respondent's row lock orders two writes of one respondent).
     """
 
     placeholder = "%s"
@@ -718,6 +731,7 @@ class PostgresStore(Store):
               "WHERE t.table_schema = current_schema()")
     #: most connections open at once, and seconds a caller waits for one (or for the database to come back)
     POOL_SIZE, POOL_WAIT = 16, 5.0
+    WRITERS = 4
     #: seconds a statement waits for a lock another session holds
     LOCK_WAIT = 3.0
 
@@ -739,11 +753,10 @@ class PostgresStore(Store):
         # reconnect_timeout: a reconnection that keeps failing gives up soon, and the next caller starts a new one
         # at once, so the store is back as soon as the server is (not after a backoff that doubled while it was down)
         self._pool = ConnectionPool(url, kwargs=options, min_size=1, max_size=self.POOL_SIZE, timeout=self.POOL_WAIT,
-                                    reconnect_timeout=self.POOL_WAIT, check=ConnectionPool.check_connection,
+                                    reconnect_timeout=self.POOL_WAIT,
                                     configure=self._configure, name="privrank-store", open=False)
         self._pool.open()
-        # the threads that wait on the database for submitted writes: one per connection the pool may lend
-        self._threads = ThreadPoolExecutor(self.POOL_SIZE, thread_name_prefix="privrank-store")
+        self._guard, self._closed = threading.Lock(), False
         try:
             super().__init__()
         except BaseException:
@@ -768,17 +781,23 @@ class PostgresStore(Store):
             raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
                                    "unavailable") from None
 
-    def _write(self, work, *, pipeline: bool = False):
-        if not pipeline:
-            return super()._write(work)
-        with self._connection() as conn, conn.pipeline():
-            return self._run(conn, work)
+    def _refusal(self, exc: Exception) -> Exception:
+        if isinstance(exc, self._lock_error):
+            return StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
+                                    "again in a moment", "busy")
+        return exc
 
-    def _submit(self, work, *, pipeline: bool = False) -> Future:
-        return self._threads.submit(self._write, work, pipeline=pipeline)
+    def _commit_group(self, work):
+        try:
+            return super()._commit_group(work)
+        except StoreUnavailable as exc:
+            if exc.reason != "unavailable":
+                raise
+            self._pool.check()  # a connection broke: replace every broken idle one, then once more
+            return super()._commit_group(work)
 
     def close(self) -> None:
-        self._threads.shutdown()
+        self._stop_writers()
         self._pool.close()
 
 
