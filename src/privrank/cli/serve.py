@@ -208,6 +208,10 @@ def _serve(app, sock: socket.socket) -> None:
             if self.should_exit and sig == signal.SIGINT:
                 # a report in flight is committed or not at all; its page resends it under the same key
                 os.write(2, b"privrank: interrupted twice: stopped at once\n")
+                import multiprocessing
+
+                for child in multiprocessing.active_children():  # the dashboard's planner, if it still runs
+                    child.kill()
                 os._exit(130)
             super().handle_exit(sig, frame)
 

@@ -22,11 +22,12 @@ import logging
 import math
 import multiprocessing
 import os
+import signal
 import threading
 import time
 import warnings
 from dataclasses import replace
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from datetime import datetime, timezone
 from statistics import NormalDist
 from urllib.parse import quote
@@ -117,13 +118,37 @@ def survey_threshold(survey, *, separate_process: bool = False) -> int:
     CPU from the intake of reports."""
     args = (survey.design, len(survey.items), survey.epsilon, survey.max_answers)
     if args not in _THRESHOLDS:
-        if separate_process:
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=os.nice,
-                                     initargs=(10,)) as pool:
-                _THRESHOLDS[args] = pool.submit(reports_needed, *args).result()
-        else:
-            _THRESHOLDS[args] = reports_needed(*args)
+        _THRESHOLDS[args] = _plan_in_a_process(args) if separate_process else reports_needed(*args)
     return _THRESHOLDS[args]
+
+
+def _plan_in_a_process(args) -> int:
+    """:func:`reports_needed` in a spawned daemon process (ended with the server, ignoring the Ctrl-C
+    the server handles for it)."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_planner, args=(args, sender), name="privrank-planner", daemon=True)
+    process.start()
+    sender.close()
+    try:
+        ok, value = receiver.recv()
+    except EOFError:
+        raise InputError("the planner's process ended before it found the dashboard's threshold") from None
+    finally:
+        receiver.close()
+        process.join()
+    if not ok:
+        raise value
+    return value
+
+
+def _planner(args, sender) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(10)
+    try:
+        sender.send((True, reports_needed(*args)))
+    except Exception as exc:
+        sender.send((False, exc))
 
 
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
