@@ -247,7 +247,8 @@ def served(monkeypatch):
 
 def test_serve_issues_invitations_and_stays_invitation_only(cli, tmp_path, served):
     db = tmp_path / "r.sqlite"
-    code, _, err = cli("serve", "--demo", "--db", db, "--invitations", "3", "--url", "https://survey.example.org/")
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, "--invitations", "3",
+                       "--url", "https://survey.example.org/")
     assert code == 0, err
     links = tmp_path / "r-invitations.csv"
     assert str(links) in err and "by invitation only (3 issued, 0 used)" in err and "per invited respondent" in err
@@ -256,27 +257,28 @@ def test_serve_issues_invitations_and_stays_invitation_only(cli, tmp_path, serve
     assert len(rows) == 3 and all(r["link"] == f"https://survey.example.org/#invite={r['invitation']}" for r in rows)
     assert all(r["invitation"] not in db.read_bytes().decode("latin-1") for r in rows)  # only hashes are stored
     before = links.read_bytes()
-    code, _, err = cli("serve", "--demo", "--db", db, "--invitations", "2")  # the default file exists
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, "--invitations", "2")  # the default file exists
     assert code == 2 and "never overwritten" in err and links.read_bytes() == before
-    code, _, err = cli("serve", "--demo", "--db", db)  # a restart without invitations
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", db)  # a restart without invitations
     assert code == 0 and "by invitation only (3 issued, 0 used)" in err
     more = tmp_path / "more.csv"
-    code, _, err = cli("serve", "--demo", "--db", db, "--invitations", "2", "--invitations-file", more)
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, "--invitations", "2", "--invitations-file", more)
     assert code == 0 and "by invitation only (5 issued" in err
-    assert all(r["link"].startswith("http://127.0.0.1:8000/#invite=") for r in csv.DictReader(more.open()))
+    # the links name the served address (--port 0: a free port the server chose)
+    assert all(re.fullmatch(r"http://127\.0\.0\.1:\d+/#invite=[\w-]+", r["link"]) for r in csv.DictReader(more.open()))
 
 
 def test_serve_refuses_invitations_on_an_open_survey_with_respondents(cli, tmp_path, served):
     db = tmp_path / "r.sqlite"
     with open_store(db) as s:
         s.new_respondent()
-    code, _, err = cli("serve", "--demo", "--db", db, "--invitations", "3")
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, "--invitations", "3")
     assert code == 2 and "without an invitation" in err and "Traceback" not in err
     assert not (tmp_path / "r-invitations.csv").exists() and not served
     for argv, message in ((["--invitations", "0"], "from 1"), (["--url", "https://x.org"], "go with --invitations"),
                           (["--invitations", "1", "--url", "ftp://x"], "--url"),
                           (["--registrations-per-minute", "0"], "positive")):
-        code, _, err = cli("serve", "--demo", "--db", tmp_path / "other.sqlite", *argv)
+        code, _, err = cli("serve", "--demo", "--port", "0", "--db", tmp_path / "other.sqlite", *argv)
         assert code == 2 and message in err, err
 
 
@@ -284,13 +286,15 @@ def test_serve_refuses_a_memory_database_and_a_short_admin_token_before_creating
                                                                                           monkeypatch):
     monkeypatch.chdir(tmp_path)
     for argv, message in (([], "outlive the server"), (["--admin-token", "short"], "at least 16 characters")):
-        code, _, err = cli("serve", "--demo", "--db", ":memory:" if not argv else tmp_path / "r.sqlite", *argv)
+        db = ":memory:" if not argv else tmp_path / "r.sqlite"
+        code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, *argv)
         assert code == 2 and message in err and "Traceback" not in err, err
     assert not served and list(tmp_path.iterdir()) == []
 
 
 def test_serve_says_per_browser_and_prints_the_hashes_of_its_files(cli, tmp_path, served):
-    code, _, err = cli("serve", "--demo", "--db", tmp_path / "r.sqlite", "--registrations-per-minute", "12")
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", tmp_path / "r.sqlite",
+                       "--registrations-per-minute", "12")
     assert code == 0 and len(served) == 1
     assert "at most 10 answer(s) per browser" in err and "a respondent is a browser" in err
     assert "at most 12 new respondents per minute" in err and "per respondent" not in err
