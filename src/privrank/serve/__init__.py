@@ -56,7 +56,11 @@ The contract (:mod:`privrank.serve.app`)
     and a resend under the same key is safe (as for registrations, and for every request that reads
     the store). Any other failure is 500 ``{"error"}``, never a traceback.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
-    The private ranking with intervals, the guarantee and a plot, the registrations per day; the
+    The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
+    planner's number of reports for the survey is reached (it says how many more), then scores
+    with 95% intervals and 95% rank intervals, a plot, the manipulation margin, the guarantee,
+    when it was last updated (running tallies, refitted at most every few seconds), the
+    registrations per day and the texts corrected; the
     pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``,
     or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
     :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
