@@ -1,6 +1,9 @@
-"""Helpers of the survey-server tests: a free port for a test server, a report's idempotency key."""
+"""Helpers of the survey-server tests: a free port for a test server, a report's idempotency key, SQL
+run on a store's database from outside the store."""
 import secrets
 import socket
+import sqlite3
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -13,3 +16,17 @@ def free_port() -> int:
 def key() -> str:
     """A report's idempotency key, as the page draws it (16 random bytes, base64url)."""
     return secrets.token_urlsafe(16)
+
+
+def execute(target, *statements) -> None:
+    """Run SQL on the database at ``target`` (a SQLite path or a PostgreSQL URL) directly, outside the store."""
+    if isinstance(target, Path):
+        with sqlite3.connect(target) as conn:
+            for statement in statements:
+                conn.execute(statement)
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
+        for statement in statements:
+            conn.execute(statement)

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from serve_helpers import key
+from serve_helpers import execute, key
 
 from privrank.errors import InputError
 from privrank.serve.store import (
@@ -32,19 +32,6 @@ def rows(target, query: str) -> list:
 
     with psycopg.connect(target, connect_timeout=10) as conn:
         return conn.execute(query).fetchall()
-
-
-def execute(target, *statements) -> None:
-    if isinstance(target, Path):
-        with sqlite3.connect(target) as conn:
-            for statement in statements:
-                conn.execute(statement)
-        return
-    import psycopg
-
-    with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
-        for statement in statements:
-            conn.execute(statement)
 
 
 def race(n, work):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from serve_helpers import key
+from serve_helpers import execute, key
 
 from privrank.cli import main
 from privrank.errors import InputError
@@ -172,19 +171,6 @@ def test_the_identity_is_the_terms_only():
         assert changed.fingerprint() != TYPO.fingerprint()
     assert set(TERMS) | set(TEXTS) == set(FIELDS)
     assert TYPO.earlier_fingerprint() == EARLIER_ID  # the earlier code's id, pinned
-
-
-def execute(target, *statements):
-    """Run SQL on the database at ``target`` directly, outside the store."""
-    if isinstance(target, Path):
-        with sqlite3.connect(target) as conn:
-            for statement in statements:
-                conn.execute(statement)
-        return
-    import psycopg
-    with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
-        for statement in statements:
-            conn.execute(statement)
 
 
 def earlier_store(target) -> str:

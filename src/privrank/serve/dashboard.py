@@ -26,8 +26,8 @@ import signal
 import threading
 import time
 import warnings
-from dataclasses import replace
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import datetime, timezone
 from statistics import NormalDist
 from urllib.parse import quote
