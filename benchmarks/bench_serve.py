@@ -10,7 +10,10 @@ turn (so that a change in the machine's load touches every measurement alike):
   answers per respondent, ``--clients`` concurrent respondents (one connection each, asyncio)
   posting randomized reports for ``--seconds`` -- a respondent reports each pair once, so a client
   registers a new respondent after every 28 reports -- while the dashboard is polled every 5 s
-  (``--dashboard-every``; 0 leaves it out, to see the intake alone).
+  (``--dashboard-every``; 0 leaves it out, to see the intake alone). By default each client sends
+  its next report on the reply to the last (the most the server takes); ``--rate R`` offers R
+  reports/s in all on a schedule instead (the latency at that load, counted from when each report
+  was due).
   Every report is committed before its reply; reports/s counts the acknowledged ones (201), and
   the latencies are theirs.
 
@@ -22,6 +25,7 @@ database of its own and drops it at the end.
     python benchmarks/bench_serve.py
     python benchmarks/bench_serve.py --postgres postgresql://postgres@127.0.0.1:5432 --rounds 5
     python benchmarks/bench_serve.py --dashboard-every 0
+    python benchmarks/bench_serve.py --rate 1000
 """
 from __future__ import annotations
 
@@ -102,16 +106,23 @@ class Connection:
         self.writer.close()
 
 
-async def load(base, clients: int, seconds: float, dashboard_every: float) -> dict:
-    """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies."""
+async def load(base, clients: int, seconds: float, dashboard_every: float, rate: float = 0.0) -> dict:
+    """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies.
+
+    ``rate`` > 0 offers that many reports per second in all, each client on a schedule of its own
+    (open loop): a report's latency runs from the moment it was due, so a server that falls behind
+    is charged for the wait of the reports queued behind the late one."""
     latencies, dashboards, others = [], [], {}
     done = asyncio.Event()
     pairs = list(itertools.combinations(ITEMS, 2))
+    interval = clients / rate if rate > 0 else 0.0
+    begin = time.perf_counter()
 
     async def respondent(seed):
         rng = np.random.default_rng(seed)
         http = await Connection.open(base)
         sent = len(pairs)
+        due = begin + interval * seed / clients  # the clients' schedules interleave
         while not done.is_set():
             if sent == len(pairs):
                 status, answer = await http.request("POST", "/api/respondents", b"{}")
@@ -120,7 +131,11 @@ async def load(base, clients: int, seconds: float, dashboard_every: float) -> di
             sent += 1
             body = json.dumps({"token": token, "key": secrets.token_urlsafe(16), "item_a": a, "item_b": b,
                                "report": int(rng.choice([1, -1])), "epsilon": 1.0}).encode()
-            t = time.perf_counter()
+            if interval:
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                t, due = due, due + interval
+            else:
+                t = time.perf_counter()
             status, _ = await http.request("POST", "/api/reports", body)
             if status == 201:
                 latencies.append(time.perf_counter() - t)
@@ -164,7 +179,7 @@ def postgres_database(server: str, action: str, name: str) -> None:
 def measure(survey, db, tmp, args) -> dict:
     proc, base, _ = start([survey, "--db", db], tmp)
     try:
-        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every))
+        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every, args.rate))
     finally:
         stop(proc)
 
@@ -180,6 +195,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--dashboard-every", type=float, default=5.0, metavar="SECONDS",
                         help="poll the dashboard this often during intake (default 5; 0: never)")
+    parser.add_argument("--rate", type=float, default=0.0, metavar="R",
+                        help="offer R reports/s in all, on a schedule (open loop; latency from the due time); "
+                             "default 0: each client sends its next report on the reply to the last")
     parser.add_argument("--postgres", metavar="URL", help="also measure PostgreSQL on this server (no database name)")
     args = parser.parse_args(argv)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
@@ -211,7 +229,8 @@ def main(argv=None):
                 dashboard = f"slowest dashboard {result['dashboard']:.0f} ms, " if args.dashboard_every > 0 else ""
                 print(f"round {r + 1}: {name} {result['rate']:,.0f} reports/s, p50 {result['p50']:.1f} ms, "
                       f"p99 {result['p99']:.1f} ms, {dashboard}other answers {result['others'] or 'none'}", flush=True)
-    print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents, "
+    offered = f"offering {args.rate:,.0f} reports/s, " if args.rate > 0 else "each as fast as replies come, "
+    print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents {offered}"
           f"{args.seconds:g} s each, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
                                             if args.dashboard_every > 0 else "the dashboard not polled:"))
     for name in ("survey file", "--demo"):
