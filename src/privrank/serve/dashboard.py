@@ -357,6 +357,11 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     return {**view, "rows": rows, "margin": margin, "margin_text": text}
 
 
+def _import_the_fit() -> None:
+    from ..inference import confidence_intervals, manipulation_margin  # noqa: F401
+    from ..pairwise.btl import fit_btl  # noqa: F401
+
+
 class LiveRanking:
     """The dashboard's ranking, kept by the server: the tally of the reports read so far and the view
     last computed from it.
@@ -372,6 +377,9 @@ class LiveRanking:
     """
 
     def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic):
+        # the fit's modules (scipy among them) take about a second to import: at start-up, before respondents
+        # arrive, not at the first view, when the import would hold up the intake of reports
+        threading.Thread(target=_import_the_fit, name="privrank-dashboard-imports", daemon=True).start()
         self.survey, self.store, self.refresh = survey, store, float(refresh)
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
