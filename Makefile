@@ -20,14 +20,17 @@ test: $(STAMP)  # the quick loop: every test but the slow ones, on every core
 test-all: $(STAMP) system-deps  # everything, as CI runs it
 	$(PY) -m pytest -n auto
 
-# Debian's Chromium, ChromeDriver and PostgreSQL for the survey's tests in a real browser and
-# against a real database server (skipped, with a message saying so, where they cannot be installed)
+# Debian's Chromium, ChromeDriver, PostgreSQL and R for the survey's tests in a real browser,
+# against a real database server, and of its export read by R (skipped, with a message saying so,
+# where they cannot be installed)
 system-deps:
-	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver -a -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" || { \
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver -a -x /usr/bin/Rscript \
+	  -a -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    (timeout 600 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-	      chromium chromium-driver postgresql >/dev/null) || echo "could not install chromium or postgresql: their tests will be skipped"; \
-	  else echo "no chromium or postgresql and no root to install them: their tests will be skipped"; fi; }
+	      chromium chromium-driver postgresql r-base-core >/dev/null) \
+	      || echo "could not install chromium, postgresql or R: their tests will be skipped"; \
+	  else echo "no chromium, postgresql or R and no root to install them: their tests will be skipped"; fi; }
 
 bench: $(STAMP)  # the peers (choix, evalica, pref_voting) are installed first
 	$(PY) -m pip install --quiet -e ".[bench]"

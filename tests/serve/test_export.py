@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -76,6 +77,21 @@ def test_pandas_reads_the_pairs_export_back_exactly(pairs):
     assert frame["item_a"].map(type).eq(str).all() and frame["item_b"].map(type).eq(str).all()
     assert set(frame["outcome"]) <= {1, -1} and (frame["epsilon"] == 1.0).all() and (frame["max_answers"] == 3).all()
     assert str(frame["max_answers"].dtype).startswith("int")
+
+
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="R is not installed (Debian: apt-get install r-base-core)")
+def test_r_reads_the_pairs_export_back_with_its_defaults(pairs, tmp_path):
+    """R's read.csv, every default: the same columns (the byte order mark skipped), rows and labels."""
+    client, _ = pairs
+    path = tmp_path / "export.csv"
+    path.write_bytes(export(client))
+    script = ('d <- read.csv(commandArgs(TRUE)[1]); cat(paste(names(d), collapse=","), nrow(d), '
+              'all(grepl("^r[0-9a-f]{16}$", d$user)), class(d$max_answers), sort(unique(c(d$item_a, d$item_b))), '
+              'sep="\\n")')
+    out = subprocess.run(["Rscript", "-e", script, str(path)], capture_output=True, timeout=120, env={
+        **os.environ, "LANG": "C.UTF-8"}, check=True).stdout.decode("utf-8").splitlines()
+    assert out[:4] == ["user,item_a,item_b,outcome,epsilon,max_answers", "90", "TRUE", "integer"]
+    assert set(out[4:]) <= set(LABELS) and len(out) > 5
 
 
 class Reports:
