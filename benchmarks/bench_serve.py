@@ -106,8 +106,11 @@ class Connection:
         self.writer.close()
 
 
-async def load(base, clients: int, seconds: float, dashboard_every: float, rate: float = 0.0) -> dict:
-    """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies.
+async def load(base, clients: int, seconds: float, dashboard_every: float, rate: float = 0.0,
+               warm_up: float = 0.0) -> dict:
+    """Reports acknowledged per second, their latencies, other statuses and the dashboard's latencies,
+    over ``seconds`` after a warm-up of ``warm_up`` seconds under the same load (the dashboard is
+    first opened at the start of it), whose reports are not counted.
 
     ``rate`` > 0 offers that many reports per second in all, each client on a schedule of its own
     (open loop): a report's latency runs from the moment it was due, so a server that falls behind
@@ -117,6 +120,7 @@ async def load(base, clients: int, seconds: float, dashboard_every: float, rate:
     pairs = list(itertools.combinations(ITEMS, 2))
     interval = clients / rate if rate > 0 else 0.0
     begin = time.perf_counter()
+    measured = begin + warm_up
 
     async def respondent(seed):
         rng = np.random.default_rng(seed)
@@ -137,6 +141,8 @@ async def load(base, clients: int, seconds: float, dashboard_every: float, rate:
             else:
                 t = time.perf_counter()
             status, _ = await http.request("POST", "/api/reports", body)
+            if t < measured:
+                continue
             if status == 201:
                 latencies.append(time.perf_counter() - t)
             else:
@@ -159,6 +165,7 @@ async def load(base, clients: int, seconds: float, dashboard_every: float, rate:
 
     tasks = [asyncio.create_task(respondent(k)) for k in range(clients)]
     tasks += [asyncio.create_task(dashboard())] if dashboard_every > 0 else []
+    await asyncio.sleep(max(0.0, measured - time.perf_counter()))
     t = time.perf_counter()
     await asyncio.sleep(seconds)
     done.set()
@@ -179,7 +186,7 @@ def postgres_database(server: str, action: str, name: str) -> None:
 def measure(survey, db, tmp, args) -> dict:
     proc, base, _ = start([survey, "--db", db], tmp)
     try:
-        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every, args.rate))
+        return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every, args.rate, args.warm_up))
     finally:
         stop(proc)
 
@@ -195,6 +202,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--dashboard-every", type=float, default=5.0, metavar="SECONDS",
                         help="poll the dashboard this often during intake (default 5; 0: never)")
+    parser.add_argument("--warm-up", type=float, default=3.0, metavar="SECONDS",
+                        help="load before the measurement, not counted; the dashboard is first opened in it (default 3)")
     parser.add_argument("--rate", type=float, default=0.0, metavar="R",
                         help="offer R reports/s in all, on a schedule (open loop; latency from the due time); "
                              "default 0: each client sends its next report on the reply to the last")
@@ -231,7 +240,7 @@ def main(argv=None):
                       f"p99 {result['p99']:.1f} ms, {dashboard}other answers {result['others'] or 'none'}", flush=True)
     offered = f"offering {args.rate:,.0f} reports/s, " if args.rate > 0 else "each as fast as replies come, "
     print(f"\nover {args.rounds} rounds, median (min-max); {args.clients} concurrent respondents {offered}"
-          f"{args.seconds:g} s each, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
+          f"{args.seconds:g} s each after {args.warm_up:g} s of warm-up, " + (f"the dashboard polled every {args.dashboard_every:g} s:"
                                             if args.dashboard_every > 0 else "the dashboard not polled:"))
     for name in ("survey file", "--demo"):
         print(f"  start-up of privrank serve {name} to its first answer: {summary(results[name])} s")

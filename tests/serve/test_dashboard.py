@@ -74,14 +74,15 @@ def test_nine_reports_from_four_respondents_show_no_ranked_table(tmp_path):
 
 def test_the_threshold_is_where_the_planner_tells_the_top_items_apart():
     from privrank.plan import Design, predict
-    from privrank.serve.dashboard import TOP_K_ERROR, reports_needed, survey_threshold
+    from privrank.serve.dashboard import TOP_K_ERROR, helper_process, reports_needed, survey_threshold
 
     needed = reports_needed("pairs", 6, 1.0, 3)
     users = needed // 3
     assert predict(Design(6, users, 3), 1.0).predicted["topk_hamming"] <= TOP_K_ERROR
     assert predict(Design(6, int(users * 0.85), 3), 1.0).predicted["topk_hamming"] > TOP_K_ERROR
     survey = Survey(title="T", question="Q", items=tuple("abcdef"), epsilon=1.0, budget=3.0)
-    assert survey_threshold(survey, separate_process=True) == needed  # the planner's process finds the same
+    with helper_process() as helper:
+        assert survey_threshold(survey, helper) == needed  # the helper process finds the same
     t = time.perf_counter()
     assert survey_threshold(survey) == needed and time.perf_counter() - t < 0.01  # kept
     # more noise, more reports; a larger quota asks fewer respondents for about as many reports
@@ -292,7 +293,7 @@ def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
     survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
     planned = threading.Event()
     real = dashboard.survey_threshold
-    monkeypatch.setattr(dashboard, "survey_threshold", lambda s, **kw: planned.wait(30) and real(s, **kw))
+    monkeypatch.setattr(dashboard, "survey_threshold", lambda s, *a: planned.wait(30) and real(s, *a))
     now = [0.0]
     with open_store(tmp_path / "r.sqlite") as store:
         store.claim(survey.fingerprint())

@@ -158,7 +158,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
-    live = LiveRanking(survey, store, refresh=dashboard_refresh)
+    live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):
         body = {"error": message} if reason is None else {"error": message, "reason": reason}

@@ -26,7 +26,8 @@ import signal
 import threading
 import time
 import warnings
-from concurrent.futures import Future
+import weakref
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from statistics import NormalDist
@@ -110,45 +111,26 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
 _THRESHOLDS: dict = {}
 
 
-def survey_threshold(survey, *, separate_process: bool = False) -> int:
-    """:func:`reports_needed` for the survey's design, items, epsilon and quota, found once per process.
-
-    ``separate_process``: in a spawned process at a lower priority (nice 10), so that the planner's
-    simulations (minutes of CPU for a thousand items) neither hold the server's GIL nor take the
-    CPU from the intake of reports."""
+def survey_threshold(survey, helper=None) -> int:
+    """:func:`reports_needed` for the survey's design, items, epsilon and quota, found once per process
+    (by ``helper``, an executor, if given: see :class:`LiveRanking`)."""
     args = (survey.design, len(survey.items), survey.epsilon, survey.max_answers)
     if args not in _THRESHOLDS:
-        _THRESHOLDS[args] = _plan_in_a_process(args) if separate_process else reports_needed(*args)
+        _THRESHOLDS[args] = reports_needed(*args) if helper is None else helper.submit(reports_needed, *args).result()
     return _THRESHOLDS[args]
 
 
-def _plan_in_a_process(args) -> int:
-    """:func:`reports_needed` in a spawned daemon process (ended with the server, ignoring the Ctrl-C
-    the server handles for it)."""
-    context = multiprocessing.get_context("spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_planner, args=(args, sender), name="privrank-planner", daemon=True)
-    process.start()
-    sender.close()
-    try:
-        ok, value = receiver.recv()
-    except EOFError:
-        raise InputError("the planner's process ended before it found the dashboard's threshold") from None
-    finally:
-        receiver.close()
-        process.join()
-    if not ok:
-        raise value
-    return value
+def helper_process() -> ProcessPoolExecutor:
+    """An executor of one spawned process at a lower priority (nice 10), which ignores the Ctrl-C the
+    server handles (the server ends it), for the dashboard's planner and fits: their CPU (minutes
+    for the planner of a thousand items; a few hundred milliseconds per fit, scipy's import the
+    first time) then neither holds the server's GIL nor comes before the intake of reports."""
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority)
 
 
-def _planner(args, sender) -> None:
+def _lower_priority() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(10)
-    try:
-        sender.send((True, reports_needed(*args)))
-    except Exception as exc:
-        sender.send((False, exc))
 
 
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
@@ -357,11 +339,6 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     return {**view, "rows": rows, "margin": margin, "margin_text": text}
 
 
-def _import_the_fit() -> None:
-    from ..inference import confidence_intervals, manipulation_margin  # noqa: F401
-    from ..pairwise.btl import fit_btl  # noqa: F401
-
-
 class LiveRanking:
     """The dashboard's ranking, kept by the server: the tally of the reports read so far and the view
     last computed from it.
@@ -371,16 +348,19 @@ class LiveRanking:
     reports stored since the last read and, if there are any, computes a new view; the request
     that finds no view yet (or another respondent unit) waits for it instead. One refit runs at a
     time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
-    few dozen items, minutes for a thousand) is computed from the first view on, in a process of its
-    own at a lower priority; until it is known the view says so. ``refresh = 0``: every view is refitted, with the
-    threshold, before it is returned (never stale).
+    few dozen items, minutes for a thousand) is computed from the first view on; until it is known
+    the view says so. ``refresh = 0``: every view is refitted, with the threshold, before it is
+    returned (never stale). ``helper``: the planner and every fit run in :func:`helper_process`,
+    started at the first view and ended with this object (the server's tallies stay here; a fit
+    gets a copy).
     """
 
-    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic):
-        # the fit's modules (scipy among them) take about a second to import: at start-up, before respondents
-        # arrive, not at the first view, when the import would hold up the intake of reports
-        threading.Thread(target=_import_the_fit, name="privrank-dashboard-imports", daemon=True).start()
+    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
+        self._helper = None
+        if helper:
+            self._helper = helper_process()
+            weakref.finalize(self, self._helper.shutdown, wait=False, cancel_futures=True)
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
         self._lock = threading.Lock()  # held while deciding, and while a request waits for a refit
@@ -392,7 +372,7 @@ class LiveRanking:
 
     def _plan(self) -> None:
         try:
-            self._needed.set_result(survey_threshold(self.survey, separate_process=self.refresh > 0))
+            self._needed.set_result(survey_threshold(self.survey, self._helper))
         except Exception as exc:  # raised again by the refit that asks for it
             self._needed.set_exception(exc)
 
@@ -423,8 +403,10 @@ class LiveRanking:
             if added or self._view is None or invitation_only != self._invitation_only \
                     or needed != self._view["needed"]:
                 make = pairs_view if self.survey.design == "pairs" else ranking_view
-                view = {**make(self.survey, self.tally, invitation_only, needed), "reports": self.tally.count,
-                        "needed": needed}
+                fits = needed is not None and self.tally.count >= needed  # else a waiting view: nothing to fit
+                arguments = (self.survey, self.tally, invitation_only, needed)
+                made = self._helper.submit(make, *arguments).result() if fits and self._helper else make(*arguments)
+                view = {**made, "reports": self.tally.count, "needed": needed}
             else:
                 view = dict(self._view)
             self._view, self._invitation_only = {**view, "updated": read}, invitation_only
