@@ -74,14 +74,14 @@ def test_nine_reports_from_four_respondents_show_no_ranked_table(tmp_path):
 
 def test_the_threshold_is_where_the_planner_tells_the_top_items_apart():
     from privrank.plan import Design, predict
-    from privrank.serve.dashboard import TOP_K_ERROR, helper_process, reports_needed, survey_threshold
+    from privrank.serve.dashboard import TOP_K_ERROR, Helper, reports_needed, survey_threshold
 
     needed = reports_needed("pairs", 6, 1.0, 3)
     users = needed // 3
     assert predict(Design(6, users, 3), 1.0).predicted["topk_hamming"] <= TOP_K_ERROR
     assert predict(Design(6, int(users * 0.85), 3), 1.0).predicted["topk_hamming"] > TOP_K_ERROR
     survey = Survey(title="T", question="Q", items=tuple("abcdef"), epsilon=1.0, budget=3.0)
-    with helper_process() as helper:
+    with Helper() as helper:
         assert survey_threshold(survey, helper) == needed  # the helper process finds the same
     t = time.perf_counter()
     assert survey_threshold(survey) == needed and time.perf_counter() - t < 0.01  # kept

@@ -27,7 +27,7 @@ import threading
 import time
 import warnings
 import weakref
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime, timezone
 from statistics import NormalDist
@@ -113,24 +113,66 @@ _THRESHOLDS: dict = {}
 
 def survey_threshold(survey, helper=None) -> int:
     """:func:`reports_needed` for the survey's design, items, epsilon and quota, found once per process
-    (by ``helper``, an executor, if given: see :class:`LiveRanking`)."""
+    (by ``helper``, a :class:`Helper`, if given)."""
     args = (survey.design, len(survey.items), survey.epsilon, survey.max_answers)
     if args not in _THRESHOLDS:
-        _THRESHOLDS[args] = reports_needed(*args) if helper is None else helper.submit(reports_needed, *args).result()
+        _THRESHOLDS[args] = reports_needed(*args) if helper is None else helper.run(reports_needed, *args)
     return _THRESHOLDS[args]
 
 
-def helper_process() -> ProcessPoolExecutor:
-    """An executor of one spawned process at a lower priority (nice 10), which ignores the Ctrl-C the
-    server handles (the server ends it), for the dashboard's planner and fits: their CPU (minutes
-    for the planner of a thousand items; a few hundred milliseconds per fit, scipy's import the
-    first time) then neither holds the server's GIL nor comes before the intake of reports."""
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority)
+class Helper:
+    """One spawned daemon process at a lower priority (nice 10), ignoring the Ctrl-C the server handles
+    (the server ends it), that runs the dashboard's planner and fits one call at a time: their CPU
+    (minutes for the planner of a thousand items; a few hundred milliseconds per fit, scipy's import
+    the first time) then neither holds the server's GIL nor comes before the intake of reports.
+    It talks over a pipe (no queue, so no semaphore is left behind by a server stopped at once)."""
+
+    def __init__(self):
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child = context.Pipe()
+        self._process = context.Process(target=_helper_loop, args=(child,), name="privrank-dashboard-helper",
+                                        daemon=True)
+        self._process.start()
+        child.close()
+        self._guard = threading.Lock()
+
+    def run(self, function, *args):
+        """``function(*args)`` in the helper process: its result, or its exception raised here."""
+        with self._guard:
+            try:
+                self._pipe.send((function, args))
+                ok, value = self._pipe.recv()
+            except (EOFError, OSError):
+                raise InputError("the dashboard's helper process has ended") from None
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        self._pipe.close()  # the loop ends on end of file
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
-def _lower_priority() -> None:
+def _helper_loop(pipe) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(10)
+    while True:
+        try:
+            function, args = pipe.recv()
+        except EOFError:
+            return
+        try:
+            pipe.send((True, function(*args)))
+        except Exception as exc:
+            pipe.send((False, exc))
 
 
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
@@ -350,17 +392,14 @@ class LiveRanking:
     time, however many requests arrive. The threshold (:func:`survey_threshold`, seconds for a
     few dozen items, minutes for a thousand) is computed from the first view on; until it is known
     the view says so. ``refresh = 0``: every view is refitted, with the threshold, before it is
-    returned (never stale). ``helper``: the planner and every fit run in :func:`helper_process`,
-    started at the first view and ended with this object (the server's tallies stay here; a fit
-    gets a copy).
+    returned (never stale). ``helper``: the planner and every fit run in a :class:`Helper`
+    process, started at the first view and ended with this object (the server's tallies stay here;
+    a fit gets a copy).
     """
 
     def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
-        self._helper = None
-        if helper:
-            self._helper = helper_process()
-            weakref.finalize(self, self._helper.shutdown, wait=False, cancel_futures=True)
+        self._wants_helper, self._helper = helper, None
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
         self._lock = threading.Lock()  # held while deciding, and while a request waits for a refit
@@ -382,6 +421,9 @@ class LiveRanking:
         ``updated`` (UTC time of the read of the store it reflects)."""
         with self._lock:
             if self._needed is None:  # on the first view, not at start-up: the intake has the CPU until then
+                if self._wants_helper:
+                    self._helper = Helper()
+                    weakref.finalize(self, self._helper.close)
                 self._needed = Future()
                 threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
             now = self._clock()
@@ -405,7 +447,7 @@ class LiveRanking:
                 make = pairs_view if self.survey.design == "pairs" else ranking_view
                 fits = needed is not None and self.tally.count >= needed  # else a waiting view: nothing to fit
                 arguments = (self.survey, self.tally, invitation_only, needed)
-                made = self._helper.submit(make, *arguments).result() if fits and self._helper else make(*arguments)
+                made = self._helper.run(make, *arguments) if fits and self._helper else make(*arguments)
                 view = {**made, "reports": self.tally.count, "needed": needed}
             else:
                 view = dict(self._view)
