@@ -701,10 +701,9 @@ class PostgresStore(Store):
 
     Connections come from a :class:`psycopg_pool.ConnectionPool` of at most :attr:`POOL_SIZE`. A
     write whose connection turns out broken (the server restarted since it was last used) has the
-    pool check every idle connection, replacing the broken ones, and runs once more: every write is
-    safe to run again (a report that was committed after all is found by its key and answered as a
-    resend; a token minted twice leaves one unused). Checking on failure, not each connection as it
-    is lent, saves a round trip per report. A write that still cannot get a working connection
+    pool check every idle connection, replacing the broken ones, and runs once more (a report whose
+    commit went through just before the break is found by its key and answered as a resend).
+    Checking on failure, not each connection as it is lent, saves a round trip per report. A write that still cannot get a working connection
     within :attr:`POOL_WAIT` seconds gets :class:`StoreUnavailable` (``"unavailable"``). A lock
     another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``), then
     the write gets :class:`StoreUnavailable` (``"busy"``) alone.
