@@ -262,8 +262,9 @@ class Store:
         """``work(cursor)`` committed (by the writer thread) before this returns its result."""
         return self._submit(work).result()
 
-    def _submit(self, work) -> Future:
-        """:meth:`_write` without waiting: the future of its result."""
+    def _submit(self, work, locks: str = "") -> Future:
+        """:meth:`_write` without waiting: the future of its result. ``locks``: the respondent whose
+        row the write locks ("" for none)."""
         future = Future()
         with self._guard:
             if self._closed or self._stopping:
@@ -274,7 +275,7 @@ class Store:
                                  for _ in range(self.WRITERS)]
                 for writer in self._writers:
                     writer.start()
-            self._queue.put((work, future))
+            self._queue.put((locks, work, future))
         return future
 
     def _write_groups(self):
@@ -296,8 +297,11 @@ class Store:
                     self._queue.put(None)
                     break
                 group.append(item)
-            # a write whose caller gave up before it started (a client that went away) is not made
-            group = [(body, future) for body, future in group if future.set_running_or_notify_cancel()]
+            # a write whose caller gave up before it started (a client that went away) is not made; the others
+            # take their respondents' row locks in one order, so that two writers' groups never deadlock
+            group = sorted(((locks, body, future) for locks, body, future in group
+                            if future.set_running_or_notify_cancel()), key=lambda write: write[0])
+            group = [(body, future) for _, body, future in group]
             if not group:
                 continue
 
@@ -405,17 +409,16 @@ class Store:
         InvitationRefused
             The store is invitation-only and the code is missing, unknown or already used.
         """
-        token = secrets.token_urlsafe(TOKEN_BYTES)
-
-        def work(cur):
+        def work(cur):  # the token is drawn inside: a write run again after a broken connection draws anew
             if cur.execute(self._sql("invitations")).fetchone()[0]:
                 usable = is_urlsafe_token(invitation, INVITATION_BYTES)
                 if not usable or cur.execute(self._sql("use"), (invitation_hash(invitation),)).rowcount != 1:
                     raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
                                             "already used: open the link of your own invitation")
+            token = secrets.token_urlsafe(TOKEN_BYTES)
             cur.execute(self._sql("new"), (token, utc_day()))
-        self._write(work)
-        return token
+            return token
+        return self._write(work)
 
     def add_invitations(self, n: int) -> list[str]:
         """Issue ``n`` one-time invitation codes (``secrets.token_urlsafe(16)``), of which the store keeps
@@ -476,7 +479,8 @@ class Store:
         done once the report is committed (or refused). The server awaits it with
         :func:`asyncio.wrap_future`, so no thread of its own is held while a write waits for its commit.
         A future cancelled before its write starts writes nothing."""
-        return self._submit(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector))
+        return self._submit(self._report_work(token, key, epsilon, max_answers, item_a, item_b, report, vector),
+                            locks=token)
 
     def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
