@@ -16,9 +16,9 @@ import sys
 import numpy as np
 import pytest
 from serve_helpers import key
+from test_server import ballot
 
 from privrank.errors import InputError
-from privrank.mechanisms.local_vectors import duchi_l2
 from privrank.serve.app import admin_token_hash, create_app, export_csv
 from privrank.serve.ballots import pair_names, rank_ballots, read_ballots
 from privrank.serve.store import open_store
@@ -144,15 +144,6 @@ def test_an_empty_pairs_export_has_the_whole_header(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- ranking ballots
-
-def ballot(survey, order, rng) -> list:
-    """A respondent's randomized ballot, as the browser sends it."""
-    m = len(survey.items)
-    pos = np.argsort(order)
-    iu, ju = np.triu_indices(m, 1)
-    v = (pos[iu] < pos[ju]) - 0.5
-    return duchi_l2(v[None, :], radius=survey.radius, epsilon=survey.epsilon, rng=rng)[0].tolist()
-
 
 def test_a_ranking_survey_exports_its_ballots_and_reads_back_into_its_ranking(tmp_path):
     """A ranking survey's export used to be 404."""
