@@ -293,6 +293,7 @@ def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
     survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
     planned = threading.Event()
     real = dashboard.survey_threshold
+    monkeypatch.setattr(dashboard, "_THRESHOLDS", {})  # not found yet in this process
     monkeypatch.setattr(dashboard, "survey_threshold", lambda s, *a: planned.wait(30) and real(s, *a))
     now = [0.0]
     with open_store(tmp_path / "r.sqlite") as store:

@@ -35,8 +35,8 @@ LABELS = ("gamma, with a comma", 'say "hi"', "#1 pick", "2024", "délta", "a > b
 
 def client_of(survey, path):
     store = open_store(path)
-    return starlette_testclient.TestClient(create_app(survey, store, admin_token_hash(ADMIN),
-                                                     registrations_per_minute=10 ** 6)), store
+    app = create_app(survey, store, admin_token_hash(ADMIN), registrations_per_minute=10 ** 6, dashboard_refresh=0)
+    return starlette_testclient.TestClient(app), store
 
 
 def export(client) -> bytes:

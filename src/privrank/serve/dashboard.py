@@ -111,10 +111,15 @@ def reports_needed(design: str, items: int, epsilon: float, max_answers: int) ->
 _THRESHOLDS: dict = {}
 
 
+def _threshold_key(survey) -> tuple:
+    """The arguments of :func:`reports_needed` for ``survey``."""
+    return survey.design, len(survey.items), survey.epsilon, survey.max_answers
+
+
 def survey_threshold(survey, helper=None) -> int:
     """:func:`reports_needed` for the survey's design, items, epsilon and quota, found once per process
     (by ``helper``, a :class:`Helper`, if given)."""
-    args = (survey.design, len(survey.items), survey.epsilon, survey.max_answers)
+    args = _threshold_key(survey)
     if args not in _THRESHOLDS:
         _THRESHOLDS[args] = reports_needed(*args) if helper is None else helper.run(reports_needed, *args)
     return _THRESHOLDS[args]
@@ -425,7 +430,11 @@ class LiveRanking:
                     self._helper = Helper()
                     weakref.finalize(self, self._helper.close)
                 self._needed = Future()
-                threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
+                known = _THRESHOLDS.get(_threshold_key(self.survey))
+                if known is not None:  # found earlier in this process
+                    self._needed.set_result(known)
+                else:
+                    threading.Thread(target=self._plan, name="privrank-dashboard-planner", daemon=True).start()
             now = self._clock()
             due = now - self._checked >= self.refresh
             if self._view is None or invitation_only != self._invitation_only or self.refresh <= 0:
