@@ -96,6 +96,9 @@ PREVIOUS_TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created
                    "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
+    "admin": "SELECT token_hash FROM admin",
+    "forget_admin": "DELETE FROM admin",
+    "set_admin": "INSERT INTO admin (token_hash) VALUES (?)",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
     "terms": "SELECT fingerprint FROM survey_terms",
     "claim_terms": "INSERT INTO survey_terms (fingerprint) VALUES (?)",
@@ -387,8 +390,7 @@ class Store:
                 if last.get(field) != text:
                     cur.execute(self._sql("add_text"), (field, text, utc_day()))
             return held[0]
-        with self._connection() as conn:
-            return self._run(conn, work)
+        return self._write(work)
 
     def text_history(self) -> list[tuple[str, str, str]]:
         """``(field, text, UTC day first served)`` of every text the survey was served with, oldest first:
@@ -559,17 +561,15 @@ class Store:
     def admin_token_hash(self) -> str | None:
         """The hash of the dashboard's admin token (:func:`privrank.serve.app.admin_token_hash`), or None
         before one is set: the token itself is never stored."""
-        with self._connection() as conn:
-            rows = self._run(conn, lambda cur: cur.execute("SELECT token_hash FROM admin").fetchall(), write=False)
+        rows = self._query("admin")
         return rows[0][0] if rows else None
 
     def set_admin_token_hash(self, digest: str) -> None:
         """Keep ``digest`` as the admin token's hash, in place of any earlier one (one transaction)."""
         def work(cur):
-            cur.execute("DELETE FROM admin")
-            cur.execute("INSERT INTO admin (token_hash) VALUES (?)".replace("?", self.placeholder), (digest,))
-        with self._connection() as conn:
-            self._run(conn, work)
+            cur.execute(self._sql("forget_admin"))
+            cur.execute(self._sql("set_admin"), (digest,))
+        self._write(work)
 
 
 class SqliteStore(Store):
