@@ -28,14 +28,15 @@ second report of it would be a second independent draw of the same answer); and 
 respondent has sent fewer than ``max_answers`` reports. Only then does it insert the report,
 and it commits before it returns, so no respondent's reports ever exceed the declared bound,
 however many requests race (SQLite: ``BEGIN IMMEDIATE`` takes the write lock first;
-PostgreSQL: ``SELECT ... FOR UPDATE`` locks the respondent's row, and a unique index on
-``(token, report_key)`` backs the key rule), and a report acknowledged to the browser is on disk
-(SQLite: WAL mode with ``synchronous=FULL``, the reports waiting at one moment committed
-together by one writer thread, each in a savepoint of its own, see :class:`SqliteStore`;
-PostgreSQL: its default synchronous commit).
+PostgreSQL: the function ``privrank_add_report`` locks the respondent's row (``FOR UPDATE``)
+before it reads, and a unique index on ``(token, report_key)`` backs the key rule), and a report
+acknowledged to the browser is on disk (SQLite: WAL mode with ``synchronous=FULL``, the reports
+waiting at one moment committed together by one writer thread, each in a savepoint of its own,
+see :class:`SqliteStore`; PostgreSQL: its default synchronous commit).
 
-The two dialects share every statement but the migration and differ only in placeholders, the
-type of the autoincrement key and the row lock. A store may be used from many threads: SQLite's
+The two dialects share every statement but the migration and a report's write (one call of a
+stored function on PostgreSQL, one round trip instead of five), and differ only in placeholders
+and the type of the autoincrement key. A store may be used from many threads: SQLite's
 writes go to its one writer thread and its reads to a pool of connections of its own; PostgreSQL's
 connections come from a :class:`psycopg_pool.ConnectionPool` that replaces a broken one.
 
@@ -105,7 +106,7 @@ SQL = {
     "texts": "SELECT field, text, first_served FROM survey_texts ORDER BY id",
     "add_text": "INSERT INTO survey_texts (field, text, first_served) VALUES (?, ?, ?)",
     "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
-    "lock": "SELECT token FROM respondents WHERE token = ?{lock}",
+    "lock": "SELECT token FROM respondents WHERE token = ?",
     # a respondent's reports so far, those of the pair (either order), and the report stored under the key (if any)
     "state": "SELECT (SELECT count(*) FROM reports WHERE token = ?), (SELECT count(*) FROM reports WHERE token = ? "
              "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, k.item_b, k.report, "
@@ -184,6 +185,41 @@ class InvitationRefused(InputError):
     used: one message for all, so codes cannot be probed)."""
 
 
+def report_content(item_a, item_b, report, vector) -> tuple:
+    """What a report stores beside its key, epsilon and day, as the store's columns hold it
+    (``item_a, item_b, report, vector``; the vector as JSON text)."""
+    if (report is None) == (vector is None):
+        raise InputError("a report is either a pair's report or a ballot's vector")
+    return item_a, item_b, report, None if vector is None else json.dumps(list(vector))
+
+
+def report_receipt(outcome: str, answered: int, stored, content: tuple, max_answers: int) -> Receipt:
+    """The answer to a report the store decided on, under the respondent's row lock: ``outcome`` is
+    ``inserted`` (stored now), ``stored`` (a report under its key was there already: ``stored`` is its
+    content), ``unknown`` (no such respondent), ``paired`` (the pair was reported before) or
+    ``exhausted`` (the budget is used up); ``answered`` is the respondent's reports before this one.
+
+    Raises
+    ------
+    UnknownRespondent, ReportConflict, AnswersExhausted
+        As :meth:`Store.add_report` says.
+    """
+    if outcome == "inserted":
+        return Receipt(max_answers - answered - 1)
+    if outcome == "unknown":
+        raise UnknownRespondent("unknown respondent token: ask for a new one (POST /api/respondents)")
+    if outcome == "stored":
+        if tuple(stored) != content:
+            raise ReportConflict("this report's key was already used for another report: a new answer needs a new "
+                                 "key", "key-reused")
+        return Receipt(max(0, max_answers - answered), duplicate=True)
+    if outcome == "paired":
+        raise ReportConflict("this respondent already reported this pair: a pair is randomized once", "pair-answered")
+    if outcome == "exhausted":
+        raise AnswersExhausted("this respondent has used their whole privacy budget: no more answers are accepted")
+    raise ValueError(f"unknown outcome of a report's write: {outcome!r}")
+
+
 class Store:
     """The reports of one survey (module docstring); :func:`open_store` opens one."""
 
@@ -191,7 +227,8 @@ class Store:
     id_type = "INTEGER"
     real = "REAL"
     begin = "BEGIN IMMEDIATE"
-    lock = ""
+    #: statements run after the schema's at every open (the dialect's stored routines)
+    routines: tuple = ()
     _name = "the database"
     #: (table, column) of every table and view but SQLite's own
     tables = ("SELECT m.name, p.name FROM sqlite_master AS m LEFT JOIN pragma_table_info(m.name) AS p "
@@ -210,6 +247,8 @@ class Store:
                     cur.execute(statement)
             for statement in SCHEMA:
                 cur.execute(statement.format(**types))
+            for statement in self.routines:
+                cur.execute(statement)
         with self._connection() as conn:
             self._run(conn, work)
 
@@ -227,7 +266,7 @@ class Store:
 
     # -- dialect ---------------------------------------------------------------------------
     def _sql(self, name: str) -> str:
-        return SQL[name].format(lock=self.lock).replace("?", self.placeholder)
+        return SQL[name].replace("?", self.placeholder)
 
     # -- connections and transactions --------------------------------------------------------
     def _connection(self):
@@ -284,8 +323,9 @@ class Store:
     def _write_groups(self):
         """The writer thread: commit the waiting writes as one group, then answer their callers.
 
-        Each write runs in a savepoint of its own: one that fails, for whatever reason, is rolled
-        back alone and its caller gets the error, while the others of the group are committed."""
+        Each write runs in a savepoint of its own (or, marked ``self_contained``, is one statement
+        that undoes itself on error): one that fails, for whatever reason, is rolled back alone and
+        its caller gets the error, while the others of the group are committed."""
         while True:
             first = self._queue.get()
             if first is None:
@@ -311,13 +351,17 @@ class Store:
             def work(cur):
                 results = []
                 for body, _ in group:
-                    cur.execute("SAVEPOINT write")
+                    own = getattr(body, "self_contained", False)  # one statement that undoes itself on error
+                    if not own:
+                        cur.execute("SAVEPOINT write")
                     try:
                         results.append(body(cur))
                     except Exception as failed:  # this write only: the others of the group stand
-                        cur.execute("ROLLBACK TO SAVEPOINT write")
+                        if not own:
+                            cur.execute("ROLLBACK TO SAVEPOINT write")
                         results.append(self._refusal(failed))
-                    cur.execute("RELEASE SAVEPOINT write")
+                    if not own:
+                        cur.execute("RELEASE SAVEPOINT write")
                 return results
             try:
                 results = self._commit_group(work)
@@ -486,9 +530,7 @@ class Store:
 
     def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
         """The transaction body of :meth:`add_report`: refuses (raising) before it writes anything."""
-        if (report is None) == (vector is None):
-            raise InputError("a report is either a pair's report or a ballot's vector")
-        content = (item_a, item_b, report, None if vector is None else json.dumps(list(vector)))
+        content = report_content(item_a, item_b, report, vector)
 
         def work(cur):
             # the respondent's row lock is taken first, so the read of the state after it sees every report committed
@@ -496,21 +538,12 @@ class Store:
             cur.execute(self._sql("lock"), (token,))
             state.execute(self._sql("state"), (token, token, item_a, item_b, item_b, item_a, token, key))
             respondent, (answered, paired, stored_id, *stored) = cur.fetchone(), state.fetchone()
-            if respondent is None:
-                raise UnknownRespondent("unknown respondent token: ask for a new one (POST /api/respondents)")
-            if stored_id is not None:
-                if tuple(stored) != content:
-                    raise ReportConflict("this report's key was already used for another report: a new answer "
-                                         "needs a new key", "key-reused")
-                return Receipt(max(0, max_answers - answered), duplicate=True)
-            if report is not None and paired:
-                raise ReportConflict("this respondent already reported this pair: a pair is randomized once",
-                                     "pair-answered")
-            if answered >= max_answers:
-                raise AnswersExhausted("this respondent has used their whole privacy budget: no more answers "
-                                       "are accepted")
-            cur.execute(self._sql("insert"), (token, key, *content, float(epsilon), utc_day()))
-            return Receipt(max_answers - answered - 1)
+            outcome = ("unknown" if respondent is None else "stored" if stored_id is not None
+                       else "paired" if report is not None and paired else "exhausted" if answered >= max_answers
+                       else "inserted")
+            if outcome == "inserted":
+                cur.execute(self._sql("insert"), (token, key, *content, float(epsilon), utc_day()))
+            return report_receipt(outcome, answered, stored, content, max_answers)
         return work
 
     def counts(self) -> tuple[int, int]:
@@ -707,21 +740,21 @@ class PostgresStore(Store):
     write whose connection turns out broken (the server restarted since it was last used) has the
     pool check every idle connection, replacing the broken ones, and runs once more (a report whose
     commit went through just before the break is found by its key and answered as a resend).
-    Checking on failure, not each connection as it is lent, saves a round trip per report. A write that still cannot get a working connection
-    within :attr:`POOL_WAIT` seconds gets :class:`StoreUnavailable` (``"unavailable"``). A lock
+    Checking on failure, not each connection as it is lent, saves a round trip per report. A write
+    that still cannot get a working connection within :attr:`POOL_WAIT` seconds gets :class:`StoreUnavailable` (``"unavailable"``). A lock
     another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``), then
     the write gets :class:`StoreUnavailable` (``"busy"``) alone.
 
     Writes are committed in groups, as in :class:`SqliteStore`: one commit (one flush of
-    PostgreSQL's log) for the writes waiting, each in a savepoint of its own, by :attr:`WRITERS`
-    threads at once (the respondent's row lock orders two writes of one respondent).
+    PostgreSQL's log) for the writes waiting, each in a savepoint of its own (a report's write: one
+    call of :attr:`routines`' function, which undoes itself on error), by :attr:`WRITERS` threads at
+    once (the respondent's row lock orders two writes of one respondent).
     """
 
     placeholder = "%s"
     id_type = "BIGSERIAL"
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
-    lock = " FOR UPDATE"
     migration = ("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
                  "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
                  "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
@@ -737,6 +770,48 @@ class PostgresStore(Store):
     WRITERS = 4
     #: seconds a statement waits for a lock another session holds
     LOCK_WAIT = 3.0
+    #: a report's write in one statement (one round trip, not five): the same rules as the generic
+    #: write, in the same order, each statement of a VOLATILE function reading a new snapshot, so the
+    #: reads after the row lock see every report committed before it. An error inside (a lock not got
+    #: within ``lock_timeout``) undoes the function's work alone and comes back as ``error:SQLSTATE``.
+    #: Its tables are those of the schema it was created in (``SET search_path FROM CURRENT``).
+    routines = ("""
+CREATE OR REPLACE FUNCTION privrank_add_report(p_token TEXT, p_key TEXT, p_item_a TEXT, p_item_b TEXT,
+    p_report INTEGER, p_vector TEXT, p_epsilon DOUBLE PRECISION, p_max_answers BIGINT, p_day TEXT)
+RETURNS TABLE (outcome TEXT, answered BIGINT, stored_a TEXT, stored_b TEXT, stored_report INTEGER, stored_vector TEXT)
+LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $body$
+DECLARE
+    n BIGINT;
+    k RECORD;
+BEGIN
+    PERFORM 1 FROM respondents WHERE token = p_token FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'unknown', 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
+        RETURN;
+    END IF;
+    SELECT count(*) INTO n FROM reports WHERE token = p_token;
+    SELECT r.item_a, r.item_b, r.report, r.vector INTO k FROM reports AS r
+        WHERE r.token = p_token AND r.report_key = p_key;
+    IF FOUND THEN
+        RETURN QUERY SELECT 'stored', n, k.item_a, k.item_b, k.report, k.vector;
+        RETURN;
+    END IF;
+    IF p_report IS NOT NULL AND EXISTS (SELECT 1 FROM reports WHERE token = p_token
+            AND ((item_a = p_item_a AND item_b = p_item_b) OR (item_a = p_item_b AND item_b = p_item_a))) THEN
+        RETURN QUERY SELECT 'paired', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
+        RETURN;
+    END IF;
+    IF n >= p_max_answers THEN
+        RETURN QUERY SELECT 'exhausted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
+        RETURN;
+    END IF;
+    INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received)
+        VALUES (p_token, p_key, p_item_a, p_item_b, p_report, p_vector, p_epsilon, p_day);
+    RETURN QUERY SELECT 'inserted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
+EXCEPTION WHEN OTHERS THEN
+    RETURN QUERY SELECT 'error:' || SQLSTATE, 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
+END
+$body$""",)
 
     def __init__(self, url: str):
         try:
@@ -746,6 +821,7 @@ class PostgresStore(Store):
             raise InputError("a PostgreSQL store needs: pip install 'privrank[postgres]'") from None
         self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
         self._lock_error = psycopg.errors.LockNotAvailable
+        self._sql_error = psycopg.errors.lookup
         options = {"autocommit": True, "connect_timeout": 10}
         try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
             psycopg.connect(url, **options).close()
@@ -789,6 +865,19 @@ class PostgresStore(Store):
             return StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
                                     "again in a moment", "busy")
         return exc
+
+    def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
+        content = report_content(item_a, item_b, report, vector)
+
+        def work(cur):
+            cur.execute("SELECT * FROM privrank_add_report(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        (token, key, *content, float(epsilon), int(max_answers), utc_day()))
+            outcome, answered, *stored = cur.fetchone()
+            if outcome.startswith("error:"):  # undone inside: raised here as the error it was
+                raise self._sql_error(outcome[len("error:"):])("a report's write failed in the database")
+            return report_receipt(outcome, int(answered), stored, content, max_answers)
+        work.self_contained = True
+        return work
 
     def _commit_group(self, work):
         try:
