@@ -311,6 +311,38 @@ def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
         assert live.view(False)["needed"] == real(survey) <= 300
 
 
+SERVER_IMPORTS = """
+import sys, time
+from privrank.serve.dashboard import LiveRanking
+from privrank.serve.store import open_store
+from privrank.serve.survey import Survey
+
+survey = Survey(title="T", question="Q", items=("ant", "bee", "cat"), epsilon=1.0, budget=3.0)
+with open_store(sys.argv[1]) as store:
+    store.claim(survey.fingerprint())
+    token = store.new_respondent()
+    store.add_report(token, key="k" * 22, epsilon=1.0, max_answers=3, item_a="ant", item_b="bee", report=1)
+    live = LiveRanking(survey, store, refresh=0.01, helper=True)
+    views = [live.view(False)]
+    time.sleep(0.1)
+    views.append(live.view(False))
+    assert all("waiting" in v for v in views), views
+    print(sorted(m for m in ("scipy", "privrank.inference", "privrank.pairwise.btl") if m in sys.modules))
+"""
+
+
+def test_with_its_helper_the_server_never_imports_the_fitting_code(tmp_path):
+    """Every view, a waiting one too, is made in the helper process: importing the fitting code (scipy)
+    would hold the server's GIL for a second or more while reports wait."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SERVER_IMPORTS, str(tmp_path / "r.sqlite")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
 # ------------------------------------------------------------------------------ labels
 
 @pytest.mark.parametrize("design", ["pairs", "ranking"])

@@ -1,7 +1,9 @@
 """The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
 and the schema has no place for a true answer."""
+import shutil
 import sqlite3
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -152,6 +154,32 @@ def test_sqlite_is_durable_and_write_ahead(tmp_path):
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
             assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_sqlite_checkpoints_in_a_thread_of_its_own_not_in_a_commit(tmp_path, monkeypatch):
+    """The WAL is copied into the database by the store's checkpoint thread within a second or so, long
+    before SQLite's own checkpoint at 1,000 pages would come inside a commit that a whole group waits for."""
+    monkeypatch.setattr(SqliteStore, "CHECKPOINT_SECONDS", 0.1)
+    path = tmp_path / "reports.sqlite"
+    with open_store(path) as s:
+        token = s.new_respondent()
+        for k in range(20):
+            s.add_report(token, key=key(), epsilon=1.0, max_answers=100, item_a=f"a{k}", item_b="b", report=1)
+        with s._connection() as conn:
+            assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == SqliteStore.WAL_PAGES
+        deadline = time.monotonic() + 30
+        while True:  # the database file alone (a copy, without its WAL) holds the reports once checkpointed
+            shutil.copyfile(path, tmp_path / "main.sqlite")
+            with sqlite3.connect(tmp_path / "main.sqlite") as conn:
+                tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+                copied = conn.execute("SELECT count(*) FROM reports").fetchone()[0] if "reports" in tables else 0
+            if copied == 20:
+                break
+            assert time.monotonic() < deadline, copied
+            time.sleep(0.05)
+        checkpointer = s._checkpointer
+        assert checkpointer.is_alive()
+    assert not checkpointer.is_alive()  # ended with the store
 
 
 def test_bad_targets_are_refused(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import logging
+import gc
 import os
 import secrets
 import signal
@@ -219,6 +220,10 @@ def _serve(app, sock: socket.socket) -> None:
     # cancelled lifespan task as an error
     config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=LOG_CONFIG, server_header=False,
                             lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS)
+    # what start-up made lives as long as the server: out of the collector's sight, a full collection
+    # looks at a request's objects only (tens of milliseconds less, every report waiting, each time)
+    gc.collect()
+    gc.freeze()
     Server(config).run(sockets=[sock])
 
 

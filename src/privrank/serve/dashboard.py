@@ -454,9 +454,10 @@ class LiveRanking:
             if added or self._view is None or invitation_only != self._invitation_only \
                     or needed != self._view["needed"]:
                 make = pairs_view if self.survey.design == "pairs" else ranking_view
-                fits = needed is not None and self.tally.count >= needed  # else a waiting view: nothing to fit
                 arguments = (self.survey, self.tally, invitation_only, needed)
-                made = self._helper.run(make, *arguments) if fits and self._helper else make(*arguments)
+                # a waiting view too: the server never imports the fitting code (scipy's import alone holds
+                # its GIL for a second or more, every report waiting behind it)
+                made = self._helper.run(make, *arguments) if self._helper else make(*arguments)
                 view = {**made, "reports": self.tally.count, "needed": needed}
             else:
                 view = dict(self._view)

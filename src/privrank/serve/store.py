@@ -624,6 +624,12 @@ class SqliteStore(Store):
 
     #: seconds a write waits for a lock another process holds
     LOCK_WAIT = 3.0
+    #: seconds between checkpoints (the WAL copied into the database file), made by a thread of their
+    #: own: left to SQLite, a commit makes one every 1,000 pages, and the whole group waits for it
+    CHECKPOINT_SECONDS = 1.0
+    #: pages of WAL after which a commit checkpoints all the same (should the checkpoints fall behind)
+    WAL_PAGES = 16_384
+    _checkpointer: threading.Thread | None = None
 
     def __init__(self, path):
         self.path = Path(path)
@@ -662,6 +668,19 @@ class SqliteStore(Store):
             self.close()
             raise
         self._serving = True
+        self._stop_checkpoints = threading.Event()
+        self._checkpointer = threading.Thread(target=self._checkpoints, name="privrank-store-checkpoints", daemon=True)
+        self._checkpointer.start()
+
+    def _checkpoints(self) -> None:
+        """Every :attr:`CHECKPOINT_SECONDS` until the store closes: a passive checkpoint, which waits for
+        no writer and no reader (what it cannot copy yet, the next one does)."""
+        while not self._stop_checkpoints.wait(self.CHECKPOINT_SECONDS):
+            try:
+                with self._connection() as conn:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except (InputError, sqlite3.Error):  # closed, or a passing fault: the next one tries again
+                continue
 
     def _failure(self, exc: sqlite3.DatabaseError) -> InputError:
         """The refusal a SQLite error stands for: a lock held by another process (at open: refused;
@@ -719,6 +738,7 @@ class SqliteStore(Store):
             conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA wal_autocheckpoint={self.WAL_PAGES}")
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             raise self._failure(exc) from None
@@ -726,6 +746,9 @@ class SqliteStore(Store):
 
     def close(self) -> None:
         self._stop_writers()
+        if self._checkpointer is not None:  # None when the store was refused at open
+            self._stop_checkpoints.set()
+            self._checkpointer.join(timeout=30)
         with self._guard:
             self._closed = True
             idle, self._idle = self._idle, []
