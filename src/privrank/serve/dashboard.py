@@ -334,7 +334,7 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | No
     if ci:
         view["notes"].append(ci.describe())
     margin = manipulation_margin(reports, max_answers=survey.max_answers)
-    return {**view, "rows": rows, "margin": margin.top, "margin_text": margin.describe()}
+    return {**view, "rows": rows, "margin": margin.top.to_dict(), "margin_text": margin.describe()}
 
 
 def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int | None) -> dict:
@@ -383,7 +383,7 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
             "local DP does not prevent such manipulation")
     rows = [(survey.items[k], share[k], share[k] - half, share[k] + half, rank_lower[k], rank_upper[k])
             for k in order]
-    return {**view, "rows": rows, "margin": margin, "margin_text": text}
+    return {**view, "rows": rows, "margin": margin.to_dict(), "margin_text": text}
 
 
 class LiveRanking:
@@ -455,8 +455,8 @@ class LiveRanking:
                     or needed != self._view["needed"]:
                 make = pairs_view if self.survey.design == "pairs" else ranking_view
                 arguments = (self.survey, self.tally, invitation_only, needed)
-                # a waiting view too: the server never imports the fitting code (scipy's import alone holds
-                # its GIL for a second or more, every report waiting behind it)
+                # a waiting view too, and a view holds built-in types only (a margin as a dict): the server
+                # never imports the fitting code, whose import (scipy's) holds its GIL for a second or more
                 made = self._helper.run(make, *arguments) if self._helper else make(*arguments)
                 view = {**made, "reports": self.tally.count, "needed": needed}
             else:
