@@ -227,16 +227,23 @@ class _Tally:
         """Add the reports stored since the last update; returns how many were added."""
         now = self._clock()
         self.gaps = {k: t for k, t in self.gaps.items() if now - t < GAP_SECONDS}
-        rows = [r for r in self._read(store, min(self.gaps, default=self.last + 1) - 1)
-                if r[0] > self.last or r[0] in self.gaps]
+        rows = self._read(store, min(self.gaps, default=self.last + 1) - 1)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        new = ids > self.last
+        if self.gaps:  # rows read again from the first gap on: only the gaps' are new among those below
+            new |= np.isin(ids, np.fromiter(self.gaps, dtype=np.int64, count=len(self.gaps)))
+            rows = [r for r, n in zip(rows, new) if n]
+            ids = ids[new]
         if rows:
             self._add(rows)  # first: a row it refuses is read again, never skipped
             self.count += len(rows)
-        for row_id, *_ in rows:
-            if row_id > self.last:
-                self.gaps.update(dict.fromkeys(range(self.last + 1, row_id), now))
-                self.last = row_id
-            self.gaps.pop(row_id, None)
+            for row_id in ids[ids <= self.last].tolist():
+                self.gaps.pop(row_id, None)
+            above = ids[ids > self.last]
+            if above.size:  # every id skipped over below the largest read is a gap (none, when they run on)
+                skipped = np.setdiff1d(np.arange(self.last + 1, int(above.max()) + 1), above, assume_unique=True)
+                self.gaps.update(dict.fromkeys(skipped.tolist(), now))
+                self.last = int(above.max())
         return len(rows)
 
 
@@ -257,11 +264,12 @@ class PairTally(_Tally):
     def _add(self, rows):
         from ..data.comparisons import record_codes
 
+        index = self.index
         try:
-            a, b = (np.array([self.index[r[k]] for r in rows], dtype=np.int64) for k in (1, 2))
+            a, b = (np.fromiter((index[r[k]] for r in rows), dtype=np.int64, count=len(rows)) for k in (1, 2))
         except KeyError:
             raise InputError("the store holds a report on an item the survey does not declare") from None
-        values2 = np.array([r[3] + 1 for r in rows], dtype=np.int8)  # 2: item_a preferred, 0: item_b
+        values2 = np.fromiter((r[3] for r in rows), dtype=np.int8, count=len(rows)) + 1  # 2: item_a preferred, 0: b
         self.codes += np.bincount(record_codes(len(self.items), a, b, values2), minlength=self.codes.size)
 
     def tally(self):

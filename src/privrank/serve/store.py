@@ -575,7 +575,7 @@ class Store:
     def pair_reports_after(self, after: int) -> list[tuple[int, str, str, int]]:
         """``(id, item_a, item_b, report)`` of every pairs report whose row id is above ``after``, by id:
         what an incremental tally reads. Labels come back as the exact text stored."""
-        return [(int(i), a, b, int(r)) for i, a, b, r in self._query("pairs_after", (int(after),))]
+        return self._query("pairs_after", (int(after),))  # both drivers give integer columns as int
 
     def vectors_after(self, after: int) -> list[tuple[int, list]]:
         """``(id, vector)`` of every ranking ballot whose row id is above ``after``, by id."""
