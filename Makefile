@@ -1,17 +1,26 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-all system-deps bench reproduce clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# the demo needs privrank's own dependencies only
+$(CORE): pyproject.toml $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $(CORE)
+
+# the developer set: the test suite's tools and every extra
+$(STAMP): pyproject.toml $(CORE)
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(VENV)/bin/privrank demo
 
 test: $(STAMP)  # the quick loop: every test but the slow ones, on every core

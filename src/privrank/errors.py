@@ -6,8 +6,10 @@ say what is wrong and how to fix it, and never echo an individual's raw preferen
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: the command line's parsers import this module
+    import numpy as np
 
 
 class InputError(ValueError):
@@ -39,13 +41,15 @@ EPSILON_RANGE = (1e-6, 100.0)
 
 
 def epsilons_out_of_range(epsilon) -> tuple[np.ndarray, str]:
-    """Positions of the epsilons of randomized reports outside the range of a release's ``--epsilon``
+    """Positions of the epsilons of randomized reports outside the range of a release's epsilon
     (NaN and infinity included), and why they are refused (never saying their values)."""
+    import numpy as np
+
     lo, hi = EPSILON_RANGE
     eps = np.asarray(epsilon, dtype=float)
     return np.flatnonzero(~((eps >= lo) & (eps <= hi))), (
-        f"epsilon must be finite and > 0, in [{lo:g}, {hi:g}] like --epsilon: a randomized report with a smaller "
-        "one is noise without signal, with a larger one it has no privacy")
+        f"epsilon must be finite and > 0, in [{lo:g}, {hi:g}] like a release's epsilon: a randomized report with "
+        "a smaller one is noise without signal, with a larger one it has no privacy")
 
 
 def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
@@ -63,6 +67,8 @@ def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) ->
 
 def check_epsilons(epsilons, *, name: str = "epsilon") -> np.ndarray:
     """Validate an array of per-record or per-user epsilons (all finite and > 0)."""
+    import numpy as np
+
     try:
         arr = np.asarray(epsilons, dtype=float)
     except (TypeError, ValueError):

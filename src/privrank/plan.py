@@ -208,7 +208,7 @@ def check_size(design: Design, predictions: int = 1, reps: int | None = None) ->
                  "and it shrinks like 1/sqrt(comparisons per pair)")
     limits.check("PLAN_CELLS", float(predictions) * R * m * m,
                  f"the planner's simulation size ({predictions} epsilon(s) x {R} replications x {m}^2)",
-                 "plan a smaller item set with the same comparisons per item, or predict at one --epsilon")
+                 "plan a smaller item set with the same comparisons per item, or predict at one epsilon")
     limits.check("MEMORY_MB", 8.0 * R * (2 * m * m + 4 * design.pairs) / 2 ** 20,
                  f"the planner's estimated memory on {m} items (MiB)", "plan a smaller item set")
 

@@ -16,7 +16,7 @@ import pytest
 
 import privrank.cli.arguments as cli_arguments
 import privrank.cli.ledger as cli_ledger
-import privrank.cli.rank as cli_rank
+import privrank.data.ratings as data_ratings
 import privrank.engines as engines
 from privrank.cli import main
 from privrank.data.pinned import BLOCK_BYTES, FileChangedError, PinnedFile
@@ -85,7 +85,7 @@ def _swap_case(tmp_path, monkeypatch, command, how):
     """Data sets A (at the path) and B, and the hook that swaps B in after the fingerprint pass."""
     if command is LOCAL:  # read once into memory; ratings are fingerprinted after the pairs are drawn
         a, b = _ratings(tmp_path / "data.csv", False), _ratings(tmp_path / "other.csv", True)
-        hook = (cli_rank, "comparisons_from_ratings")
+        hook = (data_ratings, "comparisons_from_ratings")  # imported by the command when it runs
     else:
         make = _rankings if command is AGGREGATE else _comparisons
         a, b = make(tmp_path / "data.csv", False), make(tmp_path / "other.csv", True)

@@ -336,9 +336,9 @@ def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = 
                 raise
             reason = (f"the exact integer program on a cycle of {p.size} items did not finish within "
                       f"{limits.variable('EXACT_SECONDS')} = {seconds:g} seconds")
-            raise ExactTooCostly(f"exact Kemeny: {reason}, so its order is not proven optimal; use --solver "
-                                 f"local-search or kwiksort, or raise {limits.variable('EXACT_SECONDS')} to wait "
-                                 "longer", reason) from None
+            raise ExactTooCostly(f"exact Kemeny: {reason}, so its order is not proven optimal; use the solver "
+                                 "local-search or kwiksort (CLI: --solver), or raise "
+                                 f"{limits.variable('EXACT_SECONDS')} to wait longer", reason) from None
     return np.concatenate(order)
 
 
@@ -573,9 +573,9 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
             return exact_kemeny(A)
         except ExactTooCostly as exc:
             warnings.warn(f"solver exact: {exc.reason}; the order is local search's and NOT proven optimal "
-                          f"(privacy is unchanged). Choose --solver local-search to say so, or raise "
-                          f"{limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to insist on "
-                          "the exact solver", UtilityWarning, stacklevel=2)
+                          "(privacy is unchanged). Choose solver='local-search' (CLI: --solver local-search) to say "
+                          f"so, or raise {limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to "
+                          "insist on the exact solver", UtilityWarning, stacklevel=2)
             return polished(A)
 
     def auto(W):

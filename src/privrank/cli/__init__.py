@@ -3,21 +3,25 @@
 Each subcommand lives in its own module of this package and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit code).
 :data:`~privrank.cli.arguments.COMMANDS` names each command's module and one-line help; only the
-module of the command that runs is imported, so ``privrank --help`` imports neither scipy nor
-pyarrow, pandas, matplotlib or dask.
+module of the command that runs is imported, and the modules import what their commands use when
+they run, so ``privrank --help`` and ``privrank COMMAND --help`` import neither numpy nor scipy,
+pyarrow, pandas, matplotlib or dask. ``python -m privrank`` is the same command.
 Input errors print ``privrank: error: <message>`` and exit with code 2; warnings print
-``privrank: warning: <message>``. SIGINT and SIGTERM end a command cleanly: temporary files are
-removed, reserved outputs that were never written are removed, a ledger transaction under way
-is rolled back (a spend already committed stays: the safe side), and the command prints
-``privrank: interrupted`` and exits with 130 (SIGINT) or 143 (SIGTERM).
+``privrank: warning: <message>``, and ``--quiet`` silences everything on standard error but errors.
+A mistyped option is refused with the usage of the command it was given to. SIGINT and SIGTERM end
+a command cleanly: temporary files are removed, reserved outputs that were never written are
+removed, a ledger transaction under way is rolled back (a spend already committed stays: the safe
+side), and the command prints ``privrank: interrupted`` and exits with 130 (SIGINT) or 143 (SIGTERM).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import warnings
+from contextlib import contextmanager
 
 # privrank's own modules (numpy among them) are imported inside main, where Ctrl-C is handled
 
@@ -26,9 +30,10 @@ import warnings
 RELEASE_EPSILON_COMMANDS = ("rank", "top-k", "aggregate", "randomize", "plan")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser with ``command``'s module registered in full; every other command is listed with
-    its one-line help only, so that nothing heavy is imported for a command that does not run."""
+def build_parser(command: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
+    """The parser with ``command``'s module registered in full (``every``: every command's); every
+    other command is listed with its one-line help only, so that nothing is imported for a command
+    that does not run."""
     from .arguments import COMMANDS
 
     parser = argparse.ArgumentParser(
@@ -36,11 +41,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"privrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    if command in COMMANDS:
-        importlib.import_module(f".{COMMANDS[command][0]}", __name__).register(sub)
+    for module in dict.fromkeys(module for name, (module, _) in COMMANDS.items() if every or name == command):
+        importlib.import_module(f".{module}", __name__).register(sub)
     for name, (_, text) in COMMANDS.items():
         if name not in sub.choices:
             sub.add_parser(name, help=text)
+    parser.commands = sub.choices  # each command's parser, by name
     return parser
 
 
@@ -95,8 +101,8 @@ def _run(argv: list[str]) -> int:
     from .arguments import check_release_epsilons, pinned_data
 
     try:
-        args = build_parser(next((a for a in argv if not a.startswith("-")), None)).parse_args(argv)
-        with warnings.catch_warnings():
+        args = _parse(argv)
+        with _quiet(getattr(args, "quiet", False)), warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if args.command in RELEASE_EPSILON_COMMANDS:
                 check_release_epsilons(args)
@@ -108,6 +114,32 @@ def _run(argv: list[str]) -> int:
     except BrokenPipeError:
         discard_stdout()  # nothing more reaches the reader, nor the flush at exit
         return 0
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments; an option the command does not take is refused with that command's usage."""
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.commands[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
+@contextmanager
+def _quiet(quiet: bool):
+    """With ``quiet``, standard error goes to the null device while the command runs (errors are
+    printed after it, by :func:`main`): no progress bar, note or warning is shown."""
+    if not quiet:
+        yield
+        return
+    stderr = sys.stderr
+    with open(os.devnull, "w") as null:
+        sys.stderr = null
+        try:
+            yield
+        finally:
+            sys.stderr = stderr
 
 
 def _main_thread() -> bool:

@@ -19,46 +19,60 @@ output as not private (in the guarantee and with a warning on stderr).
 """
 from __future__ import annotations
 
+import importlib
 import sys
 
-import numpy as np
-
-from .. import limits
-from ..aggregation.footrule import footrule_optimal_order
-from ..aggregation.kemeny import DP_MAX_ITEMS, SOLVERS, borda, copeland, exact_kemeny, kwiksort, kwiksort_matrix
-from ..aggregation.private_footrule import PTAS_VARIANTS, dp_footrule, dp_ptas, ldp_footrule
-from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
-                                          ldp_kwiksort, ldp_matrix, private_kemeny)
-from ..data.io import PARTIAL_POLICIES, read_item_list, read_rankings
 from ..errors import InputError
-from ..guarantees import Guarantee
-from ..inference import plot_intervals
-from ..metrics import footrule_cost, kemeny_cost
-from .engine_options import add_engine_options, engine_rankings
-from .intervals import add_interval_options, check_interval_size, interval_rows
-from .ledger import add_ledger_option, ledger_release
-from .output import add_output_options, emit, render, shown_guarantee
-from .arguments import seed, summary
+from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, seed, summary
+from .engine_options import add_engine_options
+from .intervals import add_interval_options
+from .output import add_output_options
 
+#: --solver's choices (privrank.aggregation.kemeny.SOLVERS), --partial's (privrank.data.io.PARTIAL_POLICIES)
+#: and --variant's (privrank.aggregation.private_footrule.PTAS_VARIANTS)
+SOLVERS = ("auto", "exact", "kwiksort", "local-search")
+PARTIAL_POLICIES = ("error", "drop", "randomize")
+PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
 PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
 
 
+def _function(name: str):
+    """The function ``module:function`` of privrank, imported when a method runs."""
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(f"..{module}", __package__), function)
+
+
 def _non_private(name, order_fn):
     def method(R, args):
+        from ..guarantees import Guarantee
+
         if args.epsilon is not None or args.delta:
             raise InputError(f"--method {name} is not private: drop --epsilon and --delta (or use a private method)")
         return order_fn(R, args), Guarantee.non_private(name), {}, None
     return method
 
 
+def _matrix_order(function: str):
+    """A non-private method: ``function`` of privrank.aggregation.kemeny on the pairwise matrix."""
+    return lambda R, args: _function(f"aggregation.kemeny:{function}")(R.pairwise_matrix())
+
+
 def _kwiksort(R, args):
+    from ..aggregation.kemeny import kwiksort, kwiksort_matrix
+
     if args.best_of == 1:  # query access: w is never built
         return kwiksort(R.n_items, lambda a, b: R.preference(a, b) > 0.5, args.seed).order
     return kwiksort_matrix(R.pairwise_matrix(), args.seed, best_of=args.best_of)
 
 
-def _private(name, fn, **options):
+def _footrule(R, args):
+    from ..aggregation.footrule import footrule_optimal_order
+
+    return footrule_optimal_order(R)
+
+
+def _private(name, function, **options):
     def method(R, args):
         if args.epsilon is None:
             raise InputError(f"--method {name} needs --epsilon")
@@ -69,7 +83,7 @@ def _private(name, fn, **options):
                 raise InputError(f"--method {name} is pure epsilon-DP: drop --delta")
         else:
             kwargs["delta"] = args.delta
-        res = fn(R, epsilon=args.epsilon, rng=args.seed, **kwargs)
+        res = _function(function)(R, epsilon=args.epsilon, rng=args.seed, **kwargs)
         extra = dict(res.details)
         if "unresolved" in extra:
             extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
@@ -78,22 +92,22 @@ def _private(name, fn, **options):
     return method
 
 
+KEMENY, FOOTRULE = "aggregation.private_kemeny", "aggregation.private_footrule"
 METHODS = {
-    "exact": _non_private("exact Kemeny", lambda R, a: exact_kemeny(R.pairwise_matrix())),
+    "exact": _non_private("exact Kemeny", _matrix_order("exact_kemeny")),
     "kwiksort": _non_private("KwikSort", _kwiksort),
-    "borda": _non_private("Borda", lambda R, a: borda(R.pairwise_matrix())),
-    "copeland": _non_private("Copeland", lambda R, a: copeland(R.pairwise_matrix())),
-    "noisy-matrix": _private("noisy-matrix", private_kemeny, solver="solver", best_of="best_of"),
-    "dp-kwiksort": _private("dp-kwiksort", dp_kwiksort, fallback_solver="solver"),
-    "exponential": _private("exponential", exponential_kemeny),
-    "hay-quicksort": _private("hay-quicksort", hay_quicksort),
-    "ldp-kwiksort": _private("ldp-kwiksort", ldp_kwiksort, fallback_solver="solver"),
-    "ldp-matrix": _private("ldp-matrix", ldp_matrix, solver="solver", best_of="best_of"),
-    "footrule": _non_private("footrule optimum (min-cost assignment)",
-                             lambda R, a: footrule_optimal_order(R)),
-    "dp-footrule": _private("dp-footrule", dp_footrule, kappa="kappa"),
-    "ldp-footrule": _private("ldp-footrule", ldp_footrule, kappa="kappa"),
-    "dp-ptas": _private("dp-ptas", dp_ptas, solver="solver", variant="variant", buckets="buckets"),
+    "borda": _non_private("Borda", _matrix_order("borda")),
+    "copeland": _non_private("Copeland", _matrix_order("copeland")),
+    "noisy-matrix": _private("noisy-matrix", f"{KEMENY}:private_kemeny", solver="solver", best_of="best_of"),
+    "dp-kwiksort": _private("dp-kwiksort", f"{KEMENY}:dp_kwiksort", fallback_solver="solver"),
+    "exponential": _private("exponential", f"{KEMENY}:exponential_kemeny"),
+    "hay-quicksort": _private("hay-quicksort", f"{KEMENY}:hay_quicksort"),
+    "ldp-kwiksort": _private("ldp-kwiksort", f"{KEMENY}:ldp_kwiksort", fallback_solver="solver"),
+    "ldp-matrix": _private("ldp-matrix", f"{KEMENY}:ldp_matrix", solver="solver", best_of="best_of"),
+    "footrule": _non_private("footrule optimum (min-cost assignment)", _footrule),
+    "dp-footrule": _private("dp-footrule", f"{FOOTRULE}:dp_footrule", kappa="kappa"),
+    "ldp-footrule": _private("ldp-footrule", f"{FOOTRULE}:ldp_footrule", kappa="kappa"),
+    "dp-ptas": _private("dp-ptas", f"{FOOTRULE}:dp_ptas", solver="solver", variant="variant", buckets="buckets"),
 }
 INTERVAL_METHODS = ("noisy-matrix", "ldp-matrix", "dp-footrule", "ldp-footrule")  # releases a statistic
 PRIVATE_METHODS = tuple(name for name, method in METHODS.items() if getattr(method, "private", False))
@@ -106,7 +120,7 @@ def register(sub) -> None:
                     "row) into one ranking, exactly or with differential privacy protecting each "
                     "ranking.")
     p.add_argument("file", help="rankings file: PrefLib .soc/.soi/.toc, or CSV (rank1,rank2,... "
-                                "columns of item labels, or one rank column per item)")
+                                "columns of item labels, or one rank column per item); " + STDIN_HELP)
     p.add_argument("--method", choices=list(METHODS), default="exact",
                    help="aggregation method (default exact Kemeny)")
     p.add_argument("--epsilon", type=float, help="privacy parameter (private methods)")
@@ -140,10 +154,23 @@ def register(sub) -> None:
     add_interval_options(p, scores=False)
     add_output_options(p)
     add_ledger_option(p)
+    add_quiet_option(p)
     p.set_defaults(func=run_aggregate)
 
 
 def run_aggregate(args) -> int:
+    import numpy as np
+
+    from .. import limits
+    from ..aggregation.kemeny import DP_MAX_ITEMS
+    from ..data.io import read_item_list, read_rankings
+    from ..inference import plot_intervals
+    from ..metrics import footrule_cost, kemeny_cost
+    from .engine_options import engine_rankings
+    from .intervals import check_interval_size, interval_rows
+    from .ledger import ledger_release
+    from .output import emit, render, shown_guarantee
+
     if args.best_of < 1:
         raise InputError("--best-of must be >= 1")
     limits.check("BEST_OF", args.best_of, "--best-of", "use --solver local-search to polish one run instead")

@@ -1,4 +1,10 @@
-"""Argument types shared by the subcommands: values argparse refuses with a usage error (exit 2)."""
+"""Arguments shared by the subcommands, and their types: values argparse refuses with a usage error (exit 2).
+
+This module and the parsers of every subcommand import nothing heavy (numpy, scipy, pyarrow): the
+commands import what they use when they run, so that ``privrank COMMAND --help`` starts fast.
+Choices and defaults that the library defines are written out here and in the parsers, and a test
+checks that they agree with the library's.
+"""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +23,23 @@ def seed(text: str) -> int:
         raise argparse.ArgumentTypeError("the seed must be a whole number >= 0")
     return value
 
+
+#: what the help of a data file argument says about standard input
+STDIN_HELP = ("'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
+              "told apart by their first bytes, PrefLib by its leading '#' comment; anything else is read as CSV")
+#: the environment variable naming the default privacy ledger (privrank.ledger.ENV_PATH)
+LEDGER_ENV = "PRIVRANK_LEDGER"
+
+
+def add_ledger_option(parser) -> None:
+    parser.add_argument("--ledger", metavar="PATH",
+                        help=f"privacy ledger file (default ${LEDGER_ENV}, else ~/.local/share/privrank/ledger.sqlite)")
+
+
+def add_quiet_option(parser) -> None:
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing on standard error but errors: no progress bars, notes or warnings (the "
+                             "result, its guarantee and every caveat the guarantee states are printed as usual)")
 
 
 def check_release_epsilons(args) -> None:
@@ -62,6 +85,7 @@ COMMANDS = {
     "demo": ("demo", "private rankings of LLMs (LLMFAO) and NFL teams, shipped data"),
     "reproduce": ("reproduce", "re-run a paper's experiments, draw its figures and check its claims"),
     "serve": ("serve", "a local-DP survey: respondents randomize in their browser; live private ranking"),
+    "completion": ("completion", "print a shell completion script (bash, zsh or tcsh)"),
 }
 
 

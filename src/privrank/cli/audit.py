@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..audit import DEFAULT_DELTA, mechanisms, run_audit
 from ..errors import InputError
-from .arguments import seed, summary
+from .arguments import add_quiet_option, seed, summary
+
+#: the claimed delta of an approximate-DP mechanism when --delta is not given (privrank.audit.DEFAULT_DELTA)
+DEFAULT_DELTA = 1e-6
 
 
 def register(sub) -> None:
@@ -33,10 +35,13 @@ def register(sub) -> None:
                             "a sound audit must then exit 1")
     p.add_argument("--trials", type=int, help="runs per input (default: the mechanism's)")
     p.add_argument("--seed", type=seed, help="seed for a reproducible audit")
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..audit import mechanisms, run_audit
+
     if args.list:
         if args.name:
             raise InputError("--list takes no mechanism name")

@@ -3,11 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..data.datasets import load_llmfao, load_nfl
-from ..metrics import kendall_distance
-from ..pairwise.btl import fit_btl
-from ..pairwise.local import debiased_randomized_response
-from .arguments import seed, summary
+from .arguments import add_quiet_option, seed, summary
 
 EPSILONS = (0.5, 1.0, 2.0, math.inf)
 
@@ -17,10 +13,15 @@ def register(sub) -> None:
                        description="Debiased randomized response + BTL on the shipped LLMFAO and NFL data.")
     p.add_argument("--seed", type=seed, default=2024, help="seed of the demo's randomness (default 2024)")
     p.add_argument("--top", type=int, default=5, help="how many top items to show (default 5)")
+    add_quiet_option(p)
     p.set_defaults(func=run_demo)
 
 
 def _section(title, comps, seed, top, user_budget=None):
+    from ..metrics import kendall_distance
+    from ..pairwise.btl import fit_btl
+    from ..pairwise.local import debiased_randomized_response
+
     exact = fit_btl(comps)
     print(f"\n== {title} ==")
     print(f"{comps.n_records} comparisons of {comps.n_items} items"
@@ -45,6 +46,8 @@ def _section(title, comps, seed, top, user_budget=None):
 
 
 def run_demo(args) -> int:
+    from ..data.datasets import load_llmfao, load_nfl
+
     llm = load_llmfao()
     print("privrank demo: debiased randomized response (Xu, Sun, Cheng) + regularised BTL.")
     print("Each answer is randomized on the respondent's side; the ranking is post-processing.")

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 
-from .._rng import as_generator
-from ..data.io import ComparisonFile
-from ..engines import DEFAULT_BATCH_SIZE, ENGINES, sufficient_statistics
 from ..errors import InputError
-from ..pairwise.release import non_private_release, release_from_reports
-from ..progress import RecordsBar
 
+#: --engine's choices (privrank.engines.ENGINES) and --batch-size's default (privrank.engines.DEFAULT_BATCH_SIZE)
+ENGINES = ("local", "stream", "dask")
+DEFAULT_BATCH_SIZE = 1 << 20
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
 #: aggregate methods the stream and dask engines run, and the statistic of the rankings each reads
 ENGINE_AGGREGATION = {
@@ -52,6 +50,9 @@ def _check_scheduler(args) -> None:
 
 def _statistics(args, **kwargs):
     """``sufficient_statistics`` of ``args.file`` on ``--engine``, with a progress bar on a terminal."""
+    from ..engines import sufficient_statistics
+    from ..progress import RecordsBar
+
     bar = RecordsBar() if args.engine == "stream" else None
     try:
         return sufficient_statistics(args.file, engine=args.engine, batch_size=args.batch_size,
@@ -66,6 +67,9 @@ def engine_release(args, items=None):
     """``(release, tally)``: the release of ``args.file`` for ``--mechanism`` computed by ``--engine
     stream`` or ``dask`` (the same release, float for float, as the local engine's) and the tally
     it was computed from; ``items`` is the item list."""
+    from ..data.io import ComparisonFile
+    from ..pairwise.release import non_private_release, release_from_reports
+
     _check_scheduler(args)
     if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None or args.max_answers is not None:
         raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
@@ -99,6 +103,8 @@ def engine_rankings(args, methods):
     seed. Non-private outputs and ``--non-private-diagnostics`` report the Kemeny and footrule
     costs, so they read both exact statistics.
     """
+    from .._rng import as_generator
+
     _check_scheduler(args)
     if args.method not in ENGINE_AGGREGATION:
         raise InputError(f"--method {args.method} needs the whole profile in memory (ldp-kwiksort asks voters "

@@ -4,7 +4,9 @@ from __future__ import annotations
 import warnings
 
 from ..errors import InputError, UtilityWarning
-from ..inference import METHODS, aggregate_intervals, check_interval_cost, confidence_intervals, indistinguishable
+
+#: --ci-method's choices (privrank.inference.METHODS)
+CI_METHODS = ("sandwich", "bootstrap")
 
 
 def add_interval_options(parser, *, scores: bool = True) -> None:
@@ -15,7 +17,7 @@ def add_interval_options(parser, *, scores: bool = True) -> None:
                              "privacy cost)")
     parser.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
     if scores:
-        parser.add_argument("--ci-method", choices=METHODS, default="sandwich",
+        parser.add_argument("--ci-method", choices=CI_METHODS, default="sandwich",
                             help="sandwich covariance (default) or parametric bootstrap through the mechanism")
         parser.add_argument("--bias-corrected", action="store_true",
                             help="centre the intervals on the ridge-free estimate (adds score_corrected)")
@@ -31,6 +33,8 @@ def check_interval_size(args, items: int, *, cubic: bool) -> None:
     ``items x items`` problem (module docstring of :mod:`privrank.inference`).
     """
     if args.ci or args.plot:
+        from ..inference import check_interval_cost
+
         bootstrap = getattr(args, "ci_method", "bootstrap") == "bootstrap"
         check_interval_cost(items, n_bootstrap=1000 if bootstrap else None, cubic=cubic,
                             advice="leave out --ci, or rank fewer items")
@@ -49,6 +53,8 @@ def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):
             raise InputError("--ci-level, --ci-method and --bias-corrected apply with --ci" if scores else
                              "--ci-level applies with --ci")
         return rows, None
+    from ..inference import aggregate_intervals, confidence_intervals
+
     if scores:
         ci = confidence_intervals(res, level=args.ci_level, method=args.ci_method, bias_corrected=args.bias_corrected,
                                   rng=args.seed)
@@ -74,6 +80,8 @@ def suggest_epsilon(res, ci) -> None:
     same number of items and of reports. Both are public in the local model (every randomized
     report is seen), so the suggestion is post-processing; nothing is printed for central releases,
     whose record count need not be public."""
+    from ..inference import indistinguishable
+
     release = getattr(res, "release", None)
     m = len(ci.items)
     if release is None or release.guarantee.model != "local" or not indistinguishable(ci.rank_lower, ci.rank_upper):

@@ -20,15 +20,10 @@ from ..data.io import ComparisonFile, holds_rankings
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import BUDGET_UNITS, ENV_PATH, RELEASE_COLUMNS, Ledger, fingerprint
+from ..ledger import BUDGET_UNITS, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
 from .output import _fmt_cell, _json_safe, emit
-from .arguments import summary
-
-
-def add_ledger_option(parser) -> None:
-    parser.add_argument("--ledger", metavar="PATH",
-                        help=f"privacy ledger file (default ${ENV_PATH}, else ~/.local/share/privrank/ledger.sqlite)")
+from .arguments import add_ledger_option, summary
 
 
 class LedgerRelease:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from contextlib import nullcontext
 
 from ..errors import InputError, check_epsilon
-from ..plan import (BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, design_like, plot_curve, predict,
-                    smallest_epsilon)
-from .arguments import seed, summary
-from .output import _json_safe
+from .arguments import STDIN_HELP, add_quiet_option, seed, summary
 
+#: the mechanisms of each trust model (privrank.plan.MECHANISMS)
+MECHANISMS = {"local": ("debiased-rr",), "central": ("objective-perturbation", "noisy-copeland")}
 TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
 
 
@@ -26,7 +26,8 @@ def register(sub) -> None:
     p.add_argument("--like", metavar="FILE",
                    help="a comparisons file like the planned study's (pilot or public data): its non-private BTL "
                         "fit gives the true scores simulated, and its users and comparisons per user the "
-                        "defaults (the plan shows facts of this file: do not use the data you will release)")
+                        "defaults (the plan shows facts of this file: do not use the data you will release); "
+                        + STDIN_HELP)
     p.add_argument("--comparisons-per-user", type=int, metavar="K",
                    help="comparisons each user answers (default: every pair once)")
     p.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
@@ -45,6 +46,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--plot", metavar="PATH", help="plot the predicted errors against epsilon (needs matplotlib)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    add_quiet_option(p)
     p.set_defaults(func=run_plan)
 
 
@@ -70,6 +72,9 @@ def _target(text: str) -> tuple[str, float]:
 
 
 def run_plan(args) -> int:
+    from ..plan import BISECTIONS, EPSILON_GRID, Design, check_size, design_like, plot_curve, predict, smallest_epsilon
+    from .output import _json_safe
+
     if args.mechanism and args.mechanism not in MECHANISMS[args.model]:
         raise InputError(f"--mechanism {args.mechanism} belongs to the "
                          f"{'central' if args.model == 'local' else 'local'} model: add --model")
@@ -78,8 +83,11 @@ def run_plan(args) -> int:
         if args.items is not None or args.spread != 4.0:
             raise InputError("--like takes the items and their scores from the file: drop --items and --spread")
         from ..data.io import read_comparisons
-        design = design_like(read_comparisons(args.like), users=args.users,
-                             comparisons_per_user=args.comparisons_per_user, **options)
+        from ..data.pinned import PinnedFile
+
+        with PinnedFile.standard_input() if args.like == "-" else nullcontext(args.like) as like:
+            comps = read_comparisons(like)
+        design = design_like(comps, users=args.users, comparisons_per_user=args.comparisons_per_user, **options)
     else:
         if args.items is None or args.users is None:
             raise InputError("give --items and --users (or --like FILE)")

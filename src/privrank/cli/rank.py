@@ -8,28 +8,22 @@ from __future__ import annotations
 
 import sys
 
-from ..data.io import ComparisonColumns, ComparisonFile, comparisons_to_csv, read_comparisons, read_item_list
-from ..data.ratings import DEFAULT_MAX_PAIRS, comparisons_from_ratings, holds_ratings
-from ..data.tabular import ColumnarFile
 from ..errors import InputError
-from ..pairwise.btl import fit_btl, refuse_uncompared
-from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
-from ..pairwise.links import LINKS
-from ..pairwise.local import (classic_randomized_response, debiased_randomized_response, local_laplace,
-                                randomized_response)
-from ..pairwise.release import WEIGHTS, non_private_release
-from ..inference import plot_intervals
-from ..inference.manipulation import manipulation_margin
-from .engine_options import add_engine_options, engine_release
-from .intervals import add_interval_options, check_interval_size, interval_rows
-from .ledger import add_ledger_option, ledger_release
-from .output import add_output_options, emit, render, shown_guarantee
-from .arguments import seed, summary
+from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, seed, summary
+from .engine_options import add_engine_options
+from .intervals import add_interval_options
+from .output import add_output_options
 
+#: --max-pairs' default (privrank.data.ratings.DEFAULT_MAX_PAIRS), --link's choices (privrank.pairwise.links.LINKS)
+#: and --weights' (privrank.pairwise.release.WEIGHTS)
+DEFAULT_MAX_PAIRS = 10
+LINKS = ("logistic", "probit")
+WEIGHTS = ("uniform", "inverse_variance")
+#: the local mechanisms and the functions of privrank.pairwise.local that release them
 LOCAL_MECHANISMS = {
-    "debiased-rr": debiased_randomized_response,
-    "rr": classic_randomized_response,
-    "laplace": local_laplace,
+    "debiased-rr": "debiased_randomized_response",
+    "rr": "classic_randomized_response",
+    "laplace": "local_laplace",
 }
 CENTRAL_MECHANISMS = ("objective-perturbation", "noisy-copeland")
 BASELINES = ("penalised-mle", "copeland", "rank-centrality")
@@ -53,7 +47,8 @@ def add_budget_options(parser) -> None:
 def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
                                      "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
-                                     "column marks randomized reports) or of ratings (user,item,rating)")
+                                     "column marks randomized reports) or of ratings (user,item,rating); "
+                                     + STDIN_HELP)
     parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
                         help=f"privacy mechanism or non-private baseline (default {default_mechanism})")
     add_budget_options(parser)
@@ -61,7 +56,7 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                         help="local mechanisms and none: ridge strength, a number, 'default' (G(eps)) or 'paper'")
     parser.add_argument("--weights", choices=WEIGHTS, default="uniform",
                         help="local mechanisms: weighting of debiased reports with different epsilons")
-    parser.add_argument("--link", choices=sorted(LINKS),
+    parser.add_argument("--link", choices=LINKS,
                         help="objective-perturbation and penalised-mle: link function (default logistic)")
     parser.add_argument("--gamma",
                         help="objective-perturbation and penalised-mle: ridge, a number or 'theory' (default)")
@@ -93,6 +88,7 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     add_engine_options(parser)
     add_output_options(parser)
     add_ledger_option(parser)
+    add_quiet_option(parser)
 
 
 def register(sub) -> None:
@@ -112,11 +108,12 @@ def register(sub) -> None:
     r = sub.add_parser("randomize", help=summary("randomize"),
                        description="Randomize every answer of FILE with randomized response and write the "
                                    "reports with their epsilon column.")
-    r.add_argument("file")
+    r.add_argument("file", help="CSV, Parquet or Arrow file of comparisons or ratings; " + STDIN_HELP)
     add_budget_options(r)
     r.add_argument("--output", "-o", required=True, metavar="OUT")
     r.add_argument("--force", action="store_true", help="overwrite an existing output file")
     add_ledger_option(r)
+    add_quiet_option(r)
     r.set_defaults(func=run_randomize)
 
 
@@ -140,11 +137,14 @@ def _gamma(text):
 
 def local_release(comps, args):
     """The local release for ``--mechanism`` (a local mechanism or ``none``)."""
+    from ..pairwise import local
+    from ..pairwise.release import non_private_release
+
     if args.mechanism == "none":
         if args.epsilon is not None or args.user_epsilon is not None:
             raise InputError("--mechanism none is not private: drop --epsilon / --user-epsilon")
         return non_private_release(comps)
-    mech = LOCAL_MECHANISMS[args.mechanism]
+    mech = getattr(local, LOCAL_MECHANISMS[args.mechanism])
     if comps.is_randomized:
         if args.epsilon is not None or args.user_epsilon is not None:
             raise InputError("the file holds randomized reports with their own epsilon column; "
@@ -196,6 +196,8 @@ def _check_data(args, comps) -> None:
     """Refuse, before anything is charged, what the release would refuse after its draw."""
     import numpy as np
 
+    from ..pairwise.btl import refuse_uncompared
+
     m = comps.n_items
     if getattr(args, "k", None) is not None and args.k > m:
         raise InputError(f"--k must be between 1 and the number of items ({m})")
@@ -204,6 +206,8 @@ def _check_data(args, comps) -> None:
 
 
 def _items(args):
+    from ..data.io import read_item_list
+
     return read_item_list(args.items) if args.items else None
 
 
@@ -218,6 +222,10 @@ def read_data(args, items=None):
     """The comparisons of ``args.file``, saying on stderr which layout was read when it is not one of
     privrank's own; a ratings table gives each user's pairs, at most ``--max-pairs``, and a per-user
     ``--epsilon`` release then declares that bound (``--max-answers``)."""
+    from ..data.io import ComparisonColumns, read_comparisons
+    from ..data.ratings import comparisons_from_ratings, holds_ratings
+    from ..data.tabular import ColumnarFile
+
     header = ColumnarFile(args.file).header
     args.ratings = holds_ratings(header)
     if not args.ratings:
@@ -252,6 +260,9 @@ def fitted_ranking(args, comps=None):
     raw data appear for local fits (post-processing of a private release), for non-private
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
+    from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
+    from .engine_options import engine_release
+
     _check_options(args)
     comps = _read(args) if comps is None else comps
     if comps is None:
@@ -296,6 +307,9 @@ def _margin_applies(args, file_holds_reports: bool) -> bool:
 def _local_fit(release, args, reports=None):
     """The BTL fit of a local release; with ``reports`` (the file's randomized reports or their
     tally) the extras carry the manipulation margin of the fit (``margin``)."""
+    from ..inference.manipulation import manipulation_margin
+    from ..pairwise.btl import fit_btl
+
     fit = fit_btl(release, lam=_lam(args.lam))
     extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
     if reports is not None:
@@ -318,6 +332,12 @@ def _with_margin(rows, margin, notes, fmt) -> None:
 
 def run_ranking(args) -> int:
     """Charge (inside the mechanism, before its noise), then intervals, render and write."""
+    from ..data.io import ComparisonFile
+    from ..inference import plot_intervals
+    from .intervals import check_interval_size, interval_rows
+    from .ledger import ledger_release
+    from .output import emit, render, shown_guarantee
+
     comps = _read(args)
     if comps is not None:
         check_interval_size(args, comps.n_items, cubic=args.mechanism != "noisy-copeland")
@@ -342,6 +362,11 @@ def run_ranking(args) -> int:
 
 def run_randomize(args) -> int:
     """Randomize a file of answers: charged to the ledger (per comparison) before any answer is flipped."""
+    from ..data.io import comparisons_to_csv
+    from ..pairwise.local import randomized_response
+    from .ledger import ledger_release
+    from .output import emit
+
     if args.epsilon is None and args.user_epsilon is None:
         raise InputError("randomize needs --epsilon or --user-epsilon")
     comps = read_data(args)

@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from ..experiments.runner import load_study, run
-from .arguments import seed, summary
+from .arguments import add_quiet_option, seed, summary
 
 
 def register(sub) -> None:
@@ -24,10 +23,13 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed, default=0, metavar="S", help="seed of the whole run (default 0)")
     p.add_argument("--jobs", type=int, default=2, metavar="J", help="worker processes (default 2)")
     p.add_argument("--fresh", action="store_true", help="recompute the cells already stored in DIR")
+    add_quiet_option(p)
     p.set_defaults(func=run_reproduce)
 
 
 def run_reproduce(args) -> int:
+    from ..experiments.runner import load_study, run
+
     study = load_study(args.study, quick=args.quick, reps=args.reps)
     out = Path(args.out or Path("results") / study.name)
     if out.exists() and not out.is_dir():

@@ -155,7 +155,8 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
                         else None, cubic=heavy,
                         advice="use fewer replicates (Python: n_bootstrap=) or fewer items"
-                               + (", or the KwikSort solver (--solver kwiksort)" if heavy else ""))
+                               + (", or the KwikSort solver (solver='kwiksort'; CLI: --solver kwiksort)" if heavy
+                                  else ""))
     if isinstance(release, MatrixRelease):
         statistic, solve, target = _kemeny_replicates(release, result.details, solver, gen)
     else:
