@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from ..errors import InputError, check_epsilon
 from ..plan import (BISECTIONS, EPSILON_GRID, MECHANISMS, Design, check_size, design_like, plot_curve, predict,
                     smallest_epsilon)
 from .arguments import seed, summary
-from .output import _json_safe
+from .output import dumps
 
 TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": "topk_hamming", "linf": "linf"}
 
@@ -102,7 +101,7 @@ def run_plan(args) -> int:
     doc = best.to_dict()
     doc["target"] = None if target is None else {"metric": target[0], "value": target[1]}
     if args.format == "json":
-        print(json.dumps(_json_safe(doc), indent=2))
+        print(dumps(doc))
         return 0
     print(f"plan: {design.model} model, {design.method}; {design.items} items, {design.users} users, "
           f"{design.per_user} comparisons per user")
