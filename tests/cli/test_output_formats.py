@@ -15,6 +15,7 @@ import pytest
 
 from privrank.cli.output import GUARANTEE_COLUMNS, PARQUET_KEY
 from privrank.guarantees import Guarantee
+from privrank.ledger import Ledger
 
 pd = pytest.importorskip("pandas")
 LABELS = ["C#", "=x", "a,b", 'say "hi"', "'quoted'", "two words", "#7"]
@@ -125,3 +126,10 @@ def test_guarantee_to_dict_states_no_parameter_of_an_output_that_is_not_private(
     shown = g.without_privacy("exact costs shown").to_dict()
     assert shown["private"] is False and shown["epsilon"] is None and shown["delta"] is None
     json.dumps(shown, allow_nan=False)
+
+
+def test_parquet_is_not_written_to_a_terminal(cli, pairs, private_ledger, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    code, _, err = cli("rank", pairs, "--epsilon", "1", "--format", "parquet")
+    assert code == 2 and "Parquet is binary" in err and "nothing was released" in err
+    assert not private_ledger.exists() or Ledger(private_ledger).releases() == []

@@ -92,6 +92,9 @@ def ledger_release(args, data):
     if output is None and not _stdout_open():
         raise InputError("standard output is closed: write the release to a file with --out FILE "
                          "(nothing was released)")
+    if output is None and getattr(args, "format", None) == "parquet" and sys.stdout.isatty():
+        raise InputError("Parquet is binary, not for a terminal: write it to a file with --out FILE (nothing was "
+                         "released)")
     reserved = []
     try:
         for out in (output, plot):

@@ -31,6 +31,7 @@ SUFFIX_FORMATS = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": 
 #: ``guarantee_detail`` (the exact statement, as the table's ``guarantee:`` line)
 GUARANTEE_COLUMNS = ("private", "epsilon", "delta", "epsilon_per_user", "model", "unit", "mechanism", "seeded",
                      "guarantee", "guarantee_detail")
+#: guarantee columns that Parquet types as numbers, also when every row's is empty
 _NUMBERS = ("epsilon", "delta", "epsilon_per_user")
 #: the key of the guarantee (JSON) in a Parquet output's schema metadata
 PARQUET_KEY = b"privrank.guarantee"
