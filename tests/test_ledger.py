@@ -207,7 +207,7 @@ def test_foreign_damaged_and_locked_files_are_refused(tmp_path):
         assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["customers"]  # untouched
     damaged = tmp_path / "damaged.sqlite"
     damaged.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(InputError, match="damaged or not a privrank ledger"):
+    with pytest.raises(InputError, match="not a privrank ledger, or its first page is damaged"):
         Ledger(damaged)
     with pytest.raises(InputError, match="fingerprint"):
         Ledger(tmp_path / "l.sqlite").record(None, G1)
@@ -312,3 +312,19 @@ def test_a_journal_or_ledger_on_a_full_or_read_only_file_system_is_refused_befor
     for name in ("l.sqlite", "new.sqlite"):
         with pytest.raises(InputError, match="ledger .* read-only"):
             Ledger(small_fs.path / name)
+
+
+@pytest.mark.parametrize("entry", ["[]", '"text"', "null", "3", '{"path": "x", "releases": 1}',
+                                   '{"ledger": 7, "path": "x", "releases": 1}', "{ledger}",
+                                   '{"ledger": "ID", "path": "x", "releases": "9"}',
+                                   '{"ledger": "ID", "path": "x", "releases": -1}',
+                                   '{"ledger": "ID", "path": "x", "releases": true}'])
+def test_a_journal_entry_of_the_wrong_shape_is_a_clear_error(tmp_path, entry):
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        ledger.record("data", G1)
+        journal = ledger._journal("data")
+        journal.write_text(entry.replace("ID", ledger.id))
+        for act in (lambda: ledger.record("data", G1), lambda: ledger.set_budget("data", "ranking", 5.0)):
+            with pytest.raises(InputError, match="journal entry .* is unreadable or damaged.*restore it"):
+                act()
+        assert len(ledger.releases()) == 1

@@ -14,7 +14,14 @@
   as ``/proc`` is refused), an existing target is opened for writing without truncating it (it
   stays whole if the release later fails), and a new target is created exclusively (``O_EXCL``)
   as an empty placeholder, so that two releases to one path cannot both pass the check and both
-  be charged. A device or FIFO is opened for writing at once and kept open until it is written:
+  be charged. A placeholder has a marker beside it (``.NAME.privrank-reserved``, holding the
+  process id) that its process keeps locked (``flock``) until the output is written or abandoned.
+  A process killed in between (SIGKILL) leaves both; the kernel drops its lock, and the next
+  release to that path takes the reservation over (the killed run's spend, if it was charged,
+  stays in the ledger: it over-counts, the safe side). Only an empty file with an unlocked marker
+  is taken over: a file with data is a release (or a file of someone else), an empty file without
+  a marker is not privrank's, and a locked marker is a release still running; each is refused,
+  saying which it is. A device or FIFO is opened for writing at once and kept open until it is written:
   one that cannot be opened is refused, and a FIFO waits here, before anything is charged, for
   its reader. (A device can still fail the write itself, as ``/dev/full`` does: that cannot be
   foreseen without writing.) :meth:`Output.abandon` removes a placeholder that was never
@@ -25,6 +32,7 @@
 """
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import stat
@@ -55,6 +63,7 @@ class Output:
         self.force = force
         self.plot = plot
         self._placeholder = False
+        self._marker = None  # the locked marker of the placeholder (a file descriptor)
         self._stream = None  # a device or FIFO opened by reserve()
         if plot:
             self.format()
@@ -98,22 +107,32 @@ class Output:
         directory = target.parent if str(target.parent) else Path(".")
         if not directory.is_dir():
             raise InputError(f"directory {directory} does not exist")
-        if target.exists() and not self.force:
+        if target.exists() and not self.force and not _empty_file(target):
             raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
         _probe_directory(directory, target.name)
-        if target.exists():
+        if target.exists() and self.force:
             try:  # without O_TRUNC: the file stays whole until the release replaces it
                 os.close(os.open(target, os.O_WRONLY))
             except OSError as exc:
                 raise InputError(f"{self.path} is not writable ({exc.strerror})") from None
             return
+        marker, found = _lock_marker(target, self.path)
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it") from None
-        except OSError as exc:
-            raise InputError(f"cannot create {self.path} ({exc.strerror})") from None
-        os.close(fd)
+            if target.exists() and not (found and _empty_file(target)):  # else an abandoned placeholder: taken over
+                raise InputError(f"{self.path} exists" + (" (an empty file that no privrank release reserved)" if
+                                                          _empty_file(target) else "")
+                                 + "; pass --force (force=True) to overwrite it")
+            if not target.exists():
+                try:
+                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                except FileExistsError:
+                    raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it") from None
+                except OSError as exc:
+                    raise InputError(f"cannot create {self.path} ({exc.strerror})") from None
+        except BaseException:
+            _unlock_marker(target, marker)
+            raise
+        self._marker = marker
         self._placeholder = True
 
     def abandon(self) -> None:
@@ -132,6 +151,12 @@ class Output:
                     target.unlink()
             except OSError:
                 pass
+            self._release_marker()
+
+    def _release_marker(self) -> None:
+        if self._marker is not None:
+            marker, self._marker = self._marker, None
+            _unlock_marker(self._target(), marker)
 
     def write_text(self, text: str) -> None:
         self.write_bytes(text.encode("utf-8"))
@@ -173,6 +198,7 @@ class Output:
                 raise self._write_error(exc) from None
             raise
         self._placeholder = False
+        self._release_marker()
 
     def _write_error(self, exc: OSError) -> InputError:
         return InputError(f"could not write the output to {self.path} ({exc.strerror})")
@@ -234,6 +260,64 @@ def _probe_directory(directory: Path, name: str) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _empty_file(path: Path) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
+
+
+def _marker_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.privrank-reserved")
+
+
+def _lock_marker(target: Path, shown) -> tuple[int, bool]:
+    """Lock the reservation marker of ``target`` (created if missing, with this process's id): returns
+    its file descriptor and whether it was there before (left by a process that no longer holds it).
+    A marker that another process holds locked is refused: its release is still running."""
+    path = _marker_path(target)
+    for _ in range(10):  # a marker removed or replaced between the open and the lock: look again
+        try:
+            fd, found = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), False
+        except FileExistsError:
+            try:
+                fd, found = os.open(path, os.O_RDWR), True
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise InputError(f"cannot reserve {shown} ({exc.strerror} on {path})") from None
+        except OSError as exc:
+            raise InputError(f"cannot create {shown} ({exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise InputError(f"{shown} is reserved by a privrank release that is still running"
+                             + (f" (process {pid})" if pid.isdigit() else "")
+                             + "; wait for it to end, or write to another file") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            return fd, found
+        os.close(fd)
+    raise InputError(f"cannot reserve {shown}: other processes keep reserving it; try again")
+
+
+def _unlock_marker(target: Path, fd: int) -> None:
+    """Remove the reservation marker of ``target`` (locked by ``fd``), then unlock it."""
+    try:
+        _marker_path(target).unlink(missing_ok=True)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _remove_stale_temporaries(target: Path) -> None:

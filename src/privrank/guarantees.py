@@ -99,10 +99,13 @@ class Guarantee:
         return replace(self, private=False, note=(self.note + " " if self.note else "") + reason)
 
     def to_dict(self) -> dict:
+        """The fields as JSON values: numbers are numbers, and not one is infinite. An output that is
+        not private has ``private: False`` and every privacy parameter None (an underlying release's
+        are in :meth:`describe`), so that no reader takes them for a guarantee."""
         d = asdict(self)
-        for k, v in d.items():
-            if isinstance(v, float) and math.isinf(v):
-                d[k] = None if k != "epsilon" else "inf"
+        for k in _PARAMETERS:
+            if not self.private or (d[k] is not None and math.isinf(d[k])):
+                d[k] = None
         return d
 
     def describe(self) -> str:
@@ -155,6 +158,9 @@ class Guarantee:
         zcdp = f" (from {_fmt(self.rho)}-zCDP)" if self.rho is not None else ""
         return f"{params}-DP{zcdp}, {self.model} model, protecting {self.unit} [{self.mechanism}]"
 
+
+#: the privacy parameters of a Guarantee (None in :meth:`Guarantee.to_dict` of an output that is not private)
+_PARAMETERS = ("epsilon", "delta", "epsilon_per_comparison", "epsilon_per_user", "rho")
 
 SEEDED_NOTE = ("SEEDED RUN: reproducible research output, not a private release (whoever knows the seed "
                "can remove the noise); leave the seed out for a real release.")

@@ -26,8 +26,10 @@ its fingerprint) remembers which ledger holds each data set's budget and release
 releases it had. A release or budget of a data set that the journal places in another ledger,
 or in this ledger with more releases than it now holds (a ledger truncated, deleted, replaced,
 or restored from an older copy), is refused with a message that says where its history is. An
-existing empty file, a file of another application, a damaged file and a locked ledger are
-refused with a clear error before anything is released.
+existing empty file, a file of another application, a damaged file (any damaged page: the ledger
+is checked, ``PRAGMA quick_check``, when it is opened), a journal entry privrank did not write
+and a locked ledger are refused with a clear error before anything is released; a damaged ledger
+is never replaced by a new one.
 
 The data set is identified by :func:`fingerprint`, computed from its records as a multiset
 (independent of row order, file format and unused items), in memory or streamed from the file:
@@ -351,6 +353,9 @@ class Ledger:
             if foreign:
                 raise InputError(f"{self.path} is a database of another application, not a privrank ledger; "
                                  "give privrank a file of its own")
+            problems = [r[0] for r in self._db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {problems[0]}")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
@@ -378,7 +383,7 @@ class Ledger:
         eps = check_epsilon(epsilon)
         dlt = check_delta(delta)
         _check_fingerprint(fingerprint)
-        with self._journalled(fingerprint) as entry:
+        with _database_errors(self.path), self._journalled(fingerprint) as entry:
             entry.releases = self._check_journal(fingerprint)
             self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
                              (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
@@ -402,7 +407,7 @@ class Ledger:
             raise InputError("record needs the release's Guarantee")
         _check_fingerprint(fingerprint)
         row = _release_row(guarantee)
-        with self._journalled(fingerprint) as entry:
+        with _database_errors(self.path), self._journalled(fingerprint) as entry:
             self._check_journal(fingerprint)
             past = self._releases(fingerprint)
             for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
@@ -429,8 +434,11 @@ class Ledger:
         except (FileNotFoundError, NotADirectoryError):  # none yet (a journal that cannot be written is refused
             return count                                   # when the entry is staged)
         except (OSError, ValueError):
-            raise InputError(f"the ledger journal entry {self._journal(fingerprint)} is unreadable; restore or "
-                             "delete it") from None
+            entry = None
+        if not _journal_entry(entry):
+            raise InputError(f"the ledger journal entry {self._journal(fingerprint)} is unreadable or damaged (not an "
+                             "entry privrank writes); restore it from a backup, or delete it (the ledger then no "
+                             "longer checks that it holds this data set's whole history)")
         if entry.get("ledger") != self.id:
             raise InputError(f"this data set's budget and releases are recorded in another ledger ({entry.get('path')}); "
                              "this one does not know them. Use --ledger with that file (or restore it); to start over "
@@ -495,7 +503,9 @@ class Ledger:
         """Budgets with what has been spent on them and what remains."""
         where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
         out = []
-        for b in self._db.execute(f"SELECT * FROM budgets {where} ORDER BY time", params).fetchall():
+        with _database_errors(self.path):
+            rows = self._db.execute(f"SELECT * FROM budgets {where} ORDER BY time", params).fetchall()
+        for b in rows:
             eps, delta = spent(self._releases(b["fingerprint"]), b["unit"])
             out.append({**dict(b), "spent_epsilon": eps, "spent_delta": delta,
                         "remaining_epsilon": max(b["epsilon"] - eps, 0.0),
@@ -504,7 +514,8 @@ class Ledger:
 
     def _releases(self, fingerprint):
         where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
-        rows = self._db.execute(f"SELECT * FROM releases {where} ORDER BY id", params).fetchall()
+        with _database_errors(self.path):
+            rows = self._db.execute(f"SELECT * FROM releases {where} ORDER BY id", params).fetchall()
         return [{**dict(r), "private": bool(r["private"])} for r in rows]
 
     def _transaction(self):
@@ -551,7 +562,20 @@ class _database_errors:
         if "disk is full" in text or "disk i/o" in text:  # the file is fine; the disk is not
             raise InputError(f"could not write the ledger {self._path}: {exc}; free space (or mend the disk) and "
                              "run again: nothing was released") from None
-        raise InputError(f"{self._path} is damaged or not a privrank ledger ({exc})") from None
+        if "not a database" in text:
+            raise InputError(f"{self._path} is not a privrank ledger, or its first page is damaged ({exc}): if it is "
+                             "your ledger, restore it from a backup; else give privrank a file of its own "
+                             "(--ledger)") from None
+        raise InputError(f"the ledger {self._path} is damaged ({exc}): restore it from a backup. privrank does not "
+                         "start a new ledger in its place, since a ledger that forgets releases would let their "
+                         "budget be spent again") from None
+
+
+def _journal_entry(entry) -> bool:
+    """Whether ``entry`` has the shape :meth:`Ledger._stage_journal` writes: the ledger's id (text), its path
+    (text) and a release count (a whole number >= 0)."""
+    return (isinstance(entry, dict) and isinstance(entry.get("ledger"), str) and isinstance(entry.get("path", ""), str)
+            and type(entry.get("releases", 0)) is int and entry.get("releases", 0) >= 0)
 
 
 def _read_only(path: Path) -> bool:

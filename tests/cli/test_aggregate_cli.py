@@ -12,6 +12,7 @@ import pytest
 from privrank.aggregation.kemeny import exact_dp
 from privrank.cli import main
 from privrank.cli.aggregate import METHODS
+from privrank.cli.output import GUARANTEE_COLUMNS
 from privrank.data import datasets
 from privrank.data.io import read_rankings
 from privrank.metrics import footrule_cost, kemeny_cost
@@ -126,9 +127,9 @@ def test_table_output_and_unresolved_labels(capsys, ballots):
     assert code == 0 and out.startswith("rank  item") and "guarantee: 1-DP, central model" in out
     code, out, _ = run(capsys, "aggregate", ballots, "--method", "dp-kwiksort", "--epsilon", 1,
                        "--delta", 1e-6, "--seed", 4, "--format", "csv")
-    lines = out.splitlines()
-    table = [line for line in lines if not line.startswith("#")]
-    assert lines[0].startswith("# guarantee: (1, 1e-06)-DP") and table[0] == "rank,item" and len(table) == 6
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0])[:2] == ["rank", "item"] and len(rows) == 5
+    assert all(r["guarantee_detail"].startswith("(1, 1e-06)-DP") and r["delta"] == "1e-06" for r in rows)
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -155,8 +156,9 @@ def test_ci_columns(capsys, ballots, method):
     code, out, err = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",
                          "--format", "csv")
     assert code == 0, err
-    rows = list(csv.DictReader(line for line in io.StringIO(out) if not line.startswith("#")))
-    assert list(rows[0]) == ["rank", "item", "rank_lower", "rank_upper"]
+    rows = list(csv.DictReader(io.StringIO(out)))
+    columns = ["rank", "item", "rank_lower", "rank_upper", *GUARANTEE_COLUMNS]
+    assert list(rows[0])[:len(columns)] == columns and "intervals" in rows[0]  # then the method's notes
     assert all(1 <= int(r["rank_lower"]) <= int(r["rank"]) <= int(r["rank_upper"]) <= 5 for r in rows)
     code, again, _ = run(capsys, "aggregate", ballots, "--method", method, "--epsilon", 2, "--seed", 3, "--ci",
                          "--format", "csv")

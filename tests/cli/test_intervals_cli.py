@@ -7,14 +7,16 @@ import pytest
 
 from cli_data import items_of
 
+from privrank.cli.output import GUARANTEE_COLUMNS
+
 CI_COLUMNS = ["score_lower", "score_upper", "rank_lower", "rank_upper"]
 
 
 def test_rank_ci_columns_on_cems(cli, cems_file):
     code, out, err = cli("rank", cems_file, "--items", items_of(cems_file), "--epsilon", "1", "--seed", "3", "--ci", "--format", "csv")
     assert code == 0, err
-    rows = list(csv.DictReader(line for line in io.StringIO(out) if not line.startswith("#")))
-    assert list(rows[0]) == ["rank", "item", "score"] + CI_COLUMNS
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["rank", "item", "score", *CI_COLUMNS, *GUARANTEE_COLUMNS, "intervals"]
     for r in rows:
         assert float(r["score_lower"]) < float(r["score"]) < float(r["score_upper"])
         assert 1 <= int(r["rank_lower"]) <= int(r["rank"]) <= int(r["rank_upper"]) <= 6

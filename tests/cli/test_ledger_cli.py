@@ -14,9 +14,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from privrank.data.io import read_comparisons
-from privrank.guarantees import Guarantee
-from privrank.ledger import Ledger
+from privrank.guarantees import UNIT_USER, Guarantee
+from privrank.ledger import Ledger, fingerprint
 
 KILL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
@@ -231,3 +233,32 @@ def test_randomize_is_charged_and_a_dropped_column_keeps_the_budget(cli, pairs, 
     no_users.write_text("".join(",".join(line.split(",")[1:]) + "\n" for line in pairs.read_text().splitlines()))
     code, _, err = cli("rank", no_users, "--epsilon", "1", "--seed", "0")
     assert code == 2 and "refused" in err  # the same data set: 1.5 of 2 spent already
+
+
+def test_a_ledger_with_a_damaged_page_is_a_clear_error_and_is_kept(cli, pairs, tmp_path, private_ledger):
+    with Ledger(private_ledger) as ledger:
+        fp = fingerprint(pairs)
+        ledger.set_budget(fp, "user", 100.0, dataset=str(pairs))
+        for _ in range(200):
+            ledger.record(fp, Guarantee(0.01, model="local", unit=UNIT_USER, mechanism="rr"), dataset=str(pairs),
+                          output="x" * 200)
+    assert not private_ledger.with_name(private_ledger.name + "-wal").exists()  # all in the file
+    page = int.from_bytes(private_ledger.read_bytes()[16:18], "big")  # SQLite's page size, in its header
+    with open(private_ledger, "r+b") as fh:  # a page in the middle of the file gets bytes of no page
+        fh.seek(page * (private_ledger.stat().st_size // page // 2))
+        fh.write(bytes(range(256)) * (page // 256))
+    damaged = private_ledger.read_bytes()
+    out = tmp_path / "r.csv"
+    for argv in (["rank", pairs, "--user-epsilon", "1", "-o", out], ["ledger", "show"],
+                 ["ledger", "show", "--format", "json"], ["ledger", "set-budget", pairs, "--epsilon", "5"],
+                 ["ledger", "export"]):
+        code, _, err = cli(*argv)
+        assert code == 2 and f"the ledger {private_ledger} is damaged" in err and "restore it from a backup" in err
+    assert private_ledger.read_bytes() == damaged and not out.exists()  # not replaced by a fresh ledger
+
+
+def test_ledger_show_states_no_epsilon_for_a_release_that_is_not_private(cli, pairs):
+    assert cli("rank", pairs, "--mechanism", "none")[0] == 0
+    code, out, _ = cli("ledger", "show", "--format", "json")
+    release = json.loads(out, parse_constant=lambda name: pytest.fail(f"JSON holds {name}"))["releases"][0]
+    assert code == 0 and release["private"] is False and release["epsilon"] is None

@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 import privrank as pr
+from privrank.cli.output import GUARANTEE_COLUMNS
 from privrank.data.datasets import load_llmfao
 from privrank.data.io import comparisons_to_csv, read_comparisons
 
@@ -34,7 +35,7 @@ def quota_file(tmp_path, pairs):
 
 
 def _rows(out):
-    return list(csv.DictReader(line for line in io.StringIO(out) if not line.startswith("#")))
+    return list(csv.DictReader(io.StringIO(out)))
 
 
 def test_margin_in_every_format(cli, reports_file, llmfao_reports):
@@ -50,8 +51,9 @@ def test_margin_in_every_format(cli, reports_file, llmfao_reports):
     assert doc["fakes"] == expected.top.fakes and isinstance(doc["fakes"], int)
     assert doc["item"] == expected.top.item and doc["unit"] == "fake report" and doc["max_answers"] is None
     code, out, _ = cli("rank", reports_file, "--format", "csv")
-    assert f"# manipulation margin: {expected.describe()}\n" in out
-    assert list(_rows(out)[0]) == ["rank", "item", "score"]  # no column unless asked
+    rows = _rows(out)
+    assert {r["manipulation_margin"] for r in rows} == {expected.describe()}
+    assert list(rows[0]) == ["rank", "item", "score", *GUARANTEE_COLUMNS, "manipulation_margin"]  # no pairs column
 
 
 def test_margin_pairs_column(cli, reports_file, llmfao_reports):

@@ -1,8 +1,7 @@
 """Outputs that data cannot forge, write failures without tracebacks, and Ctrl-C at any time.
 
 Item labels come from the data: in the text table their control characters are shown escaped
-(one label, one line, no terminal escape sequence); in CSV a label a spreadsheet would evaluate
-starts with ``'``; JSON keeps them exact. A full disk or a closed pipe ends the command with a
+(one label, one line, no terminal escape sequence); CSV, Parquet and JSON keep them exact. A full disk or a closed pipe ends the command with a
 message, and SIGINT at any point of ``main`` prints ``privrank: interrupted`` and exits 130.
 """
 import csv
@@ -24,7 +23,6 @@ from privrank.ledger import Ledger
 FORGED = "Z\n\nguarantee: 0.001-DP, FAKE\n1     WINNER  9.9"
 LABELS = ["A", "B", "C", FORGED, "\x1b[31mRED\x1b[0m", "tab\there", "nel\x85x", "line\u2028sep", "par\u2029sep",
           '=HYPERLINK("http://evil")', "+1+2", "-2+3", "@SUM(A1)"]
-FORMULA = ('=HYPERLINK("http://evil")', "+1+2", "-2+3", "@SUM(A1)")
 CONTROLS = {chr(c) for c in [*range(0x20), *range(0x7f, 0xa0), 0x2028, 0x2029]}
 RUN = "import sys; from privrank.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -57,28 +55,28 @@ def test_table_shows_one_line_per_item_and_no_control_character(cli, hostile):
         assert shown in out
 
 
-def test_csv_neutralises_formulas_in_labels_only(cli, hostile):
+def test_csv_and_parquet_keep_labels_exact(cli, hostile, tmp_path):
+    pd = pytest.importorskip("pandas")
     code, out, err = cli("rank", hostile, "--epsilon", "1", "--seed", "2", "--format", "csv")
     assert code == 0, err
-    rows = list(csv.DictReader(io.StringIO("".join(ln for ln in io.StringIO(out, newline="")
-                                                   if not ln.startswith("#")), newline="")))
-    items = {r["item"] for r in rows}
-    assert {"'" + label for label in FORMULA} <= items
-    assert not items & set(FORMULA)
-    assert {"A", "B", "C", FORGED} <= items  # other labels are kept as they are
-    scores = [r["score"] for r in rows]
-    assert all(isinstance(float(s), float) for s in scores) and any(s.startswith("-") for s in scores)
-    assert [int(r["rank"]) for r in rows] == list(range(1, len(LABELS) + 1))
+    frame = pd.read_csv(io.StringIO(out, newline=""))
+    assert set(frame["item"]) == set(LABELS)  # a formula stays what the data said; pandas and R read it so
+    assert frame["score"].dtype == float and (frame["score"] < 0).any()
+    assert frame["rank"].tolist() == list(range(1, len(LABELS) + 1))
+    assert cli("rank", hostile, "--epsilon", "1", "--seed", "2", "-o", tmp_path / "r.parquet")[0] == 0
+    assert pd.read_parquet(tmp_path / "r.parquet")["item"].tolist() == frame["item"].tolist()
 
 
-def test_render_quotes_text_cells_not_numbers():
+def test_render_csv_cells():
     # tab and CR lead no label read from a CSV file (the reader strips or refuses them): render is given them
     guarantee = Guarantee(1.0, model="local", unit="one comparison", mechanism="m")
-    rows = [{"rank": k + 1, "item": item, "score": -0.31, "low": -1.5}
-            for k, item in enumerate(["\tx", "\rx", "=1", "a\rb", -4])]
-    parsed = list(csv.reader(io.StringIO(render(rows, guarantee, "csv").split("\n", 2)[2], newline="")))
-    assert parsed == [["rank", "item", "score", "low"], ["1", "'\tx", "-0.31", "-1.5"], ["2", "'\rx", "-0.31", "-1.5"],
-                      ["3", "'=1", "-0.31", "-1.5"], ["4", "a\rb", "-0.31", "-1.5"], ["5", "-4", "-0.31", "-1.5"]]
+    rows = [{"rank": k + 1, "item": item, "score": -0.31, "low": low}
+            for k, (item, low) in enumerate([("\tx", -1.5), ("\rx", None), ("=1", 0.1 + 0.2), ("a\rb", True),
+                                             (-4, float("inf"))])]
+    parsed = [r[:4] for r in csv.reader(io.StringIO(render(rows, guarantee, "csv"), newline=""))]
+    assert parsed == [["rank", "item", "score", "low"], ["1", "\tx", "-0.31", "-1.5"], ["2", "\rx", "-0.31", ""],
+                      ["3", "=1", "-0.31", "0.30000000000000004"], ["4", "a\rb", "-0.31", "TRUE"],
+                      ["5", "-4", "-0.31", "inf"]]
 
 
 def test_json_keeps_labels_exact_and_escaped(cli, hostile):

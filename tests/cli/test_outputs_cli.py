@@ -81,3 +81,55 @@ def test_a_closed_standard_output_is_refused_before_the_charge(pairs, tmp_path):
     assert proc.returncode == 2 and "standard output is closed" in proc.stderr and "Traceback" not in proc.stderr
     with Ledger(ledger) as led:
         assert led.releases() == []
+
+
+def _slow_release(pairs, ledger, out):
+    """A release that has been charged and is writing its output (it waits there)."""
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITE, "rank", str(pairs), "--epsilon", "1", "-o", str(out),
+                             "--ledger", str(ledger)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    return proc
+
+
+def test_a_reservation_left_by_a_killed_release_is_taken_over(pairs, tmp_path):
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "r.csv"
+    proc = _slow_release(pairs, ledger, out)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert out.exists() and out.stat().st_size == 0  # the placeholder, beside its marker
+    run = _rank(pairs, ledger, out)
+    assert run.returncode == 0, run.stderr
+    assert out.read_text().startswith("rank,item,score,private")
+    with Ledger(ledger) as led:  # the killed release was charged before its draw, and stays so: two charges
+        assert [r["output"] for r in led.releases()] == [str(out), str(out)]
+    assert not list(tmp_path.glob(".r.csv*"))  # no marker or temporary left
+
+
+def test_a_running_release_keeps_its_reservation(pairs, tmp_path):
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "r.csv"
+    proc = _slow_release(pairs, ledger, out)
+    try:
+        run = _rank(pairs, ledger, out)
+        assert run.returncode == 2 and "nothing was released" in run.stderr
+        assert f"reserved by a privrank release that is still running (process {proc.pid})" in run.stderr
+        with Ledger(ledger) as led:  # the running release's charge alone
+            assert len(led.releases()) == 1
+        assert out.exists() and out.stat().st_size == 0
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+
+
+def test_an_output_that_is_not_an_abandoned_reservation_is_refused(pairs, tmp_path):
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "r.csv"
+    out.write_bytes(b"")  # empty, but no privrank release reserved it
+    run = _rank(pairs, ledger, out)
+    assert run.returncode == 2 and "an empty file that no privrank release reserved" in run.stderr
+    out.write_text("an earlier release\n")  # a release whose run was killed before it removed its marker
+    (tmp_path / ".r.csv.privrank-reserved").write_text("999999999")
+    run = _rank(pairs, ledger, out)
+    assert run.returncode == 2 and "exists; pass --force" in run.stderr
+    assert out.read_text() == "an earlier release\n"
+    with Ledger(ledger) as led:
+        assert led.releases() == []

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from privrank.cli.output import GUARANTEE_COLUMNS
 from privrank.data import datasets
 from privrank.data.datasets import DatasetNotFound
 
@@ -12,8 +13,8 @@ from privrank.data.datasets import DatasetNotFound
 def test_cems_without_privacy_london_first(cli, cems_file):
     code, out, _ = cli("rank", cems_file, "--mechanism", "none", "--format", "csv")
     assert code == 0
-    rows = list(csv.DictReader(line for line in io.StringIO(out) if not line.startswith("#")))
-    assert list(rows[0]) == ["rank", "item", "score"]
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["rank", "item", "score", *GUARANTEE_COLUMNS]
     assert rows[0]["item"] == "London" and rows[-1]["item"] == "Stockholm"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import sys
@@ -22,7 +21,7 @@ from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
-from .output import _fmt_cell, _json_safe, emit
+from .output import _fmt_cell, dumps, emit, output_format
 from .arguments import add_ledger_option, summary
 
 
@@ -77,6 +76,8 @@ def ledger_release(args, data):
     command fails inside the block, the outputs it reserved and did not write are removed.
     """
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
+    if hasattr(args, "format"):
+        args.format = output_format(args.format, path)
     for target in (path, plot):
         if target not in (None, STDOUT) and _same_file(target, args.file):
             raise InputError("the output would overwrite the input data: write it to another file (nothing was "
@@ -86,6 +87,9 @@ def ledger_release(args, data):
     if output is None and not _stdout_open():
         raise InputError("standard output is closed: write the release to a file with --out FILE "
                          "(nothing was released)")
+    if output is None and getattr(args, "format", None) == "parquet" and sys.stdout.isatty():
+        raise InputError("Parquet is binary, not for a terminal: write it to a file with --out FILE (nothing was "
+                         "released)")
     reserved = []
     try:
         for out in (output, plot):
@@ -161,7 +165,7 @@ def run_ledger(args) -> int:
         fp = fingerprint(args.file) if args.file else None
         budgets, releases = ledger.budgets(fp), ledger.releases(fp)
     if args.format == "json":
-        print(json.dumps(_json_safe({"ledger": str(ledger.path), "budgets": budgets, "releases": releases}), indent=2))
+        print(dumps({"ledger": str(ledger.path), "budgets": budgets, "releases": releases}))
         return 0
     print(f"ledger: {ledger.path}")
     print("budgets:" if budgets else "budgets: none set")
@@ -202,7 +206,7 @@ def _budget_line(b) -> str:
 
 def _export(releases, fmt) -> str:
     if fmt == "json":
-        return json.dumps(_json_safe(releases), indent=2) + "\n"
+        return dumps(releases) + "\n"
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(RELEASE_COLUMNS)

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from contextlib import nullcontext
 
 from ..errors import InputError, check_epsilon
 from .arguments import STDIN_HELP, add_quiet_option, seed, summary
+from .output import dumps
 
 #: the mechanisms of each trust model (privrank.plan.MECHANISMS)
 MECHANISMS = {"local": ("debiased-rr",), "central": ("objective-perturbation", "noisy-copeland")}
@@ -73,7 +73,6 @@ def _target(text: str) -> tuple[str, float]:
 
 def run_plan(args) -> int:
     from ..plan import BISECTIONS, EPSILON_GRID, Design, check_size, design_like, plot_curve, predict, smallest_epsilon
-    from .output import _json_safe
 
     if args.mechanism and args.mechanism not in MECHANISMS[args.model]:
         raise InputError(f"--mechanism {args.mechanism} belongs to the "
@@ -110,7 +109,7 @@ def run_plan(args) -> int:
     doc = best.to_dict()
     doc["target"] = None if target is None else {"metric": target[0], "value": target[1]}
     if args.format == "json":
-        print(json.dumps(_json_safe(doc), indent=2))
+        print(dumps(doc))
         return 0
     print(f"plan: {design.model} model, {design.method}; {design.items} items, {design.users} users, "
           f"{design.per_user} comparisons per user")

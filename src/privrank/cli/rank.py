@@ -327,7 +327,7 @@ def _with_margin(rows, margin, notes, fmt) -> None:
     if margin.pairs is not None:
         for row in rows:
             r = row["rank"]
-            row["margin"] = margin.pairs[r - 2].shown if r > 1 else (None if fmt == "json" else "")
+            row["margin"] = margin.pairs[r - 2].shown if r > 1 else ("" if fmt == "table" else None)
 
 
 def run_ranking(args) -> int:
