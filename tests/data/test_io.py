@@ -306,6 +306,9 @@ def test_a_null_entry_of_an_arrow_dictionary_is_a_missing_label_on_every_engine(
             read(str(path))
     with pytest.raises(InputError, match="record 3: empty item"):
         read_comparisons(table)
+    ratings = pa.table({"user": [1, 1, 2, 2, 2], "item": labels, "rating": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    with pytest.raises(InputError, match="record 3: empty item"):
+        pr.comparisons_from_ratings(ratings)
 
 
 def test_the_arena_judge_column_is_the_user_column(tmp_path):
@@ -322,3 +325,11 @@ def test_a_header_of_no_layout_is_refused_listing_the_accepted_column_names(tmp_
                  "respondent", "worker_id"):
         assert name in message
     assert "r1" not in message
+
+
+def test_rankings_without_ballot_columns_are_refused_listing_the_accepted_column_names(tmp_path):
+    path = write(tmp_path, "judge,count\nj1,2\n", "ballots.csv")
+    for read in (read_rankings, lambda p: pr.sufficient_statistics(p, "rankings", engine="stream")):
+        with pytest.raises(InputError, match="rank1, rank2") as error:
+            read(path)
+        assert "judge" in str(error.value) and "j1" not in str(error.value)

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      integer_range_codes, is_table, is_text_type, item_list, label_indices, pick_column,
+                      first_null, integer_range_codes, is_table, is_text_type, item_list, label_indices, pick_column,
                       present_labels, pyarrow_module)
 
 
@@ -239,15 +239,11 @@ class ComparisonFile(ColumnarFile):
             return self.column(table, self.header[pos])
 
         def check_present(col, name):
+            missing = first_null(col)
+            if missing is not None:
+                raise InputError(f"{self.where(first_record + missing)}: empty {name}")
             dictionary = pa.types.is_dictionary(col.type)
             values = col.dictionary if dictionary else col
-            missing = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else None
-            if dictionary and values.null_count:  # a null entry of the dictionary is a missing label too
-                used = np.isin(col.indices.to_numpy(zero_copy_only=False),
-                               np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False)))
-                missing = used if missing is None else missing | used
-            if missing is not None and missing.any():
-                raise InputError(f"{self.where(first_record + int(np.flatnonzero(missing)[0]))}: empty {name}")
             t = values.type
             if pa.types.is_boolean(t):
                 raise InputError(f"the {name} column must hold numbers, not true/false (an outcome is 1 when the "

@@ -138,6 +138,17 @@ def plain_text(col):
     return col.cast(pa.large_string()) if pa.types.is_string_view(t) else col
 
 
+def first_null(col) -> int | None:
+    """Position of the first null of a pyarrow array, a null entry of a dictionary array's
+    dictionary counting as one (a missing label), or None."""
+    pa = pyarrow_module()
+    missing = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), dtype=bool)
+    if pa.types.is_dictionary(col.type) and col.dictionary.null_count:
+        missing |= np.isin(col.indices.to_numpy(zero_copy_only=False),
+                           np.flatnonzero(col.dictionary.is_null().to_numpy(zero_copy_only=False)))
+    return int(np.argmax(missing)) if missing.any() else None
+
+
 def is_table(obj) -> bool:
     """True for a table in memory: a pyarrow Table or RecordBatch, a pandas DataFrame, or any
     object that speaks the Arrow PyCapsule stream protocol (polars, DuckDB results, ...)."""
