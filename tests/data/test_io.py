@@ -292,3 +292,44 @@ def test_tab_separated_files_read_as_csv(tmp_path):
     assert s.items == a.items and s.n.sum() == 2
     (tmp_path / "r.tsv").write_text("rank1\trank2\trank3\nx\ty\tz\ny\tx\tz\n")
     assert pr.read_rankings(tmp_path / "r.tsv").n_voters == 2
+
+
+def test_a_null_entry_of_an_arrow_dictionary_is_a_missing_label_on_every_engine(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    labels = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 0, 1], pa.int32()), pa.array(["a", "b", None]))
+    table = pa.table({"item_a": labels, "item_b": ["b", "c", "a", "c", "c"], "outcome": [1, -1, 1, 0, 1]})
+    path = tmp_path / "votes.arrow"
+    with pa.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
+    for read in (read_comparisons, lambda p: pr.sufficient_statistics(p, engine="stream")):
+        with pytest.raises(InputError, match="record 3: empty item"):
+            read(str(path))
+    with pytest.raises(InputError, match="record 3: empty item"):
+        read_comparisons(table)
+    ratings = pa.table({"user": [1, 1, 2, 2, 2], "item": labels, "rating": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    with pytest.raises(InputError, match="record 3: empty item"):
+        pr.comparisons_from_ratings(ratings)
+
+
+def test_the_arena_judge_column_is_the_user_column(tmp_path):
+    path = write(tmp_path, "model_a,model_b,winner,judge\nA,B,model_a,j1\nB,C,tie,j2\nA,C,model_b,j1\n")
+    comps = read_comparisons(path)
+    assert comps.users == ("j1", "j2") and comps.user.tolist() == [0, 1, 0]
+
+
+def test_a_header_of_no_layout_is_refused_listing_the_accepted_column_names(tmp_path):
+    with pytest.raises(InputError) as error:
+        read_comparisons(write(tmp_path, "rater,first,second,verdict\nr1,A,B,1\n"))
+    message = str(error.value)
+    for name in ("item_a,item_b,outcome", "winner,loser", "model_a,model_b,winner", "user,item,rating", "judge",
+                 "respondent", "worker_id"):
+        assert name in message
+    assert "r1" not in message
+
+
+def test_rankings_without_ballot_columns_are_refused_listing_the_accepted_column_names(tmp_path):
+    path = write(tmp_path, "judge,count\nj1,2\n", "ballots.csv")
+    for read in (read_rankings, lambda p: pr.sufficient_statistics(p, "rankings", engine="stream")):
+        with pytest.raises(InputError, match="rank1, rank2") as error:
+            read(path)
+        assert "judge" in str(error.value) and "j1" not in str(error.value)

@@ -9,8 +9,8 @@ import numpy as np
 from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      integer_range_codes, is_table, item_list, label_indices, pick_column, present_labels,
-                      pyarrow_module)
+                      first_null, integer_range_codes, is_table, is_text_type, item_list, label_indices, pick_column,
+                      present_labels, pyarrow_module)
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -72,10 +72,11 @@ class ComparisonColumns:
             (a, b), outcome, winner_column = side, pick_column(names, WINNER_COLUMNS), True
             layout = f"{a},{b},{outcome}"
         else:
-            raise InputError(f"{source}: need a header row naming the columns item_a,item_b,outcome (or result), "
-                             "winner,loser, left,right,winner or model_a,model_b,winner (or user,item,rating for "
-                             f"ratings); the first row has {len(names)} fields and none of these layouts "
-                             "(is the header missing?)")
+            raise InputError(f"{source}: need a header row naming the columns of one layout: item_a,item_b,outcome "
+                             "(or result); winner,loser; left,right,winner (or label); model_a,model_b,winner; or "
+                             "user,item,rating for ratings; optionally a user column "
+                             f"({', '.join(USER_COLUMNS)}); the first row has {len(names)} fields and none of "
+                             "these layouts (is the header missing?)")
         if user:
             layout = f"{user},{layout}"
         if QUOTA_COLUMN in names and "epsilon" not in names:
@@ -238,20 +239,19 @@ class ComparisonFile(ColumnarFile):
             return self.column(table, self.header[pos])
 
         def check_present(col, name):
-            if col.null_count:
-                bad = np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))
-                raise InputError(f"{self.where(first_record + int(bad[0]))}: empty {name}")
+            missing = first_null(col)
+            if missing is not None:
+                raise InputError(f"{self.where(first_record + missing)}: empty {name}")
             dictionary = pa.types.is_dictionary(col.type)
             values = col.dictionary if dictionary else col
             t = values.type
             if pa.types.is_boolean(t):
                 raise InputError(f"the {name} column must hold numbers, not true/false (an outcome is 1 when the "
                                  "first item wins, -1 when the second does, 0 for a tie)")
-            if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
-                    or pa.types.is_floating(t)):
+            if not (is_text_type(t) or pa.types.is_integer(t) or pa.types.is_floating(t)):
                 raise InputError(f"the {name} column must hold text or numbers, not {t}")
             empty = None
-            if pa.types.is_string(t) or pa.types.is_large_string(t):
+            if is_text_type(t):
                 import pyarrow.compute as pc
                 empty = pc.is_in(pc.utf8_lower(values), pa.array(["", "nan", "na"])).to_numpy(zero_copy_only=False)
                 long = pc.utf8_length(values).to_numpy(zero_copy_only=False) > MAX_FIELD_CHARS

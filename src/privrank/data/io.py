@@ -6,14 +6,15 @@ and batched reader in :mod:`~privrank.data.tabular` and the partial-ballot polic
 :mod:`~privrank.data.ballots` -- and this module gathers what callers use.
 
 Comparisons come from CSV (also gzip'd, ``.csv.gz``), Parquet (``.parquet``, ``.pq``) or Arrow
-IPC / Feather (``.arrow``, ``.feather``, ``.ipc``) files, or from tables in memory: a pandas or
-polars DataFrame, a pyarrow Table, a DuckDB result -- anything that speaks the Arrow PyCapsule
-stream protocol. Every source goes through one reader, Arrow's (:class:`ComparisonFile`), and
-comes in one of these layouts, recognised from the column names (matched case-insensitively):
+IPC / Feather files or streams (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), or from tables in
+memory: a pandas or polars DataFrame, a pyarrow Table, a DuckDB result -- anything that speaks the
+Arrow PyCapsule stream protocol. Every source goes through one reader, Arrow's
+(:class:`ComparisonFile`), and comes in one of these layouts, recognised from the column names
+(matched case-insensitively):
 
 * long format ``user,item_a,item_b,outcome`` with outcome 1 (item_a preferred), -1 (item_b)
-  or 0 (tie). ``respondent`` and ``worker`` are accepted for ``user``, ``result`` for
-  ``outcome``; the user column is optional.
+  or 0 (tie). ``respondent``, ``worker`` (also with ``_id``) and ``judge`` (LMSYS arena's
+  rater) are accepted for ``user``, ``result`` for ``outcome``; the user column is optional.
 * ``winner,loser`` (optionally with ``user``): every record is a win for ``winner``.
 * evalica and crowd-kit's ``left,right,winner`` (crowd-kit: ``label``) and LMSYS-arena style
   ``model_a,model_b,winner``: the winner column says ``left``/``right`` (``model_a``/
@@ -34,7 +35,9 @@ contents.
 engines of :mod:`privrank.engines` use it, and :class:`RankingFile` for rankings);
 :func:`read_comparisons` reads it whole into memory through the same batches. CSV fields are
 text with surrounding whitespace removed (so labels are strings); Parquet, Arrow and in-memory
-columns keep their types.
+columns keep their types (text may be ``string``, ``large_string``, ``string_view`` or a dictionary
+of them, as polars writes it). Every batch read from a Parquet or Arrow file is validated in full
+before use: a damaged or truncated file is an :class:`~privrank.errors.InputError` naming the file.
 
 Rankings (:func:`read_rankings`) come from PrefLib files (``.soc`` complete strict orders,
 ``.soi`` strict incomplete orders, ``.toc`` complete orders with ties; the 2022 PrefLib format

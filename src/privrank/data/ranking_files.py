@@ -24,6 +24,13 @@ RANKING_ID_COLUMNS = ("voter", "user", "respondent", "judge", "id", "ballot")
 _RANK_COLUMN = re.compile(r"rank\s*_?\s*\d+$")
 
 
+def _no_ballot_columns(path) -> InputError:
+    """The error for a rankings header with no column but the count and the id."""
+    return InputError(f"{path}: no item or rank columns: name them rank1, rank2, ... (item labels, best first) or "
+                      f"after the items (each its rank); count and an id column ({', '.join(RANKING_ID_COLUMNS)}) "
+                      "are not ballots")
+
+
 def read_item_list(path) -> list:
     """The public item list from a file: one label per line, or a CSV with an ``item`` column.
 
@@ -182,7 +189,7 @@ def _read_ranking_csv(path: Path):
     id_col = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
     cols = [k for k in range(len(header)) if k not in (count_col, id_col)]
     if len(cols) < 1:
-        raise InputError(f"{path}: no item or rank columns")
+        raise _no_ballot_columns(path)
     order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
     rows = []
     for line_no, row in table.rows():
@@ -300,7 +307,7 @@ class RankingFile(ColumnarFile):
         ident = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
         cols = [k for k in range(len(self.header)) if k not in (count, ident)]
         if not cols:
-            raise InputError(f"{self.path}: no item or rank columns")
+            raise _no_ballot_columns(self.path)
         self.order_layout = all(_RANK_COLUMN.match(lower[k]) for k in cols)
         self.cells = [self.header[k] for k in cols]
         self.count = None if count is None else self.header[count]

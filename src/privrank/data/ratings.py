@@ -18,8 +18,8 @@ import numpy as np
 from ..errors import InputError
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
-from .tabular import (ColumnarFile, USER_COLUMNS, arrow_table, is_table, item_list, label_indices, pick_column,
-                      present_labels, pyarrow_module)
+from .tabular import (ColumnarFile, USER_COLUMNS, arrow_table, first_null, is_table, item_list, label_indices,
+                      pick_column, present_labels, pyarrow_module)
 
 #: column names of a ratings table (matched case-insensitively)
 RATING_USER_COLUMNS = (*USER_COLUMNS, "userid")
@@ -74,9 +74,9 @@ class RatingsFile(ColumnarFile):
         for batch in self.raw_batches(1 << 20):
             users, items = (self.column(batch, n) for n in self.names[:2])
             for col, what in ((users, "user id"), (items, "item")):
-                if col.null_count:
-                    bad = np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))
-                    raise InputError(f"{self.where(first + int(bad[0]))}: empty {what}")
+                missing = first_null(col)
+                if missing is not None:
+                    raise InputError(f"{self.where(first + missing)}: empty {what}")
             values = self._numbers(self.column(batch, self.names[2]), "rating", first)
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:

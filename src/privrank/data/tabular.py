@@ -5,6 +5,7 @@ import gzip
 import io
 import itertools
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,15 @@ import numpy as np
 from ..errors import InputError
 from .pinned import PinnedFile
 
-USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id")
+#: a rater's id column (``judge``: LMSYS arena data)
+USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
 OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
-ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+#: Arrow IPC files, or streams (``.arrows``, and any of these whose bytes are the stream format)
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
+#: the first bytes of an Arrow IPC file (a stream has none)
+ARROW_FILE_MAGIC = b"ARROW1"
+FORMAT_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
 CSV_SUFFIXES = (".csv",)
 TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
@@ -109,6 +115,40 @@ def pyarrow_module():
     return pyarrow
 
 
+def read_errors(pa) -> tuple:
+    """What the file-format layer raises on a damaged, truncated or unreadable file: Arrow's
+    errors, the operating system's, and the Python errors pyarrow's readers let through."""
+    return (pa.ArrowException, OSError, EOFError, ValueError, TypeError, LookupError, NotImplementedError,
+            ArithmeticError)
+
+
+def is_text_type(t) -> bool:
+    """Whether an Arrow type is text: ``string``, ``large_string`` or ``string_view``."""
+    pa = pyarrow_module()
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def plain_text(col):
+    """``col`` with text of Arrow's view type (``string_view``, polars' text; also as a
+    dictionary's values) as ``large_string``, the text type every compute kernel takes."""
+    pa = pyarrow_module()
+    t = col.type
+    if pa.types.is_dictionary(t) and pa.types.is_string_view(t.value_type):
+        return col.cast(pa.dictionary(t.index_type, pa.large_string()))
+    return col.cast(pa.large_string()) if pa.types.is_string_view(t) else col
+
+
+def first_null(col) -> int | None:
+    """Position of the first null of a pyarrow array, a null entry of a dictionary array's
+    dictionary counting as one (a missing label), or None."""
+    pa = pyarrow_module()
+    missing = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), dtype=bool)
+    if pa.types.is_dictionary(col.type) and col.dictionary.null_count:
+        missing |= np.isin(col.indices.to_numpy(zero_copy_only=False),
+                           np.flatnonzero(col.dictionary.is_null().to_numpy(zero_copy_only=False)))
+    return int(np.argmax(missing)) if missing.any() else None
+
+
 def is_table(obj) -> bool:
     """True for a table in memory: a pyarrow Table or RecordBatch, a pandas DataFrame, or any
     object that speaks the Arrow PyCapsule stream protocol (polars, DuckDB results, ...)."""
@@ -128,10 +168,15 @@ def arrow_table(obj):
     try:
         if type(obj).__module__.startswith("pandas"):
             return pa.Table.from_pandas(obj, preserve_index=False)
-        return pa.table(obj)
+        table = pa.table(obj)  # the Arrow PyCapsule stream protocol: polars, DuckDB, ...
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
         raise InputError("the table could not be read as columns of one type each (is a column a mix of "
                          "text and numbers?)") from None
+    try:  # what another library hands over is checked before any kernel reads it
+        table.validate(full=True)
+    except pa.ArrowInvalid:
+        raise InputError("the table's Arrow data are not valid (its library exported damaged columns)") from None
+    return table
 
 
 def item_list(items) -> tuple:
@@ -257,38 +302,67 @@ class ColumnarFile:
         self.header = self._header()
 
     def _header(self) -> list[str]:
-        pa = pyarrow_module()
         if self.table is not None:
             return [str(name) for name in self.table.column_names]
-        try:
+        if self.format == "csv":
+            return csv_header(self.source)
+        with self.reading():
             if self.format == "parquet":
                 import pyarrow.parquet as pq
                 return list(pq.read_schema(arrow_input(self.source)).names)
-            if self.format == "arrow":
-                with self._ipc_source() as source:
-                    return list(pa.ipc.open_file(source).schema.names)
-        except (pa.ArrowInvalid, OSError):
-            raise InputError(f"{self.path} is not a readable {self.format} file") from None
-        return csv_header(self.source)
+            with self._ipc_source() as source:
+                return list(self._ipc_reader(source).schema.names)
+
+    @contextmanager
+    def reading(self):
+        """Every failure of the file-format layer within (:func:`read_errors`) as an :class:`InputError`
+        naming the file, never the data; a file changed while read stays a
+        :class:`~privrank.data.pinned.FileChangedError`."""
+        pa = pyarrow_module()
+        try:
+            yield
+        except InputError:
+            raise
+        except MemoryError:  # pyarrow's allocation errors included
+            raise InputError(f"{self.path}: not enough memory to read it (a damaged file, or a record batch too "
+                             "large for memory)") from None
+        except read_errors(pa):
+            name = FORMAT_NAMES[self.format]
+            raise InputError(f"{self.path} is not a readable {name} file: it is damaged, truncated or not "
+                             f"{name} data") from None
 
     def _ipc_source(self):
-        """The Arrow IPC file memory-mapped, or a reader of the pinned file."""
+        """The Arrow IPC file, or a reader of the pinned file."""
         pa = pyarrow_module()
-        return self.source.reader() if isinstance(self.source, PinnedFile) else pa.memory_map(self.path)
+        return self.source.reader() if isinstance(self.source, PinnedFile) else pa.OSFile(self.path)
+
+    @staticmethod
+    def _ipc_reader(source):
+        """A reader of the Arrow IPC file or stream ``source`` (told apart by the file format's first bytes)."""
+        pa = pyarrow_module()
+        file = source.read(len(ARROW_FILE_MAGIC)) == ARROW_FILE_MAGIC
+        source.seek(0)
+        return pa.ipc.open_file(source) if file else pa.ipc.open_stream(source)
+
+    def _ipc_batches(self, source):
+        """The record batches of an Arrow IPC file or stream, in order."""
+        reader = self._ipc_reader(source)
+        if isinstance(reader, pyarrow_module().ipc.RecordBatchFileReader):
+            return (reader.get_batch(k) for k in range(reader.num_record_batches))
+        return iter(reader)
 
     def n_records(self) -> int | None:
         """Number of records from the file's metadata (None for CSV, which has none)."""
-        pa = pyarrow_module()
         if self.table is not None:
             return self.table.num_rows
-        if self.format == "parquet":
-            import pyarrow.parquet as pq
-            return pq.ParquetFile(arrow_input(self.source)).metadata.num_rows
-        if self.format == "arrow":
+        if self.format == "csv":
+            return None
+        with self.reading():
+            if self.format == "parquet":
+                import pyarrow.parquet as pq
+                return pq.ParquetFile(arrow_input(self.source)).metadata.num_rows
             with self._ipc_source() as source:
-                reader = pa.ipc.open_file(source)
-                return sum(reader.get_batch(k).num_rows for k in range(reader.num_record_batches))
-        return None
+                return sum(batch.num_rows for batch in self._ipc_batches(source))
 
     @property
     def extent_columns(self) -> list:
@@ -300,32 +374,52 @@ class ColumnarFile:
         engine's first pass, which tells every partition where it starts)."""
         return len(table)
 
+    def _parquet_file(self):
+        """The Parquet file, its label columns of text read dictionary-encoded."""
+        import pyarrow.parquet as pq
+        schema = pq.read_schema(arrow_input(self.source))
+        dictionary = [n for n in self.label_names if is_text_type(schema.field(n).type)]
+        return pq.ParquetFile(arrow_input(self.source), read_dictionary=dictionary, pre_buffer=False)
+
+    def row_groups(self) -> int:
+        """Number of row groups of a Parquet file (the Dask engine's partitions)."""
+        with self.reading():
+            return self._parquet_file().num_row_groups
+
+    def row_group(self, k: int, columns):
+        """Row group ``k`` of a Parquet file, its ``columns`` read and validated."""
+        with self.reading():
+            table = self._parquet_file().read_row_group(k, columns=columns, use_pandas_metadata=False)
+            table.validate(full=True)
+        return table
+
     def raw_batches(self, batch_size: int):
-        """The file's columns of interest in pyarrow record batches of at most ``batch_size`` rows."""
-        pa = pyarrow_module()
+        """The file's columns of interest in pyarrow record batches of at most ``batch_size`` rows.
+
+        Every batch read from a file is fully validated (offsets, indices, UTF-8) before it is
+        used, so a damaged file is an :class:`InputError` (:meth:`reading`), never a crash."""
         size = int(batch_size)
         if size < 1:
             raise InputError("batch_size must be >= 1")
         if self.table is not None:
             yield from self.table.select(self.names).to_batches(max_chunksize=size)
             return
-        if self.format == "parquet":
-            import pyarrow.parquet as pq
-            schema = pq.read_schema(arrow_input(self.source))
-            dictionary = [n for n in self.label_names if pa.types.is_string(schema.field(n).type)
-                          or pa.types.is_large_string(schema.field(n).type)]
-            source = pq.ParquetFile(arrow_input(self.source), read_dictionary=dictionary, pre_buffer=False)
-            yield from source.iter_batches(batch_size=size, columns=self.names, use_pandas_metadata=False)
+        if self.format == "csv":
+            yield from self._csv_batches(size)
             return
-        if self.format == "arrow":
-            with self._ipc_source() as mapped:
-                reader = pa.ipc.open_file(mapped)
-                for k in range(reader.num_record_batches):
-                    batch = reader.get_batch(k).select(self.names)
+        with self.reading():
+            if self.format == "parquet":
+                for batch in self._parquet_file().iter_batches(batch_size=size, columns=self.names,
+                                                               use_pandas_metadata=False):
+                    batch.validate(full=True)
+                    yield batch
+                return
+            with self._ipc_source() as source:
+                for batch in self._ipc_batches(source):
+                    batch.validate(full=True)
+                    batch = batch.select(self.names)
                     for start in range(0, batch.num_rows, size):
                         yield batch.slice(start, size)
-            return
-        yield from self._csv_batches(size)
 
     def _csv_batches(self, size: int):
         pa = pyarrow_module()
@@ -371,10 +465,11 @@ class ColumnarFile:
         return "a line"
 
     def column(self, table, name):
-        """Column ``name`` of a table of this file as one array (CSV text without surrounding whitespace)."""
+        """Column ``name`` of a table of this file as one array (CSV text without surrounding whitespace,
+        view text as :func:`plain_text`)."""
         pa = pyarrow_module()
         col = table.column(name)
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        col = plain_text(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
         if self.format == "csv":
             import pyarrow.compute as pc
             col = pc.utf8_trim_whitespace(col)

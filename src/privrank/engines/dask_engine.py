@@ -1,8 +1,9 @@
 """The ``dask`` engine: one partial statistic per partition, added by a tree reduction.
 
-``dask.dataframe`` reads the file: Parquet with one partition per row group, CSV in blocks of
-``CSV_BLOCKSIZE`` with every field as text (as the other engines read it; Dask splits CSV at line
-breaks, so quoted fields must not contain any). A first computation measures each partition
+Each task reads its own partition: a Parquet file's row group (read and validated in full by the
+file's reader, as the other engines read it), or a block of ``CSV_BLOCKSIZE`` of a CSV file read by
+``dask.dataframe`` with every field as text (Dask splits CSV at line breaks, so quoted fields must
+not contain any). A first computation measures each partition
 (``file.extent``: its records; for rankings, its rows and voters), which gives every partition
 the file position of its first record (needed by the counter-based randomization and by error
 messages); the second reduces each partition to its partial statistic and adds the partials
@@ -45,24 +46,29 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
             raise InputError("the dask engine's workers read the data by its path: save standard input to a file "
                              "and give that file")
         file = module.open_file(file.source.path)
-    if file.format == "parquet":
-        frame = dd.read_parquet(file.path, columns=file.names, split_row_groups=True)
+    if file.format == "parquet":  # read and validated by the file's own reader, one row group per partition
+        groups = range(file.row_groups())
+        extent_parts = [dask.delayed(file.row_group)(k, file.extent_columns) for k in groups]
+        parts = [dask.delayed(file.row_group)(k, file.names) for k in groups]
     elif file.format == "csv":
         frame = dd.read_csv(file.path, usecols=file.names, dtype=str, keep_default_na=False,
                             encoding="utf-8-sig", blocksize=CSV_BLOCKSIZE)
+        extent_parts = [dask.delayed(_from_pandas)(part) for part in frame[file.extent_columns].to_delayed()]
+        parts = [dask.delayed(_from_pandas)(part) for part in frame.to_delayed()]
     else:
         raise InputError("the dask engine reads Parquet and CSV files; convert Arrow files to Parquet")
     client, owned = _client(scheduler)
     try:
-        extents = np.array(dask.compute(*[dask.delayed(_extent)(file, part)
-                                          for part in frame[file.extent_columns].to_delayed()], scheduler=client))
-        starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
-        partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options)
-                    for part, start in zip(frame.to_delayed(), starts)]
-        while len(partials) > 1:
-            partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
-                        for k in range(0, len(partials), SPLIT_EVERY)]
-        ((total, digest),) = dask.compute(partials[0], scheduler=client)
+        with file.reading():  # a damaged file fails in a task: refused as the other engines refuse it
+            extents = np.array(dask.compute(*[dask.delayed(file.extent)(part) for part in extent_parts],
+                                            scheduler=client))
+            starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
+            partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options)
+                        for part, start in zip(parts, starts)]
+            while len(partials) > 1:
+                partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
+                            for k in range(0, len(partials), SPLIT_EVERY)]
+            ((total, digest),) = dask.compute(partials[0], scheduler=client)
     finally:
         if owned:
             client.close()
@@ -72,17 +78,16 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     return module.finish(total, options)
 
 
-def _extent(file, frame):
+def _from_pandas(frame):
+    """A partition of Dask's CSV reader (text columns) as a pyarrow table."""
     import pyarrow as pa
 
-    return file.extent(pa.Table.from_pandas(frame, preserve_index=False))
+    return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-def _partial(partial, file, frame, first, options):
+def _partial(partial, file, table, first, options):
     """A partition's partial statistic and the digest of its records (:func:`~privrank.ledger.records_digest`)."""
-    import pyarrow as pa
-
-    batch = file.validate(pa.Table.from_pandas(frame, preserve_index=False), first)
+    batch = file.validate(table, first)
     return partial(batch, options), records_digest(batch)
 
 
