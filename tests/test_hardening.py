@@ -20,7 +20,8 @@ from privrank import audit, metrics, simulate
 from privrank.aggregation import footrule, private_footrule
 from privrank.data import rankings
 from privrank.cli import main
-from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.data.comparisons import PairwiseComparisons
+from privrank.data.pair_counts import PairCounts
 from privrank.data.io import read_comparisons
 from privrank.errors import InputError
 from privrank.guarantees import (UNIT_RANKING, Accountant, ApproxDP, Guarantee, PureDP, ZCDP,

@@ -9,7 +9,7 @@ import scipy.sparse
 from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
-from ..data.comparisons import PairCounts
+from ..data.pair_counts import PairCounts
 from ..errors import InputError, UtilityWarning
 from ..display import Displayed
 from ..guarantees import Guarantee
