@@ -18,9 +18,9 @@ from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
-from .pinned import PinnedFile
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, check_data_file, csv_header,
-                      file_format, file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
+from .pinned import PinnedFile, check_data_file
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
+                      file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
