@@ -34,7 +34,7 @@ from scipy.special import expit
 from .._rng import as_generator, is_seeded, secure_bits
 from ..data.tally import EpsilonLevels, epsilon_levels
 from ..errors import InputError, check_epsilon, check_epsilons
-from .draws import before_draw, noise_factor
+from ..draws import before_draw, noise_factor
 
 
 #: records randomized per vectorised step (their uniforms and probabilities are the temporaries)
