@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 import privrank as pr
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.pairwise.links import LOGISTIC
 from privrank.simulate import sample_debiased_release
 

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 import privrank as pr
 from privrank import audit, metrics, simulate
 from privrank.aggregation import footrule, private_footrule
-from privrank.data import rankings
+from privrank.data import ranking_files
 from privrank.cli import main
-from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.data.comparisons import PairwiseComparisons
+from privrank.data.pair_counts import PairCounts
 from privrank.data.io import read_comparisons
 from privrank.errors import InputError
 from privrank.guarantees import (UNIT_RANKING, Accountant, ApproxDP, Guarantee, PureDP, ZCDP,
@@ -207,7 +208,7 @@ def test_ranking_inputs_are_validated(rows):
 
 def test_repeated_item_in_a_ranking_is_an_error_everywhere():
     bad = np.array([[0, 0, 2], [0, 1, 2]])
-    for call in (lambda: rankings.as_rankings(bad),
+    for call in (lambda: ranking_files.as_rankings(bad),
                  lambda: private_footrule.dp_footrule(bad, epsilon=1.0),
                  lambda: tree.footrule_cost_release(bad, epsilon=1.0),
                  lambda: metrics.footrule_distance([0, 0, 1], [0, 1, 2])):

@@ -20,7 +20,7 @@ from privrank.aggregation.footrule import footrule_optimal_order
 from privrank.aggregation.kemeny import exact_kemeny
 from privrank.aggregation.private_footrule import dp_footrule, ldp_footrule
 from privrank.aggregation.private_kemeny import AggregateResult
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.data.rankings import Rankings
 from privrank.errors import InputError
 from privrank.inference import (BTL_TARGET, FOOTRULE_TARGET, KEMENY_TARGET, aggregate_intervals,

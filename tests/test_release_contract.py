@@ -27,7 +27,7 @@ import pytest
 import privrank as pr
 from privrank.cli import main
 from privrank.guarantees import Accountant, ApproxDP
-from privrank.mechanisms.draws import UnchargedDrawError
+from privrank.draws import UnchargedDrawError
 
 SRC = Path(pr.__file__).parent
 
@@ -116,7 +116,7 @@ def test_release_charges_its_guarantee_before_it_draws(name, monkeypatch):
 def test_a_refused_budget_draws_nothing(monkeypatch):
     acc = Accountant(ApproxDP(0.5, 0.0))
     drawn = []
-    monkeypatch.setattr("privrank.mechanisms.draws.before_draw", lambda: drawn.append(1))
+    monkeypatch.setattr("privrank.draws.before_draw", lambda: drawn.append(1))
     with pytest.raises(pr.BudgetExceededError):
         pr.noisy_copeland(C, 1.0, accountant=acc)
     assert drawn == [] and acc.history == ()
@@ -186,7 +186,7 @@ def test_reports_drawn_with_a_seed_say_so_in_what_is_fitted_to_them():
 
 
 def test_inside_a_ledgers_block_noise_is_drawn_by_releases_only(tmp_path):
-    from privrank.mechanisms.draws import simulating
+    from privrank.draws import simulating
     from privrank.mechanisms.noise import laplace
     from privrank.release import charging
 
@@ -436,7 +436,7 @@ def test_a_weak_per_user_guarantee_warns():
 
 
 def test_the_audits_noise_factor_is_not_public_api():
-    import privrank.mechanisms.draws as draws
+    import privrank.draws as draws
 
     assert not hasattr(draws, "drawn_noise_factor") and not hasattr(pr, "drawn_noise_factor")
     importers = [p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
@@ -447,7 +447,7 @@ def test_the_audits_noise_factor_is_not_public_api():
 def test_a_release_drawing_less_noise_than_it_states_is_never_charged_as_private(tmp_path):
     from privrank.audit import run_audit
     from privrank.guarantees import PureDP
-    from privrank.mechanisms.draws import _drawn_noise_factor
+    from privrank.draws import _drawn_noise_factor
     from privrank.release import charging
 
     path, acct = tmp_path / "ledger.sqlite", Accountant(PureDP(5.0))

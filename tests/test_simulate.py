@@ -4,7 +4,7 @@ import pytest
 import scipy.stats
 
 import privrank as pr
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.errors import InputError
 from privrank.simulate import (btl_complete_design, release_complete_answers, sample_debiased_release,
                                sample_local_releases)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data.rankings import RankingTally, as_rankings, check_permutations, positions_of
+from .data.ranking_files import as_rankings
+from .data.rankings import RankingTally, check_permutations, positions_of
 from .errors import InputError
 
 

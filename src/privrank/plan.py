@@ -51,7 +51,7 @@ import numpy as np
 from . import limits
 from ._rng import as_generator
 from .errors import InputError, check_epsilon
-from .mechanisms.draws import simulating
+from .draws import simulating
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, variance_inflation
 from .inference import pyplot_for

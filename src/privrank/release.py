@@ -10,8 +10,8 @@ marked with :func:`private_release`. A release
    from the accountant the release was given -- atomically, and refused with
    :class:`~privrank.errors.BudgetExceededError` before anything is drawn when it does not fit;
 3. only then draws its noise. The noise primitives of :mod:`privrank.mechanisms` check this
-   (:func:`privrank.mechanisms.draws.before_draw`): a release that draws before it has charged
-   raises :class:`~privrank.mechanisms.draws.UnchargedDrawError`, so a crash or an exception
+   (:func:`privrank.draws.before_draw`): a release that draws before it has charged
+   raises :class:`~privrank.draws.UnchargedDrawError`, so a crash or an exception
    after the draw can never leave privacy spent and unrecorded.
 
 Who pays
@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 from ._rng import is_seeded
 from .errors import InputError, PrivacyWarning
-from .mechanisms.draws import mark_charged, noise_factor, open_release, paying
+from .draws import mark_charged, noise_factor, open_release, paying
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Payer:
     def pay(self, guarantee, data) -> None:
         """Charge ``guarantee`` (a non-private output is recorded in the ledger, and refused under a budget).
 
-        A release drawn under an audit's noise factor (:func:`~privrank.mechanisms.draws.noise_factor`
+        A release drawn under an audit's noise factor (:func:`~privrank.draws.noise_factor`
         other than 1) delivers no stated guarantee: it is refused, and nothing is recorded or spent.
         """
         if noise_factor() != 1.0:

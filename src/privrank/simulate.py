@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._rng import as_generator
-from .data.comparisons import PairCounts, PairwiseComparisons
+from .data.comparisons import PairwiseComparisons
+from .data.pair_counts import PairCounts
 from .data.rankings import Rankings
 from .errors import InputError, check_epsilons
 from .guarantees import UNIT_COMPARISON, Guarantee

@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from privrank.data.comparisons import (ComparisonTally, EpsilonLevels, PairCounts, PairwiseComparisons,
-                                      folded_counts, group_sums, record_codes)
+from privrank.data.comparisons import PairwiseComparisons
+from privrank.data.pair_counts import PairCounts, group_sums
+from privrank.data.tally import ComparisonTally, EpsilonLevels, folded_counts, record_codes
 from privrank.errors import InputError
 
 

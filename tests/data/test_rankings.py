@@ -55,7 +55,8 @@ def test_invalid_rankings_are_refused(orders, weights, match):
 
 
 def test_zero_multiplicities_are_left_out():
-    from privrank.data.rankings import as_rankings, position_counts
+    from privrank.data.ranking_files import as_rankings
+    from privrank.data.rankings import position_counts
 
     R = as_rankings(np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2]]), weights=[2, 0, 1])
     assert R.n_voters == 3 and R.orders.shape == (2, 3)

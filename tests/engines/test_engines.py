@@ -6,7 +6,7 @@ import pytest
 from engine_data import assert_same_tally, make_records, pa, pq, write_all
 
 import privrank as pr
-from privrank.data.comparisons import ComparisonTally
+from privrank.data.tally import ComparisonTally
 from privrank.engines import dask_engine, sufficient_statistics
 from privrank.errors import InputError
 from privrank.mechanisms.randomized_response import flip_probability, randomize_records, record_key

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.data.datasets import DatasetNotFound, load_cems
 from privrank.experiments import cai, runner
 from privrank.pairwise import central

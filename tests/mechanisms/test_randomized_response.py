@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from privrank.data.comparisons import EpsilonLevels
+from privrank.data.tally import EpsilonLevels
 from privrank.errors import InputError
 from privrank.mechanisms.randomized_response import (debias, flip_probability, randomize_answer,
                                                      randomize_bits, randomize_records, record_key,

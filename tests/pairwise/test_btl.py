@@ -4,7 +4,7 @@ import pytest
 import scipy.optimize
 
 import privrank as pr
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.errors import DisconnectedError, InputError
 from privrank.guarantees import Guarantee
 from privrank.pairwise.btl import btl_gradient, btl_hessian, btl_objective, fit_pair_counts

@@ -5,7 +5,8 @@ import scipy.optimize
 from scipy.stats import binom
 
 import privrank as pr
-from privrank.data.comparisons import PairCounts, PairwiseComparisons
+from privrank.data.comparisons import PairwiseComparisons
+from privrank.data.pair_counts import PairCounts
 from privrank.data.datasets import DatasetNotFound, load_cems, load_immigration
 from privrank.errors import DisconnectedError, InputError
 from privrank.guarantees import UNIT_EDGE, UNIT_USER

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.mechanisms.noise import discrete_laplace_pmf
 from privrank.pairwise import central
 from privrank.pairwise.central import (copeland_noise_scale, noisy_copeland, objective_perturbation_calibration,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from privrank.data.comparisons import PairCounts
+from privrank.data.pair_counts import PairCounts
 from privrank.errors import InputError
 from privrank.pairwise.btl import btl_gradient, btl_hessian, btl_objective
 from privrank.pairwise.links import LINKS, LOGISTIC, PROBIT, ProbitLink, as_link

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..data.rankings import RankingTally, as_rankings, position_counts, positions_of
+from ..data.ranking_files import as_rankings
+from ..data.rankings import RankingTally, position_counts, positions_of
 from ..errors import InputError
 
 

@@ -81,7 +81,8 @@ import numpy as np
 from .. import limits
 from .._rng import as_generator
 from ..release import charge, private_release
-from ..data.rankings import RankingTally, as_rankings, releasable
+from ..data.ranking_files import as_rankings
+from ..data.rankings import RankingTally, releasable
 from ..errors import InputError, check_delta, check_epsilon
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)

@@ -34,7 +34,8 @@ from scipy.special import bdtrc
 
 from .._rng import as_generator
 from ..release import charge, private_release
-from ..data.rankings import Rankings, RankingTally, as_rankings, releasable
+from ..data.ranking_files import as_rankings
+from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.tabular import is_table
 from ..display import Displayed
 from ..errors import InputError, check_epsilon
@@ -102,7 +103,7 @@ def labelled(fn):
 
 def _pairwise_profile(profile) -> Rankings | RankingTally:
     """``profile`` of an algorithm that reads only ``w``: a :class:`RankingTally` as it is, anything
-    else through :func:`~privrank.data.rankings.as_rankings`."""
+    else through :func:`~privrank.data.ranking_files.as_rankings`."""
     return profile if isinstance(profile, RankingTally) else releasable(as_rankings(profile))
 
 

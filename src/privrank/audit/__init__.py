@@ -48,7 +48,7 @@ that never leaves the algorithm). Put it in the catalog module of its family, li
 
 ``run`` gets the claimed budget and must call the public function, which draws its noise as
 released: for a control with factor ``F`` the auditor runs it inside
-``privrank.mechanisms.draws._drawn_noise_factor(F)``, where every noise primitive draws ``F``
+``privrank.draws._drawn_noise_factor(F)``, where every noise primitive draws ``F``
 times the noise it states. An audit that reasons from an exact law (``Exact``, ``Losses``)
 must also hand back what the function actually drew (``Exact.draws``, ``Losses.noise``): the
 draws must follow the law, or the audit is a violation. Choose inputs that attain the

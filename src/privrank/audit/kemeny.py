@@ -31,7 +31,7 @@ from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution,
 from ..data.rankings import Rankings
 from ..engines import sufficient_statistics
 from ..mechanisms.local_vectors import duchi_l2_records, report_unit
-from ..mechanisms.draws import noise_factor
+from ..draws import noise_factor
 from ..mechanisms.noise import discrete_gaussian_mu
 from ..mechanisms.randomized_response import record_key
 from .footrule import BatchMismatch

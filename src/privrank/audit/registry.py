@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import InputError, check_delta, check_epsilon, check_positive
-from ..mechanisms.draws import _drawn_noise_factor
+from ..draws import _drawn_noise_factor
 from .core import (DEFAULT_CONFIDENCE, AuditResult, audit_exact, audit_laplace_release, audit_losses,
                    audit_samples, drawn_law_mismatch, drawn_scale_mismatch)
 
@@ -175,7 +175,7 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
     factor
         Drawn-noise factor ``F``: the mechanism runs calibrated for ``epsilon`` while every noise
         primitive draws ``F`` times the noise it states (randomizers randomize at
-        ``epsilon / F``; :func:`~privrank.mechanisms.draws._drawn_noise_factor`). ``F = 0.5``:
+        ``epsilon / F``; :func:`~privrank.draws._drawn_noise_factor`). ``F = 0.5``:
         half the noise. 1 audits the mechanism as it is.
     control
         ``True`` runs the mechanism's declared control, a string one of its named controls

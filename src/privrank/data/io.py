@@ -65,10 +65,11 @@ from .comparison_files import (ComparisonBatch, ComparisonColumns, ComparisonFil
                                comparisons_to_csv, read_comparisons)
 from .ratings import comparisons_from_ratings
 from .preflib import PREFLIB_SUFFIXES
+from .pinned import check_data_file
 from .ranking_files import (RANKING_BATCH_CELLS, RankingBatch, RankingFile, different_items_error, holds_rankings,
                             read_ballots, read_item_list, read_rankings)
 from .tabular import (ARROW_SUFFIXES, DEFAULT_BATCH_SIZE, MAX_DECLARED_ITEMS, MAX_EXACT_COUNT, PARQUET_SUFFIXES,
-                      check_data_file, check_items, file_format, item_list)
+                      check_items, file_format, item_list)
 
 __all__ = ["ARROW_SUFFIXES", "DEFAULT_BATCH_SIZE", "MAX_DECLARED_ITEMS", "MAX_EXACT_COUNT", "PARQUET_SUFFIXES",
            "PARTIAL_POLICIES", "PREFLIB_SUFFIXES", "RANKING_BATCH_CELLS", "ComparisonBatch", "ComparisonColumns",

@@ -6,6 +6,8 @@ the command the one open descriptor of the file, so a file renamed over the path
 read; and it checks, block by block, that a byte range read again holds what it held the first
 time, so a file rewritten in place is refused (:class:`FileChangedError`) rather than released.
 Standard input is spooled once to an anonymous temporary file and pinned the same way.
+:func:`check_data_file` refuses, before anything is opened, a path that is not a readable regular
+file.
 
 Why blocks, not one digest per pass: Parquet and Arrow are read at random offsets (the footer
 first), passes read different columns or batch sizes, and engine threads read concurrently, so
@@ -23,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from pathlib import Path
 
 from ..errors import InputError
 
@@ -61,9 +64,7 @@ class PinnedFile:
 
     @classmethod
     def open(cls, path) -> PinnedFile:
-        """Pin the data file at ``path`` (refused as :func:`~privrank.data.tabular.check_data_file` refuses)."""
-        from .tabular import check_data_file
-
+        """Pin the data file at ``path`` (refused as :func:`check_data_file` refuses)."""
         check_data_file(path)
         try:
             handle = open(path, "rb")
@@ -172,3 +173,19 @@ class _Blocks(io.RawIOBase):
             done += n
             self._pos += n
         return done
+
+
+def check_data_file(path) -> None:
+    """Refuse a path that is not a readable regular file, saying what it is instead (a
+    :class:`PinnedFile` was checked when it was pinned)."""
+    if isinstance(path, PinnedFile):
+        return
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give a data file")
+    if not path.is_file():
+        raise InputError(f"{path} is not a regular file (a pipe or device); save the data to a file first")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path} is not readable")

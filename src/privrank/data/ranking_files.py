@@ -1,4 +1,8 @@
-"""Ranking files: PrefLib or CSV with one ranking per row, in memory or in batches (see :mod:`privrank.data.io`)."""
+"""Ranking files: PrefLib or CSV with one ranking per row, in memory or in batches (see :mod:`privrank.data.io`).
+
+:func:`as_rankings` turns any ranking profile argument (rankings, an array of orders, or a table
+in memory) into :class:`~privrank.data.rankings.Rankings`.
+"""
 from __future__ import annotations
 
 import re
@@ -9,14 +13,14 @@ import numpy as np
 
 from ..errors import InputError
 from .comparisons import sorted_labels
-from .rankings import Rankings
+from .rankings import Rankings, RankingTally
 from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
-from .pinned import PinnedFile
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, check_data_file, csv_header,
-                      file_format, file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
+from .pinned import PinnedFile, check_data_file
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
+                      file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -114,6 +118,26 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
         labels, ballots = _on_item_list(labels, ballots, item_list(items), path)
     R = complete_ballots(labels, ballots, partial, rng, path)
     return R.marked(items_declared=declared or partial != "randomize", selected=partial == "drop")
+
+
+def as_rankings(profile, weights=None) -> "Rankings":
+    """``profile`` (:class:`~privrank.data.rankings.Rankings`, an ``(n, m)`` array of orders, or a
+    DataFrame / Arrow table of complete rankings as :func:`read_rankings` reads them) as
+    :class:`~privrank.data.rankings.Rankings`.
+
+    ``weights`` (multiplicities, as in :meth:`~privrank.data.rankings.Rankings.from_orders`)
+    replace the profile's own when given.
+    """
+    if isinstance(profile, RankingTally):
+        raise InputError("this algorithm needs the rankings themselves, not their statistics (a "
+                         "RankingTally): read the file with read_rankings")
+    if is_table(profile):
+        profile = read_rankings(profile)
+    if isinstance(profile, Rankings):
+        if weights is None:
+            return profile
+        return Rankings.from_orders(profile.orders, items=profile.items, weights=weights)
+    return Rankings.from_orders(profile, weights=weights)
 
 
 def _names_items_in_ballots(path) -> bool:

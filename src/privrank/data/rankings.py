@@ -14,8 +14,7 @@ so an algorithm that reads few entries (KwikSort reads ``O(m log m)``) never bui
 Footrule aggregation reads the position histogram instead (:func:`position_counts`,
 ``counts[i, x]`` = voters placing item ``i`` at position ``x``). Orders and positions are
 inverse permutations of each other (:func:`positions_of`); :func:`check_permutations` is the one
-validation of both, and :func:`as_rankings` turns any ranking profile argument into
-:class:`Rankings`.
+validation of both.
 
 :class:`RankingTally` holds the same statistics without the rankings -- the integer counts
 ``N`` and the position counts, or the sum of the voters' local reports -- as the engines of
@@ -111,27 +110,6 @@ def position_counts(positions, weights=None) -> np.ndarray:
     flat = (np.arange(m)[None, :] * m + pos).ravel()
     return np.bincount(flat, weights=np.repeat(w, m).astype(float),
                        minlength=m * m).reshape(m, m).astype(np.int64)
-
-
-def as_rankings(profile, weights=None) -> "Rankings":
-    """``profile`` (:class:`Rankings`, an ``(n, m)`` array of orders, or a DataFrame / Arrow table of
-    complete rankings as :func:`~privrank.data.io.read_rankings` reads them) as :class:`Rankings`.
-
-    ``weights`` (multiplicities, as in :meth:`Rankings.from_orders`) replace the profile's own
-    when given.
-    """
-    if isinstance(profile, RankingTally):
-        raise InputError("this algorithm needs the rankings themselves, not their statistics (a "
-                         "RankingTally): read the file with read_rankings")
-    from .tabular import is_table
-    if is_table(profile):
-        from .ranking_files import read_rankings
-        profile = read_rankings(profile)
-    if isinstance(profile, Rankings):
-        if weights is None:
-            return profile
-        return Rankings.from_orders(profile.orders, items=profile.items, weights=weights)
-    return Rankings.from_orders(profile, weights=weights)
 
 
 @dataclass(frozen=True, eq=False)

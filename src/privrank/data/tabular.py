@@ -4,14 +4,13 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
-import os
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from .pinned import PinnedFile
+from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
@@ -45,22 +44,6 @@ def check_items(m: int, source: str) -> None:
     """Refuse a declared number of items beyond what privrank can rank (``MAX_DECLARED_ITEMS``)."""
     if m > MAX_DECLARED_ITEMS:
         raise InputError(f"{source} declares more than {MAX_DECLARED_ITEMS:,} items; privrank ranks at most that many")
-
-
-def check_data_file(path) -> None:
-    """Refuse a path that is not a readable regular file, saying what it is instead (a
-    :class:`~privrank.data.pinned.PinnedFile` was checked when it was pinned)."""
-    if isinstance(path, PinnedFile):
-        return
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"no such file: {path}")
-    if path.is_dir():
-        raise InputError(f"{path} is a directory; give a data file")
-    if not path.is_file():
-        raise InputError(f"{path} is not a regular file (a pipe or device); save the data to a file first")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{path} is not readable")
 
 
 def type_name(path) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparisons import (ComparisonTally, PairwiseComparisons, epsilon_levels, folded_counts, folds,
-                                group_sums, record_codes, sorted_labels)
+from ..data.comparisons import PairwiseComparisons, sorted_labels
+from ..data.pair_counts import group_sums
+from ..data.tally import ComparisonTally, epsilon_levels, folded_counts, folds, record_codes
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records

@@ -56,7 +56,7 @@ import math
 
 import numpy as np
 
-from ..data.comparisons import PairCounts
+from ..data.pair_counts import PairCounts
 from ..data.datasets import load_cems, load_immigration
 from ..metrics import linf_error, l2_error, rank_position_mismatch, top_k_hamming
 from ..pairwise.central import (THEORY_RIDGE_CONSTANT, copeland, noisy_copeland, penalised_mle,

@@ -1,4 +1,5 @@
-"""Claims of a reproduction: one-sided tests on cell means, declared before the run (runner docstring)."""
+"""Claims of a reproduction: one-sided tests on cell means, declared before the run (runner docstring),
+and the results of the run they read (:class:`Results`, as figures do)."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,25 @@ import numpy as np
 from ..errors import InputError
 
 Z95 = 1.959963984540054
+
+
+@dataclass
+class CellResult:
+    experiment: str
+    cell: dict
+    key: str
+    values: dict
+    warnings: dict
+
+
+@dataclass
+class Results:
+    """Cell results by experiment (in grid order) and the experiments skipped, with reasons."""
+
+    cells: dict
+    skipped: dict
+    computed: int = 0
+    resumed: int = 0
 
 
 class Sel:

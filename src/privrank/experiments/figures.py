@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,10 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from .claims import Sel, Z95, mean_se
-
-if TYPE_CHECKING:
-    from .runner import Results
+from .claims import Results, Sel, Z95, mean_se
 
 MAX_TICK_LABELS = 7
 

@@ -84,7 +84,7 @@ import numpy as np
 from ..files import write_text_atomic
 from ..errors import InputError
 from ..progress import progress_bar
-from .claims import Z95, mean_se
+from .claims import CellResult, Results, Z95, mean_se
 from .figures import plot_figure
 
 
@@ -145,25 +145,6 @@ class Study:
 # --------------------------------------------------------------------------------------------
 # running
 # --------------------------------------------------------------------------------------------
-
-@dataclass
-class CellResult:
-    experiment: str
-    cell: dict
-    key: str
-    values: dict
-    warnings: dict
-
-
-@dataclass
-class Results:
-    """Cell results by experiment (in grid order) and the experiments skipped, with reasons."""
-
-    cells: dict
-    skipped: dict
-    computed: int = 0
-    resumed: int = 0
-
 
 def cell_key(experiment: str, cell: Mapping) -> str:
     """Stable identity of a cell: experiment name and settings."""

@@ -11,7 +11,7 @@ from ..aggregation.kemeny import DP_MAX_ITEMS, solve_many
 from ..errors import InputError
 from ..display import Displayed
 from ..guarantees import Guarantee
-from ..mechanisms.draws import simulating
+from ..draws import simulating
 from ..mechanisms.noise import gaussian, laplace
 from ..mechanisms.pairwise_matrix import MatrixRelease, count_noise, matrix_from_upper
 from ..mechanisms.tree import TreeRelease, tree_layout

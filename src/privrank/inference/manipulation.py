@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..data.comparisons import ComparisonTally, PairwiseComparisons
+from ..data.comparisons import PairwiseComparisons
+from ..data.tally import ComparisonTally
 from ..errors import InputError, UtilityWarning
 from ..pairwise.btl import fit_btl
 from ..pairwise.release import WEIGHTS, release_from_reports

@@ -9,11 +9,11 @@ import scipy.sparse
 from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
-from ..data.comparisons import PairCounts
+from ..data.pair_counts import PairCounts
 from ..errors import InputError, UtilityWarning
 from ..display import Displayed
 from ..guarantees import Guarantee
-from ..mechanisms.draws import simulating
+from ..draws import simulating
 from ..mechanisms.noise import laplace
 from ..mechanisms.randomized_response import added_variance, debias, report_probability
 from ..pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian

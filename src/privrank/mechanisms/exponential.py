@@ -12,7 +12,7 @@ import numpy as np
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon, check_positive
-from .draws import before_draw, noise_factor
+from ..draws import before_draw, noise_factor
 
 
 def exponential_probabilities(utility, sensitivity: float, epsilon) -> np.ndarray:

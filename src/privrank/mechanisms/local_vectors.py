@@ -44,7 +44,7 @@ from scipy.special import ndtri
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon
-from .draws import before_draw, noise_factor
+from ..draws import before_draw, noise_factor
 from .randomized_response import record_uniforms
 
 FIXED_POINT_BITS = 30

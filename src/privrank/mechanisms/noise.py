@@ -1,6 +1,6 @@
 """Noise samplers and their calibration.
 
-Every sampler passes the draw gate (:func:`~privrank.mechanisms.draws.before_draw`: inside a
+Every sampler passes the draw gate (:func:`~privrank.draws.before_draw`: inside a
 release, nothing is drawn before the spend is charged) and draws ``noise_factor()`` times its
 scale (1, except in the audits' negative controls).
 
@@ -35,7 +35,7 @@ from scipy.special import log_ndtr, ndtr
 
 from .._rng import as_generator
 from ..errors import InputError, check_delta, check_epsilon, check_positive
-from .draws import before_draw, noise_factor
+from ..draws import before_draw, noise_factor
 
 #: a release grid is this many powers of two below the noise scale (scale / grid in [2^20, 2^21))
 GRID_BITS = 20

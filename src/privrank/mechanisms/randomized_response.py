@@ -32,9 +32,9 @@ import numpy as np
 from scipy.special import expit
 
 from .._rng import as_generator, is_seeded, secure_bits
-from ..data.comparisons import EpsilonLevels, epsilon_levels
+from ..data.tally import EpsilonLevels, epsilon_levels
 from ..errors import InputError, check_epsilon, check_epsilons
-from .draws import before_draw, noise_factor
+from ..draws import before_draw, noise_factor
 
 
 #: records randomized per vectorised step (their uniforms and probabilities are the temporaries)
@@ -88,7 +88,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     probability of reporting 1: ``1 - p_eps`` for a 1, ``p_eps`` for a 0 and 1/2 for a tie,
     where ``p_eps = 1 / (1 + e^eps)``. Each report is eps-local DP for its answer (module
     docstring). ``epsilon`` is a scalar, one value per answer, or
-    :class:`~privrank.data.comparisons.EpsilonLevels` (its distinct values and each answer's
+    :class:`~privrank.data.tally.EpsilonLevels` (its distinct values and each answer's
     index; the other forms are leveled here): the probabilities are computed per level, not per
     answer. Returns reports in {0, 1}.
     """

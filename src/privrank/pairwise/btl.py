@@ -5,7 +5,7 @@ Minimises the count-weighted penalised negative log-likelihood
     L(theta) = sum_pairs [ n_ij * log(1 + exp(theta_i - theta_j)) - s_ij * (theta_i - theta_j) ]
                + lam * ||theta||^2
 
-over the per-pair statistic of :class:`~privrank.data.comparisons.PairCounts` (``n_ij``
+over the per-pair statistic of :class:`~privrank.data.pair_counts.PairCounts` (``n_ij``
 records, ``s_ij`` the sum of record values for "i beats j"). On the complete design with L
 users this is L times eq. (3) of Xu, Sun, Cheng with ``lam_paper = lam / L``; with
 ``s_ij`` the debiased sums it is their private M-estimator. ``lam > 0`` always: debiased
@@ -36,7 +36,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from ..data.comparisons import PairCounts, grouped_csr, row_order
+from ..data.pair_counts import PairCounts, grouped_csr, row_order
 from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive
 from ..display import Displayed
 from ..guarantees import Guarantee

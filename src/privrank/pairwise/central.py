@@ -55,7 +55,8 @@ import scipy.sparse.linalg
 
 from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import PairCounts, PairwiseComparisons
+from ..data.comparisons import PairwiseComparisons
+from ..data.pair_counts import PairCounts
 from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release

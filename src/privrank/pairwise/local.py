@@ -31,7 +31,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import EpsilonLevels, PairwiseComparisons, epsilon_levels
+from ..data.comparisons import PairwiseComparisons
+from ..data.tally import EpsilonLevels, epsilon_levels
 from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
@@ -66,7 +67,7 @@ def record_epsilons(comps: PairwiseComparisons, epsilon=None, user_epsilon=None)
 
 
 def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon=None) -> EpsilonLevels:
-    """:func:`record_epsilons` as :class:`~privrank.data.comparisons.EpsilonLevels`: per-user
+    """:func:`record_epsilons` as :class:`~privrank.data.tally.EpsilonLevels`: per-user
     epsilons are leveled among the users, not the records."""
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon (per user)")

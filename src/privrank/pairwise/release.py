@@ -13,7 +13,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..data.comparison_files import as_comparisons
-from ..data.comparisons import ComparisonTally, PairCounts, PairwiseComparisons
+from ..data.comparisons import PairwiseComparisons
+from ..data.pair_counts import PairCounts
+from ..data.tally import ComparisonTally
 from ..errors import InputError, epsilons_out_of_range
 from ..guarantees import UNIT_COMPARISON, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation

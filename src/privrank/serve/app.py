@@ -32,12 +32,11 @@ from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
 from .integrity import static_dir
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
                     StoreUnavailable, UnknownRespondent, is_urlsafe_token)
-from .survey import RESPONDENT_UNITS
+from .survey import NORM_TOLERANCE, RESPONDENT_UNITS
 
 MAX_BODY_BYTES = 64 * 1024
 #: new respondents per minute the server registers by default (a token bucket of as many)
 REGISTRATIONS_PER_MINUTE = 30
-NORM_TOLERANCE = 1e-6
 REPORT_FIELDS = {"pairs": ("token", "key", "item_a", "item_b", "report", "epsilon"),
                  "ranking": ("token", "key", "vector", "epsilon")}
 #: the shape of an admin token (:func:`check_admin_token`) and of its hash (:func:`admin_token_hash`)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from .survey import NORM_TOLERANCE
 
 #: between the two labels of a pair's column name
 PAIR_SEPARATOR = " > "
@@ -95,7 +96,6 @@ def read_ballots(source) -> Ballots:
         ballot whose norm is not the one every randomized ballot of these items has at that epsilon.
     """
     from ..mechanisms.local_vectors import duchi_l2_scale
-    from .app import NORM_TOLERANCE
 
     name = str(source)
     try:

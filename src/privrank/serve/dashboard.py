@@ -248,7 +248,7 @@ class _Tally:
 
 
 class PairTally(_Tally):
-    """The exact integer tally of the pairs reports (:class:`~privrank.data.comparisons.ComparisonTally`
+    """The exact integer tally of the pairs reports (:class:`~privrank.data.tally.ComparisonTally`
     codes), items indexed in sorted label order as :func:`privrank.read_comparisons` indexes them."""
 
     def __init__(self, survey, clock=time.monotonic):
@@ -262,7 +262,7 @@ class PairTally(_Tally):
         return store.pair_reports_after(after)
 
     def _add(self, rows):
-        from ..data.comparisons import record_codes
+        from ..data.tally import record_codes
 
         index = self.index
         try:
@@ -273,8 +273,8 @@ class PairTally(_Tally):
         self.codes += np.bincount(record_codes(len(self.items), a, b, values2), minlength=self.codes.size)
 
     def tally(self):
-        """The :class:`~privrank.data.comparisons.ComparisonTally` of the compared items (sorted labels)."""
-        from ..data.comparisons import ComparisonTally
+        """The :class:`~privrank.data.tally.ComparisonTally` of the compared items (sorted labels)."""
+        from ..data.tally import ComparisonTally
 
         m = len(self.items)
         per = self.codes.reshape(m, m, 3)

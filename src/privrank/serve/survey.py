@@ -32,6 +32,8 @@ DESIGNS = {"pairs": "randomized-response", "ranking": "duchi-l2"}
 EPSILON_RANGE = (0.01, 10.0)
 #: items of a ranking survey: a ballot is a vector of m(m-1)/2 floats, which must fit in one request
 MAX_RANKING_ITEMS = 40
+#: relative tolerance of a randomized ballot's norm against :meth:`Survey.duchi_scale` (a report's, an export's)
+NORM_TOLERANCE = 1e-6
 MAX_PAIRS_ITEMS = 1000
 MAX_LABEL_CHARS = 200
 #: the longest each text may be, in characters

@@ -1,7 +1,9 @@
 """The one gate every draw of privacy noise passes: charge before you draw, and the audits' noise factor.
 
 Every primitive of :mod:`privrank.mechanisms` that draws privacy noise calls
-:func:`before_draw` first, and calibrates the noise it draws with :func:`noise_factor`.
+:func:`before_draw` first, and calibrates the noise it draws with :func:`noise_factor`. The gate
+is part of the release contract and lives beside it (:mod:`privrank.release`): the primitives
+import the gate, and the gate and the contract import nothing from the primitives.
 
 * **Charge before you draw.** A release run under :func:`privrank.release.charged` (every
   private function of the public API, and so every command of the CLI) must record its spend
