@@ -29,6 +29,17 @@ class PrivacyWarning(RuntimeWarning):
     by composition). The CLI prints it as ``privrank: warning: ...``."""
 
 
+class WeakPrivacyWarning(PrivacyWarning, UserWarning):
+    """A release states an epsilon above :data:`WEAK_EPSILON`: a guarantee in name only. Also a
+    :class:`PrivacyWarning` (the CLI prints it) and a ``UserWarning`` (a notebook shows it)."""
+
+
+#: an epsilon above which a guarantee means little: ``e^10 > 22,000``, so an observer's odds on any
+#: one protected answer can move by more than that factor (randomized response at this epsilon
+#: reports the true answer with probability above 0.99995)
+WEAK_EPSILON = 10.0
+
+
 class UtilityWarning(RuntimeWarning):
     """A result says less than it seems to: a release that cannot tell the items apart, intervals
     that under-cover, a fit or a solver that did not finish. The CLI prints it."""
@@ -89,6 +100,18 @@ def check_delta(delta, *, name: str = "delta") -> float:
     if not (0.0 <= d < 1.0):
         raise InputError(f"{name} must lie in [0, 1) (got {d!r}); typical values are 1e-6 or smaller")
     return d
+
+
+def check_whole(value, *, name: str, minimum: int = 1) -> int:
+    """Validate a whole number >= ``minimum`` (a count, a size, a cap); a float is taken only when whole."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {type(value).__name__}")
+    if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
+        raise InputError(f"{name} must be a whole number >= {minimum} (got {float(value)!r})")
+    v = int(value)
+    if v < minimum:
+        raise InputError(f"{name} must be a whole number >= {minimum} (got {v})")
+    return v
 
 
 def check_positive(value, *, name: str, allow_zero: bool = False) -> float:

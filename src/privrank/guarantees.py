@@ -82,11 +82,12 @@ class Guarantee:
     def __post_init__(self):
         if self.model not in ("local", "central", "none"):
             raise InputError("model must be 'local', 'central' or 'none'")
-        if self.private and not (self.epsilon > 0 and math.isfinite(self.epsilon)):
-            raise InputError("a private guarantee needs a finite epsilon > 0")
+        if self.private:
+            check_epsilon(self.epsilon)
         check_delta(self.delta)
-        if self.rho is not None:
-            check_epsilon(self.rho, name="rho")
+        for name in ("rho", "epsilon_per_comparison", "epsilon_per_user"):
+            if getattr(self, name) is not None:
+                check_epsilon(getattr(self, name), name=name)
 
     @classmethod
     def non_private(cls, mechanism: str = "none", note: str = "") -> "Guarantee":
@@ -435,6 +436,12 @@ class Accountant:
         for label, cost in history:
             self._history.append((str(label), self._cost(cost)))
             self._take_unit(cost)
+
+    def __repr__(self) -> str:
+        unit = "" if self.unit is None else f", unit={self.unit!r}"
+        model = "" if self.model is None else f", model={self.model!r}"
+        return (f"Accountant(total={self.total}, spent={self.spent or 'nothing'}, remaining={self.remaining or 'nothing'}, "
+                f"spends={len(self._history)}{unit}{model})")
 
     @property
     def history(self) -> tuple:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .data.ranking_files import as_rankings
 from .data.rankings import RankingTally, check_permutations, positions_of
-from .errors import InputError
+from .errors import InputError, check_positive, check_whole
 
 
 def _pair(est, true):
@@ -33,7 +33,8 @@ def kendall_distance(est, true, *, tol: float = 1e-8, tie_penalty: float = 0.0) 
     0 exactly when the two weak orders are identical.
     """
     a, b = _pair(est, true)
-    if not 0.0 <= float(tie_penalty) <= 1.0:
+    tol = check_positive(tol, name="tol", allow_zero=True)
+    if not 0.0 <= check_positive(tie_penalty, name="tie_penalty", allow_zero=True) <= 1.0:
         raise InputError("tie_penalty must lie in [0, 1]")
     da = a[:, None] - a[None, :]
     db = b[:, None] - b[None, :]
@@ -50,12 +51,13 @@ def top_k_hamming(est, true, k: int) -> float:
     Ties at the boundary are broken by item index in both vectors.
     """
     a, b = _pair(est, true)
-    if not 1 <= int(k) <= a.size:
+    k = check_whole(k, name="k")
+    if k > a.size:
         raise InputError("k must be between 1 and the number of items")
     idx = np.arange(a.size)
-    top_a = set(np.lexsort((idx, -a))[: int(k)])
-    top_b = set(np.lexsort((idx, -b))[: int(k)])
-    return len(top_b - top_a) / int(k)
+    top_a = set(np.lexsort((idx, -a))[:k])
+    top_b = set(np.lexsort((idx, -b))[:k])
+    return len(top_b - top_a) / k
 
 
 def _norm(x: np.ndarray, ord) -> float:

@@ -54,7 +54,7 @@ from .errors import InputError, check_epsilon
 from .draws import simulating
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, variance_inflation
-from .inference import pyplot_for
+from .inference import new_figure
 from .metrics import kendall_distance, linf_error, top_k_hamming
 from .pairwise.btl import newton_btl_many
 from .pairwise.central import (copeland_noise, copeland_noise_scale, objective_perturbation_calibration,
@@ -297,10 +297,13 @@ def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
     return est - est.mean(axis=1, keepdims=True)
 
 
-def plot_curve(curve, path, *, chosen: Prediction | None = None, force: bool = False) -> None:
-    """Predicted errors against epsilon (log scale), marking the chosen epsilon; needs matplotlib."""
-    plt, out = pyplot_for(path, force)
-    fig, ax = plt.subplots(figsize=(6, 4))
+def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: bool = False):
+    """Predicted errors against epsilon (log scale), marking the chosen epsilon; needs matplotlib.
+
+    Returns the :class:`matplotlib.figure.Figure` (built without pyplot), also saved to ``path`` if given.
+    """
+    fig, out = new_figure(path, force=force, figsize=(6, 4), layout="tight")
+    ax = fig.subplots()
     eps = [c.epsilon for c in curve]
     for metric in METRICS:
         if curve[0].predicted[metric] is not None:
@@ -313,8 +316,6 @@ def plot_curve(curve, path, *, chosen: Prediction | None = None, force: bool = F
     d = curve[0].design
     ax.set_title(f"{d.model} ({d.method}): {d.items} items, {d.users} users", fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
+    if out is not None:
         out.save_figure(fig)
-    finally:
-        plt.close(fig)
+    return fig

@@ -49,13 +49,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ._rng import is_seeded
-from .errors import InputError, PrivacyWarning
+from .errors import WEAK_EPSILON, InputError, WeakPrivacyWarning
 from .draws import mark_charged, noise_factor, open_release, paying
 
 
@@ -147,17 +148,20 @@ def charge(guarantee) -> None:
     _warn_if_weak(guarantee)
 
 
-#: a per-user epsilon above which a release warns that its protection is weak
-WEAK_EPSILON = 10.0
-
-
 def _warn_if_weak(guarantee) -> None:
-    """:class:`~privrank.errors.PrivacyWarning` when composition leaves each user a large epsilon."""
-    per_user = getattr(guarantee, "epsilon_per_user", None)
-    if getattr(guarantee, "private", False) and per_user is not None and per_user > WEAK_EPSILON:
-        warnings.warn(f"each user is protected at epsilon {per_user:g} by composition (their answers together): "
-                      f"above {WEAK_EPSILON:g}, the output may reveal much about any one user; lower epsilon or "
-                      "max_answers", PrivacyWarning, stacklevel=4)
+    """:class:`~privrank.errors.WeakPrivacyWarning` when the guarantee states an epsilon above
+    :data:`~privrank.errors.WEAK_EPSILON` (per protected unit, or per user by composition)."""
+    if not getattr(guarantee, "private", False):
+        return
+    per_user = guarantee.epsilon_per_user
+    why = (f"above {WEAK_EPSILON:g}, e^epsilon > {math.exp(WEAK_EPSILON):,.0f}, so an observer's odds on any one "
+           "protected answer can move by more than that factor: the output may reveal it")
+    if guarantee.epsilon > WEAK_EPSILON:
+        warnings.warn(f"epsilon {guarantee.epsilon:g} protects {guarantee.unit} only weakly: {why}; lower "
+                      "epsilon", WeakPrivacyWarning, stacklevel=4)
+    elif per_user is not None and per_user > WEAK_EPSILON:
+        warnings.warn(f"each {guarantee.user} is protected at epsilon {per_user:g} by composition (their answers "
+                      f"together): {why}; lower epsilon or max_answers", WeakPrivacyWarning, stacklevel=4)
 
 
 def private_release(fn):

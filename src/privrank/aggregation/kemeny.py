@@ -76,7 +76,7 @@ from scipy.special import logsumexp
 
 from .._rng import as_generator
 from .. import limits
-from ..errors import InputError, UtilityWarning
+from ..errors import InputError, UtilityWarning, check_positive, check_whole
 from ..metrics import kemeny_cost
 
 SOLVERS = ("auto", "exact", "kwiksort", "local-search")
@@ -306,14 +306,14 @@ def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = 
     ``time_limit`` seconds; both default to :mod:`privrank.limits` (``PRIVRANK_MAX_EXACT_ITEMS``,
     ``PRIVRANK_MAX_EXACT_SECONDS``). See the module docstring.
     """
+    cap = limits.limit("EXACT_ITEMS") if max_items is None else check_whole(max_items, name="max_items")
+    seconds = limits.limit("EXACT_SECONDS") if time_limit is None else check_positive(time_limit, name="time_limit")
     A = _matrix(W)
     m = A.shape[0]
     if m <= DP_MAX_ITEMS:
         return exact_dp(A)
     parts = majority_components(A)
     core = max(p.size for p in parts)
-    cap = limits.limit("EXACT_ITEMS") if max_items is None else max_items
-    seconds = limits.limit("EXACT_SECONDS") if time_limit is None else float(time_limit)
     insist = (f"insist with {limits.variable('EXACT_ITEMS')}={core} in the environment "
               f"({limits.variable('EXACT_SECONDS')} = {seconds:g} bounds the wait; past it the solve stops, "
               "not proven optimal)")
@@ -449,9 +449,7 @@ def kwiksort_matrix(W, rng=None, *, best_of: int = 1) -> np.ndarray:
 
 
 def _best_of(k) -> int:
-    k = int(k)
-    if k < 1:
-        raise InputError("best_of must be >= 1")
+    k = check_whole(k, name="best_of")
     limits.check("BEST_OF", k, "best_of (KwikSort runs)",
                  "past a few dozen runs the cheapest changes little; solver 'local-search' polishes one")
     return k

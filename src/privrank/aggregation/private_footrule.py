@@ -83,7 +83,7 @@ from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
 from ..data.rankings import RankingTally, releasable
-from ..errors import InputError, check_delta, check_epsilon
+from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
 from ..mechanisms.tree import (footrule_cost_release, footrule_counts_release, local_footrule_release,
@@ -175,6 +175,8 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
     budget = Budget(epsilon, delta)
     gen = as_generator(rng)
     n, m = R.n_voters, R.n_items
+    if buckets is not None and not 1 <= check_whole(buckets, name="buckets") <= m:
+        raise InputError("buckets must be between 1 and the number of items")
     solve = wfas_solver(solver, rng=gen)
     details = {"variant": variant, "noise": budget.noise}
     if m == 1:
@@ -203,8 +205,6 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
                        selected="baseline" if noisy_diff > 0 else "algorithm 4")
     else:
         B = default_buckets(m, n, budget) if buckets is None else int(buckets)
-        if not 1 <= B <= m:
-            raise InputError("buckets must be between 1 and the number of items")
         Wt, scale_s, scale_t = bucket_release(R, B, budget, gen)
         order = np.asarray(solve(clip_pairs(Wt)))
         details.update(buckets=B, same_bucket_pairs=same_bucket_pairs(m, B), s_scale=scale_s,
@@ -292,7 +292,7 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
     tally = _tally(profile, weights)
     if tally is not None:
         _check_size(tally.n_items)
-        if kappa is not None and float(kappa) != tally.kappa:
+        if kappa is not None and check_positive(kappa, name="kappa") != tally.kappa:
             raise InputError(f"the voters' tree vectors have kappa {tally.kappa:g}: give that kappa or none")
         eps = check_epsilon(epsilon)
         rel = local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,

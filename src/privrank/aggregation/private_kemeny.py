@@ -38,7 +38,7 @@ from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.tabular import is_table
 from ..display import Displayed
-from ..errors import InputError, check_epsilon
+from ..errors import InputError, check_epsilon, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
@@ -87,6 +87,14 @@ class AggregateResult(Displayed):
     def _rows(self) -> list[dict]:
         return [{"rank": r + 1, "item": self.items[k]} for r, k in enumerate(self.order)]
 
+    def plot(self, path=None, *, force: bool = False, title: str | None = None, **options):
+        """Plot of the rank intervals (a :class:`matplotlib.figure.Figure`, shown inline in a notebook;
+        also saved to ``path`` if given): :func:`privrank.aggregate_intervals` of this result, with
+        ``options`` (``level``, ``n_bootstrap``, ``rng``, ...) passed on; post-processing only."""
+        from ..inference import aggregate_intervals
+
+        return aggregate_intervals(self, **options).plot(path, force=force, title=title)
+
 
 def labelled(fn):
     """A public aggregation function that also takes a DataFrame of rankings and returns its
@@ -108,7 +116,10 @@ def _pairwise_profile(profile) -> Rankings | RankingTally:
 
 
 def _fraction(value, name) -> float:
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number strictly between 0 and 1") from None
     if not 0.0 < v < 1.0:
         raise InputError(f"{name} must lie strictly between 0 and 1")
     return v
@@ -255,10 +266,11 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     gen = as_generator(rng)
     m, n = R.n_items, R.n_voters
     D = m * (m - 1) // 2
-    q = kwiksort_query_cap(m, fail_probability) if queries is None else int(queries)
-    if q < 0:
-        raise InputError("queries must be >= 0")
-    kappa = 0.0 if q >= D else _fraction(fallback_fraction, "fallback_fraction")
+    if fail_probability is not None:
+        _fraction(fail_probability, "fail_probability")
+    fraction = _fraction(fallback_fraction, "fallback_fraction")
+    q = kwiksort_query_cap(m, fail_probability) if queries is None else check_whole(queries, name="queries", minimum=0)
+    kappa = 0.0 if q >= D else fraction
     details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "queries": 0,
                "fallback": False}
     guarantee = budget.guarantee("DPKwikSort", note=f"At most {q} noisy comparisons.")
@@ -341,9 +353,7 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
         harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
         q = max(1, int(round(2 * (m + 1) * harmonic - 4 * m)))
     else:
-        q = int(queries)
-        if q < 1:
-            raise InputError("queries must be >= 1")
+        q = check_whole(queries, name="queries")
     guarantee = budget.guarantee("budgeted private quicksort (Hay et al.)",
                                  note=f"At most {q} noisy comparisons.")
     charge(guarantee)
@@ -455,12 +465,13 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
     gen = as_generator(rng)
     m = R.n_items
     D = m * (m - 1) // 2
+    if fail_probability is not None:
+        _fraction(fail_probability, "fail_probability")
+    fraction = _fraction(fallback_fraction, "fallback_fraction")
     if tau is None:
         tau = local_group_cap(m, kwiksort_query_cap(m, fail_probability), fail_probability)
-    tau = int(tau)
-    if tau < 1:
-        raise InputError("tau must be >= 1")
-    kappa = 0.0 if tau >= D else _fraction(fallback_fraction, "fallback_fraction")
+    tau = check_whole(tau, name="tau")
+    kappa = 0.0 if tau >= D else fraction
     orders = R.expanded()
     note = (f"Each voter answers at most {tau} comparisons at epsilon {eps * (1 - kappa) / tau:.4g} each"
             + (f" and sends at most one fallback report at epsilon {eps * kappa:.4g}" if kappa else "") + ".")

@@ -46,9 +46,9 @@ from __future__ import annotations
 from .aggregates import FOOTRULE_TARGET, KEMENY_TARGET, RankIntervals, aggregate_intervals
 from .cost import check_interval_cost, indistinguishable
 from .manipulation import ManipulationMargin, Margin, manipulation_margin
-from .plot import plot_intervals, pyplot_for
+from .plot import new_figure, plot_intervals
 from .scores import BTL_TARGET, COUNT_TARGET, METHODS, ConfidenceIntervals, confidence_intervals
 
 __all__ = ["BTL_TARGET", "COUNT_TARGET", "FOOTRULE_TARGET", "KEMENY_TARGET", "METHODS", "ConfidenceIntervals",
            "ManipulationMargin", "Margin", "RankIntervals", "aggregate_intervals", "check_interval_cost", "confidence_intervals", "indistinguishable",
-           "manipulation_margin", "plot_intervals", "pyplot_for"]
+           "manipulation_margin", "new_figure", "plot_intervals"]

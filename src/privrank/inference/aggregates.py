@@ -8,7 +8,7 @@ import numpy as np
 from .._rng import as_generator
 from ..aggregation.footrule import assignment_order
 from ..aggregation.kemeny import DP_MAX_ITEMS, solve_many
-from ..errors import InputError
+from ..errors import InputError, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
 from ..draws import simulating
@@ -70,6 +70,12 @@ class RankIntervals(Displayed):
         return (f"{100 * self.level:g}% intervals for the {self.target}, from {self.n_bootstrap} re-solved "
                 "releases with the privacy noise drawn again; they cover the privacy noise, not the sampling of "
                 "the voters")
+
+    def plot(self, path=None, *, force: bool = False, title: str | None = None):
+        """Plot of the rank intervals: :func:`~privrank.inference.plot_intervals`."""
+        from .plot import plot_intervals
+
+        return plot_intervals(self, path, force=force, title=title)
 
 
 def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap: int = 1000, solver=None,
@@ -134,7 +140,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     RankIntervals
     """
     check_level(level)
-    B = int(n_bootstrap)
+    B = check_whole(n_bootstrap, name="n_bootstrap")
     if B < AGGREGATE_BOOTSTRAP_MIN:
         raise InputError(f"n_bootstrap must be at least {AGGREGATE_BOOTSTRAP_MIN}")
     gen = as_generator(rng)

@@ -1,4 +1,9 @@
-"""Plots of score and rank intervals (matplotlib, an optional dependency)."""
+"""Plots of score and rank intervals (matplotlib, an optional dependency).
+
+Every plot is a :class:`matplotlib.figure.Figure` built without pyplot: it never chooses a backend
+or registers with pyplot's figure manager, so a notebook shows it inline (it is the cell's value)
+and the user's own ``plt.show()`` is unaffected; with a path it is also saved.
+"""
 from __future__ import annotations
 
 import textwrap
@@ -10,38 +15,50 @@ from ..files import Output
 from .scores import BTL_TARGET, ConfidenceIntervals
 
 
-def pyplot_for(path, force: bool):
-    """matplotlib's pyplot (non-interactive) and the :class:`~privrank.files.Output` of the plot.
+def new_figure(path=None, *, force: bool = False, **options):
+    """A new matplotlib ``Figure(**options)`` and the :class:`~privrank.files.Output` it is saved to.
 
-    ``path`` is a file name (checked and reserved here) or an Output already reserved.
+    ``path`` is None (the Output is None), a file name (checked, and reserved once matplotlib is
+    known to be installed) or an Output already reserved.
     """
-    out = path if isinstance(path, Output) else Output(path, force=force, plot=True)
+    out = None if path is None or isinstance(path, Output) else Output(path, force=force, plot=True)
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         raise InputError("plots need matplotlib: pip install matplotlib") from None
-    if not isinstance(path, Output):
+    if out is not None:
         out.reserve()
-    return plt, out
+    return Figure(**options), (path if isinstance(path, Output) else out)
 
 
-def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -> None:
+def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = None):
     """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
 
     ``ci`` is :class:`ConfidenceIntervals`, or :class:`RankIntervals` (a consensus ranking has no
-    scores: the rank intervals alone). Needs matplotlib (``pip install matplotlib``); the
-    format follows the file suffix.
+    scores: the rank intervals alone). Needs matplotlib (``pip install matplotlib``).
+
+    Parameters
+    ----------
+    path : str, Path or None
+        Also save the figure there, in the format of the file suffix; an existing file is
+        refused unless ``force``.
+    title : str, optional
+        A title above the panels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Not registered with pyplot (the backend is left as it is): a notebook shows it inline.
     """
-    plt, out = pyplot_for(path, force)
     m = len(ci.items)
     scores = isinstance(ci, ConfidenceIntervals)
+    fig, out = new_figure(path, force=force, figsize=(10, 1.5 + 0.28 * m) if scores else (6, 1.5 + 0.28 * m),
+                          layout="constrained")
     order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
     y = np.arange(m)
     labels = [str(ci.items[k]) for k in order]
     if scores:
-        fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(10, 1.5 + 0.28 * m), layout="constrained")
+        left, right = fig.subplots(1, 2, sharey=True)
         est = ci.estimate[order]
         left.errorbar(est, y, xerr=[est - ci.lower[order], ci.upper[order] - est], fmt="o", ms=3, capsize=2)
         left.set_yticks(y, labels, fontsize=8)
@@ -49,7 +66,7 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
         left.set_xlabel("score" if ci.target == BTL_TARGET else "win count")
         left.set_title(f"{100 * ci.level:g}% score intervals")
     else:
-        fig, right = plt.subplots(figsize=(6, 1.5 + 0.28 * m), layout="constrained")
+        right = fig.subplots()
         right.set_yticks(y, labels, fontsize=8)
         right.invert_yaxis()
     right.hlines(y, ci.rank_lower[order], ci.rank_upper[order], lw=3, alpha=0.6)
@@ -58,7 +75,6 @@ def plot_intervals(ci, path, *, force: bool = False, title: str | None = None) -
     right.set_title(("" if scores else f"{100 * ci.level:g}% ") + "rank intervals (| = released rank)")
     if title:  # above the panels' own titles (constrained layout keeps them apart), wrapped to the width
         fig.suptitle(textwrap.fill(title, 100 if scores else 60), fontsize=10)
-    try:
+    if out is not None:
         out.save_figure(fig)
-    finally:
-        plt.close(fig)
+    return fig

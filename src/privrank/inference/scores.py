@@ -10,7 +10,7 @@ from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
 from ..data.pair_counts import PairCounts
-from ..errors import InputError, UtilityWarning
+from ..errors import InputError, UtilityWarning, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
 from ..draws import simulating
@@ -90,6 +90,12 @@ class ConfidenceIntervals(Displayed):
         bias = ", bias-corrected" if self.bias_corrected else ""
         return (f"{100 * self.level:g}% intervals for the {self.target} ({how}{bias}), including the "
                 "privacy noise; rank intervals hold per item")
+
+    def plot(self, path=None, *, force: bool = False, title: str | None = None):
+        """Forest plot of the score and rank intervals: :func:`~privrank.inference.plot_intervals`."""
+        from .plot import plot_intervals
+
+        return plot_intervals(self, path, force=force, title=title)
 
 
 @dataclass(frozen=True)
@@ -189,8 +195,8 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}")
     prob = _problem(result, design)
-    check_interval_cost(prob.m, n_bootstrap=int(n_bootstrap) if method == "bootstrap" else None, pairs=prob.i.size,
-                        cubic=prob.kind != "copeland")
+    replicates = check_whole(n_bootstrap, name="n_bootstrap") if method == "bootstrap" else None
+    check_interval_cost(prob.m, n_bootstrap=replicates, pairs=prob.i.size, cubic=prob.kind != "copeland")
     if bias_corrected and prob.kind == "copeland":
         raise InputError("noisy Copeland counts are unbiased for the expected win counts: there is no ridge "
                          "to correct; drop bias_corrected")

@@ -210,6 +210,12 @@ def debias(reports01, epsilon, n=1) -> np.ndarray:
         y = np.asarray(reports01, dtype=float)
     except (TypeError, ValueError):
         raise InputError("reports must be 0 or 1") from None
+    try:
+        n = np.asarray(n, dtype=float)
+    except (TypeError, ValueError):
+        n = np.nan
+    if not np.all(np.isfinite(n) & (n >= 0)):
+        raise InputError("n (the reports per count) must be finite and >= 0")
     if not np.all((y >= 0) & (y <= n)):
         raise InputError("reports must be 0 or 1, or fractions of 1-reports in [0, 1], or counts of "
                          "1-reports between 0 and n (map a report of -1 to 0 first)")

@@ -60,7 +60,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
-from ..errors import InputError, check_delta, check_epsilon
+from .. import limits
+from ..errors import InputError, check_delta, check_epsilon, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
@@ -260,7 +261,12 @@ class TreeRelease:
 def _check_noise(noise: str, kappa) -> tuple[str, float]:
     if noise not in NOISE_TYPES:
         raise InputError(f"noise must be one of {', '.join(NOISE_TYPES)} (got {noise!r})")
-    return noise, DEFAULT_KAPPA[noise] if kappa is None else float(kappa)
+    if kappa is None:
+        return noise, DEFAULT_KAPPA[noise]
+    try:
+        return noise, float(kappa)
+    except (TypeError, ValueError):
+        raise InputError("kappa must be a number in [1, 2)") from None
 
 
 def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
@@ -338,7 +344,9 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     noise, kap = _check_noise(noise, kappa)
-    m = int(m)
+    m = check_whole(m, name="m (the domain size)")
+    limits.check("MEMORY_MB", 32 * m * m / 2 ** 20, "the estimated memory (MiB) of the tree over a domain of m values",
+                 "the tree holds about 4 m^2 numbers: coarsen the domain")
     x, w = _check_values(values, m, weights)
     layout = tree_layout(m, kap)
     n = int(w.sum())

@@ -27,6 +27,7 @@ Wang (:mod:`privrank.pairwise.central`). With a link other than logistic, ``s_ij
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field, replace
 
@@ -37,9 +38,10 @@ import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 from ..data.pair_counts import PairCounts, grouped_csr, row_order
-from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive
+from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
+from .arena import comparisons_or_arena
 from .links import LOGISTIC, Link
 
 DENSE_MAX_ITEMS = 600
@@ -80,7 +82,7 @@ class ScoredRanking(Displayed):
 
     def top_k(self, k: int) -> list:
         """Labels of the k items with the largest scores."""
-        if not 1 <= int(k) <= len(self.items):
+        if not 1 <= check_whole(k, name="k") <= len(self.items):
             raise InputError(f"k must be between 1 and the number of items ({len(self.items)})")
         return self.ranking[: int(k)]
 
@@ -92,6 +94,25 @@ class ScoredRanking(Displayed):
 
     def _rows(self) -> list[dict]:
         return self.table()
+
+    def plot(self, path=None, *, force: bool = False, title: str | None = None, **options):
+        """Forest plot of score and rank intervals (a :class:`matplotlib.figure.Figure`, shown inline
+        in a notebook; also saved to ``path`` if given).
+
+        The intervals are :func:`privrank.confidence_intervals` of this result, with ``options``
+        (``level``, ``method``, ``n_bootstrap``, ``rng``, ...) passed on: post-processing only.
+        """
+        from ..inference import confidence_intervals
+
+        return confidence_intervals(self, **options).plot(path, force=force, title=title)
+
+    def scores_series(self):
+        """The scores as a pandas Series indexed by item label, best first (pandas is imported only
+        here); the guarantee in ``attrs`` as in :meth:`to_pandas`."""
+        frame = self.to_pandas()
+        series = frame.set_index("item")["score"]
+        series.attrs.update(frame.attrs)
+        return series
 
 
 @dataclass(frozen=True, repr=False)
@@ -288,7 +309,10 @@ def refuse_uncompared(compared) -> None:
 def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, max_iter: int = 200,
                     solver: str = "auto", info: dict | None = None) -> BTLFit:
     """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring)."""
-    lam = float(lam)
+    try:
+        lam = float(lam)
+    except (TypeError, ValueError):
+        lam = math.nan
     if not (lam >= 0 and np.isfinite(lam)):
         raise InputError("lam must be a finite number >= 0 (0: the maximum-likelihood estimate)")
     if pc.n_pairs == 0:
@@ -318,16 +342,24 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
                   btl_objective(theta, pc, lam), used, info)
 
 
-def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9, max_iter: int = 200,
-            solver: str = "auto") -> BTLFit:
+def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "uniform", tol: float = 1e-9,
+            max_iter: int = 200, solver: str = "auto") -> BTLFit:
     """Fit the regularised BTL model (Xu, Sun, Cheng eq. 3, count-weighted form).
+
+    ``fit_btl(data)``, or ``fit_btl(xs, ys, winners)`` in evalica's call shape (the non-private fit
+    of raw comparisons, :mod:`privrank.pairwise.arena`); the scores keyed by item are
+    ``fit.scores_series()``.
 
     Parameters
     ----------
     data : PairwiseRelease or PairwiseComparisons
         A private release (from :func:`privrank.debiased_randomized_response` and friends),
         randomized reports with an epsilon column (debiased here, never randomized again), or
-        raw comparisons (the non-private fit), or a DataFrame of either.
+        raw comparisons (the non-private fit), or a DataFrame of either; or ``xs``, the first item
+        of each comparison.
+    ys, winners : sequence, optional
+        With ``xs`` as ``data``: the second item of each comparison and evalica's ``Winner`` of
+        it (``Winner.X`` or 1: ``xs[k]`` won; ``Winner.Y`` or 2: ``ys[k]`` won; ``Winner.Draw`` or 0).
     lam : float, "default" or "paper"
         Ridge strength in the count-weighted objective. ``"default"``: for a private release
         ``G``, the variance inflation of the release (``mean coth^2(eps/2)``): on the complete
@@ -352,14 +384,14 @@ def fit_btl(data, lam="default", *, weights: str = "uniform", tol: float = 1e-9,
     """
     from .release import WEIGHTS, as_release
 
+    data = comparisons_or_arena(data, ys, winners, "fit_btl")
     if weights not in WEIGHTS:
         raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
     if weights != "uniform" and not getattr(data, "is_randomized", False):
         raise InputError("weights apply when fitting randomized reports (a release is already weighted; raw "
                          "comparisons are not randomized)")
     check_positive(tol, name="tol")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise InputError("max_iter must be a whole number >= 1")
+    check_whole(max_iter, name="max_iter")
     rel = as_release(data, weights=weights)
     estimate = "ridge-penalised"
     if isinstance(lam, str):

@@ -61,10 +61,15 @@ from ..errors import DisconnectedError, InputError, check_epsilon, check_positiv
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
+from .arena import comparisons_or_arena
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
 
 THEORY_RIDGE_CONSTANT = 2.0
+#: smallest ridge, relative to the mean number of comparisons per item: below it the ridge is lost in
+#: the rounding of the Hessian's diagonal (curvatures up to a quarter per comparison), does not
+#: regularise, and the Newton system is singular in floating point
+MIN_RELATIVE_RIDGE = 1e-12
 #: released scores of objective perturbation are multiples of this power of two (far above the
 #: solver's tolerance): the low-order bits of the solver's arithmetic are never released
 THETA_GRID = 2.0 ** -20
@@ -272,18 +277,24 @@ def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, respondent
     are a fact of the data: one respondent more or less would move the ridge).
     """
     floor = 0.0 if budget is None else objective_perturbation_calibration(budget.epsilon, link, budget.answers)[1]
+    if budget is None:
+        public_total = float(pc.totals.sum())
+    elif budget.unit == UNIT_USER:
+        public_total = None if respondents is None else float(budget.answers * respondents)
+    else:
+        public_total = budget.comparisons
     if isinstance(gamma, str):
         if gamma != "theory":
             raise InputError("gamma must be a positive number or 'theory'")
-        if budget is not None and budget.unit == UNIT_USER and respondents is None:
+        if public_total is None:
             raise InputError("gamma='theory' per respondent needs the public number of respondents "
                              "(respondents=; CLI: --respondents N), or give gamma as a number")
-        if budget is None:
-            public_total = float(pc.totals.sum())
-        else:
-            public_total = float(budget.answers * respondents) if budget.unit == UNIT_USER else budget.comparisons
         return max(theory_ridge(pc.n_items, public_total), floor)
     g = check_positive(gamma, name="gamma")
+    if public_total is not None and g < MIN_RELATIVE_RIDGE * 2.0 * public_total / pc.n_items:
+        raise InputError(f"gamma = {g:g} is too small to regularise: below {MIN_RELATIVE_RIDGE:g} times the mean "
+                         "number of comparisons per item it is lost in rounding and the Newton system is singular; "
+                         "use a larger gamma or 'theory'")
     if g < floor:
         raise InputError(f"gamma = {g:g} is below {floor:.4g} = 4 kappa_2 m / epsilon, the smallest ridge "
                          "for which objective perturbation is private (Cai et al. Prop. 2.1); "
@@ -295,7 +306,11 @@ def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, respondent
 
 def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostics: bool):
     """Newton's solution of eq. (2.2), and its diagnostics (computed from the raw data) if asked."""
-    theta, it, gnorm, ok, solver = newton_btl(pc, gamma / 2.0, link=link, linear=w)
+    try:
+        theta, it, gnorm, ok, solver = newton_btl(pc, gamma / 2.0, link=link, linear=w)
+    except np.linalg.LinAlgError:
+        raise InputError(f"gamma = {gamma:g} is too small for this comparison design: the Newton system is singular "
+                         "in floating point; use a larger gamma or 'theory'") from None
     diag = None
     if diagnostics:
         diag = {"n_iter": it, "gradient_norm": gnorm, "converged": ok, "solver": solver,
@@ -374,16 +389,19 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, re
     return CentralRanking(theta, _items(pc), guarantee, method="perturbed MLE", params=params, diagnostics=diag)
 
 
-def penalised_mle(data, *, link="logistic", gamma="theory", centre: bool = True) -> CentralRanking:
+def penalised_mle(data, ys=None, winners=None, *, link="logistic", gamma="theory", centre: bool = True
+                  ) -> CentralRanking:
     """The ridge MLE of Algorithm 1 without noise (``lambda = 0``): not private.
 
     ``argmin L(theta) + gamma/2 ||theta||^2``, the estimator of Chen, Fan, Ma and Wang (2019) that
     Cai et al. perturb; ``gamma="theory"`` is ``2 sqrt(d log n)`` (:func:`theory_ridge`). With the
     same ``gamma`` it is the limit of :func:`perturbed_mle` as epsilon grows. Carries solver
-    diagnostics.
+    diagnostics. ``penalised_mle(xs, ys, winners)`` takes evalica's call shape
+    (:mod:`privrank.pairwise.arena`). A ``gamma`` below ``1e-12`` times the mean number of
+    comparisons per item does not regularise and is refused.
     """
     link = as_link(link)
-    pc = _check_counts(_as_counts(data))
+    pc = _check_counts(_as_counts(comparisons_or_arena(data, ys, winners, "penalised_mle")))
     g = _gamma(gamma, pc, None, link, None)
     theta, diag = _solve(pc, link, g, None, centre, True)
     return CentralRanking(theta, _items(pc), Guarantee.non_private(f"penalised MLE ({link.name} link)"),
@@ -463,14 +481,15 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
                           method="noisy Copeland", params=params)
 
 
-def copeland(data, *, rng=None) -> CentralRanking:
+def copeland(data, ys=None, winners=None, *, rng=None) -> CentralRanking:
     """Copeland win counts without noise (Shah and Wainwright 2017): not private.
 
     Items are ranked by their number of wins (a tie is half a win each); equal counts are
     ordered uniformly at random from ``rng`` (Cai et al. notes §7.12: a fixed order would favour
-    low item indices).
+    low item indices). ``copeland(xs, ys, winners)`` takes evalica's call shape
+    (:mod:`privrank.pairwise.arena`).
     """
-    pc = _check_counts(_as_counts(data))
+    pc = _check_counts(_as_counts(comparisons_or_arena(data, ys, winners, "copeland")))
     return CentralRanking(pc.borda(), _items(pc), Guarantee.non_private("Copeland counts"),
                           tie_break=as_generator(rng).permutation(pc.n_items), method="Copeland",
                           params={"n_comparisons": float(pc.totals.sum())})
@@ -478,7 +497,7 @@ def copeland(data, *, rng=None) -> CentralRanking:
 
 # ---------------------------------------------------------------------------------- spectral
 
-def rank_centrality(data, *, pseudo_count: float = 1.0) -> CentralRanking:
+def rank_centrality(data, ys=None, winners=None, *, pseudo_count: float = 1.0) -> CentralRanking:
     """Rank Centrality (Negahban, Oh and Shah 2017): the stationary distribution of a random walk.
 
     From item ``i`` the walk moves to each compared item ``j`` with probability
@@ -487,10 +506,11 @@ def rank_centrality(data, *, pseudo_count: float = 1.0) -> CentralRanking:
     ``d_max`` the largest number of distinct opponents; it stays put otherwise. Under BTL the
     stationary distribution ``pi`` is proportional to ``exp(theta)`` when the ``a_ji`` equal
     the true probabilities, so the scores are ``log pi``, centred. Not private. The comparison
-    graph must be connected.
+    graph must be connected. ``rank_centrality(xs, ys, winners)`` takes evalica's call shape
+    (:mod:`privrank.pairwise.arena`).
     """
     c = check_positive(pseudo_count, name="pseudo_count", allow_zero=True)
-    pc = _check_counts(_as_counts(data))
+    pc = _check_counts(_as_counts(comparisons_or_arena(data, ys, winners, "rank_centrality")))
     m = pc.n_items
     if pc.n_components() > 1:
         raise DisconnectedError("the comparison graph is not connected: Rank Centrality needs every item "

@@ -33,7 +33,7 @@ import numpy as np
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import EpsilonLevels, epsilon_levels
-from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons
+from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons, check_whole
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
@@ -233,10 +233,10 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
         L = np.asarray(L, dtype=float)
     except (TypeError, ValueError):
         raise InputError("L must be a number of users >= 1") from None
-    if not np.all(np.isfinite(L)) or np.any(L < 1) or int(L0) < 1:
+    if not np.all(np.isfinite(L)) or np.any(L < 1):
         raise InputError("L and L0 must be finite numbers of users >= 1")
-    if int(m) != m or m < 2:
-        raise InputError("m must be an integer number of items >= 2")
+    L0 = check_whole(L0, name="L0 (users)")
+    m = check_whole(m, name="m (items)", minimum=2)
     base = np.sqrt(L0 / L)
     if scheme == "critical":
         out = base
