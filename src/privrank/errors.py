@@ -6,6 +6,7 @@ say what is wrong and how to fix it, and never echo an individual's raw preferen
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where it is used: the command line's parsers import this module
@@ -104,9 +105,10 @@ def check_delta(delta, *, name: str = "delta") -> float:
 
 def check_whole(value, *, name: str, minimum: int = 1) -> int:
     """Validate a whole number >= ``minimum`` (a count, a size, a cap); a float is taken only when whole."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+    # numbers' classes hold numpy's integers and floats too, without importing numpy (numpy's bool is not Real)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a whole number >= {minimum}, got {type(value).__name__}")
-    if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
+    if not isinstance(value, numbers.Integral) and not (math.isfinite(value) and float(value).is_integer()):
         raise InputError(f"{name} must be a whole number >= {minimum} (got {float(value)!r})")
     v = int(value)
     if v < minimum:
