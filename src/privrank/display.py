@@ -83,3 +83,31 @@ class Displayed:
     def to_pandas(self):
         """Every item's row, best first, as a pandas DataFrame (the guarantee in ``.attrs``)."""
         return data_frame(self._rows(), self.guarantee)
+
+    def to_csv(self, path=None) -> str | None:
+        """Every item's row, best first, as the CSV ``privrank rank --format csv`` writes: the guarantee
+        in columns on every row (:data:`privrank.exports.GUARANTEE_COLUMNS`), which ``pandas.read_csv``
+        and R's ``read.csv`` read with their defaults. Written to ``path`` (replaced if it exists), or
+        returned as text when ``path`` is None."""
+        from .exports import csv_text, table_columns
+
+        text = csv_text(table_columns(self._rows(), self._export_guarantee(), {}))
+        if path is None:
+            return text
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        return None
+
+    def to_parquet(self, path) -> None:
+        """:meth:`to_csv` as a Parquet file at ``path``, the guarantee also as JSON in its schema's metadata
+        (key ``privrank.guarantee``)."""
+        from .exports import parquet_bytes, table_columns
+
+        guarantee = self._export_guarantee()
+        with open(path, "wb") as fh:
+            fh.write(parquet_bytes(table_columns(self._rows(), guarantee, {}), guarantee))
+
+    def _export_guarantee(self):
+        if self.guarantee is None:
+            raise InputError(f"this {type(self).__name__} states no guarantee to export with its rows")
+        return self.guarantee

@@ -12,7 +12,7 @@ import pytest
 from privrank.aggregation.kemeny import exact_dp
 from privrank.cli import main
 from privrank.cli.aggregate import METHODS
-from privrank.cli.output import GUARANTEE_COLUMNS
+from privrank.exports import GUARANTEE_COLUMNS
 from privrank.data import datasets
 from privrank.data.io import read_rankings
 from privrank.metrics import footrule_cost, kemeny_cost

@@ -7,7 +7,7 @@ import pytest
 
 from cli_data import items_of
 
-from privrank.cli.output import GUARANTEE_COLUMNS
+from privrank.exports import GUARANTEE_COLUMNS
 
 CI_COLUMNS = ["score_lower", "score_upper", "rank_lower", "rank_upper"]
 

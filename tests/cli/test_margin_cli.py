@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import privrank as pr
-from privrank.cli.output import GUARANTEE_COLUMNS
+from privrank.exports import GUARANTEE_COLUMNS
 from privrank.data.datasets import load_llmfao
 from privrank.data.io import comparisons_to_csv, read_comparisons
 

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from privrank.cli.output import GUARANTEE_COLUMNS, PARQUET_KEY
+from privrank.exports import GUARANTEE_COLUMNS, PARQUET_KEY
 from privrank.guarantees import Guarantee
 from privrank.ledger import Ledger
 

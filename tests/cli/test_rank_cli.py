@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from privrank.cli.output import GUARANTEE_COLUMNS
+from privrank.exports import GUARANTEE_COLUMNS
 from privrank.data import datasets
 from privrank.data.datasets import DatasetNotFound
 

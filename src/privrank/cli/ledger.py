@@ -21,7 +21,8 @@ from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
 from ..ledger import BUDGET_UNITS, RELEASE_COLUMNS, Ledger, fingerprint
 from ..release import charging
-from .output import _fmt_cell, dumps, emit, output_format
+from ..exports import dumps
+from .output import _fmt_cell, emit, output_format
 from .arguments import add_ledger_option, summary
 
 

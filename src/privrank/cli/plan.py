@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from ..errors import InputError, check_epsilon
 from .arguments import STDIN_HELP, add_quiet_option, seed, summary
-from .output import dumps
+from ..exports import dumps
 
 #: the mechanisms of each trust model (privrank.plan.MECHANISMS)
 MECHANISMS = {"local": ("debiased-rr",), "central": ("objective-perturbation", "noisy-copeland")}
