@@ -4,7 +4,6 @@ A CSV output reads back with pandas' and R's defaults (labels such as ``C#``, ``
 quotes exact, the guarantee as columns); a Parquet output also holds the guarantee in its schema's
 metadata; JSON is strict, and a non-private output has ``"private": false`` and ``"epsilon": null``.
 """
-import csv
 import io
 import json
 import os
@@ -12,6 +11,7 @@ import shutil
 import subprocess
 
 import pytest
+from cli_data import labelled_comparisons
 
 from privrank.exports import GUARANTEE_COLUMNS, PARQUET_KEY
 from privrank.guarantees import Guarantee
@@ -24,16 +24,7 @@ LABELS = ["C#", "=x", "a,b", 'say "hi"', "'quoted'", "two words", "#7"]
 @pytest.fixture
 def awkward(tmp_path):
     """Comparisons (with users) between labels that a careless CSV writer or reader breaks."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["user", "item_a", "item_b", "outcome"])
-    m = len(LABELS)
-    for u in range(40):
-        for k, label in enumerate(LABELS):
-            w.writerow([f"u{u}", label, LABELS[(k + 1 + u % (m - 1)) % m], 1 if (u + k) % 3 else -1])
-    p = tmp_path / "awkward.csv"
-    p.write_text(buf.getvalue())
-    return p
+    return labelled_comparisons(tmp_path / "awkward.csv", LABELS, 40)
 
 
 def _no_constant(name):

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from cli_data import labelled_comparisons
 
 from privrank.cli.output import render
 from privrank.guarantees import Guarantee
@@ -30,16 +31,7 @@ RUN = "import sys; from privrank.cli import main; sys.exit(main(sys.argv[1:]))"
 @pytest.fixture
 def hostile(tmp_path):
     """Comparisons whose item labels try to forge lines, colour the terminal and run formulas."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["user", "item_a", "item_b", "outcome"])
-    m = len(LABELS)
-    for u in range(20):
-        for k, label in enumerate(LABELS):
-            w.writerow([f"u{u}", label, LABELS[(k + 1 + u % (m - 1)) % m], 1 if (u + k) % 3 else -1])
-    p = tmp_path / "hostile.csv"
-    p.write_text(buf.getvalue(), newline="")
-    return p
+    return labelled_comparisons(tmp_path / "hostile.csv", LABELS, 20)
 
 
 def test_table_shows_one_line_per_item_and_no_control_character(cli, hostile):
