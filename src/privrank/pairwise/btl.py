@@ -95,17 +95,6 @@ class ScoredRanking(Displayed):
     def _rows(self) -> list[dict]:
         return self.table()
 
-    def plot(self, path=None, *, force: bool = False, title: str | None = None, **options):
-        """Forest plot of score and rank intervals (a :class:`matplotlib.figure.Figure`, shown inline
-        in a notebook; also saved to ``path`` if given).
-
-        The intervals are :func:`privrank.confidence_intervals` of this result, with ``options``
-        (``level``, ``method``, ``n_bootstrap``, ``rng``, ...) passed on: post-processing only.
-        """
-        from ..inference import confidence_intervals
-
-        return confidence_intervals(self, **options).plot(path, force=force, title=title)
-
     def scores_series(self):
         """The scores as a pandas Series indexed by item label, best first (pandas is imported only
         here); the guarantee in ``attrs`` as in :meth:`to_pandas`."""
