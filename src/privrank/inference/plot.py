@@ -12,7 +12,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import Output
-from .scores import BTL_TARGET, ConfidenceIntervals
 
 
 def new_figure(path=None, *, force: bool = False, **options):
@@ -51,7 +50,7 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
         Not registered with pyplot (the backend is left as it is): a notebook shows it inline.
     """
     m = len(ci.items)
-    scores = isinstance(ci, ConfidenceIntervals)
+    scores = hasattr(ci, "score_label")  # score intervals too (ConfidenceIntervals), else ranks only
     fig, out = new_figure(path, force=force, figsize=(10, 1.5 + 0.28 * m) if scores else (6, 1.5 + 0.28 * m),
                           layout="constrained")
     order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
@@ -63,7 +62,7 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
         left.errorbar(est, y, xerr=[est - ci.lower[order], ci.upper[order] - est], fmt="o", ms=3, capsize=2)
         left.set_yticks(y, labels, fontsize=8)
         left.invert_yaxis()
-        left.set_xlabel("score" if ci.target == BTL_TARGET else "win count")
+        left.set_xlabel(ci.score_label)
         left.set_title(f"{100 * ci.level:g}% score intervals")
     else:
         right = fig.subplots()

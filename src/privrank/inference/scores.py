@@ -83,6 +83,11 @@ class ConfidenceIntervals(Displayed):
         return [{"rank": r + 1, "item": self.items[k], "estimate": float(self.estimate[k]), **self.entry(k)}
                 for r, k in enumerate(order)]
 
+    @property
+    def score_label(self) -> str:
+        """What the scores are, in the words of a plot's axis."""
+        return "score" if self.target == BTL_TARGET else "win count"
+
     def describe(self) -> str:
         """The intervals in words."""
         how = "sandwich covariance" if self.method == "sandwich" else \
