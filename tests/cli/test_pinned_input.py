@@ -170,14 +170,19 @@ def _subprocess(argv, stdin=None):
                           capture_output=True, env={**os.environ})
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".arrows"])
 def test_standard_input_equals_the_same_file_given_by_path(tmp_path, private_ledger, suffix):
     src = _comparisons(tmp_path / "data.csv", False)
-    if suffix == ".parquet":
+    if suffix != ".csv":
+        import pyarrow as pa
         import pyarrow.csv as pcsv
         import pyarrow.parquet as pq
-        pq.write_table(pcsv.read_csv(src), tmp_path / "data.parquet")
-        src = tmp_path / "data.parquet"
+        table, src = pcsv.read_csv(src), tmp_path / f"data{suffix}"
+        if suffix == ".parquet":
+            pq.write_table(table, src)
+        else:  # an Arrow IPC stream: no magic bytes, a continuation marker first
+            with pa.OSFile(str(src), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
     by_path = _subprocess([*STREAM, src])
     by_stdin = _subprocess([*STREAM, "-"], stdin=src.read_bytes())
     assert by_path.returncode == 0 and by_stdin.returncode == 0, by_stdin.stderr
@@ -195,6 +200,21 @@ def test_standard_input_for_every_data_command(tmp_path, argv):
     by_stdin = _subprocess([*argv, "-"], stdin=src.read_bytes())
     assert by_path.returncode == 0 and by_stdin.returncode == 0, by_stdin.stderr
     assert by_stdin.stdout == by_path.stdout
+
+
+@pytest.mark.parametrize("argv", [LOCAL, AGGREGATE], ids=["rank", "aggregate"])
+def test_the_item_list_on_standard_input(tmp_path, argv):
+    src = (_rankings if argv is AGGREGATE else _comparisons)(tmp_path / "data.csv", False)
+    items = tmp_path / "items.txt"
+    items.write_text("C\nA\nB\n")
+    by_path = _subprocess([*argv, src, "--items", items])
+    by_stdin = _subprocess([*argv, src, "--items", "-"], stdin=items.read_bytes())
+    assert by_path.returncode == 0 and by_stdin.returncode == 0, by_stdin.stderr
+    assert by_stdin.stdout == by_path.stdout
+    repeated = _subprocess([*argv, src, "--items", "-"], stdin=b"A\nA\n")
+    assert repeated.returncode == 2 and b"<stdin>: the item list has a repeated label" in repeated.stderr
+    both = _subprocess([*argv, "-", "--items", "-"], stdin=src.read_bytes())
+    assert both.returncode == 2 and b"not both" in both.stderr
 
 
 def test_standard_input_that_is_empty_or_a_terminal_is_refused(capsys, monkeypatch, tmp_path):

@@ -140,7 +140,8 @@ def register(sub) -> None:
                         "complete each at random")
     p.add_argument("--items", metavar="PATH",
                    help="file with the item labels, one per line: the public item list (required by the private "
-                        "methods on a CSV that names items only in its ballots, rank1,rank2,...)")
+                        "methods on a CSV that names items only in its ballots, rank1,rank2,...); '-' reads it from standard "
+                        "input")
     p.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
     p.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
     p.add_argument("--kappa", type=float,

@@ -8,7 +8,7 @@ checks that they agree with the library's.
 from __future__ import annotations
 
 import argparse
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from ..errors import EPSILON_RANGE, InputError
 
@@ -61,14 +61,22 @@ DATA_COMMANDS = ("rank", "top-k", "aggregate", "randomize")
 def pinned_data(args):
     """Pin the data file of a :data:`DATA_COMMANDS` command for the whole command: ``args.file``
     becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once),
-    so the ledger's fingerprint and the release read the same bytes through one descriptor."""
+    so the ledger's fingerprint and the release read the same bytes through one descriptor;
+    ``--items -`` reads the item list from standard input the same way."""
     if args.command not in DATA_COMMANDS:
         yield
         return
     from ..data.pinned import PinnedFile
 
-    with PinnedFile.standard_input() if args.file == "-" else PinnedFile.open(args.file) as pinned:
-        args.file = pinned
+    items = getattr(args, "items", None)
+    if args.file == "-" and items == "-":
+        raise InputError("standard input can hold the data file or the --items list, not both: give the other "
+                         "as a file")
+    with ExitStack() as stack:
+        args.file = stack.enter_context(PinnedFile.standard_input() if args.file == "-"
+                                        else PinnedFile.open(args.file))
+        if items == "-":
+            args.items = stack.enter_context(PinnedFile.standard_input())
         yield
 
 

@@ -80,7 +80,8 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                              "number of respondents the ridge is set from")
     parser.add_argument("--items", metavar="PATH",
                         help="file with the item labels, one per line: the public item list (required by the "
-                             "central mechanisms; default for the others: the labels that occur in the data)")
+                             "central mechanisms; default for the others: the labels that occur in the data); '-' reads it from "
+                             "standard input")
     parser.add_argument("--non-private-diagnostics", action="store_true",
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")

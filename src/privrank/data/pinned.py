@@ -34,7 +34,8 @@ BLOCK_BYTES = 1 << 20
 #: the name of standard input in messages and in the ledger
 STDIN_NAME = "<stdin>"
 #: file types told apart by their first bytes when the data come on standard input
-_MAGIC = ((b"PAR1", ".parquet"), (b"ARROW1", ".arrow"), (b"\x1f\x8b", ".csv.gz"), (b"#", ".toi"))
+_MAGIC = ((b"PAR1", ".parquet"), (b"ARROW1", ".arrow"), (b"\xff\xff\xff\xff", ".arrows"), (b"\x1f\x8b", ".csv.gz"),
+          (b"#", ".toi"))
 
 
 class FileChangedError(InputError):
@@ -48,7 +49,7 @@ class PinnedFile:
     Use :meth:`open` (a path) or :meth:`standard_input`; close it (or use it as a context
     manager) when the command ends. ``str()`` is the name messages and the ledger use (the path
     as given, or ``<stdin>``); ``type_name`` is the name whose suffix says the file type (for
-    standard input, a suffix sniffed from the first bytes: Parquet, Arrow IPC, gzip'd CSV,
+    standard input, a suffix sniffed from the first bytes: Parquet, Arrow IPC file or stream, gzip'd CSV,
     PrefLib; else CSV). Readers from :meth:`reader` are independent (each has its own position)
     and may be used from several threads. Only the bytes present when the file was pinned are
     read.

@@ -20,7 +20,8 @@ from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      file_suffix, is_count, is_number, is_table, is_text_table, item_list, pyarrow_module, read_text)
+                      file_suffix, is_count, is_number, is_table, is_text_table, item_list, open_text, pyarrow_module,
+                      read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -39,12 +40,18 @@ def read_item_list(path) -> list:
     """The public item list from a file: one label per line, or a CSV with an ``item`` column.
 
     Blank lines are ignored. A first line that is a CSV header naming an ``item`` column (as the
-    item tables of the shipped data sets have) selects that column.
+    item tables of the shipped data sets have) selects that column. ``path`` may be a
+    :class:`~privrank.data.pinned.PinnedFile` (standard input, spooled once).
     """
-    path = Path(path)
-    check_data_file(path)
-    lines = [line for line in read_text(lambda p: p.read_text(encoding="utf-8-sig"), path).splitlines()
-             if line.strip()]
+    if not isinstance(path, PinnedFile):
+        path = Path(path)
+        check_data_file(path)
+
+    def read(source):
+        with open_text(source) as fh:
+            return fh.read()
+
+    lines = [line for line in read_text(read, path).splitlines() if line.strip()]
     try:
         names = [h.strip().lower() for h in csv_header(path)] if lines else []
     except InputError:  # a first label no CSV parser reads (a stray quote): a plain list
