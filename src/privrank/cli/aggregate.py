@@ -7,7 +7,7 @@ Kemeny algorithms (Hillebrand et al.; :mod:`privrank.aggregation.footrule` and
 ``(rankings, args) -> (order, guarantee, extra, result)``; ``result`` is the private method's
 result object (None for non-private methods), whose release ``--ci`` and ``--plot`` bootstrap
 (:func:`privrank.inference.aggregate_intervals`). Every release is charged to the privacy ledger
-before its noise is drawn (:func:`privrank.cli.ledger.ledger_release`). With ``--engine
+before its noise is drawn (:func:`privrank.cli.releasing.ledger_release`). With ``--engine
 stream`` or ``dask`` the methods that read only a statistic of the rankings run on it
 (:func:`privrank.cli.engine_options.engine_rankings`).
 
@@ -169,7 +169,7 @@ def run_aggregate(args) -> int:
     from ..metrics import footrule_cost, kemeny_cost
     from .engine_options import engine_rankings
     from .intervals import check_interval_size, interval_rows
-    from .ledger import ledger_release
+    from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
 
     if args.best_of < 1:

@@ -336,7 +336,7 @@ def run_ranking(args) -> int:
     from ..data.io import ComparisonFile
     from ..inference import plot_intervals
     from .intervals import check_interval_size, interval_rows
-    from .ledger import ledger_release
+    from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
 
     comps = _read(args)
@@ -365,7 +365,7 @@ def run_randomize(args) -> int:
     """Randomize a file of answers: charged to the ledger (per comparison) before any answer is flipped."""
     from ..data.io import comparisons_to_csv
     from ..pairwise.local import randomized_response
-    from .ledger import ledger_release
+    from .releasing import ledger_release
     from .output import emit
 
     if args.epsilon is None and args.user_epsilon is None:

@@ -1,0 +1,121 @@
+"""The context every release command (``privrank rank``, ``top-k``, ``aggregate``) runs in.
+
+A release command computes its output inside :func:`ledger_release`: the outputs are checked
+first, then every private function called inside charges the persistent ledger
+(:mod:`privrank.ledger`) *before it draws its noise* (:mod:`privrank.release`), or is refused
+when it would exceed the data set's budget, in which case nothing is drawn or written. A
+non-private output is recorded when the command reports it (:meth:`LedgerRelease.done`).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+
+from ..data.pinned import FileChangedError, PinnedFile
+from ..errors import BudgetExceededError, InputError
+from ..files import STDOUT, Output
+from ..ledger import Ledger, fingerprint
+from ..release import charging
+from .output import output_format
+
+
+class LedgerRelease:
+    """The release a command runs inside :func:`ledger_release`; :meth:`done` closes its record.
+
+    ``output`` and ``plot`` are the command's reserved outputs (:class:`~privrank.files.Output`,
+    None for standard output or no plot).
+    """
+
+    def __init__(self, ledger, payer, fp, args, output, plot):
+        self._ledger, self._payer, self._fp = ledger, payer, fp
+        self.output, self.plot = output, plot
+        self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command}
+
+    def refuse_if_budgeted(self, why: str) -> None:
+        """Refuse, before anything is charged, an output that will not be private (``why``) when
+        the data set has a budget: the ledger would refuse it after the private part had spent."""
+        budgets = self._ledger.budgets(self._fp)
+        if budgets:
+            raise BudgetExceededError(f"refused before anything was spent: {why}, and the data set has a privacy "
+                                      f"budget (epsilon = {budgets[0]['epsilon']:g}); drop the option")
+
+    def done(self, guarantee, *, reports: bool = False) -> None:
+        """Record the output's guarantee unless a private function already charged it.
+
+        A non-private output (a baseline, or private output with exact diagnostics) is
+        recorded, and refused under a budget. ``reports``: the input was randomized reports,
+        whose spend was charged when they were randomized (``privrank randomize``) or spent on
+        the respondents' devices; debiasing them is post-processing and spends nothing. Any
+        other private output that nothing charged is a bug.
+        """
+        if guarantee.private and (self._payer.charged or reports):
+            return
+        if guarantee.private:
+            raise RuntimeError("a private output was computed without charging the ledger")
+        self._ledger.record(self._fp, guarantee, **self._meta)
+
+
+def _names(output, plot) -> str:
+    return ", ".join(str(o) for o in (output, plot) if o is not None) or "<stdout>"
+
+
+@contextmanager
+def ledger_release(args, data):
+    """Reserve the outputs, then charge every release computed inside to the ledger before it draws.
+
+    ``data`` is what the ledger fingerprints: the comparisons or rankings in memory, or the
+    file. Yields a :class:`LedgerRelease`: call its ``done(guarantee)`` with the output's
+    guarantee, then write its ``output`` and ``plot`` inside the block. Every check an output can
+    have is made before anything is charged (:meth:`~privrank.files.Output.reserve`); if the
+    command fails inside the block, the outputs it reserved and did not write are removed.
+    """
+    path, plot = getattr(args, "output", None), getattr(args, "plot", None)
+    if hasattr(args, "format"):
+        args.format = output_format(args.format, path)
+    for target in (path, plot):
+        if target not in (None, STDOUT) and _same_file(target, args.file):
+            raise InputError("the output would overwrite the input data: write it to another file (nothing was "
+                             "released)")
+    output = None if path in (None, STDOUT) else Output(path, force=args.force)
+    plot = None if plot is None else Output(plot, force=args.force, plot=True)
+    if output is None and not _stdout_open():
+        raise InputError("standard output is closed: write the release to a file with --out FILE "
+                         "(nothing was released)")
+    if output is None and getattr(args, "format", None) == "parquet" and sys.stdout.isatty():
+        raise InputError("Parquet is binary, not for a terminal: write it to a file with --out FILE (nothing was "
+                         "released)")
+    reserved = []
+    try:
+        for out in (output, plot):
+            if out is not None:
+                try:
+                    out.reserve()
+                except InputError as exc:
+                    raise InputError(f"{exc} (nothing was released)") from None
+                reserved.append(out)
+        fp = args.fingerprint = fingerprint(data)  # the dask engine checks its workers' records against it
+        with Ledger(args.ledger) as ledger:
+            with charging(ledger, fingerprint=fp, dataset=str(args.file), output=_names(output, plot),
+                          command=args.command) as payer:
+                try:
+                    yield LedgerRelease(ledger, payer, fp, args, output, plot)
+                except FileChangedError:
+                    raise FileChangedError(f"{args.file} changed while it was being released: nothing was released"
+                                           + ("; the spend stays recorded in the ledger" if payer.charged else
+                                              " and nothing was spent")) from None
+    except BaseException:
+        for out in reserved:
+            out.abandon()
+        raise
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samestat(os.stat(a), b.stat() if isinstance(b, PinnedFile) else os.stat(b))
+    except (OSError, TypeError, ValueError):  # either is missing or not a path: not the same file
+        return False
+
+
+def _stdout_open() -> bool:
+    return sys.stdout is not None and not sys.stdout.closed
