@@ -108,7 +108,7 @@ class Output:
         if not directory.is_dir():
             raise InputError(f"directory {directory} does not exist")
         if target.exists() and not self.force and not _empty_file(target):
-            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
+            raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it")
         _probe_directory(directory, target.name)
         if target.exists() and self.force:
             try:  # without O_TRUNC: the file stays whole until the release replaces it
@@ -121,12 +121,12 @@ class Output:
             if target.exists() and not (found and _empty_file(target)):  # else an abandoned placeholder: taken over
                 raise InputError(f"{self.path} exists" + (" (an empty file that no privrank release reserved)" if
                                                           _empty_file(target) else "")
-                                 + "; pass --force (force=True) to overwrite it")
+                                 + "; pass force=True (CLI: --force) to overwrite it")
             if not target.exists():
                 try:
                     os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                 except FileExistsError:
-                    raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it") from None
+                    raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it") from None
                 except OSError as exc:
                     raise InputError(f"cannot create {self.path} ({exc.strerror})") from None
         except BaseException:
@@ -178,7 +178,7 @@ class Output:
                 raise self._write_error(exc) from None
             return
         if target.exists() and not (self.force or self._placeholder):
-            raise InputError(f"{self.path} exists; pass --force (force=True) to overwrite it")
+            raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it")
         _remove_stale_temporaries(target)
         try:
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")

@@ -441,7 +441,7 @@ class Ledger:
                              "longer checks that it holds this data set's whole history)")
         if entry.get("ledger") != self.id:
             raise InputError(f"this data set's budget and releases are recorded in another ledger ({entry.get('path')}); "
-                             "this one does not know them. Use --ledger with that file (or restore it); to start over "
+                             "this one does not know them. Open that file (Ledger(path); CLI: --ledger), or restore it; to start over "
                              f"on purpose, delete {self._journal(fingerprint)}")
         if entry.get("releases", 0) > count:
             raise InputError(f"the ledger {self.path} has lost releases of this data set (it holds fewer than it "
@@ -565,7 +565,7 @@ class _database_errors:
         if "not a database" in text:
             raise InputError(f"{self._path} is not a privrank ledger, or its first page is damaged ({exc}): if it is "
                              "your ledger, restore it from a backup; else give privrank a file of its own "
-                             "(--ledger)") from None
+                             "(Ledger(path); CLI: --ledger)") from None
         raise InputError(f"the ledger {self._path} is damaged ({exc}): restore it from a backup. privrank does not "
                          "start a new ledger in its place, since a ledger that forgets releases would let their "
                          "budget be spent again") from None
@@ -602,16 +602,18 @@ def _refusal(budget, past, row, guarantee: Guarantee) -> str:
     cost = charge(row, budget["unit"])
     if cost is None:
         return (f"refused: this release ({guarantee.unit}) states no guarantee per {unit}, and the data set has a "
-                f"budget per {unit}; give a budget per {unit} instead (e.g. --user-epsilon)")
+                f"budget per {unit}; give a budget per {unit} instead (e.g. user_epsilon=; CLI: --user-epsilon)")
     total = _budget_total(budget)
     if isinstance(cost, ApproxDP) and isinstance(total, PureDP):
         return (f"refused: this release is {cost}, but the data set's budget per {unit} is pure "
-                f"epsilon-DP ({total}); a budget that allows it needs a delta (ledger set-budget --delta)")
+                f"epsilon-DP ({total}); a budget that allows it needs a delta (Ledger.set_budget(..., delta); CLI: privrank ledger "
+                f"set-budget --delta)")
     before = spent(past, budget["unit"])
     charges = [charge(r, budget["unit"]) for r in past]
     if isinstance(total, PureDP) and before[1] > 0:
         return (f"refused: approximate-DP releases (delta > 0) are already recorded on this data set, but its budget "
-                f"per {unit} is pure epsilon-DP ({total}); give the budget a delta (ledger set-budget --delta)")
+                f"per {unit} is pure epsilon-DP ({total}); give the budget a delta (Ledger.set_budget(..., delta); "
+                "CLI: privrank ledger set-budget --delta)")
     if None not in charges and Accountant(total, history=[("", c) for c in charges]).can_spend(cost):
         return ""
     left_eps = max(budget["epsilon"] - before[0], 0.0)

@@ -129,7 +129,7 @@ def test_an_output_that_is_not_an_abandoned_reservation_is_refused(pairs, tmp_pa
     out.write_text("an earlier release\n")  # a release whose run was killed before it removed its marker
     (tmp_path / ".r.csv.privrank-reserved").write_text("999999999")
     run = _rank(pairs, ledger, out)
-    assert run.returncode == 2 and "exists; pass --force" in run.stderr
+    assert run.returncode == 2 and "exists; pass force=True (CLI: --force)" in run.stderr
     assert out.read_text() == "an earlier release\n"
     with Ledger(ledger) as led:
         assert led.releases() == []

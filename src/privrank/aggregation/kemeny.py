@@ -321,8 +321,8 @@ def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = 
         reason = (f"{core} of the {m} items form one cycle of pairwise majorities (a strongly connected "
                   f"component), above the limit {limits.variable('EXACT_ITEMS')} = {cap:g} of what the exact "
                   "solver proves optimal in about a minute")
-        raise ExactTooCostly(f"exact Kemeny: {reason}; use a heuristic (aggregate --method kwiksort, or --solver "
-                             f"local-search or kwiksort; Python: solver='local-search'), or {insist}", reason)
+        raise ExactTooCostly(f"exact Kemeny: {reason}; use a heuristic (solver='local-search' or 'kwiksort'; CLI: "
+                             f"--solver local-search, or --method kwiksort), or {insist}", reason)
     deadline = time.monotonic() + seconds
     order = []
     for p in parts:

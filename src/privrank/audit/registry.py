@@ -158,7 +158,8 @@ def get(name: str) -> Mechanism:
     """The registered mechanism ``name``."""
     reg = mechanisms()
     if name not in reg:
-        raise InputError(f"no mechanism named {name!r}; `privrank audit --list` shows them all")
+        raise InputError(f"no mechanism named {name!r}; privrank.audit.registry.mechanisms() lists them "
+                         "all (CLI: privrank audit --list)")
     return reg[name]
 
 

@@ -44,8 +44,8 @@ def complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
     if incomplete and partial == "error":
         raise InputError(f"{path}: some ballots have ties or unranked items, but Kemeny and "
                          "footrule aggregation need complete strict rankings; choose a policy: "
-                         "partial='drop' (--partial drop) keeps only complete ballots, "
-                         "partial='randomize' (--partial randomize) completes each such ballot "
+                         "partial='drop' (CLI: --partial drop) keeps only complete ballots, "
+                         "partial='randomize' (CLI: --partial randomize) completes each such ballot "
                          "uniformly at random")
     orders = [np.asarray(complete_rows, dtype=np.int64).reshape(-1, m)]
     weights = [np.asarray(complete_w, dtype=np.int64)]

@@ -340,9 +340,9 @@ class ComparisonFile(ColumnarFile):
         try:
             return self._read(items)
         except MemoryError:  # numpy's and pyarrow's allocation errors included
-            raise InputError(f"{self.path}: the comparisons do not fit in memory; use --engine stream, which reads "
-                             "the file in bounded memory (in Python: privrank.sufficient_statistics(path, "
-                             "engine='stream'))") from None
+            raise InputError(f"{self.path}: the comparisons do not fit in memory; use the stream engine, which "
+                             "reads the file in bounded memory (privrank.sufficient_statistics(path, "
+                             "engine='stream'); CLI: --engine stream)") from None
 
     def _read(self, items) -> PairwiseComparisons:
         batches = list(self.batches())

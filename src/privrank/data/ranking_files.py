@@ -306,7 +306,8 @@ def different_items_error() -> InputError:
     """The error for ballots that do not all rank the same items."""
     return InputError("the ballots do not all rank the same items: some rankings are incomplete, but the "
                       "stream and dask engines and Parquet files need complete strict rankings (read a CSV "
-                      "file with --engine local and --partial drop or randomize)")
+                      "file in memory with partial='drop' or 'randomize'; CLI: --engine local --partial drop or "
+                      "randomize)")
 
 
 class RankingFile(ColumnarFile):
@@ -408,8 +409,8 @@ class RankingFile(ColumnarFile):
 
     def _incomplete(self, row: int) -> InputError:
         return InputError(f"record {row + 1}: a ballot with ties or unranked items; the stream and dask "
-                          "engines and Parquet files need complete strict rankings (read a CSV file with "
-                          "--engine local and --partial drop or randomize)")
+                          "engines and Parquet files need complete strict rankings (read a CSV file in memory "
+                          "with partial='drop' or 'randomize'; CLI: --engine local --partial drop or randomize)")
 
     def _orders_from_labels(self, table, kept, first_row):
         pa = pyarrow_module()

@@ -174,7 +174,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     if engine not in ENGINES:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}")
     if in_memory and engine != "local":
-        raise InputError(f"in-memory data are processed by the local engine; give a file for --engine {engine}")
+        raise InputError(f"in-memory data are processed by the local engine; give a file for engine={engine!r} (CLI: --engine {engine})")
     if scheduler is not None and engine != "dask":
         raise InputError("a scheduler is used only by the dask engine")
     if not (isinstance(batch_size, (int, np.integer)) and 1 <= batch_size <= MAX_BATCH_SIZE):

@@ -104,20 +104,20 @@ def _client(scheduler):
     try:
         from distributed import Client
     except ImportError:
-        raise InputError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
+        raise InputError("a Dask scheduler (scheduler=; CLI: --scheduler) needs dask.distributed: pip install 'dask[distributed]'") from None
     _check_address(scheduler)
     try:
         return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False), True
     except (OSError, ValueError, TypeError):  # a failed Client closes its own loop and connections
         raise InputError(f"no Dask scheduler answered at {scheduler} within {CONNECT_TIMEOUT}: start one "
-                         "(dask scheduler) or pass its address, e.g. --scheduler tcp://host:8786") from None
+                         "(dask scheduler) or pass its address, e.g. scheduler='tcp://host:8786' (CLI: --scheduler)") from None
 
 
 def _check_address(scheduler: str) -> None:
     """Refuse a scheduler address that is not ``[protocol://]host:port`` before connecting to it."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
-    bad = InputError(f"--scheduler {scheduler!r} is not a Dask scheduler address: give "
+    bad = InputError(f"the scheduler {scheduler!r} is not a Dask scheduler address: give "
                      "[tcp://]host:port, e.g. tcp://127.0.0.1:8786")
     try:
         protocol, location = parse_address(scheduler)

@@ -28,7 +28,7 @@ def check_interval_cost(items: int, *, n_bootstrap: int | None = None, pairs: in
     """
     m = int(items)
     P = m * (m - 1) // 2 if pairs is None else int(pairs)
-    advice = advice or "use fewer replicates (n_bootstrap=), or the sandwich (--ci-method sandwich)"
+    advice = advice or "use fewer replicates (n_bootstrap=), or the sandwich (method='sandwich'; CLI: --ci-method sandwich)"
     if n_bootstrap is not None:
         limits.check("BOOTSTRAP", int(n_bootstrap), "n_bootstrap (bootstrap replicates)",
                      "a few thousand replicates resolve shares to 1/1000")

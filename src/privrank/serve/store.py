@@ -348,23 +348,8 @@ class Store:
             if not group:
                 continue
 
-            def work(cur):
-                results = []
-                for body, _ in group:
-                    own = getattr(body, "self_contained", False)  # one statement that undoes itself on error
-                    if not own:
-                        cur.execute("SAVEPOINT write")
-                    try:
-                        results.append(body(cur))
-                    except Exception as failed:  # this write only: the others of the group stand
-                        if not own:
-                            cur.execute("ROLLBACK TO SAVEPOINT write")
-                        results.append(self._refusal(failed))
-                    if not own:
-                        cur.execute("RELEASE SAVEPOINT write")
-                return results
             try:
-                results = self._commit_group(work)
+                results = self._commit_group(lambda cur: [self._write_alone(cur, body) for body, _ in group])
             except BaseException as exc:  # the group was rolled back: every caller gets the error
                 results = [exc] * len(group)
             for (_, future), result in zip(group, results):
@@ -372,6 +357,23 @@ class Store:
                     future.set_exception(result)
                 else:
                     future.set_result(result)
+
+    def _write_alone(self, cur, body):
+        """One write of a group: its result, or -- undone alone, the others of the group standing --
+        what its caller gets for the error it raised."""
+        if getattr(body, "self_contained", False):  # one statement that undoes itself on error
+            try:
+                return body(cur)
+            except Exception as failed:
+                return self._refusal(failed)
+        cur.execute("SAVEPOINT write")
+        try:
+            result = body(cur)
+        except Exception as failed:
+            cur.execute("ROLLBACK TO SAVEPOINT write")
+            result = self._refusal(failed)
+        cur.execute("RELEASE SAVEPOINT write")
+        return result
 
     def _refusal(self, exc: Exception) -> Exception:
         """What the caller of a write that raised ``exc`` (and was rolled back alone) gets."""
@@ -882,6 +884,23 @@ $body$""",)
         except self._pool_errors:
             raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
                                    "unavailable") from None
+
+    def _write_alone(self, cur, body):
+        """One write of a group: its result, or -- undone alone, the others of the group standing --
+        what its caller gets for the error it raised."""
+        if getattr(body, "self_contained", False):  # one statement that undoes itself on error
+            try:
+                return body(cur)
+            except Exception as failed:
+                return self._refusal(failed)
+        cur.execute("SAVEPOINT write")
+        try:
+            result = body(cur)
+        except Exception as failed:
+            cur.execute("ROLLBACK TO SAVEPOINT write")
+            result = self._refusal(failed)
+        cur.execute("RELEASE SAVEPOINT write")
+        return result
 
     def _refusal(self, exc: Exception) -> Exception:
         if isinstance(exc, self._lock_error):
