@@ -46,6 +46,9 @@ import uuid
 import httpx
 import numpy as np
 
+from spread import load as machine_load
+from spread import readme_section, spread
+
 ITEMS = [f"item{k}" for k in range(8)]
 ADMIN = "bench-serve-admin-token-0123456789"
 
@@ -192,7 +195,7 @@ def measure(survey, db, tmp, args) -> dict:
 
 
 def summary(values) -> str:
-    return f"{np.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
+    return spread(values, "{:,.1f}")
 
 
 def main(argv=None):
@@ -208,8 +211,9 @@ def main(argv=None):
                         help="offer R reports/s in all, on a schedule (open loop; latency from the due time); "
                              "default 0: each client sends its next report on the reply to the last")
     parser.add_argument("--postgres", metavar="URL", help="also measure PostgreSQL on this server (no database name)")
+    parser.add_argument("--readme", action="store_true", help="write the table into README.md's serve section")
     args = parser.parse_args(argv)
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print(f"before: {machine_load()}")
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         survey = os.path.join(tmp, "survey.toml")
@@ -251,7 +255,20 @@ def main(argv=None):
                          if args.dashboard_every > 0 else "")
             print(f"  {name}: {summary([x['rate'] for x in rows])} reports/s; latency p50 "
                   f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms{dashboard}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"after: {machine_load()}")
+    if args.readme:
+        rows = ["| | reports/s | latency p50 | latency p99 |", "|---|---|---|---|"]
+        for name, label in (("SQLite", "SQLite (synced to disk, group commit)"),
+                            ("PostgreSQL", "PostgreSQL, same machine")):
+            if name in results:
+                rows.append(f"| {label} | {summary([x['rate'] for x in results[name]])} | "
+                            f"{summary([x['p50'] for x in results[name]])} ms | "
+                            f"{summary([x['p99'] for x in results[name]])} ms |")
+        rows.append(f"| start-up to the first answer, survey file / `--demo` | {summary(results['survey file'])} s / "
+                    f"{summary(results['--demo'])} s | | |")
+        command = "python benchmarks/bench_serve.py --readme" + (" --postgres URL" if args.postgres else "") + (
+            f" --rate {args.rate:g}" if args.rate > 0 else "")
+        readme_section("serve", "\n".join(rows), command)
 
 
 if __name__ == "__main__":
