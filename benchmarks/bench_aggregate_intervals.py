@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 import privrank as pr
+from spread import load
 from privrank.aggregation.footrule import footrule_optimal_order
 from privrank.aggregation.kemeny import exact_kemeny
 from privrank.aggregation.private_footrule import dp_footrule, ldp_footrule
@@ -61,4 +62,6 @@ def main():
 
 
 if __name__ == "__main__":
+    print(f"before: {load()}")
     main()
+    print(f"after: {load()}")

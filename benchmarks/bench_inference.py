@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 import privrank as pr
+from spread import load
 from privrank.data.pair_counts import PairCounts
 from privrank.pairwise.links import LOGISTIC
 from privrank.simulate import sample_debiased_release
@@ -64,4 +65,6 @@ def main():
 
 
 if __name__ == "__main__":
+    print(f"before: {load()}")
     main()
+    print(f"after: {load()}")

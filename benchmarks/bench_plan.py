@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 import privrank as pr
+from spread import load
 from privrank.data.comparisons import PairwiseComparisons
 from privrank.metrics import kendall_distance, linf_error, top_k_hamming
 from privrank.plan import Design, predict
@@ -76,4 +77,6 @@ def main():
 
 
 if __name__ == "__main__":
+    print(f"before: {load()}")
     main()
+    print(f"after: {load()}")
