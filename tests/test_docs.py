@@ -61,6 +61,13 @@ def test_the_reference_shows_each_signature_and_docstring(site):
     assert 'id="privrank.fit_btl"' in (site / "reference" / "scores" / "index.html").read_text(encoding="utf-8")
 
 
+def test_sphinx_roles_are_links(site):
+    pages = list((site / "reference").glob("*/index.html"))
+    assert not [page.parent.name for page in pages if re.search(r":(func|class|meth|mod|data|attr):", text_of(page))]
+    scores = (site / "reference" / "scores" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../pairwise-local/#privrank.debiased_randomized_response"' in scores  # fit_btl's :func:
+
+
 def test_the_cli_reference_shows_every_command_with_its_options(site):
     text = text_of(site / "cli" / "index.html")
     for name, parser in build_parser(every=True).commands.items():
