@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all system-deps bench reproduce clean
+.PHONY: demo test test-all docs system-deps bench reproduce clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ test: $(STAMP)  # the quick loop: every test but the slow ones, on every core
 test-all: $(STAMP) system-deps  # everything, as CI runs it
 	$(PY) -m pytest -n auto
 
+docs: $(STAMP)  # the documentation site, into site/; a warning (a broken link, a docstring at odds with its signature) is an error
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 # Debian's Chromium, ChromeDriver, PostgreSQL and R for the survey's tests in a real browser,
 # against a real database server, and of its export read by R (skipped, with a message saying so,
 # where they cannot be installed)
@@ -52,4 +55,4 @@ reproduce: $(STAMP)
 	$(VENV)/bin/privrank reproduce xu --quick --out results/xu
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info

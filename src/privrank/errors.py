@@ -26,13 +26,17 @@ class BudgetExceededError(InputError):
 
 
 class PrivacyWarning(RuntimeWarning):
-    """A release protects less than its headline number suggests (e.g. a large per-user epsilon
-    by composition). The CLI prints it as ``privrank: warning: ...``."""
+    """A release protects less than its headline number suggests.
+
+    For example, a large per-user epsilon by composition. The CLI prints it as
+    ``privrank: warning: ...``."""
 
 
 class WeakPrivacyWarning(PrivacyWarning, UserWarning):
-    """A release states an epsilon above :data:`WEAK_EPSILON`: a guarantee in name only. Also a
-    :class:`PrivacyWarning` (the CLI prints it) and a ``UserWarning`` (a notebook shows it)."""
+    """A release states an epsilon above :data:`WEAK_EPSILON`: a guarantee in name only.
+
+    Also a :class:`PrivacyWarning` (the CLI prints it) and a ``UserWarning`` (a notebook shows
+    it)."""
 
 
 #: an epsilon above which a guarantee means little: ``e^10 > 22,000``, so an observer's odds on any
@@ -42,8 +46,10 @@ WEAK_EPSILON = 10.0
 
 
 class UtilityWarning(RuntimeWarning):
-    """A result says less than it seems to: a release that cannot tell the items apart, intervals
-    that under-cover, a fit or a solver that did not finish. The CLI prints it."""
+    """A result says less than it seems to.
+
+    A release that cannot tell the items apart, intervals that under-cover, a fit or a solver
+    that did not finish. The CLI prints it."""
 
 
 #: the epsilons a release takes on the command line, and of randomized reports in a file: below, a

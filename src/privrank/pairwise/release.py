@@ -128,6 +128,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
         declared quota of ``K`` reports per respondent (``max_answers``, checked when it was
         declared); without a quota no per-respondent number (that would need a declared bound).
 
+    Notes
+    -----
     The release is computed from the exact integer tally, per epsilon level, so it is the same
     float for float however the tally was computed.
     """

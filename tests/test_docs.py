@@ -1,0 +1,109 @@
+"""The documentation site: every public name in the API reference once, with a summary line; the site
+builds with ``mkdocs build --strict`` (as ``make docs`` does), with the reference, the command-line
+reference written from the parsers, the executed notebook and PRIVACY.md in it."""
+import collections
+import html
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import privrank as pr
+from privrank.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "reference"
+
+
+def run_mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+                          cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
+
+
+def text_of(page: Path) -> str:
+    """A built page's text, without its tags."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+
+
+def test_every_public_name_is_in_the_reference_once():
+    entries = [line.removeprefix("::: ").strip() for page in REFERENCE.glob("*.md")
+               for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("::: ")]
+    assert collections.Counter(entries) == collections.Counter(f"privrank.{name}" for name in pr.__all__)
+
+
+@pytest.mark.parametrize("name", pr.__all__)
+def test_every_public_name_has_a_summary_line(name):
+    doc = getattr(pr, name).__doc__  # its own: not inherited, nor a dataclass's generated signature
+    assert doc and not doc.startswith(f"{name}("), f"{name} has no docstring"
+    summary = inspect.cleandoc(doc).split("\n\n")[0]
+    assert "\n" not in summary and summary.endswith("."), f"{name}: the summary is not one line: {summary!r}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("docs") / "site"
+    done = run_mkdocs(ROOT / "mkdocs.yml", site)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return site
+
+
+def test_the_reference_shows_each_signature_and_docstring(site):
+    text = text_of(site / "reference" / "scores" / "index.html")
+    assert "fit_btl(" in text and "max_iter: int = 200" in text
+    assert pr.fit_btl.__doc__.splitlines()[0] in text
+    assert 'id="privrank.fit_btl"' in (site / "reference" / "scores" / "index.html").read_text(encoding="utf-8")
+
+
+def test_sphinx_roles_are_links(site):
+    pages = list((site / "reference").glob("*/index.html"))
+    assert not [page.parent.name for page in pages if re.search(r":(func|class|meth|mod|data|attr):", text_of(page))]
+    scores = (site / "reference" / "scores" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../pairwise-local/#privrank.debiased_randomized_response"' in scores  # fit_btl's :func:
+
+
+def test_the_cli_reference_shows_every_command_with_its_options(site):
+    text = text_of(site / "cli" / "index.html")
+    for name, parser in build_parser(every=True).commands.items():
+        assert f"usage: privrank {name}" in text, name
+        assert parser.description is None or parser.description.split()[0] in text
+    assert "--epsilon EPSILON" in text and "usage: privrank ledger show" in text
+
+
+def test_the_notebook_is_shown_executed(site):
+    page = (site / "notebooks" / "private_leaderboards" / "index.html").read_text(encoding="utf-8")
+    assert "<b>Guarantee:</b>" in page  # the fit's HTML representation, an output cell
+    assert "data:image/png" in page  # the intervals' figure
+    assert not list((ROOT / "docs" / "notebooks").glob("*.csv")), "the notebook's export is written elsewhere"
+
+
+def test_the_privacy_page_is_privacy_md(site):
+    text = text_of(site / "privacy" / "index.html")
+    headings = [line.lstrip("#").strip() for line in (ROOT / "PRIVACY.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("#")]
+    assert all(heading.replace("`", "") in text for heading in headings)
+
+
+def test_a_parameter_the_signature_lacks_fails_the_build(tmp_path):
+    """The reference's docstring options make griffe warn about a documented parameter the function
+    does not take, and the strict build stops on it."""
+    plugins = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["plugins"]
+    options = next(p["mkdocstrings"] for p in plugins if "mkdocstrings" in p)["handlers"]["python"]
+    options["options"].pop("extensions")
+    options["paths"] = ["."]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Index\n\n::: sample.scale\n")
+    (tmp_path / "sample.py").write_text('def scale(x, factor=2.0):\n    """Scale.\n\n    Parameters\n    ----------\n'
+                                        '    x : float\n        A number.\n    factr : float\n        Typo.\n    """\n'
+                                        '    return x * factor\n')
+    config = {"site_name": "sample", "strict": True,
+              "plugins": [{"mkdocstrings": {"default_handler": "python", "handlers": {"python": options}}}]}
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    done = run_mkdocs(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode != 0 and "Parameter 'factr' does not appear in the function signature" in done.stderr
