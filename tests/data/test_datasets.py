@@ -61,3 +61,11 @@ def test_shipped_nfl_standings_order_each_season_by_win_share():
         assert all(x < y for x, y, s, t in zip(ranked, ranked[1:], share, share[1:]) if s == t), season
     season_2019 = standings.labels_of(standings.orders[9])
     assert (season_2019[0], season_2019[-1]) == ("BAL", "CIN")  # 14-2 and 2-14
+
+
+def test_shipped_nfl_declares_the_leagues_teams_for_central_releases():
+    import privrank as pr
+
+    games = datasets.load_nfl(2019)
+    assert games.items_declared and len(games.items) == 32
+    assert pr.perturbed_mle(games, epsilon=1.0, rng=5).guarantee.model == "central"
