@@ -4,7 +4,8 @@ Shipped inside the package (permissive licences, see ``datasets_shipped/README.m
 
 * :func:`load_llmfao` — LLMFAO crowd judgments of 59 LLMs by 124 workers (CC BY 4.0,
   Ustalov 2023). Workers are the users whose answers are protected.
-* :func:`load_nfl` — NFL regular season and playoff games 2010-2020 (FiveThirtyEight, MIT).
+* :func:`load_nfl` — NFL regular season and playoff games 2010-2020 (FiveThirtyEight, MIT), and
+  :func:`load_nfl_standings`, the same games as one ranking of the 32 teams per season.
 
 Read from a data directory (``$PRIVRANK_DATA``, else ``../shared/data`` next to the working
 directory or the source tree) because their licences do not allow shipping them:
@@ -61,22 +62,52 @@ def load_llmfao() -> PairwiseComparisons:
     return read_comparisons(_shipped("llmfao_crowd.csv"))
 
 
-def load_nfl(season: int = 2019, *, include_ties: bool = True) -> PairwiseComparisons:
-    """One NFL season (2010-2020) as ``winner,loser`` games; tied games count as ties (MIT)."""
+def _nfl_games():
+    """The shipped games as ``(season, team1, team2, result1, teams)``; ``teams`` are the league's
+    32 teams (every season has them all), sorted."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     games = pcsv.read_csv(_shipped("nfl_2010_2020.csv"), convert_options=pcsv.ConvertOptions(
         include_columns=["season", "team1", "team2", "result1"],
         column_types={"season": pa.int64(), "team1": pa.string(), "team2": pa.string(), "result1": pa.float64()}))
-    result = games.column("result1").to_numpy()
-    keep = (games.column("season").to_numpy() == int(season)) & (include_ties | (result != 0.5))
+    team1 = np.asarray(games.column("team1").to_pylist())
+    team2 = np.asarray(games.column("team2").to_pylist())
+    return (games.column("season").to_numpy(), team1, team2, games.column("result1").to_numpy(),
+            np.unique(np.concatenate([team1, team2])))
+
+
+def load_nfl(season: int = 2019, *, include_ties: bool = True) -> PairwiseComparisons:
+    """One NFL season (2010-2020) as ``winner,loser`` games; tied games count as ties (MIT).
+
+    The item list is the league's 32 teams (public, as central releases need).
+    """
+    seasons, team1, team2, result, teams = _nfl_games()
+    keep = (seasons == int(season)) & (include_ties | (result != 0.5))
     if not keep.any():
         raise InputError("the shipped NFL data cover seasons 2010 to 2020")
-    teams = games.filter(pa.array(keep))
     result = result[keep]
-    return PairwiseComparisons.from_labels(teams.column("team1").to_pylist(), teams.column("team2").to_pylist(),
-                                           np.where(result == 1, 1, np.where(result == 0, -1, 0)))
+    return PairwiseComparisons.from_labels(team1[keep].tolist(), team2[keep].tolist(),
+                                           np.where(result == 1, 1, np.where(result == 0, -1, 0)),
+                                           items=teams.tolist())
+
+
+def load_nfl_standings() -> Rankings:
+    """The NFL seasons 2010-2020 as 11 complete rankings of the same 32 teams (MIT).
+
+    Each season's teams are ordered by their share of the season's games won (regular season
+    and playoffs; a tied game is half a win), teams with equal shares in alphabetical order of
+    their codes. One ranking per season: a private aggregate protects one season's standings.
+    """
+    seasons, team1, team2, result, teams = _nfl_games()
+    a, b = np.searchsorted(teams, team1), np.searchsorted(teams, team2)
+    orders = []
+    for year in np.unique(seasons):
+        keep = seasons == year
+        wins = np.bincount(a[keep], result[keep], teams.size) + np.bincount(b[keep], 1 - result[keep], teams.size)
+        played = np.bincount(a[keep], minlength=teams.size) + np.bincount(b[keep], minlength=teams.size)
+        orders.append(np.argsort(-wins / played, kind="stable"))  # teams sorted: ties stay alphabetical
+    return Rankings.from_orders(np.array(orders), items=tuple(teams.tolist()))
 
 
 def load_cems() -> PairwiseComparisons:
