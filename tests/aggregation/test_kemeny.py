@@ -287,8 +287,8 @@ def test_the_certified_bound_never_exceeds_the_optimum_and_a_broken_one_is_caugh
     optima = [brute_force(W)[0] for W in matrices]
     rng = np.random.default_rng(0)
     for seconds in (0.0, 10.0):  # the closed form, then the relaxation and branch and bound
-        excess = bound_excesses(lambda W: K.certify(W, rng.permutation(8), time_limit=seconds,
-                                                    improve=False).lower_bound, matrices, optima)
+        excess = bound_excesses(lambda W, s=seconds: K.certify(W, rng.permutation(8), time_limit=s,
+                                                               improve=False).lower_bound, matrices, optima)
         assert np.all(excess <= 1e-9)
     tight = bound_excesses(lambda W: K.certify(W, time_limit=1.0, rng=0).lower_bound, matrices, optima)
     assert np.all(tight <= 1e-9) and np.all(tight > -1e-6)  # exact at this size: every one proved
