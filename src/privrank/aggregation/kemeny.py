@@ -453,8 +453,9 @@ def certify(W, order=None, *, time_limit: float = CERTIFY_SECONDS, improve: bool
     order
         The order to certify (default: Borda's).
     time_limit
-        Seconds of search (default ``CERTIFY_SECONDS`` = 10); the result comes back soon after,
-        or at once when the bound meets the cost.
+        Seconds of search (default ``CERTIFY_SECONDS`` = 10), or less when the bound meets the
+        cost. HiGHS checks the limit between its own steps, so branch and bound may end a few
+        seconds late (about 10 s was seen at 50 items on a loaded machine).
     improve
         Also search for a cheaper order (by component, local search, the relaxations' solutions):
         the result's order is then never costlier than ``order``. With False the certificate is
