@@ -348,13 +348,15 @@ def _order_of(P: np.ndarray) -> np.ndarray:
     return np.argsort(-P.sum(axis=1), kind="stable")
 
 
-def _perturbed_search(B, order, deadline, gen) -> np.ndarray:
-    """Iterated local search until ``deadline``: shuffle a random stretch of 8 items of the best order
-    (or, one time in four, start from a fresh KwikSort), polish by insertion moves, keep if cheaper."""
+def _perturbed_search(B, order, deadline, gen, patience: int = 100) -> np.ndarray:
+    """Iterated local search: shuffle a random stretch of 8 items of the best order (or, one time in
+    four, start from a fresh KwikSort), polish by insertion moves, keep if cheaper; until ``patience``
+    tries in a row bring nothing (so a seeded run is reproducible) or ``deadline`` comes."""
     k = B.shape[0]
     best, cost = order, kemeny_cost(order, B)
     span = min(8, k)
-    while time.monotonic() < deadline:
+    idle = 0
+    while idle < patience and time.monotonic() < deadline:
         if gen.random() < 0.25:
             start = kwiksort(k, lambda a, b: B[a, b] > B[b, a], gen).order
         else:
@@ -363,6 +365,7 @@ def _perturbed_search(B, order, deadline, gen) -> np.ndarray:
             start[at:at + span] = gen.permutation(start[at:at + span])
         o = local_search(B, start)
         c = kemeny_cost(o, B)
+        idle = 0 if c < cost else idle + 1
         if c < cost:
             best, cost = o, c
     return best
@@ -371,11 +374,12 @@ def _perturbed_search(B, order, deadline, gen) -> np.ndarray:
 def _certify_block(B, improve: bool, deadline: float, gen):
     """Order (if ``improve``; else the identity) and lower bound of one strongly connected block ``B``.
 
-    Up to ``DP_MAX_ITEMS`` items subset DP solves it. Beyond: iterated local search for a fifth of
-    the time, then the linear relaxation with lazily added triangle constraints (each solution,
-    rounded to an order and polished, is a candidate), then the integer program with the triangles
-    found (HiGHS branch and bound; its dual bound at the time limit is a bound of this relaxation
-    of the full model, hence valid; a transitive 0/1 solution is an exact order).
+    Up to ``DP_MAX_ITEMS`` items subset DP solves it. Beyond: local search, the linear relaxation
+    with lazily added triangle constraints (each solution, rounded to an order and polished, is a
+    candidate), then, if the bound is still below the cost, iterated local search for at most a
+    third of the time left and the integer program with the triangles found (HiGHS branch and
+    bound; its dual bound at the time limit is a bound of this relaxation of the full model, hence
+    valid; a transitive 0/1 solution is an exact order).
     """
     k = B.shape[0]
     if k <= DP_MAX_ITEMS:
@@ -387,10 +391,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
     c = B[ju, iu] - B[iu, ju]  # x_ij = 1 (i first) costs B[j, i]; x_ij = 0 costs B[i, j]
     base = float(B[iu, ju].sum())
     tol = 1e-9 * (1.0 + base + float(np.abs(c).sum()))
-    order = np.arange(k)
-    if improve:
-        order = local_search(B, order)
-        order = _perturbed_search(B, order, time.monotonic() + (deadline - time.monotonic()) / 5, gen)
+    order = local_search(B, np.arange(k)) if improve else np.arange(k)
     cost = kemeny_cost(order, B)
     x = (c < 0).astype(float)
     bound = base + float(np.minimum(c, 0.0).sum())
@@ -404,8 +405,14 @@ def _certify_block(B, improve: bool, deadline: float, gen):
                 order = _order_of(X + np.tril(1.0 - X.T, -1))
                 cost = kemeny_cost(order, B)
             break
-        if ti.size == 0:
+        if ti.size == 0:  # the relaxation is solved: search orders, then branch and bound
             integer = True
+            if improve:
+                now = time.monotonic()
+                order = _perturbed_search(B, order, now + (deadline - now) / 3, gen)
+                cost = kemeny_cost(order, B)
+                if bound >= cost - tol:
+                    break
         else:
             found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
         res = milp(c, integrality=np.full(iu.size, int(integer)), bounds=(0, 1),
