@@ -327,6 +327,10 @@ def test_certify_keeps_or_improves_the_order_and_honours_its_time_budget():
     kept = K.certify(W, start, time_limit=0.0, improve=False)
     np.testing.assert_array_equal(kept.order, start)
     assert kept.lower_bound <= c.lower_bound + 1e-9 and not kept.proved_optimal
+    ties = np.full((16, 16), 0.5)  # one component (ties link every pair), its majority transitive
+    ties[1, 0], ties[0, 1] = 0.6, 0.4
+    late = K.certify(ties, np.arange(16), improve=False)  # 0 before 1: the one pair against the majority
+    assert late.lower_bound == pytest.approx(59.9) and late.gap == pytest.approx(0.2)
     with pytest.raises(InputError, match="time_limit"):
         K.certify(W, start, time_limit=-1)
     with pytest.raises(InputError, match="permutation"):

@@ -400,7 +400,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
         X = np.zeros((k, k))
         X[iu, ju] = x
         ti, tj, tk = _violated_triangles(X, limit=max(1000, 20 * k))
-        if ti.size == 0 and integer:  # a transitive 0/1 optimum of a relaxation: an exact order
+        if ti.size == 0 and (integer or not found):  # a transitive 0/1 optimum of a relaxation: exact
             if improve:
                 order = _order_of(X + np.tril(1.0 - X.T, -1))
                 cost = kemeny_cost(order, B)
