@@ -263,21 +263,86 @@ def test_local_search_is_an_insertion_local_optimum_and_fast_at_1500_items():
     assert time.perf_counter() - start < 60 and kemeny_cost(o, W) < kemeny_cost(K.borda(W), W)
 
 
-def test_the_lp_bound_never_exceeds_the_optimum_and_certifies_a_gap():
-    from privrank.aggregation.kemeny import exact_dp, kemeny_lower_bound
-
-    rng = np.random.default_rng(5)
-    tight = 0
-    for _ in range(30):
-        m = 9
+def noisy_matrices(seed, m, count):
+    """Released-looking matrices: a profile's ``w`` plus noise, entries outside [0, 1] kept."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
         W = rng.random((m, m))
-        W = (W + 1 - W.T) / 2 + rng.normal(0, 0.3, (m, m))  # a noisy release: entries outside [0, 1]
-        opt = kemeny_cost(exact_dp(W), W)
-        bound = kemeny_lower_bound(W)
-        closed = kemeny_lower_bound(W, time_limit=0.0)  # no linear program: sum of min(w_ij, w_ji)
-        assert closed <= bound + 1e-9 and bound <= opt + 1e-9
-        tight += bound > opt - 1e-6
-    assert tight >= 20  # the triangle relaxation is usually exact at this size
+        yield (W + 1 - W.T) / 2 + rng.normal(0, 0.3, (m, m))
+
+
+def bound_excesses(bound, matrices, optima):
+    """How far ``bound(W)`` exceeds the brute-force optimum, for each matrix (<= 0 when valid)."""
+    return np.array([bound(W) - best for W, best in zip(matrices, optima)])
+
+
+@pytest.fixture
+def no_subset_dp(monkeypatch):
+    """Blocks of any size go through the triangle relaxation and branch and bound, not subset DP."""
+    monkeypatch.setattr(K, "DP_MAX_ITEMS", 2)
+
+
+def test_the_certified_bound_never_exceeds_the_optimum_and_a_broken_one_is_caught(no_subset_dp, monkeypatch):
+    matrices = list(noisy_matrices(5, 8, 10)) + list(random_matrices(np.random.default_rng(6), 8, 4))
+    optima = [brute_force(W)[0] for W in matrices]
+    rng = np.random.default_rng(0)
+    for seconds in (0.0, 10.0):  # the closed form, then the relaxation and branch and bound
+        excess = bound_excesses(lambda W, s=seconds: K.certify(W, rng.permutation(8), time_limit=s,
+                                                               improve=False).lower_bound, matrices, optima)
+        assert np.all(excess <= 1e-9)
+    tight = bound_excesses(lambda W: K.certify(W, time_limit=1.0, rng=0).lower_bound, matrices, optima)
+    assert np.all(tight <= 1e-9) and np.all(tight > -1e-6)  # exact at this size: every one proved
+    # a broken relaxation (triangle rows capped at 1/2: true orders cut off) must be caught
+    solve = K.milp
+    monkeypatch.setattr(K, "milp", lambda c, constraints, **kw: solve(
+        c, constraints=K.LinearConstraint(constraints.A, 0.0, 0.5), **kw))
+    broken = bound_excesses(lambda W: K.certify(W, rng.permutation(8), time_limit=0.3,
+                                                improve=False).lower_bound, matrices, optima)
+    assert np.any(broken > 1e-3)
+
+
+def test_the_component_split_keeps_the_bound_valid_and_proves_block_orders(rng):
+    """Blocks that beat each other by strict majorities: the bound adds the blocks' bounds and the
+    pairs across blocks, valid for unclipped weights; small blocks are proved by subset DP."""
+    m = 8
+    for W in noisy_matrices(7, m, 6):
+        W[:4, 4:] += 1.0  # items 0-3 beat the rest by a strict majority (lower triangle mirrors)
+        W[4:, :4] -= 1.0
+        assert len(K.majority_components(W)) >= 2
+        c = K.certify(W, rng.permutation(m), rng=0)
+        best = brute_force(W)[0]
+        assert c.lower_bound <= best + 1e-9 and c.proved_optimal and c.gap == 0.0
+        assert c.cost == pytest.approx(best, abs=1e-9) and set(c.order[:4]) == {0, 1, 2, 3}
+
+
+def test_certify_keeps_or_improves_the_order_and_honours_its_time_budget():
+    R = sample_mallows(50, phi=0.8, n=1000, rng=0)
+    W = np.clip(R.pairwise_matrix() + np.triu(np.random.default_rng(0).laplace(0, 1.225, (50, 50)), 1), 0, 1)
+    W = np.triu(W, 1) + np.tril(1 - np.triu(W, 1).T, -1)  # a private release at eps = 1, clipped
+    start = K.local_search(W, K.borda(W))
+    t0 = time.perf_counter()
+    c = K.certify(W, start, time_limit=2.0, rng=0)
+    assert time.perf_counter() - t0 < 6
+    assert c.cost <= kemeny_cost(start, W) + 1e-12 and c.cost == pytest.approx(kemeny_cost(c.order, W))
+    kept = K.certify(W, start, time_limit=0.0, improve=False)
+    np.testing.assert_array_equal(kept.order, start)
+    assert kept.lower_bound <= c.lower_bound + 1e-9 and not kept.proved_optimal
+    ties = np.full((16, 16), 0.5)  # one component (ties link every pair), its majority transitive
+    ties[1, 0], ties[0, 1] = 0.6, 0.4
+    late = K.certify(ties, np.arange(16), improve=False)  # 0 before 1: the one pair against the majority
+    assert late.lower_bound == pytest.approx(59.9) and late.gap == pytest.approx(0.2)
+    with pytest.raises(InputError, match="time_limit"):
+        K.certify(W, start, time_limit=-1)
+    with pytest.raises(InputError, match="permutation"):
+        K.certify(W, start[:-1])
+
+
+def test_a_transitive_majority_is_proved_optimal_at_once():
+    W = sample_mallows(100, phi=0.8, n=1000, rng=3).pairwise_matrix()
+    t0 = time.perf_counter()
+    c = K.certify(W, K.borda(W)[::-1], time_limit=60)
+    assert c.proved_optimal and c.gap == 0.0 and time.perf_counter() - t0 < 10
+    assert c.cost == pytest.approx(np.minimum(W, W.T)[np.triu_indices(100, 1)].sum())
 
 
 def test_a_heuristic_release_carries_its_certified_gap():
@@ -289,5 +354,12 @@ def test_a_heuristic_release_carries_its_certified_gap():
     res = pr.private_kemeny(R, epsilon=1.0, rng=1)  # auto: local search above 20 items
     d = res.details
     assert d["optimality_gap"] == pytest.approx(d["noisy_cost"] - d["noisy_cost_lower_bound"])
-    assert d["optimality_gap"] >= 0
+    assert d["optimality_gap"] >= 0 and isinstance(d["proved_optimal"], bool)
+    from privrank.mechanisms.pairwise_matrix import clip_pairs
+    assert kemeny_cost(res.order, clip_pairs(res.release.matrix)) == pytest.approx(d["noisy_cost"])
+    quick = pr.private_kemeny(R, epsilon=1.0, certify_seconds=0, rng=1).details  # the same release
+    assert quick["noisy_cost_lower_bound"] <= d["noisy_cost_lower_bound"] + 1e-9
+    assert d["noisy_cost"] <= quick["noisy_cost"] + 1e-9
+    with pytest.raises(InputError, match="certify_seconds"):
+        pr.private_kemeny(R, epsilon=1.0, certify_seconds=float("nan"), rng=1)
     assert "optimality_gap" not in pr.private_kemeny(R, epsilon=1.0, solver="exact", rng=1).details

@@ -38,14 +38,14 @@ from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.tabular import is_table
 from ..display import Displayed
-from ..errors import InputError, check_epsilon, check_whole
+from ..errors import InputError, check_epsilon, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
                                           local_pairwise_sd, noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
-from .kemeny import AUTO_EXACT_MAX, kemeny_lower_bound, kwiksort, kwiksort_query_cap, wfas_solver
+from .kemeny import AUTO_EXACT_MAX, CERTIFY_SECONDS, certify, kwiksort, kwiksort_query_cap, wfas_solver
 
 EXPONENTIAL_MAX_ITEMS = 8
 
@@ -140,24 +140,25 @@ def _solver_details(solver, best_of) -> dict:
     return {"solver": solver if isinstance(solver, str) else "custom", "best_of": int(best_of)}
 
 
-#: seconds the certified gap of a heuristic's order may spend on its linear-programming bound
-GAP_SECONDS = 10.0
 #: above this many items only the closed-form bound is computed (each round searches m^3 triangles)
 GAP_LP_MAX_ITEMS = 300
 
 
-def gap_details(solver, W, order) -> dict:
+def certified(solver, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
     """For a heuristic solver (local search, KwikSort, or ``auto`` above ``AUTO_EXACT_MAX`` items):
-    the order's Kemeny cost on the released (noisy) matrix it solved, a lower bound on every order's
-    cost there (:func:`~privrank.aggregation.kemeny.kemeny_lower_bound`) and their difference, a
-    certified optimality gap. Post-processing of the release (never a cost on the raw rankings).
-    Empty for exact solvers."""
+    :func:`~privrank.aggregation.kemeny.certify` the order on the released (noisy) matrix it solved
+    for ``seconds``. Returns the order -- for local search and ``auto`` the certificate's, never
+    costlier; KwikSort's own otherwise -- and details: its Kemeny cost on that matrix, a lower bound
+    on every order's cost there, their difference (a certified optimality gap) and whether the order
+    is proved optimal. Post-processing of the release (never a cost on the raw rankings). For exact
+    solvers the order as it is and no details."""
     m = W.shape[0]
     if not (solver in ("local-search", "kwiksort") or (solver == "auto" and m > AUTO_EXACT_MAX)):
-        return {}
-    cost = float(kemeny_cost(order, W))
-    bound = kemeny_lower_bound(W, time_limit=GAP_SECONDS if m <= GAP_LP_MAX_ITEMS else 0.0)
-    return {"noisy_cost": cost, "noisy_cost_lower_bound": bound, "optimality_gap": max(cost - bound, 0.0)}
+        return order, {}
+    c = certify(W, order, time_limit=seconds if m <= GAP_LP_MAX_ITEMS else 0.0,
+                improve=solver != "kwiksort", rng=rng)
+    return c.order, {"noisy_cost": c.cost, "noisy_cost_lower_bound": c.lower_bound, "optimality_gap": c.gap,
+                     "proved_optimal": c.proved_optimal}
 
 
 def _clip_default(clip, solver, m) -> bool:
@@ -174,7 +175,7 @@ def _clip_default(clip, solver, m) -> bool:
 @labelled
 @private_release
 def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
-                   best_of: int = 1, rng=None) -> AggregateResult:
+                   best_of: int = 1, certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
     """Noisy-matrix reduction: privately release ``w``, then solve (Alabi et al. Theorem 1).
 
     The upper triangle of ``w`` gets Laplace noise of scale ``M/(eps n)`` (``delta = 0``,
@@ -202,11 +203,16 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
         error is smaller on the unbiased matrix, clipping otherwise.
     best_of
         KwikSort runs inside the heuristic solvers.
+    certify_seconds
+        Seconds spent, after a heuristic solver, on a cheaper order and a lower bound on the
+        released matrix (:func:`certified`; default ``CERTIFY_SECONDS`` = 10; 0 keeps the
+        closed-form bound). Post-processing: no privacy cost.
     rng
         Noise and solver randomness.
     """
     R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
+    seconds = check_positive(certify_seconds, name="certify_seconds", allow_zero=True)
     gen = as_generator(rng)
     m = R.n_items
     do_clip = _clip_default(clip, solver, m)
@@ -215,10 +221,10 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
     solved = clip_pairs(Wt) if do_clip else Wt
-    order = np.asarray(solve(solved), dtype=np.int64)
+    order, gap = certified(solver, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
     return AggregateResult(order, guarantee,
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
-                            **_solver_details(solver, best_of), **gap_details(solver, solved, order)},
+                            **_solver_details(solver, best_of), **gap},
                            MatrixRelease(Wt, budget.noise, scale, R.n_voters))
 
 
@@ -377,7 +383,7 @@ def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
 @labelled
 @private_release
 def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
-               rng=None) -> AggregateResult:
+               certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
 
     Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
@@ -392,10 +398,11 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     ``statistic="pairwise"``). The reports of a profile are keyed by the first draw of
     ``as_generator(rng)``, so an engine fed a Generator ``g`` followed by this function fed the
     tally and ``g`` gives what this function fed the rankings and an equally seeded Generator
-    gives.
+    gives. ``certify_seconds`` is as in :func:`private_kemeny`.
     """
     R = _pairwise_profile(profile)
     eps = check_epsilon(epsilon)
+    seconds = check_positive(certify_seconds, name="certify_seconds", allow_zero=True)
     gen = as_generator(rng)
     do_clip = _clip_default(clip, solver, R.n_items)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
@@ -408,10 +415,10 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
         charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
     solved = clip_pairs(Wt) if do_clip else Wt
-    order = np.asarray(solve(solved), dtype=np.int64)
+    order, gap = certified(solver, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
-                                      **_solver_details(solver, best_of), **gap_details(solver, solved, order)},
+                                      **_solver_details(solver, best_of), **gap},
                            MatrixRelease(Wt, "local", sd, R.n_voters))
 
 
