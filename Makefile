@@ -44,12 +44,15 @@ system-deps:
 	      || echo "could not install chromium, postgresql or R: their tests will be skipped"; \
 	  else echo "no chromium, postgresql or R and no root to install them: their tests will be skipped"; fi; }
 
-bench: $(STAMP)  # the peers (choix, evalica, pref_voting) are installed first
+# the peers (choix, evalica, pref_voting, scikit-learn) are installed first; each script rewrites its
+# table in README.md's Speed section (median and min-max over interleaved rounds, the command, the date, the load)
+bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
-	$(PY) benchmarks/bench_btl.py
-	$(PY) benchmarks/bench_kemeny.py
-	$(PY) benchmarks/bench_local.py
-	$(PY) benchmarks/bench_serve.py
+	$(PY) benchmarks/bench_btl.py --readme
+	$(PY) benchmarks/bench_local.py --readme
+	$(PY) benchmarks/bench_kemeny.py --readme
+	$(PY) benchmarks/bench_arena.py --readme
+	$(PY) benchmarks/bench_serve.py --readme
 
 reproduce: $(STAMP)
 	$(VENV)/bin/privrank reproduce xu --quick --out results/xu
