@@ -14,29 +14,106 @@ if TYPE_CHECKING:  # numpy is imported where it is used: the command line's pars
 
 
 class InputError(ValueError):
-    """Bad input to a privrank function (a ``ValueError``)."""
+    """Bad input to a privrank function (a ``ValueError``).
+
+    Examples
+    --------
+    Every refusal of bad input is an InputError, a ``ValueError`` that says what is wrong without
+    echoing anyone's data:
+
+    >>> import privrank as pr
+    >>> try:
+    ...     pr.PairwiseComparisons.from_labels(["a", "b"], ["b", "b"], [1, -1])
+    ... except pr.InputError as exc:
+    ...     print(exc)
+    record 1 compares an item with itself
+    >>> issubclass(pr.InputError, ValueError)
+    True
+    """
 
 
 class DisconnectedError(InputError):
-    """The comparison graph is too disconnected to estimate the requested quantity."""
+    """The comparison graph is too disconnected to estimate the requested quantity.
+
+    Examples
+    --------
+    An item in no comparison cannot be ranked:
+
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "b"], ["b", "a"], [1, 1], items=["a", "b", "c"])
+    >>> try:
+    ...     pr.fit_btl(comps)
+    ... except pr.DisconnectedError as exc:
+    ...     print(exc)
+    1 item(s) appear in no comparison and cannot be ranked; drop them from the item list
+    >>> issubclass(pr.DisconnectedError, pr.InputError)
+    True
+    """
 
 
 class BudgetExceededError(InputError):
-    """A release would spend more privacy budget than remains."""
+    """A release would spend more privacy budget than remains.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> acct = pr.Accountant(pr.PureDP(1.0))
+    >>> acct.spend(pr.PureDP(0.75))
+    >>> try:
+    ...     acct.spend(pr.PureDP(0.5))
+    ... except pr.BudgetExceededError as exc:
+    ...     print(exc)
+    spending 0.5-DP would exceed the remaining 0.25-DP (total 1-DP); nothing was spent
+    >>> acct.remaining
+    PureDP(epsilon=0.25)
+    """
 
 
 class PrivacyWarning(RuntimeWarning):
     """A release protects less than its headline number suggests.
 
     For example, a large per-user epsilon by composition. The CLI prints it as
-    ``privrank: warning: ...``."""
+    ``privrank: warning: ...``.
+
+    Examples
+    --------
+    A per-comparison epsilon that composes to a large per-user epsilon warns (200 simulated users,
+    10 comparisons each):
+
+    >>> import warnings
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     rel = pr.debiased_randomized_response(comps, epsilon=2.0, max_answers=10, rng=0)
+    >>> caught[0].category.__name__, issubclass(caught[0].category, pr.PrivacyWarning)
+    ('WeakPrivacyWarning', True)
+    >>> rel.guarantee.epsilon_per_comparison, rel.guarantee.epsilon_per_user
+    (2.0, 20.0)
+    """
 
 
 class WeakPrivacyWarning(PrivacyWarning, UserWarning):
     """A release states an epsilon above :data:`WEAK_EPSILON`: a guarantee in name only.
 
     Also a :class:`PrivacyWarning` (the CLI prints it) and a ``UserWarning`` (a notebook shows
-    it)."""
+    it).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, -1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     rel = pr.debiased_randomized_response(comps, epsilon=12.0, rng=0)
+    >>> print(caught[0].message)
+    epsilon 12 protects one comparison only weakly: above 10, e^epsilon > 22,026, so an observer's odds on any
+    one protected answer can move by more than that factor: the output may reveal it; lower epsilon
+    >>> issubclass(pr.WeakPrivacyWarning, UserWarning)
+    True
+    """
 
 
 #: an epsilon above which a guarantee means little: ``e^10 > 22,000``, so an observer's odds on any
@@ -49,7 +126,26 @@ class UtilityWarning(RuntimeWarning):
     """A result says less than it seems to.
 
     A release that cannot tell the items apart, intervals that under-cover, a fit or a solver
-    that did not finish. The CLI prints it."""
+    that did not finish. The CLI prints it.
+
+    Examples
+    --------
+    Intervals around the theory ridge of the perturbed MLE would under-cover, and say so:
+
+    >>> import warnings
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> est = pr.perturbed_mle(comps, epsilon=1.0, rng=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ci = pr.confidence_intervals(est)
+    >>> print(caught[0].message)
+    the ridge shrinks some scores by about 3.5 standard errors, so plain intervals under-cover theta*; use
+    bias_corrected=True (CLI: --bias-corrected)
+    >>> issubclass(pr.UtilityWarning, RuntimeWarning)
+    True
+    """
 
 
 #: the epsilons a release takes on the command line, and of randomized reports in a file: below, a

@@ -64,6 +64,18 @@ class Guarantee:
     user
         What one "user" of ``epsilon_per_user`` is, in words: ``"user"`` (one person) by default,
         or what a deployment can actually tell apart (``"browser"``, ``"invited respondent"``).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> g = pr.Guarantee(1.0, "local", "one comparison", "randomized response")
+    >>> print(g.describe())
+    1-DP, local model, protecting one comparison [randomized response].
+    >>> print(g.plain())
+    Changing any one comparison changes the probability of any output by at most a factor of 2.72 (e^1); every
+    answer was randomized before it left its owner, so this holds against everyone, the data holder included.
+    >>> g.private, g.delta
+    (True, 0.0)
     """
 
     epsilon: float
@@ -192,6 +204,14 @@ def compose(*guarantees: Guarantee) -> Guarantee:
 
     All guarantees must protect the same unit in the same model; composing across different
     units has no meaning and raises.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> first = pr.Guarantee(0.5, "local", "one comparison", "randomized response")
+    >>> second = pr.Guarantee(0.25, "local", "one comparison", "randomized response")
+    >>> print(pr.compose(first, second).describe())
+    0.75-DP, local model, protecting one comparison [randomized response+randomized response].
     """
     if not guarantees:
         raise InputError("compose needs at least one guarantee")
@@ -227,6 +247,12 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
     ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` (Bun and Steinke 2016, Prop. 1.3). Hillebrand
     et al. Thm B.2 prints it without the factor 2, which understates epsilon; do not use it.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> round(pr.zcdp_epsilon(0.1, 1e-6), 4)
+    2.4508
     """
     r = check_epsilon(rho, name="rho")
     d = check_delta(delta)
@@ -240,6 +266,13 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 
     The exact inverse of the Bun-Steinke conversion: with ``L = ln(1/delta)``,
     ``rho = (sqrt(L + epsilon) - sqrt(L))^2``.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> rho = pr.zcdp_rho(1.0, 1e-6)
+    >>> round(rho, 6), round(pr.zcdp_epsilon(rho, 1e-6), 6)
+    (0.017469, 1.0)
     """
     e = check_epsilon(epsilon)
     d = check_delta(delta)
@@ -251,7 +284,18 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class PureDP:
-    """A pure epsilon-DP budget."""
+    """A pure epsilon-DP budget.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.PureDP(0.5)
+    PureDP(epsilon=0.5)
+    >>> pr.PureDP(0.5).to_zcdp()
+    ZCDP(rho=0.125)
+    >>> pr.compose_budgets(pr.PureDP(0.5), pr.PureDP(0.25))
+    PureDP(epsilon=0.75)
+    """
 
     epsilon: float
 
@@ -268,7 +312,17 @@ class PureDP:
 
 @dataclass(frozen=True)
 class ApproxDP:
-    """An approximate ``(epsilon, delta)``-DP budget (``delta`` may be 0)."""
+    """An approximate ``(epsilon, delta)``-DP budget (``delta`` may be 0).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> budget = pr.ApproxDP(1.0, 1e-6)
+    >>> budget
+    ApproxDP(epsilon=1.0, delta=1e-06)
+    >>> pr.compose_budgets(budget, pr.PureDP(0.5))
+    ApproxDP(epsilon=1.5, delta=1e-06)
+    """
 
     epsilon: float
     delta: float
@@ -283,7 +337,18 @@ class ApproxDP:
 
 @dataclass(frozen=True)
 class ZCDP:
-    """A rho-zero-concentrated-DP budget (Bun and Steinke 2016)."""
+    """A rho-zero-concentrated-DP budget (Bun and Steinke 2016).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> budget = pr.ZCDP(0.1)
+    >>> budget
+    ZCDP(rho=0.1)
+    >>> approx = budget.to_approx(1e-6)
+    >>> round(approx.epsilon, 4), approx.delta
+    (2.4508, 1e-06)
+    """
 
     rho: float
 
@@ -353,6 +418,16 @@ def compose_budgets(*budgets):
 
     All budgets are first converted to the weakest kind present (pure < zCDP; pure < approximate);
     zCDP and approximate DP do not mix without an explicit :meth:`ZCDP.to_approx`.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.compose_budgets(pr.PureDP(1.0), pr.PureDP(0.5))
+    PureDP(epsilon=1.5)
+    >>> pr.compose_budgets(pr.PureDP(1.0), pr.ApproxDP(0.5, 1e-6))
+    ApproxDP(epsilon=1.5, delta=1e-06)
+    >>> pr.compose_budgets(pr.PureDP(1.0), pr.ZCDP(0.1))
+    ZCDP(rho=0.6)
     """
     if not budgets:
         raise InputError("compose_budgets needs at least one budget")

@@ -318,6 +318,33 @@ class Ledger:
     ----------
     path : str or Path, optional
         The ledger file (default :func:`default_path`). Its directory is created if missing.
+
+    Examples
+    --------
+    A ledger promises a budget per data set (named by its :func:`fingerprint`) and refuses a release
+    that would exceed it. The example keeps its ledger and the journal (``$PRIVRANK_STATE``) in a
+    scratch folder, away from the real ones:
+
+    >>> import os
+    >>> import tempfile
+    >>> import privrank as pr
+    >>> from privrank.ledger import fingerprint
+    >>> scratch = tempfile.TemporaryDirectory()
+    >>> os.environ["PRIVRANK_STATE"] = scratch.name
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, -1])
+    >>> release = pr.Guarantee(0.75, "local", "one comparison", "randomized response")
+    >>> with pr.Ledger(os.path.join(scratch.name, "ledger.sqlite")) as ledger:
+    ...     ledger.set_budget(fingerprint(comps), "comparison", 1.0, dataset="votes")
+    ...     first = ledger.record(fingerprint(comps), release, dataset="votes")
+    ...     try:
+    ...         ledger.record(fingerprint(comps), release, dataset="votes")
+    ...     except pr.BudgetExceededError as exc:
+    ...         print(exc)
+    ...     print([(r["dataset"], r["mechanism"], r["epsilon"]) for r in ledger.releases()])
+    refused: this release costs epsilon = 0.75 per comparison, but only 0.25 of the data set's budget of 1 per
+    comparison remains (0.75 spent); lower epsilon or stop releasing from this data set
+    [('votes', 'randomized response', 0.75)]
+    >>> scratch.cleanup()
     """
 
     def __init__(self, path=None):

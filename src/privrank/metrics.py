@@ -31,6 +31,18 @@ def kendall_distance(est, true, *, tol: float = 1e-8, tie_penalty: float = 0.0) 
     Vee 2004, ``p`` in [0, 1]). With the default 0 such pairs are never discordant, so weak
     orders that agree up to round-off have distance 0; with ``tie_penalty > 0`` the distance is
     0 exactly when the two weak orders are identical.
+
+    Examples
+    --------
+    Scores in, not orders: the fraction of item pairs the two score vectors order oppositely:
+
+    >>> import privrank as pr
+    >>> pr.kendall_distance([3.0, 2.0, 1.0], [3.0, 1.0, 2.0])
+    0.3333333333333333
+    >>> pr.kendall_distance([3.0, 2.0, 2.0], [3.0, 1.0, 2.0])
+    0.0
+    >>> pr.kendall_distance([3.0, 2.0, 2.0], [3.0, 1.0, 2.0], tie_penalty=0.5)
+    0.16666666666666666
     """
     a, b = _pair(est, true)
     tol = check_positive(tol, name="tol", allow_zero=True)
@@ -49,6 +61,12 @@ def top_k_hamming(est, true, k: int) -> float:
     """Normalised top-K Hamming error H_K: the fraction of the true top-K that is missed.
 
     Ties at the boundary are broken by item index in both vectors.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.top_k_hamming([4.0, 3.0, 2.0, 1.0], [4.0, 2.0, 3.0, 1.0], 2)
+    0.5
     """
     a, b = _pair(est, true)
     k = check_whole(k, name="k")
@@ -83,12 +101,29 @@ def l2_error(est, true, *, relative: bool = False) -> float:
 
     ``relative=True`` gives ``||est - true||_2 / ||true||_2`` instead (Cai, Chakraborty, Wang
     §4.1 plot its logarithm).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> round(pr.l2_error([1.0, 0.0, -1.0], [1.2, 0.0, -1.2]), 4)
+    0.1633
+    >>> round(pr.l2_error([1.0, 0.0, -1.0], [1.2, 0.0, -1.2], relative=True), 4)
+    0.1667
     """
     return _centred_error(est, true, 2, relative)
 
 
 def linf_error(est, true, *, relative: bool = False) -> float:
-    """``||est - true||_inf`` (both centred to sum zero first); ``relative=True`` divides by ``||true||_inf``."""
+    """``||est - true||_inf`` (both centred to sum zero first); ``relative=True`` divides by ``||true||_inf``.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> round(pr.linf_error([1.0, 0.0, -1.0], [1.2, 0.0, -1.2]), 4)
+    0.2
+    >>> round(pr.linf_error([1.0, 0.0, -1.0], [1.2, 0.0, -1.2], relative=True), 4)
+    0.1667
+    """
     return _centred_error(est, true, np.inf, relative)
 
 
@@ -97,6 +132,12 @@ def rank_position_mismatch(est, ref) -> float:
 
     The real-data "Hamming" metric of Cai, Chakraborty, Wang §4.2 (``d_Ham / n``); ties are
     broken by item index in both.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.rank_position_mismatch([4.0, 3.0, 2.0, 1.0], [4.0, 2.0, 3.0, 1.0])
+    0.5
     """
     a, b = _pair(est, ref)
     idx = np.arange(a.size)
@@ -106,7 +147,14 @@ def rank_position_mismatch(est, ref) -> float:
 # --- Spearman footrule (Hillebrand et al. §1.2) ---------------------------------------------
 
 def footrule_distance(order_a, order_b) -> int:
-    """Spearman footrule ``F = sum_q |pos_a(q) - pos_b(q)|`` between two orders (best first)."""
+    """Spearman footrule ``F = sum_q |pos_a(q) - pos_b(q)|`` between two orders (best first).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.footrule_distance([0, 1, 2, 3], [1, 0, 3, 2]), pr.footrule_distance([0, 1, 2, 3], [3, 2, 1, 0])
+    (4, 8)
+    """
     a = check_permutations(order_a, what="order")[0]
     b = check_permutations(order_b, what="order")[0]
     if a.size != b.size:
@@ -120,6 +168,13 @@ def footrule_cost(order, profile, weights=None) -> float:
     ``(1/n) sum_i F(order, pi_i)``, the objective of footrule aggregation (Hillebrand et al.
     §1.2). ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of
     orders; ``weights`` are ranking multiplicities.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> orders = [[0, 1, 2], [1, 0, 2], [0, 2, 1]]
+    >>> pr.footrule_cost([0, 1, 2], orders), pr.footrule_cost([2, 1, 0], orders)
+    (1.3333333333333333, 4.0)
     """
     pos = positions_of(check_permutations(order, what="order")[0])
     if isinstance(profile, RankingTally):  # from the position counts
@@ -141,6 +196,14 @@ def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float
 
     Returns the count (an integer in ``0 .. m(m-1)/2``), or that count divided by
     ``m(m-1)/2`` when ``normalized``.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.kendall_tau_distance([0, 1, 2, 3], [1, 0, 3, 2])
+    2
+    >>> pr.kendall_tau_distance([0, 1, 2, 3], [1, 0, 3, 2], normalized=True)
+    0.3333333333333333
     """
     a = check_permutations(order_a, what="order")[0]
     b = check_permutations(order_b, what="order")[0]
@@ -162,6 +225,17 @@ def kemeny_cost(order, w):
     distance from ``order`` to the profile's rankings (unnormalised pair count per voter).
     Any real matrix is accepted (noisy matrices: the cost a solver minimises). ``order`` may be
     one order (returns a float) or a ``(k, m)`` stack of orders (returns their ``k`` costs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2], [1, 0, 2], [0, 2, 1]])
+    >>> w = profile.pairwise_matrix()
+    >>> round(pr.kemeny_cost(np.array([0, 1, 2]), w), 4), round(pr.kemeny_cost(np.array([2, 1, 0]), w), 4)
+    (0.6667, 2.3333)
+    >>> np.round(pr.kemeny_cost(np.array([[0, 1, 2], [1, 0, 2]]), w), 4)
+    array([0.6667, 1.    ])
     """
     W = np.asarray(w, dtype=float)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:

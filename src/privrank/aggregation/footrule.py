@@ -30,6 +30,15 @@ def footrule_cost_matrix(profile, weights=None) -> np.ndarray:
 
     ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders;
     ``weights`` are ranking multiplicities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> np.round(pr.footrule_cost_matrix([[0, 1, 2], [1, 0, 2], [0, 2, 1]]), 3)
+    array([[0.333, 0.667, 1.667],
+           [1.   , 0.667, 1.   ],
+           [1.667, 0.667, 0.333]])
     """
     if isinstance(profile, RankingTally):
         return costs_from_position_counts(profile.position_histogram(), profile.n_voters)
@@ -67,5 +76,12 @@ def assignment_order(costs) -> np.ndarray:
 
 
 def footrule_optimal_order(profile, weights=None) -> np.ndarray:
-    """An exact footrule-optimal consensus order (best first) of the profile (not private)."""
+    """An exact footrule-optimal consensus order (best first) of the profile (not private).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.footrule_optimal_order([[0, 1, 2], [1, 0, 2], [0, 2, 1]])
+    array([0, 1, 2])
+    """
     return assignment_order(footrule_cost_matrix(profile, weights))

@@ -277,6 +277,15 @@ def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = 
     component has more than ``max_items`` items, and when the integer programs run past
     ``time_limit`` seconds; both default to :mod:`privrank.limits` (``PRIVRANK_MAX_EXACT_ITEMS``,
     ``PRIVRANK_MAX_EXACT_SECONDS``). See the module docstring.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]])
+    >>> w = profile.pairwise_matrix()
+    >>> order = pr.exact_kemeny(w)
+    >>> order, pr.kemeny_cost(order, w)
+    (array([0, 1, 2]), 1.0)
     """
     cap = limits.limit("EXACT_ITEMS") if max_items is None else check_whole(max_items, name="max_items")
     seconds = limits.limit("EXACT_SECONDS") if time_limit is None else check_positive(time_limit, name="time_limit")

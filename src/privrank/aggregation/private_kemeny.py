@@ -71,6 +71,21 @@ class AggregateResult(Displayed):
         :class:`~privrank.mechanisms.tree.TreeRelease`), else None.
     items
         Item labels (the profile's; item indices for a bare array of orders).
+
+    Examples
+    --------
+    A consensus order of 10,000 voters' rankings, released by :func:`private_kemeny`:
+
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.private_kemeny(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.order
+    (['a', 'b', 'c', 'd'], array([0, 1, 2, 3]))
+    >>> res.guarantee.model, res.guarantee.unit, res.guarantee.epsilon
+    ('central', 'one ranking', 1.0)
+    >>> type(res.release).__name__
+    'MatrixRelease'
     """
 
     order: np.ndarray
@@ -209,6 +224,19 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
         closed-form bound). Post-processing: no privacy cost.
     rng
         Noise and solver randomness.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.private_kemeny(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.details["noise"], res.details["noise_scale"]
+    (['a', 'b', 'c', 'd'], 'laplace', 0.0006)
+    >>> print(res.guarantee.describe())
+    1-DP, central model, protecting one ranking [noisy pairwise matrix (Laplace)]. SEEDED RUN: reproducible
+    research output, not a private release (whoever knows the seed can remove the noise); leave the seed out
+    for a real release.
     """
     R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
@@ -266,6 +294,19 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     AggregateResult
         ``details``: the cap, the noise scales, the budget split, the queries asked and
         whether the fallback ran (both functions of noisy answers only).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.dp_kwiksort(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.details["queries"], res.details["fallback"]
+    (['a', 'b', 'c', 'd'], 4, False)
+    >>> print(res.guarantee.describe())
+    1-DP, central model, protecting one ranking [DPKwikSort (Laplace)]. At most 6 noisy comparisons. SEEDED
+    RUN: reproducible research output, not a private release (whoever knows the seed can remove the noise);
+    leave the seed out for a real release.
     """
     R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
@@ -325,6 +366,19 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
     ``M = m(m-1)/2`` the sensitivity of ``n K``: epsilon-DP, and
     ``E K <= OPT + (2M/(eps n)) (ln m! + 1)`` (Alabi et al. Table 2, last row). Exact sampling
     enumerates the ``m!`` orders: ``m <= 8``.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.exponential_kemeny(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.details["orders"]
+    (['a', 'b', 'c', 'd'], 24)
+    >>> print(res.guarantee.describe())
+    1-DP, central model, protecting one ranking [exponential mechanism over all orders]. SEEDED RUN:
+    reproducible research output, not a private release (whoever knows the seed can remove the noise); leave
+    the seed out for a real release.
     """
     perms, utility, sensitivity = _exponential_utilities(_pairwise_profile(profile))
     g = Guarantee(epsilon=check_epsilon(epsilon), model="central", unit=UNIT_RANKING,
@@ -350,6 +404,17 @@ def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None =
     ``queries`` defaults to the expected comparison count of QuickSort,
     ``2 (m + 1) H_m - 4 m``: the budget of a method planned for the average run (Hay et al. fix
     a budget without a tail bound).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.hay_quicksort(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.details["query_cap"], res.details["unresolved"]
+    (['a', 'b', 'c', 'd'], 5, [])
+    >>> res.guarantee.epsilon, res.guarantee.unit
+    (1.0, 'one ranking')
     """
     R = _pairwise_profile(profile)
     budget = Budget(epsilon, delta)
@@ -399,6 +464,18 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     ``as_generator(rng)``, so an engine fed a Generator ``g`` followed by this function fed the
     tally and ``g`` gives what this function fed the rankings and an equally seeded Generator
     gives. ``certify_seconds`` is as in :func:`private_kemeny`.
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.ldp_matrix(profile, epsilon=1.0, rng=0)
+    >>> res.ranking
+    ['a', 'b', 'c', 'd']
+    >>> print(res.guarantee.describe())
+    1-DP, local model, protecting one ranking [one-round Duchi et al. l2 randomizer of the pairwise vector].
+    Every voter sends one report. SEEDED RUN: reproducible research output, not a private release (whoever
+    knows the seed can remove the noise); leave the seed out for a real release.
     """
     R = _pairwise_profile(profile)
     eps = check_epsilon(epsilon)
@@ -466,6 +543,23 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
         Per-group cap; default :func:`local_group_cap` of
         :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
+
+    Examples
+    --------
+    Each voter answers a few comparisons at a small share of epsilon, so LDPKwikSort needs many voters
+    (100,000 here):
+
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[30000, 20000, 25000, 25000])
+    >>> res = pr.ldp_kwiksort(profile, epsilon=1.0, rng=0)
+    >>> res.ranking, res.details["tau"], res.details["fallback"]
+    (['a', 'b', 'c', 'd'], 5, False)
+    >>> print(res.guarantee.describe())
+    1-DP, local model, protecting one ranking [LDPKwikSort (randomized response per comparison)]. Each voter
+    answers at most 5 comparisons at epsilon 0.1 each and sends at most one fallback report at epsilon 0.5.
+    SEEDED RUN: reproducible research output, not a private release (whoever knows the seed can remove the
+    noise); leave the seed out for a real release.
     """
     R = releasable(as_rankings(profile))
     eps = check_epsilon(epsilon)

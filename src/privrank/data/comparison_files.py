@@ -112,6 +112,18 @@ def read_comparisons(source, *, items=None, left=None, right=None, winner=None, 
     InputError
         On a missing file or column, an unknown outcome, an empty field, NaN, or fewer than two
         items; the message names the line (CSV) or the record, never its contents.
+
+    Examples
+    --------
+    From a table in memory (a file path works the same way):
+
+    >>> import pyarrow as pa
+    >>> import privrank as pr
+    >>> table = pa.table({"left": ["a", "a", "b"], "right": ["b", "c", "c"],
+    ...                   "winner": ["left", "tie", "right"]})
+    >>> comps = pr.read_comparisons(table, items=["a", "b", "c"])
+    >>> comps.items, comps.outcome, comps.items_declared
+    (('a', 'b', 'c'), array([ 1,  0, -1], dtype=int8), True)
     """
     if is_table(source):
         source = named_columns(arrow_table(source), left=left, right=right, winner=winner, outcome=outcome,

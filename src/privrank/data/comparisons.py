@@ -124,6 +124,19 @@ class PairwiseComparisons:
         survey that collected them; see :meth:`with_quota`): every respondent sent at most this
         many, so each is protected at ``max_answers`` times the largest epsilon. None: no quota
         declared (a per-comparison guarantee only).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(
+    ...     ["a", "a", "b", "c"], ["b", "c", "c", "a"], [1, 1, 0, 1], user=["u1", "u1", "u2", "u2"],
+    ...     items=["a", "b", "c"])
+    >>> comps.n_records, comps.n_items, comps.n_users
+    (4, 3, 2)
+    >>> comps.item_a, comps.item_b, comps.outcome
+    (array([0, 0, 1, 2]), array([1, 2, 2, 0]), array([1, 1, 0, 1], dtype=int8))
+    >>> comps.items_declared, comps.is_randomized
+    (True, False)
     """
 
     items: tuple

@@ -29,6 +29,16 @@ class PairCounts:
     ``sum_k totals[k] * log(1 + exp(theta_i - theta_j)) - wins[k] * (theta_i - theta_j)``.
     ``items_declared``: False when the counts come from comparisons whose item list was read off
     the data (see :class:`~privrank.data.comparisons.PairwiseComparisons`); central releases refuse such counts.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "a", "b", "c"], ["b", "c", "c", "a"], [1, 1, 0, 1])
+    >>> counts = comps.pair_counts()
+    >>> counts.i, counts.j, counts.wins, counts.totals
+    (array([0, 0, 1]), array([1, 2, 2]), array([1. , 1. , 0.5]), array([1., 2., 1.]))
+    >>> counts.n_pairs, counts.n_components()
+    (3, 1)
     """
 
     n_items: int

@@ -107,6 +107,20 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
     InputError
         On a missing file, a malformed line (named by number, never echoed), an unknown item,
         an item ranked twice, or incomplete ballots under ``partial="error"``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import privrank as pr
+    >>> table = pa.table({"rank1": ["a", "b", "a"], "rank2": ["b", "a", "c"], "rank3": ["c", "c", "b"],
+    ...                   "count": [5, 2, 3]})
+    >>> profile = pr.read_rankings(table)
+    >>> profile.items, profile.n_voters
+    (('a', 'b', 'c'), 10)
+    >>> profile.orders, profile.weights
+    (array([[0, 1, 2],
+           [1, 0, 2],
+           [0, 2, 1]]), array([5, 2, 3]))
     """
     if partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")

@@ -136,6 +136,22 @@ class Rankings:
         True when ballots were left out for what they hold (``partial="drop"``): the number of
         voters is then a fact of the data, which the private algorithms' noise is calibrated
         to, so they refuse the profile.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_labels([["b", "a", "c"], ["a", "b", "c"], ["a", "c", "b"]],
+    ...                                   weights=[2, 1, 1])
+    >>> profile.items, profile.n_voters
+    (('a', 'b', 'c'), 4)
+    >>> profile.orders
+    array([[1, 0, 2],
+           [0, 1, 2],
+           [0, 2, 1]])
+    >>> profile.pairwise_matrix()
+    array([[0.  , 0.5 , 1.  ],
+           [0.5 , 0.  , 0.75],
+           [0.  , 0.25, 0.  ]])
     """
 
     items: tuple
@@ -308,6 +324,24 @@ class RankingTally:
         Weight growth factor of the binary tree of ``positions`` reports.
     seeded : bool
         The reports were drawn with a seed: research output, not a release.
+
+    Examples
+    --------
+    The sufficient statistics of rankings, without the rankings:
+
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2], [1, 0, 2], [0, 2, 1]], items=["a", "b", "c"])
+    >>> tally = pr.sufficient_statistics(profile, kind="rankings")
+    >>> tally.n_voters, tally.items
+    (3, ('a', 'b', 'c'))
+    >>> tally.pairwise_counts()
+    array([[0, 2, 3],
+           [1, 0, 2],
+           [0, 1, 0]])
+    >>> tally.position_counts
+    array([[2, 1, 0],
+           [1, 1, 1],
+           [0, 1, 2]])
     """
 
     items: tuple

@@ -112,6 +112,19 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
     PairwiseComparisons
         With a user column (the user ids), outcome 1 when ``item_a`` was rated higher, -1 when
         lower, 0 for equal ratings.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import privrank as pr
+    >>> ratings = pa.table({"user": [1, 1, 1, 2, 2], "item": ["a", "b", "c", "a", "c"],
+    ...                     "rating": [5, 3, 3, 2, 4]})
+    >>> comps = pr.comparisons_from_ratings(ratings, max_pairs=2, rng=0)
+    >>> comps.n_records, comps.items, comps.pairs_from_ratings
+    (3, ('a', 'b', 'c'), True)
+    >>> [(comps.items[a], comps.items[b], int(o))
+    ...  for a, b, o in zip(comps.item_a, comps.item_b, comps.outcome)]
+    [('a', 'c', 1), ('b', 'c', 0), ('a', 'c', -1)]
     """
     k = int(max_pairs)
     if k < 1 or k != max_pairs:

@@ -164,6 +164,18 @@ class ComparisonTally:
         from the tally say so in their guarantee).
     items_declared : bool
         As for :class:`~privrank.data.comparisons.PairwiseComparisons`: False when the item list was read off the data.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "a", "b", "a"], ["b", "c", "c", "b"], [1, 1, 0, -1])
+    >>> tally = pr.sufficient_statistics(comps)
+    >>> tally
+    ComparisonTally(comparisons, 3 items, 3 entries)
+    >>> tally.i, tally.j, tally.n, tally.wins2
+    (array([0, 0, 1]), array([1, 2, 2]), array([2, 1, 1]), array([2, 2, 1]))
+    >>> tally.pair_counts().wins
+    array([1. , 1. , 0.5])
     """
 
     items: tuple

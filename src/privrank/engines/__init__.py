@@ -162,6 +162,16 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
         profile (``privrank.private_kemeny``, ``privrank.dp_kwiksort``, ``privrank.dp_footrule``,
         ``privrank.footrule_optimal_order``, ...; ``privrank.ldp_matrix`` and
         ``privrank.ldp_footrule`` for the voters' reports).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> from privrank.data.datasets import load_llmfao
+    >>> tally = pr.sufficient_statistics(load_llmfao())
+    >>> tally.n_items, tally.n_records, tally.is_randomized
+    (59, 8931, False)
+    >>> pr.fit_btl(tally).top_k(3)
+    ['GPT 4', 'Platypus-2 Instruct (70B)', 'command']
     """
     try:
         module = KINDS[kind]

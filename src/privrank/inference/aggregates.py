@@ -45,6 +45,18 @@ class RankIntervals(Displayed):
         What the rank intervals cover.
     guarantee : Guarantee
         The guarantee of the release: intervals are post-processing.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.private_kemeny(profile, epsilon=1.0, rng=0)
+    >>> ri = pr.aggregate_intervals(res, n_bootstrap=200, rng=0)
+    >>> ri.order, ri.rank_lower, ri.rank_upper
+    (array([0, 1, 2, 3]), array([1, 2, 3, 4]), array([1, 2, 3, 4]))
+    >>> ri.target
+    'ranks in the Kemeny aggregate of the raw rankings'
     """
 
     items: tuple
@@ -138,6 +150,18 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     Returns
     -------
     RankIntervals
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> profile = pr.Rankings.from_orders([[0, 1, 2, 3], [0, 2, 1, 3], [1, 0, 2, 3], [0, 1, 3, 2]],
+    ...                                   items=["a", "b", "c", "d"], weights=[3000, 2000, 2500, 2500])
+    >>> res = pr.dp_footrule(profile, epsilon=1.0, rng=0)
+    >>> ri = pr.aggregate_intervals(res, level=0.9, n_bootstrap=200, rng=0)
+    >>> res.ranking, ri.rank_lower, ri.rank_upper
+    (['a', 'b', 'c', 'd'], array([1, 2, 3, 4]), array([1, 2, 3, 4]))
+    >>> ri.guarantee == res.guarantee
+    True
     """
     check_level(level)
     B = check_whole(n_bootstrap, name="n_bootstrap")

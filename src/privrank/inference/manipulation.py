@@ -65,6 +65,19 @@ class ManipulationMargin:
         ``min(max_answers or 1, m - 1)``.
     epsilon : float
         The epsilon the fakes' reports carry (one of the honest reports' epsilons).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> reports = pr.randomized_response(comps, epsilon=1.0, max_answers=10, rng=1)
+    >>> margin = pr.manipulation_margin(reports)
+    >>> margin.max_answers, margin.reports_per_fake, margin.top.item
+    (10, 4, 1)
+    >>> print(margin.describe())
+    33 fake respondents promoting 1 change the top item; each sending 4 unrandomized reports (the quota of 10
+    per respondent); local DP does not prevent such manipulation
     """
 
     top: Margin
@@ -230,6 +243,19 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
     Privacy: post-processing of the released reports, no privacy cost. Local DP protects each
     respondent's answers; it says nothing about how far fake respondents can steer the result,
     which is what this states.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> reports = pr.randomized_response(comps, epsilon=1.0, max_answers=10, rng=1)
+    >>> margin = pr.manipulation_margin(reports, pairs=True)
+    >>> margin.top.fakes, [(p.item, p.fakes) for p in margin.pairs]
+    (33, [(1, 33), (2, 20), (3, 10), (4, 33)])
+    >>> print(margin.describe())
+    33 fake respondents promoting 1 change the top item; each sending 4 unrandomized reports (the quota of 10
+    per respondent); local DP does not prevent such manipulation
     """
     if weights not in WEIGHTS:
         raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")

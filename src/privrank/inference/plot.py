@@ -48,6 +48,16 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     -------
     matplotlib.figure.Figure
         Not registered with pyplot (the backend is left as it is): a notebook shows it inline.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> ci = pr.confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(comps, epsilon=1.0, rng=1)))
+    >>> fig = pr.plot_intervals(ci, title="BTL scores")
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 2)
     """
     m = len(ci.items)
     scores = hasattr(ci, "score_label")  # score intervals too (ConfidenceIntervals), else ranks only

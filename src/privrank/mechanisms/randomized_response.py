@@ -42,7 +42,14 @@ RECORD_CHUNK = 1 << 18  # 2 MB of uniforms: the temporaries stay in cache (1.7x 
 
 
 def flip_probability(epsilon) -> np.ndarray | float:
-    """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison."""
+    """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> round(pr.flip_probability(1.0), 4), round(pr.flip_probability(4.0), 4)
+    (0.2689, 0.018)
+    """
     p = expit(-check_epsilons(epsilon))
     return float(p) if p.ndim == 0 else p
 
@@ -189,6 +196,18 @@ def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     int
         The report to send, 1 or -1. It satisfies ``epsilon``-local DP for this answer; send
         ``epsilon`` along with it so the collector can debias.
+
+    Examples
+    --------
+    Xu, Sun, Cheng §2.1: an answer "item_a preferred" is kept with probability ``e/(1 + e)`` at
+    epsilon 1:
+
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> gen = np.random.default_rng(0)
+    >>> reports = np.array([pr.randomize_answer(1, 1.0, rng=gen) for _ in range(2_000)])
+    >>> round(float(np.mean(reports == 1)), 3), round(1 - pr.flip_probability(1.0), 3)
+    (0.725, 0.731)
     """
     if outcome not in (1, -1, 0):
         raise InputError("outcome must be 1, -1 or 0")
@@ -205,6 +224,17 @@ def debias(reports01, epsilon, n=1) -> np.ndarray:
     ``-1/(e^eps - 1)`` for a 0 and ``e^eps/(e^eps - 1)`` for a 1. With ``n``, ``reports01``
     counts the 1s among ``n`` reports at that epsilon (0 to ``n``) and the result is the sum of
     their debiased values, ``((e^eps + 1) * reports01 - n) / (e^eps - 1)``.
+
+    Examples
+    --------
+    Xu, Sun, Cheng eq. (1): a report of 1 at epsilon 1 is worth ``e/(e - 1)``, a 0 ``-1/(e - 1)``:
+
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> np.round(pr.debias(np.array([0, 1]), 1.0), 4)
+    array([-0.582,  1.582])
+    >>> round(float(pr.debias(70, 1.0, n=100)), 4)
+    93.2791
     """
     try:
         y = np.asarray(reports01, dtype=float)

@@ -62,6 +62,16 @@ class ScoredRanking(Displayed):
     tie_break : ndarray or None
         Keyword only: a permutation of the items; among equal scores the item with the smaller
         ``tie_break`` value ranks first. None breaks ties by item index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> r = pr.ScoredRanking(np.array([0.2, 1.5, -0.7]), ("a", "b", "c"), pr.Guarantee.non_private())
+    >>> r.ranking, r.top_k(2)
+    (['b', 'a', 'c'], ['b', 'a'])
+    >>> r.table(2)
+    [{'rank': 1, 'item': 'b', 'score': 1.5}, {'rank': 2, 'item': 'a', 'score': 0.2}]
     """
 
     scores: np.ndarray
@@ -123,6 +133,20 @@ class BTLFit(ScoredRanking):
     release : PairwiseRelease or None
         The release the scores were fitted to (set by :func:`fit_btl`); confidence intervals
         (:func:`privrank.confidence_intervals`) need it.
+
+    Examples
+    --------
+    The non-private fit of the 2019 NFL season's games (shipped with privrank):
+
+    >>> import privrank as pr
+    >>> from privrank.data.datasets import load_nfl
+    >>> fit = pr.fit_btl(load_nfl(2019))
+    >>> fit.top_k(3)
+    ['SF', 'BAL', 'KC']
+    >>> fit.converged, fit.solver, fit.info["estimate"]
+    (True, 'dense', 'maximum likelihood')
+    >>> print(fit.guarantee.describe())
+    NOT PRIVATE: no differential-privacy guarantee.
     """
 
     lam: float
@@ -370,6 +394,23 @@ def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "unifo
     -------
     BTLFit
         Carries the guarantee of the input release: fitting is post-processing.
+
+    Examples
+    --------
+    The non-private maximum-likelihood fit of raw comparisons, then the fit of a local-DP release
+    (post-processing: the fit carries the release's guarantee):
+
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> np.round(pr.fit_btl(comps).scores, 3)
+    array([ 1.079,  0.478, -0.04 , -0.522, -0.995])
+    >>> fit = pr.fit_btl(pr.debiased_randomized_response(comps, epsilon=1.0, rng=1))
+    >>> np.round(fit.scores, 3), fit.ranking
+    (array([ 1.097,  0.404, -0.033, -0.27 , -1.199]), [0, 1, 2, 3, 4])
+    >>> fit.guarantee.epsilon, fit.guarantee.model
+    (1.0, 'local')
     """
     from .release import WEIGHTS, as_release
 

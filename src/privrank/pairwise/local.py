@@ -138,6 +138,18 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     user's answers (the first ``max_answers`` of each user are kept; the reports carry it, so
     :func:`~privrank.data.io.comparisons_to_csv` writes it). The spend is charged
     (:mod:`privrank.release`) before any answer is randomized.
+
+    Examples
+    --------
+    The respondents' side of Xu, Sun, Cheng §2.1: epsilon-local DP per comparison, and per user
+    ``max_answers`` times epsilon (basic composition):
+
+    >>> import privrank as pr
+    >>> comps = pr.PairwiseComparisons.from_labels(["a", "a", "b", "c"], ["b", "c", "c", "a"], [1, 1, 0, 1],
+    ...                                            user=["u1", "u1", "u2", "u2"])
+    >>> reports = pr.randomized_response(comps, epsilon=1.0, max_answers=2, rng=0)
+    >>> reports.outcome, reports.epsilon, reports.max_answers, reports.seeded
+    (array([ 1,  1, -1,  1], dtype=int8), array([1., 1., 1., 1.]), 2, True)
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
@@ -166,6 +178,19 @@ def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, us
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
     reports (data with an epsilon column) are only debiased. Guarantee: eps-local DP per
     comparison, and per user over the declared ``max_answers`` (or ``user_epsilon`` per user).
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> from privrank.data.datasets import load_nfl
+    >>> rel = pr.debiased_randomized_response(load_nfl(2019), epsilon=2.0, rng=0)
+    >>> print(rel.guarantee.describe())
+    2-DP, local model, protecting one comparison [debiased randomized response]; a user who made k comparisons
+    is protected at k x 2 (declare a bound on answers per user, max_answers, to state one per-user number).
+    Ties are answered as a fair coin before randomization. SEEDED RUN: reproducible research output, not a
+    private release (whoever knows the seed can remove the noise); leave the seed out for a real release.
+    >>> pr.fit_btl(rel).top_k(3)
+    ['BAL', 'KC', 'GB']
     """
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "debiased randomized response")
     return release_from_reports(reports, weights=weights, guarantee=g)
@@ -179,6 +204,21 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
     towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
     noise variance, so confidence intervals for the BTL scores refuse it.
+
+    Examples
+    --------
+    The flipped answers fitted as they are shrink the scores towards 0 (Xu, Sun, Cheng Lemma 1):
+
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> biased = pr.fit_btl(pr.classic_randomized_response(comps, epsilon=1.0, rng=1))
+    >>> debiased = pr.fit_btl(pr.debiased_randomized_response(comps, epsilon=1.0, rng=1))
+    >>> np.round(biased.scores, 3), np.round(debiased.scores, 3)
+    (array([ 0.436,  0.166, -0.015, -0.114, -0.472]), array([ 1.097,  0.404, -0.033, -0.27 , -1.199]))
+    >>> biased.guarantee.describe() == debiased.guarantee.describe().replace("debiased", "classic")
+    True
     """
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "classic randomized response")
     return release_from_reports(reports, debiased=False, guarantee=g)
@@ -195,6 +235,21 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     report reveals its answer through floating-point rounding. The
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
+
+    Examples
+    --------
+    Xu, Sun, Cheng's local Laplace baseline: epsilon-local DP per comparison, and ``max_answers``
+    times that per user:
+
+    >>> import numpy as np
+    >>> import privrank as pr
+    >>> from privrank.simulate import btl_complete_design
+    >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
+    >>> rel = pr.local_laplace(comps, epsilon=1.0, max_answers=10, rng=1)
+    >>> np.round(pr.fit_btl(rel).scores, 3)
+    array([ 1.498,  0.238,  0.05 , -0.667, -1.119])
+    >>> rel.guarantee.model, rel.guarantee.epsilon_per_comparison, rel.guarantee.epsilon_per_user
+    ('local', 1.0, 10.0)
     """
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
     charge(g)
@@ -228,6 +283,14 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
 
     The paper's narrative numbers them in the opposite order to its displayed formulas
     (its "Scheme 1" in the figures is ``log_under``); privrank uses the rate names only.
+
+    Examples
+    --------
+    >>> import privrank as pr
+    >>> pr.adaptive_epsilon("critical", 10, 100)
+    1.0
+    >>> [round(pr.adaptive_epsilon(scheme, 10, 400), 4) for scheme in ("log_over", "critical", "log_under")]
+    [0.6003, 0.5, 0.4164]
     """
     try:
         L = np.asarray(L, dtype=float)
