@@ -226,7 +226,7 @@ class Rankings:
         return int(self.weights.sum())
 
     def __repr__(self) -> str:  # never print raw preferences
-        return f"Rankings({self.n_voters} rankings of {self.n_items} items, {self.orders.shape[0]} distinct rows)"
+        return f"Rankings({self.n_voters} rankings of {self.n_items} items, {self.orders.shape[0]} stored rows, each with its count)"
 
     # ------------------------------------------------------------------ views
     @cached_property

@@ -497,9 +497,11 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
 
     Every item's number of wins ``N_i`` (a tie is half a win each) plus i.i.d. Laplace noise of
-    scale ``2 m / epsilon`` (:func:`copeland_noise_scale`); the ranking sorts the noisy counts
-    and ``.top_k(k)`` is the estimated top-k set of Algorithm 2. The noisy counts are the
-    release; every ranking and top-k set is post-processing.
+    scale ``2 m / epsilon`` (:func:`copeland_noise_scale`), ``m`` the answers one protected unit
+    gives (1 per comparison; the ``max_answers`` bound per respondent), not the number of items;
+    the ranking sorts the noisy counts and ``.top_k(k)`` is the estimated top-k set of
+    Algorithm 2. The noisy counts are the release; every ranking and top-k set is
+    post-processing.
 
     Guarantee: central, pure epsilon-DP for one comparison under edge adjacency (the count
     vector moves by at most 2 in l1 norm when one outcome flips or one comparison moves), or

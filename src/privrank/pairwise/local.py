@@ -261,7 +261,7 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
                            noise_variance=comps.pair_counts(weights=2.0 / eps ** 2).totals)
 
 
-LAPLACE_NOTE = "each answer plus Laplace(1/epsilon) noise"
+LAPLACE_NOTE = "Each answer is released plus Laplace(1/epsilon) noise."
 
 
 def laplace_variance_factor(eps_records) -> float:
