@@ -4,7 +4,9 @@ Every contender fits the same model to the same comparisons, configured as its o
 documentation says: privrank ``fit_btl`` (the MLE by default on raw comparisons, Newton to a
 gradient 2-norm <= 1e-8), choix 0.4 ``ilsr_pairwise`` (alpha = 0, the MLE; ``tol`` 1e-8) and
 ``opt_pairwise`` (its defaults: alpha = 1e-6, Newton-CG), evalica ``bradley_terry`` (its
-defaults: tolerance 1e-6, 100 iterations). Data: ``n`` comparisons of random pairs of ``m``
+defaults: tolerance 1e-6, 100 iterations). Data: first the NFL 2019 season shipped with privrank
+(32 teams; its rows of ``nfl_2010_2020.csv`` read with the csv module as a user would, the one
+tied game left out because choix takes no ties), then ``n`` comparisons of random pairs of ``m``
 items under a BTL model with N(0, 1) scores, no ties.
 
 Two inputs, as users hold them:
@@ -17,13 +19,18 @@ Two inputs, as users hold them:
 
 Each answer is compared with privrank's: ``max|dtheta|`` (scores centred, log-strengths) and its
 gradient norm in the unpenalised likelihood. A contender more than 1e-4 away is reported as
-DISAGREEING, and its ratio is not a speed-up. Times are the best of ``--repeat`` runs, every
-library on one BLAS thread. choix is skipped at m = 10,000 (its ILSR builds m x m dense
-matrices: 800 MB each) and ``opt_pairwise`` above m = 200 (17 s there already), and noted so. The last lines print the smallest ratio per input against
-the fastest agreeing peer.
+DISAGREEING, and its ratio is not a speed-up. Timing (``spread.py``): ``--rounds`` interleaved
+rounds, each contender's time the best of ``--repeat`` calls in the round, a small data set's
+call repeated to fill about 0.1 s; ratios (time of the peer / time of privrank on the same input)
+are taken round by round and shown as median (min-max). Every library runs on one BLAS thread.
+choix is skipped at m = 10,000 (its ILSR builds m x m dense matrices: 800 MB each) and
+``opt_pairwise`` above m = 200 (17 s there already), and noted so. The last lines print the
+smallest median ratio per input against the fastest agreeing peer.
 
-    python benchmarks/bench_btl.py              # m = 50, 200, 1000, 10000
-    python benchmarks/bench_btl.py --quick      # m = 50, 200
+    python benchmarks/bench_btl.py              # NFL 2019, m = 50, 200, 1000, 10000
+    python benchmarks/bench_btl.py --quick      # NFL 2019, m = 50, 200
+    python benchmarks/bench_btl.py --readme     # and the table in README.md
+    python benchmarks/bench_btl.py --without-opt   # without choix opt_pairwise (a minute a call)
 """
 from __future__ import annotations
 
@@ -33,15 +40,35 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # read when numpy loads its BLAS
 
 import argparse  # noqa: E402
+import csv  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import privrank as pr  # noqa: E402
+import spread  # noqa: E402
 from privrank.pairwise.btl import btl_gradient  # noqa: E402
 
+NFL = Path(pr.__file__).parent / "datasets_shipped" / "nfl_2010_2020.csv"
 SIZES = ((50, 100_000), (200, 100_000), (1000, 300_000), (10_000, 1_000_000))
 AGREE = 1e-4
+FILL = 0.1  # seconds: a call faster than this is repeated within one timing
+COLUMNS = (("evalica", "labels"), ("evalica", "indices"), ("choix ilsr", "labels"), ("choix ilsr", "indices"),
+           ("choix opt", "indices"))
+HEADER = ("| m, comparisons | evalica, labels | evalica, indices | choix ILSR, labels | choix ILSR, indices "
+          "| choix `opt_pairwise` |\n|---|---|---|---|---|---|")
+
+
+def nfl_season(season=2019):
+    """``(names, a, b, first_wins)`` of one season's untied games, read as a user reads the CSV."""
+    with NFL.open(newline="") as f:
+        games = [row for row in csv.DictReader(f) if row["season"] == str(season) and row["result1"] != "0.5"]
+    names = sorted({row[team] for row in games for team in ("team1", "team2")})
+    index = {name: k for k, name in enumerate(names)}
+    a = np.array([index[row["team1"]] for row in games])
+    b = np.array([index[row["team2"]] for row in games])
+    return names, a, b, np.array([row["result1"] == "1" for row in games])
 
 
 def make_data(m, n, rng):
@@ -49,16 +76,7 @@ def make_data(m, n, rng):
     a = rng.integers(0, m, n)
     b = (a + rng.integers(1, m, n)) % m
     first_wins = rng.random(n) < 1 / (1 + np.exp(-(theta[a] - theta[b])))
-    return a, b, first_wins
-
-
-def best(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+    return [f"item{k:05d}" for k in range(m)], a, b, first_wins
 
 
 def centred(theta):
@@ -66,22 +84,24 @@ def centred(theta):
     return theta - theta.mean()
 
 
-def contenders(m, a, b, first_wins):
-    """``{(name, input): callable returning theta in item-index order}``."""
+def contenders(names, a, b, first_wins):
+    """``{(name, input): callable returning theta in item-index order}`` (``names`` sorted: the
+    index order is the label order, as privrank numbers items)."""
     import choix
     import evalica
 
-    names = [f"item{k:05d}" for k in range(m)]
+    m = len(names)
     xs, ys = [names[k] for k in a], [names[k] for k in b]
     outcome = np.where(first_wins, 1, -1)
+    outcome_list = outcome.tolist()
     side = [evalica.Winner.X if w else evalica.Winner.Y for w in first_wins]
     winners, losers = np.where(first_wins, a, b), np.where(first_wins, b, a)
     pairs = list(zip(winners.tolist(), losers.tolist()))
     winner_labels = [xs[k] if w else ys[k] for k, w in enumerate(first_wins)]
+    a_list, b_list = a.tolist(), b.tolist()
 
     def privrank_labels():
-        fit = pr.fit_btl(pr.PairwiseComparisons.from_labels(xs, ys, outcome), tol=1e-8)
-        return centred(fit.scores)  # labels sort as names do: item order is index order
+        return centred(pr.fit_btl(pr.PairwiseComparisons.from_labels(xs, ys, outcome_list), tol=1e-8).scores)
 
     def privrank_indices():
         return centred(pr.fit_btl(pr.PairwiseComparisons.from_indices(tuple(range(m)), a, b, outcome),
@@ -98,7 +118,7 @@ def contenders(m, a, b, first_wins):
 
     out = {("privrank", "labels"): privrank_labels, ("privrank", "indices"): privrank_indices,
            ("evalica", "labels"): lambda: evalica_run(xs, ys),
-           ("evalica", "indices"): lambda: evalica_run(a.tolist(), b.tolist())}
+           ("evalica", "indices"): lambda: evalica_run(a_list, b_list)}
     if m <= 2000:
         ilsr = lambda n_items, data: choix.ilsr_pairwise(n_items, data, alpha=0.0, tol=1e-8)  # noqa: E731
         out[("choix ilsr", "labels")] = lambda: choix_from_labels(ilsr)
@@ -108,41 +128,76 @@ def contenders(m, a, b, first_wins):
     return out
 
 
+def filled(fn):
+    """``(run, calls)``: ``run`` calls ``fn`` ``calls`` times (about ``FILL`` seconds in all) and
+    returns its last output."""
+    start = time.perf_counter()
+    fn()
+    calls = max(1, int(FILL / max(time.perf_counter() - start, 1e-6)))
+
+    def run():
+        for _ in range(calls):
+            out = fn()
+        return out
+
+    return run, calls
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="m = 50 and 200 only")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="NFL 2019, m = 50 and 200 only")
+    parser.add_argument("--rounds", type=int, default=spread.ROUNDS, help="interleaved rounds (>= 5)")
+    parser.add_argument("--repeat", type=int, default=1, help="calls per contender and round (the best counts)")
+    parser.add_argument("--without-opt", action="store_true", help="skip choix opt_pairwise (a minute a call)")
+    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args(argv)
+    if args.rounds < 5:
+        parser.error("--rounds must be at least 5")
+    print(spread.load())
     rng = np.random.default_rng(7)
+    data = [("NFL 2019", nfl_season())] + [(f"{m:,}, {n:.0e}".replace("e+0", "e"), make_data(m, n, rng))
+                                          for m, n in (SIZES[:2] if args.quick else SIZES)]
     worst = {"labels": np.inf, "indices": np.inf}
-    for m, n in SIZES[:2] if args.quick else SIZES:
-        a, b, first_wins = make_data(m, n, rng)
-        runs = contenders(m, a, b, first_wins)
-        results = {key: best(fn, 1 if key[0] == "choix opt" else args.repeat) for key, fn in runs.items()}
-        comps = pr.PairwiseComparisons.from_indices(tuple(range(m)), a, b, np.where(first_wins, 1, -1))
+    rows = []
+    for label, (names, a, b, first_wins) in data:
+        runs, calls = {}, {}
+        for key, fn in contenders(names, a, b, first_wins).items():
+            if not (args.without_opt and key[0] == "choix opt"):
+                runs[key], calls[key] = filled(fn)
+        times, outputs = spread.interleaved(runs, rounds=args.rounds, repeat=args.repeat)
+        times = {key: [t / calls[key] for t in ts] for key, ts in times.items()}
+        comps = pr.PairwiseComparisons.from_indices(tuple(range(len(names))), a, b, np.where(first_wins, 1, -1))
         pc = comps.pair_counts()
-        print(f"m = {m:,}, n = {n:,}" + ("" if m <= 2000 else " (choix skipped: dense m x m matrices)"))
+        print(f"{label} ({len(names)} items, {a.size:,} comparisons)"
+              + ("" if len(names) <= 2000 else " (choix skipped: dense m x m matrices)"))
+        cells = {}
         for data_input in ("labels", "indices"):
-            mine_t, mine = results[("privrank", data_input)]
+            mine_t, mine = times[("privrank", data_input)], outputs[("privrank", data_input)]
             fastest = np.inf
-            for (name, kind), (t, theta) in results.items():
+            for (name, kind), theta in outputs.items():
                 if kind != data_input:
                     continue
                 gap = float(np.max(np.abs(theta - mine)))
                 grad = float(np.linalg.norm(btl_gradient(theta, pc, 0.0)))
+                t = times[(name, kind)]
+                if name == "privrank":
+                    print(f"  {data_input:7s} {name:11s} {spread.spread(t, '{:.2e}')} s  gradient {grad:.1e}")
+                    continue
                 agrees = gap <= AGREE
-                note = "" if agrees else "  DISAGREES: not the same estimate"
-                if name != "privrank":
-                    ratio = t / mine_t
-                    print(f"  {data_input:7s} {name:11s} {t:8.3f} s  privrank {mine_t:.3f} s  ratio {ratio:6.1f}x  "
-                          f"max|dtheta| {gap:.1e}  gradient {grad:.1e}{note}")
-                    if agrees:
-                        fastest = min(fastest, t)
-                else:
-                    print(f"  {data_input:7s} {name:11s} {t:8.3f} s  gradient {grad:.1e}")
-            worst[data_input] = min(worst[data_input], fastest / mine_t)
+                ratio = spread.ratios(t, mine_t)
+                cells[(name, kind)] = spread.spread(ratio, "{:.3g}") + ("" if agrees else " DISAGREES")
+                print(f"  {data_input:7s} {name:11s} {spread.spread(t, '{:.2e}')} s  ratio {spread.spread(ratio)}  "
+                      f"max|dtheta| {gap:.1e}  gradient {grad:.1e}"
+                      + ("" if agrees else "  DISAGREES: not the same estimate"))
+                if agrees:
+                    fastest = min(fastest, float(np.median(ratio)))
+            worst[data_input] = min(worst[data_input], fastest)
+        rows.append(f"| {label} | " + " | ".join(cells.get(key, "not run") for key in COLUMNS) + " |")
     for data_input, ratio in worst.items():
         print(f"speedup_vs_fastest_agreeing_peer_{data_input}={ratio:.2f}")
+    print(spread.load())
+    if args.readme:
+        spread.readme_section("btl", "\n".join((HEADER, *rows)), "python benchmarks/bench_btl.py --readme")
 
 
 if __name__ == "__main__":

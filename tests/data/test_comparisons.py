@@ -203,3 +203,44 @@ def test_records_per_user_whether_or_not_grouped_by_user():
         c = PairwiseComparisons.from_indices((0, 1), np.zeros(1000, dtype=int), np.ones(1000, dtype=int),
                                              np.ones(1000, dtype=int), user=user, users=tuple(range(60)))
         np.testing.assert_array_equal(c.records_per_user(), np.bincount(user, minlength=60))
+
+
+@pytest.mark.parametrize("columns, items, error", [
+    ([["b", "a", "c"], ["a", "c", "b"]], None, None),
+    ([["b", "a", "c"], ["a", "c", "b"]], ["c", "b", "a", "d"], None),
+    ([["b", "a", "c"], ["a", "c", "z"]], ["a", "b", "c"], "not in the given item list"),
+    ([["b", "", "c"], ["a", "c", "b"]], None, "record 2: empty or missing item"),
+    ([["b", "a", "c"], ["a", "c", None]], None, "record 3: empty or missing item"),
+    ([["b", "a", 3], ["a", "c", "b"]], None, None),
+])
+def test_label_codes_of_few_strings_match_arrow(monkeypatch, columns, items, error):
+    """A few string labels are encoded by a dict: the same labels, codes and errors as Arrow's."""
+    from privrank.data import comparisons
+
+    answers = []
+    for small in (0, 2048):  # Arrow, then the dict
+        monkeypatch.setattr(comparisons, "SMALL_RECORDS", small)
+        try:
+            comps = PairwiseComparisons.from_labels(*columns, [1, -1, 0], items=items)
+            answers.append((comps.items, comps.item_a.tolist(), comps.item_b.tolist()))
+        except InputError as exc:
+            answers.append(str(exc))
+    assert answers[0] == answers[1]
+    assert isinstance(answers[0], tuple) if error is None else error in answers[0]
+
+
+def test_pair_counts_of_many_records_by_the_tally(monkeypatch):
+    """Above ``SMALL_RECORDS`` records the outcomes are summed by the tally: the same statistic."""
+    from privrank.data import comparisons
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 6, 500)
+    comps = PairwiseComparisons.from_indices(tuple("abcdef"), a, (a + rng.integers(1, 6, 500)) % 6,
+                                             rng.integers(-1, 2, 500), items_declared=False)
+    got = []
+    for small in (10_000, 100):
+        monkeypatch.setattr(comparisons, "SMALL_RECORDS", small)
+        got.append(comps.pair_counts())
+    for name in ("i", "j", "wins", "totals"):
+        np.testing.assert_array_equal(getattr(got[0], name), getattr(got[1], name))
+    assert got[1].items == got[0].items == tuple("abcdef") and not got[1].items_declared

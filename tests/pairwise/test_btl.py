@@ -202,8 +202,12 @@ def test_fit_result_api_and_labels():
         pr.fit_btl(comps, lam="paper")
 
 
-def test_mle_exists_with_and_without_two_way_pairs():
+@pytest.mark.parametrize("dense_max_items", [0, 600], ids=["sparse", "dense"])
+def test_mle_exists_with_and_without_two_way_pairs(monkeypatch, dense_max_items):
+    from privrank.pairwise import btl
     from privrank.pairwise.btl import mle_exists
+
+    monkeypatch.setattr(btl, "DENSE_MAX_ITEMS", dense_max_items)
 
     def pairs(i, j, wins, totals):
         return PairCounts.from_arrays(4, i, j, wins, totals)
@@ -218,6 +222,34 @@ def test_mle_exists_with_and_without_two_way_pairs():
     assert not mle_exists(pairs([0, 1, 2], [1, 2, 3], [1, 1, 1], [2, 1, 2]))
     # ... and with 3 > 0 as well, it is strongly connected
     assert mle_exists(pairs([0, 1, 2, 0], [1, 2, 3, 3], [1, 1, 1, 0], [2, 1, 2, 1]))
+
+
+def test_small_fit_runs_no_scipy_or_pyarrow_python_code():
+    """A fit of a season's games (32 teams) runs no Python code of scipy or pyarrow: their set-up
+    (sparse matrices, checked solves, Arrow arrays) would cost more than the fit itself."""
+    import sys
+
+    from privrank.data.datasets import load_nfl
+
+    games = load_nfl(2019)
+    xs, ys = [games.items[k] for k in games.item_a], [games.items[k] for k in games.item_b]
+    outcome = games.outcome.tolist()
+    pr.fit_btl(pr.PairwiseComparisons.from_labels(xs, ys, outcome))  # imports done before watching
+    called = set()
+
+    def watch(frame, event, arg):
+        if event == "call":
+            called.add(frame.f_code.co_filename)
+        elif event == "c_call":
+            called.add(str(getattr(arg, "__module__", "")))
+
+    sys.setprofile(watch)
+    try:
+        fit = pr.fit_btl(pr.PairwiseComparisons.from_labels(xs, ys, outcome))
+    finally:
+        sys.setprofile(None)
+    assert fit.info["estimate"] == "maximum likelihood" and fit.converged
+    assert not [name for name in called if "scipy" in name or "pyarrow" in name]
 
 
 def test_item_never_compared_is_refused():

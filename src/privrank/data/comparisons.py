@@ -25,6 +25,7 @@ from .tally import ComparisonTally, EpsilonLevels
 OUTCOME_A = 1
 OUTCOME_B = -1
 OUTCOME_TIE = 0
+SMALL_RECORDS = 2048  # up to this many records, a dict and plain sums beat the set-up of Arrow and of the tally
 
 
 def sorted_labels(values) -> tuple:
@@ -44,14 +45,18 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     """``(labels, codes)``: the labels (``items``, or every label of ``columns`` in
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
     type are encoded by Arrow (:func:`~privrank.data.tabular.label_indices`: strings, integers,
-    10x faster than a dict); anything else (mixed types, missing labels) by a dict. A label not in
+    10x faster than a dict); anything else (mixed types, missing labels) by a dict, and so are lists
+    of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
     ``items`` is an :class:`InputError` (``KeyError`` on the dict path), and so is a missing
     label (None, NaN or an empty string), named ``name`` in the message."""
+    strings = all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns)
+    if strings and max(map(len, columns)) <= SMALL_RECORDS:
+        return _dict_codes(columns, items, name)
     import pyarrow as pa
     import pyarrow.compute as pc
 
     try:
-        if all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns):
+        if strings:
             # Python strings straight into dictionary arrays: hashed while converted (1.4x
             # faster than converting, then encoding); a non-string raises and takes the dict path
             arrays = [pa.array(c, type=pa.dictionary(pa.int32(), pa.string())) for c in columns]
@@ -71,15 +76,20 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
         labels = sorted_labels(seen) if items is None else tuple(items)
         pa.array(labels, type=kind)  # the item list takes the columns' type, or the dict path reads it
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
-        values = [list(c) for c in columns]
-        for c in values:
-            missing = first_missing(c)
-            if missing is not None:
-                raise InputError(f"record {missing + 1}: empty or missing {name} (None, NaN or '')")
-        labels = sorted_labels([x for c in values for x in c]) if items is None else tuple(items)
-        index = {lab: k for k, lab in enumerate(labels)}
-        return labels, [np.fromiter((index[x] for x in c), dtype=np.int64, count=len(c)) for c in values]
+        return _dict_codes(columns, items, name)
     return labels, [label_indices(x, labels) for x in arrays]
+
+
+def _dict_codes(columns, items, name: str) -> tuple[tuple, list]:
+    """:func:`label_codes` by a dict from label to index: any hashable labels."""
+    values = [list(c) for c in columns]
+    distinct = [set(c) for c in values]
+    for c, seen in zip(values, distinct):
+        if first_missing(seen) is not None:  # the distinct labels are checked; the record is looked up
+            raise InputError(f"record {first_missing(c) + 1}: empty or missing {name} (None, NaN or '')")
+    labels = sorted_labels(set().union(*distinct)) if items is None else tuple(items)
+    index = {lab: k for k, lab in enumerate(labels)}
+    return labels, [np.fromiter(map(index.__getitem__, c), dtype=np.int64, count=len(c)) for c in values]
 
 
 @dataclass(frozen=True, eq=False)
@@ -355,7 +365,10 @@ class PairwiseComparisons:
                                                  self.items_declared, records_checked=True, levels=levels))
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
-        """The per-pair sufficient statistic of record ``values`` (default: the outcomes)."""
+        """The per-pair sufficient statistic of record ``values`` (default: the outcomes; of many raw
+        outcomes, summed exactly by the :meth:`tally`)."""
+        if values is None and weights is None and self.epsilon is None and self.n_records > SMALL_RECORDS:
+            return self.tally().pair_counts()
         if values is None:
             values = self.preference_values()
         return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items,

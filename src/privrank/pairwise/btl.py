@@ -32,7 +32,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import scipy.linalg
+import scipy.linalg.lapack
 import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
@@ -247,7 +247,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam)
             if shift:
                 H += shift
-            step = -scipy.linalg.solve(H, g, assume_a="pos", check_finite=False)
+            _, step, info = scipy.linalg.lapack.dposv(H, g, overwrite_a=True)  # Cholesky, no wrapper's checks
+            if info:
+                raise np.linalg.LinAlgError("the Newton system is not positive definite")
+            step = -step
         else:
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
@@ -466,6 +469,12 @@ def mle_exists(pc) -> bool:
     whenever ``i`` beat ``j`` (a tie is half a win each way) is strongly connected (Zermelo; Ford
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
     m = pc.n_items
+    if m <= DENSE_MAX_ITEMS:  # a dense breadth-first search: no sparse matrices to build
+        beats = np.zeros((m, m), dtype=bool)
+        won, lost = pc.wins > 0, pc.totals - pc.wins > 0
+        beats[pc.i[won], pc.j[won]] = True
+        beats[pc.j[lost], pc.i[lost]] = True
+        return _reaches_all(beats) and _reaches_all(beats.T)
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
     two_way = grouped_csr(rows, pc.j[both], m, order=row_order(rows))
@@ -477,3 +486,14 @@ def mle_exists(pc) -> bool:
     graph = won + lost.T  # and j -> i where i lost
     graph.eliminate_zeros()  # a zero is no edge
     return scipy.sparse.csgraph.connected_components(graph, directed=True, connection="strong")[0] == 1
+
+
+def _reaches_all(edges) -> bool:
+    """Whether every node is reached from node 0 along the edges ``k -> l`` of the dense boolean matrix."""
+    seen = np.zeros(len(edges), dtype=bool)
+    seen[0] = True
+    frontier = seen.copy()
+    while frontier.any():
+        frontier = edges[frontier].any(axis=0) & ~seen
+        seen |= frontier
+    return bool(seen.all())

@@ -197,10 +197,9 @@ def non_private_release(comps) -> PairwiseRelease:
 
     ``comps`` is a PairwiseComparisons or the ComparisonTally of raw comparisons.
     """
-    tally = comps.tally() if isinstance(comps, PairwiseComparisons) else comps
-    if tally.is_randomized:
+    if comps.is_randomized:
         raise InputError("these are randomized reports; debias them with release_from_reports")
-    counts = tally.pair_counts()
+    counts = comps.pair_counts()
     return PairwiseRelease(counts, Guarantee.non_private("none"), 1.0, None,
                            noise_variance=np.zeros(counts.n_pairs))
 
