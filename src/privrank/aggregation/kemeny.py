@@ -515,7 +515,8 @@ def certify(W, order=None, *, time_limit: float = CERTIFY_SECONDS, improve: bool
         o = np.concatenate(pieces)
     cost = float(kemeny_cost(o, A))
     proved = lower >= cost - 1e-9 * (1.0 + float(np.abs(A).sum()))
-    return KemenyCertificate(o, cost, lower, bool(proved))
+    # the optimum is at most the order's cost: a bound above it by rounding is the cost itself
+    return KemenyCertificate(o, cost, cost if proved else lower, bool(proved))
 
 
 # --------------------------------------------------------------------------------------------
