@@ -331,15 +331,17 @@ class ComparisonFile(ColumnarFile):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise InputError("the winner column must hold text: left, right, tie or an item's label") from None
 
-        def in_winners(values, codes):  # each record's value as the index of its first equal winner text, or -1
-            return pc.fill_null(pc.index_in(values, value_set=w_values), -1).to_numpy(zero_copy_only=False)[codes]
+        def in_winners(values):  # each value's index of its first equal winner text, or -1
+            return pc.fill_null(pc.index_in(values, value_set=w_values), -1).to_numpy(zero_copy_only=False)
 
         words = pc.fill_null(pc.index_in(pc.utf8_lower(w_values), value_set=pa.array(list(WINNER_WORDS))), -1)
         word_outcome = np.append(np.array(list(WINNER_WORDS.values()), dtype=np.int8), np.int8(2))
         outcome = word_outcome[words.to_numpy(zero_copy_only=False)][w]  # -1 (no word) takes the last entry, 2
-        w = in_winners(w_values, w)  # a repeated dictionary entry compares as its first
-        outcome[in_winners(b_values, b) == w] = -1
-        outcome[in_winners(a_values, a) == w] = 1
+        named_b, named_a = in_winners(b_values), in_winners(a_values)
+        if max(named_a.max(initial=-1), named_b.max(initial=-1)) >= 0:  # some winner names an item
+            w = in_winners(w_values)[w]  # a repeated dictionary entry compares as its first
+            outcome[named_b[b] == w] = -1
+            outcome[named_a[a] == w] = 1
         bad = np.flatnonzero(outcome == 2)
         if bad.size:
             raise InputError(f"{self.where(first_record + int(bad[0]))}: the winner must be left, right, tie "
