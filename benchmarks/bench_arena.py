@@ -175,7 +175,8 @@ def main(argv=None):
     parser.add_argument("--user-epsilon", type=float, default=1.0, help="privacy budget per judge")
     parser.add_argument("--max-answers", type=int, default=50, help="declared bound on votes per judge")
     parser.add_argument("--rounds", type=int, default=spread.ROUNDS, help="rounds of the privrank runs")
-    parser.add_argument("--recipe-rounds", type=int, default=3, help="rounds of the scikit-learn recipe")
+    parser.add_argument("--recipe-rounds", type=int, default=3,
+                        help="rounds of the scikit-learn recipe (0: privrank alone)")
     parser.add_argument("--refits", type=int, default=3, help="bootstrap refits timed (>= 3)")
     parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args(argv)
@@ -217,11 +218,16 @@ def main(argv=None):
 
     contenders = {"private": privrank_run("private", private), "non-private": privrank_run("non-private", open_)}
     times, outputs = spread.interleaved(contenders, rounds=args.rounds)
+    noisy, exact = scores_of(outputs["private"]), scores_of(outputs["non-private"])
+    for name in contenders:
+        print(f"privrank {name}: {spread.spread(times[name], '{:.2f}')} s, peak {max(memory[name]):.2f} GB")
+    print(f"Kendall tau private vs non-private {tau(noisy, exact):.4f}; {spread.load()}", flush=True)
+    if not args.recipe_rounds:
+        return
     for _ in range(args.recipe_rounds):
         sklearn_run()
     print(spread.load())
 
-    noisy, exact = scores_of(outputs["private"]), scores_of(outputs["non-private"])
     sk = recipe[-1]
     elo = dict(zip(sk["models"], sk["elo"]))
     tau_recipe, tau_private = tau(exact, elo), tau(noisy, exact)
