@@ -244,3 +244,19 @@ def test_pair_counts_of_many_records_by_the_tally(monkeypatch):
     for name in ("i", "j", "wins", "totals"):
         np.testing.assert_array_equal(getattr(got[0], name), getattr(got[1], name))
     assert got[1].items == got[0].items == tuple("abcdef") and not got[1].items_declared
+
+
+def test_first_answers_keep_each_users_first_records_in_data_order_past_16_bit_user_indices():
+    rng = np.random.default_rng(3)
+    n, users, k = 300_000, 70_000, 3  # user indices beyond 2^16: both passes of the sort by halves matter
+    user = rng.integers(0, users, n) ** 2 % users  # uneven: some users far above k records, many below
+    c = PairwiseComparisons.from_indices((0, 1), np.zeros(n, dtype=int), np.ones(n, dtype=int),
+                                         rng.choice([1, -1, 0], n), user=user, users=tuple(range(users)))
+    seen = np.zeros(users, dtype=int)
+    keep = np.zeros(n, dtype=bool)
+    for r, u in enumerate(user.tolist()):  # the definition, record by record
+        keep[r] = seen[u] < k
+        seen[u] += 1
+    kept = c.first_answers(k)
+    np.testing.assert_array_equal(kept.user, user[keep])
+    np.testing.assert_array_equal(kept.outcome, c.outcome[keep])

@@ -333,3 +333,31 @@ def test_rankings_without_ballot_columns_are_refused_listing_the_accepted_column
         with pytest.raises(InputError, match="rank1, rank2") as error:
             read(path)
         assert "judge" in str(error.value) and "j1" not in str(error.value)
+
+
+def test_arena_parquet_of_dictionary_columns_reads_as_its_plain_text(tmp_path):
+    """Dictionaries that differ between row groups, repeat an entry or hold unused entries change nothing:
+    item labels, winners (words, or an item's label that matches first) and judges read as from CSV."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = [("A", "tie", "tie", "j2"), ("tie", "B", "tie", "j10"), ("B", "C", "C", "j1"), ("A", "C", "model_b", "j2"),
+            ("C", "A", "model_a", "j10"), ("B", "A", "tie (bothbad)", "j1"), ("C", "B", "B", "j3")]
+    path = tmp_path / "arena.parquet"
+    names = ("model_a", "model_b", "winner", "judge")
+    with pq.ParquetWriter(path, pa.schema([(n, pa.dictionary(pa.int32(), pa.string())) for n in names])) as writer:
+        for part in (rows[:3], rows[3:]):
+            columns = {}
+            for k, name in enumerate(names):
+                values = [r[k] for r in part]
+                dictionary = ["unused", *dict.fromkeys(values), values[0]]  # an unused and a repeated entry
+                codes = [dictionary.index(v) for v in values]
+                codes[-1] = len(dictionary) - 1 if values[-1] == values[0] else codes[-1]
+                columns[name] = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), dictionary)
+            writer.write_table(pa.table(columns))
+    csv = write(tmp_path, "model_a,model_b,winner,judge\n" + "".join(",".join(r) + "\n" for r in rows))
+    want, got = read_comparisons(csv), read_comparisons(path)
+    assert got.items == want.items == ("A", "B", "C", "tie") and got.users == want.users == ("j1", "j10", "j2", "j3")
+    for field in ("item_a", "item_b", "outcome", "user"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+    np.testing.assert_array_equal(got.outcome, [-1, 1, -1, -1, 1, 0, -1])

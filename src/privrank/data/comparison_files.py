@@ -10,7 +10,7 @@ from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
                       first_null, integer_range_codes, is_table, is_text_type, item_list, label_indices, pick_column,
-                      present_labels, pyarrow_module)
+                      present_labels, pyarrow_module, sorted_codes)
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -222,7 +222,10 @@ class ComparisonFile(ColumnarFile):
         super().__init__(path)
         self.columns = ComparisonColumns.from_header(self.header, self.path)
         self.names = [self.header[k] for k in self.columns.positions()]
-        self.label_names = [self.header[k] for k in (self.columns.item_a, self.columns.item_b)]
+        c = self.columns
+        # item labels, user ids and winners (words or labels): few distinct values, read dictionary-encoded
+        texts = (c.item_a, c.item_b, c.user, c.outcome if c.winner_column else None)
+        self.label_names = [self.header[k] for k in texts if k is not None]
 
     @property
     def is_randomized(self) -> bool:
@@ -323,24 +326,34 @@ class ComparisonFile(ColumnarFile):
 
     def _winner_outcome(self, winner, item_a, item_b, first_record) -> np.ndarray:
         """Outcomes from a winner column: the label of one of the two items, or a word of
-        :data:`WINNER_WORDS` (an item label matches first, so an item may be called "left")."""
+        :data:`WINNER_WORDS` (an item label matches first, so an item may be called "left").
+
+        Every column is compared through its dictionary: the words and the labels are looked up
+        once per distinct value, and the records are compared as integer codes."""
         pa = pyarrow_module()
         import pyarrow.compute as pc
 
-        def text(col):
-            col = col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
-            return col if pa.types.is_string(col.type) else col.cast(pa.string())
+        def encoded(col):  # (codes, distinct texts)
+            col = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+            values = col.dictionary
+            return col.indices.to_numpy(zero_copy_only=False), \
+                values if pa.types.is_string(values.type) else values.cast(pa.string())
         try:
-            w, a, b = text(winner), text(item_a), text(item_b)
+            (w, w_values), (a, a_values), (b, b_values) = encoded(winner), encoded(item_a), encoded(item_b)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise InputError("the winner column must hold text: left, right, tie or an item's label") from None
-        outcome = np.full(len(w), 2, dtype=np.int8)
-        words = pc.index_in(pc.utf8_lower(w), value_set=pa.array(list(WINNER_WORDS)))
-        words = pc.fill_null(words, -1).to_numpy(zero_copy_only=False)
-        known = words >= 0
-        outcome[known] = np.array(list(WINNER_WORDS.values()), dtype=np.int8)[words[known]]
-        outcome[pc.equal(w, b).to_numpy(zero_copy_only=False)] = -1
-        outcome[pc.equal(w, a).to_numpy(zero_copy_only=False)] = 1
+
+        def in_winners(values):  # each value's index of its first equal winner text, or -1
+            return pc.fill_null(pc.index_in(values, value_set=w_values), -1).to_numpy(zero_copy_only=False)
+
+        words = pc.fill_null(pc.index_in(pc.utf8_lower(w_values), value_set=pa.array(list(WINNER_WORDS))), -1)
+        word_outcome = np.append(np.array(list(WINNER_WORDS.values()), dtype=np.int8), np.int8(2))
+        outcome = word_outcome[words.to_numpy(zero_copy_only=False)][w]  # -1 (no word) takes the last entry, 2
+        named_b, named_a = in_winners(b_values), in_winners(a_values)
+        if max(named_a.max(initial=-1), named_b.max(initial=-1)) >= 0:  # some winner names an item
+            w = in_winners(w_values)[w]  # a repeated dictionary entry compares as its first
+            outcome[named_b[b] == w] = -1
+            outcome[named_a[a] == w] = 1
         bad = np.flatnonzero(outcome == 2)
         if bad.size:
             raise InputError(f"{self.where(first_record + int(bad[0]))}: the winner must be left, right, tie "
@@ -364,8 +377,7 @@ class ComparisonFile(ColumnarFile):
         pairs = [b.item_indices(labels) for b in batches]
         user = users = None
         if self.has_users:
-            users = sorted_labels(set().union(*(present_labels(b.user) for b in batches)))
-            user = np.concatenate([label_indices(b.user, users) for b in batches])
+            users, user = sorted_codes([b.user for b in batches])
         epsilon = np.concatenate([b.epsilon for b in batches]) if self.is_randomized else None
         comps = PairwiseComparisons.from_indices(
             labels, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),

@@ -347,8 +347,9 @@ def _sandwich(prob: _Problem, centre, ridge) -> np.ndarray:
     if prob.kind == "copeland":
         return meat
     Ainv = np.linalg.inv(prob.hessian(theta, ridge))
-    P = np.eye(prob.m) - 1.0 / prob.m
-    return P @ Ainv @ meat @ Ainv @ P
+    cov = Ainv @ meat @ Ainv
+    # P cov P with the centring P = I - 1 1'/m, without its two m x m products
+    return cov - cov.mean(axis=0) - cov.mean(axis=1)[:, None] + cov.mean()
 
 
 def _warn_ridge_bias(prob: _Problem, cov) -> None:
