@@ -133,18 +133,20 @@ def ordered_counts(a, b, values2, level, shape) -> np.ndarray:
     n = a.size
     total = np.zeros(size, dtype=np.int64)
     step = CACHE_CHUNK if 4 * size <= CACHE_CHUNK else max(n, 1)
-    buffer = np.empty(min(step, n), dtype=np.intp)
+    # 32-bit codes from 32-bit inputs (dictionary indices): half the bytes per step, no widening
+    kind = np.int32 if size < 2 ** 31 and max(a.dtype.itemsize, b.dtype.itemsize) <= 4 else np.intp
+    buffer = np.empty(min(step, n), dtype=kind)
     for s in range(0, n, step):
         code = buffer[:min(step, n - s)]
         if level.ndim:
-            np.multiply(level[s:s + step], ma, out=code, dtype=np.intp)
-            np.add(code, a[s:s + step], out=code, dtype=np.intp)
+            np.multiply(level[s:s + step], ma, out=code, dtype=kind)
+            np.add(code, a[s:s + step], out=code, dtype=kind)
         else:
-            np.add(a[s:s + step], int(level) * ma, out=code, dtype=np.intp)
+            np.add(a[s:s + step], int(level) * ma, out=code, dtype=kind)
         code *= mb
-        np.add(code, b[s:s + step], out=code, dtype=np.intp)
+        np.add(code, b[s:s + step], out=code, dtype=kind)
         code *= 3
-        np.add(code, np.broadcast_to(values2, (n,))[s:s + step], out=code, dtype=np.intp)
+        np.add(code, np.broadcast_to(values2, (n,))[s:s + step], out=code, dtype=kind)
         total += np.bincount(code, minlength=size)
     return total
 
