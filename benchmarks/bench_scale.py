@@ -4,8 +4,11 @@ Generates (once, outside git) a Parquet file of ``--n`` comparisons (default 2e8
 items under a BTL model: columns ``user`` (int64, 200 comparisons per user, stored user by user
 as survey exports are), ``item_a`` and ``item_b`` (string labels, dictionary-encoded),
 ``outcome`` (int8, 5% ties). Then, each in a fresh subprocess so that its peak resident memory
-(``ru_maxrss``) and CPU time are its own (wall times on a shared machine vary with its load;
-CPU time much less):
+(``ru_maxrss``) and CPU time are its own, in interleaved rounds (``spread.interleaved``: every job
+once per round, the order rotated), each job's time, CPU time and ratios to pyarrow alone in the
+same round given as ``median (min-max)`` over the rounds (``--rounds``, default 5; the biggest
+jobs -- the dask engine and the whole commands -- run ``--big-rounds``, default 3), with the
+machine's load before and after:
 
 * ``pyarrow``: reading the same columns with pyarrow alone, batch by batch (the physical limit);
 * ``stream``: the stream engine without privacy and with randomized response at epsilon = 1
@@ -36,13 +39,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import spread
 
 M = 1000
 PER_USER = 200
@@ -215,8 +219,12 @@ def main(argv=None) -> None:
     parser.add_argument("--dir", default="/tmp/privrank_bench_scale", help="where the Parquet file goes")
     parser.add_argument("--batch-size", type=int, default=1 << 20)
     parser.add_argument("--rankings", type=float, default=5e6, help="number of rankings (default 5e6; 0: none)")
+    parser.add_argument("--rounds", type=int, default=spread.ROUNDS, help="rounds of the streamed jobs (>= 5)")
+    parser.add_argument("--big-rounds", type=int, default=3, help="rounds of the dask and command jobs (>= 3)")
     parser.add_argument("--skip-dask", action="store_true")
     args = parser.parse_args(argv)
+    if args.rounds < 5 or args.big_rounds < 3:
+        parser.error("--rounds must be at least 5 and --big-rounds at least 3")
     n = int(args.n)
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -224,27 +232,27 @@ def main(argv=None) -> None:
     size_mb = path.stat().st_size / 2 ** 20
     print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
           f"{n * 17 / 2 ** 20:,.0f} MB as flat arrays (8 B user + 2 x 4 B item index + 1 B outcome)")
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(spread.load())
 
-    results = against_pyarrow(("pyarrow", "stream", "stream_private"), path, args.batch_size, n, "comparisons")
-    private = results["stream_private"]
+    results = against_pyarrow({name: (name, 0) for name in ("pyarrow", "stream", "stream_private")}, path,
+                              args.batch_size, n, "comparisons", args.rounds)
+    private = results["stream_private"][-1]
     print(f"statistic -> ranking (debias + BTL fit, m = {M}): {private['to_ranking_s']:.2f} s; "
           f"top 3 {private['top3']}")
     print(f"guarantee: {private['guarantee']}")
+    big = {"pyarrow": ("pyarrow", 0), "rank": ("rank", 0)}
     if not args.skip_dask:
-        for workers in (1, 2):
-            r = run_job("dask", path, args.batch_size, workers)
-            total = r["peak_mb"] + r["worker_peak_mb"]
-            print(f"dask {workers} worker(s) {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} comparisons/s  "
-                  f"peak RSS client {r['peak_mb']:.0f} MB + workers {r['worker_peak_mb']:.0f} MB = {total:.0f} MB")
-    cli = run_job("rank", path, args.batch_size)
-    print(f"privrank rank FILE --engine stream --epsilon 1: {cli['seconds']:.1f} s after imports, peak RSS "
-          f"{cli['peak_mb']:.0f} MB; file on disk / peak RSS = {size_mb / cli['peak_mb']:.2f}, "
-          f"flat arrays / peak RSS = {n * 17 / 2 ** 20 / cli['peak_mb']:.1f}")
+        big.update({f"dask {w} worker(s)": ("dask", w) for w in (1, 2)})
+    big_results = against_pyarrow(big, path, args.batch_size, n, "comparisons", args.big_rounds)
+    cli = max(big_results["rank"], key=lambda r: r["peak_mb"])
+    print(f"privrank rank FILE --engine stream --epsilon 1 (after imports; it also streams the file once more to "
+          f"fingerprint it): peak RSS {cli['peak_mb']:.0f} MB; file on disk / peak RSS = "
+          f"{size_mb / cli['peak_mb']:.2f}, flat arrays / peak RSS = {n * 17 / 2 ** 20 / cli['peak_mb']:.1f}")
     if args.rankings:
-        bench_rankings(directory, int(args.rankings), args.batch_size, args.skip_dask)
-    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"stream_comparisons_per_s={n / private['seconds']:.0f}")
+        bench_rankings(directory, int(args.rankings), args.batch_size, args.skip_dask, args.rounds, args.big_rounds)
+    print(spread.load())
+    seconds = [r["seconds"] for r in results["stream_private"]]
+    print(f"stream_comparisons_per_s={n / statistics.median(seconds):.0f}")
 
 
 def generated(path: Path, write, n: int) -> Path:
@@ -256,41 +264,50 @@ def generated(path: Path, write, n: int) -> Path:
     return path
 
 
-def against_pyarrow(names, path: Path, batch: int, n: int, unit: str) -> dict:
-    """Run the jobs ``names`` (the first reads the columns with pyarrow alone), print each and its
-    ratio to the first, and return their results."""
-    results = {}
-    for name in names:
-        results[name] = r = run_job(name, path, batch)
-        print(f"{name:16s} {r['seconds']:8.1f} s  {n / r['seconds']:14,.0f} {unit}/s  "
-              f"CPU {r['cpu_seconds']:6.1f} s  peak RSS {r['peak_mb']:7.0f} MB")
-    base = results[names[0]]
-    for name in names[1:]:
-        print(f"{name} / pyarrow alone: wall time {results[name]['seconds'] / base['seconds']:.2f}x, "
-              f"CPU time {results[name]['cpu_seconds'] / base['cpu_seconds']:.2f}x")
+def against_pyarrow(jobs: dict, path: Path, batch: int, n: int, unit: str, rounds: int) -> dict:
+    """Run the jobs ``{name: (job, workers)}`` (the first reads the columns with pyarrow alone) in
+    interleaved rounds, print each and its ratios to the first in the same round, and return
+    every round's results of each."""
+    results = {name: [] for name in jobs}
+
+    def runner(name):
+        job, workers = jobs[name]
+        return lambda: results[name].append(run_job(job, path, batch, workers))
+    spread.interleaved({name: runner(name) for name in jobs}, rounds=rounds)
+    base = next(iter(jobs))
+    for name, rs in results.items():
+        wall, cpu = [r["seconds"] for r in rs], [r["cpu_seconds"] for r in rs]
+        line = (f"{name:20s} {spread.spread(wall, '{:.1f}')} s  {n / statistics.median(wall):14,.0f} {unit}/s  "
+                f"CPU {spread.spread(cpu, '{:.1f}')} s  peak RSS {max(r['peak_mb'] for r in rs):7.0f} MB")
+        if "worker_peak_mb" in rs[0]:
+            line += f" + workers {max(r['worker_peak_mb'] for r in rs):.0f} MB"
+        if name != base:
+            base_wall, base_cpu = [r["seconds"] for r in results[base]], [r["cpu_seconds"] for r in results[base]]
+            line += (f"; / pyarrow alone: wall {spread.spread(spread.ratios(wall, base_wall), '{:.2f}')}x, "
+                     f"CPU {spread.spread(spread.ratios(cpu, base_cpu), '{:.2f}')}x")
+        print(line)
     return results
 
 
-def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool) -> None:
+def bench_rankings(directory: Path, n: int, batch: int, skip_dask: bool, rounds: int, big_rounds: int) -> None:
     """The rankings measurements (module docstring)."""
     path = generated(directory / f"rankings_{n}.parquet", generate_rankings, n)
     size_mb = path.stat().st_size / 2 ** 20
     flat_mb = n * RANK_M * 8 / 2 ** 20
     print(f"rankings file: {n:,} rankings of m = {RANK_M} items, {size_mb:,.0f} MB on disk; "
           f"{flat_mb:,.0f} MB as int64 orders")
-    results = against_pyarrow(("rankings_pyarrow", "rankings_stream", "rankings_ldp"), path, batch, n, "rankings")
-    exact = results["rankings_stream"]
+    results = against_pyarrow({name: (name, 0) for name in ("rankings_pyarrow", "rankings_stream", "rankings_ldp")},
+                              path, batch, n, "rankings", rounds)
+    exact = results["rankings_stream"][-1]
     print(f"statistics -> private ranking (m = {RANK_M}): noisy matrix + exact Kemeny {exact['kemeny_s']:.3f} s, "
           f"footrule assignment {exact['footrule_s']:.3f} s")
+    big = {"rankings_pyarrow": ("rankings_pyarrow", 0), "aggregate": ("aggregate", 0)}
     if not skip_dask:
-        for workers in (1, 2):
-            r = run_job("rankings_dask", path, batch, workers)
-            total = r["peak_mb"] + r["worker_peak_mb"]
-            print(f"rankings dask {workers} worker(s) {r['seconds']:8.1f} s  {n / r['seconds']:12,.0f} rankings/s  "
-                  f"peak RSS client {r['peak_mb']:.0f} MB + workers {r['worker_peak_mb']:.0f} MB = {total:.0f} MB")
-    cli = run_job("aggregate", path, batch)
-    print(f"privrank aggregate FILE --engine stream --method dp-footrule --epsilon 1: {cli['seconds']:.1f} s "
-          f"after imports, peak RSS {cli['peak_mb']:.0f} MB; int64 orders / peak RSS = {flat_mb / cli['peak_mb']:.1f}")
+        big.update({f"rankings dask {w} worker(s)": ("rankings_dask", w) for w in (1, 2)})
+    big_results = against_pyarrow(big, path, batch, n, "rankings", big_rounds)
+    cli = max(big_results["aggregate"], key=lambda r: r["peak_mb"])
+    print(f"privrank aggregate FILE --engine stream --method dp-footrule --epsilon 1 (after imports): peak RSS "
+          f"{cli['peak_mb']:.0f} MB; int64 orders / peak RSS = {flat_mb / cli['peak_mb']:.1f}")
 
 
 if __name__ == "__main__":

@@ -185,3 +185,16 @@ def test_damaged_arrow_and_parquet_files_never_crash_the_process(tmp_path):
     (tmp_path / "clean.arrows").write_bytes(encoded(table, "arrows"))
     run = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]
+
+
+def test_a_dictionary_index_beyond_its_dictionary_is_refused_naming_the_file(tmp_path):
+    labels = pa.array(["m0", "m1", "m2"])
+    table = pa.table({"item_a": pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 0], pa.int32()), labels),
+                      "item_b": pa.DictionaryArray.from_arrays(pa.array([1, 2, 3, 2], pa.int32()), labels, safe=False),
+                      "outcome": pa.array([1, -1, 0, 1], pa.int8())})
+    path = tmp_path / "votes.arrow"
+    with pa.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
+    for name, read in readers("comparisons", "arrow"):
+        with pytest.raises(InputError, match="votes.arrow is not a readable Arrow IPC file"):
+            read(str(path))

@@ -140,6 +140,39 @@ def test_unused_dictionary_entries_are_not_items(tmp_path):
         assert sufficient_statistics(path, engine=engine).items == ("a", "b", "c")
 
 
+@pytest.mark.parametrize("m", [25, 60])  # 60 items: a table of codes too large for the batches, looked up per record
+def test_text_labels_are_counted_as_dictionary_codes_not_looked_up_per_record(tmp_path, monkeypatch, m):
+    files = write_all(tmp_path, make_records(m=m))
+    items = tuple(f"item {k:02d}" for k in reversed(range(m + 5)))
+    ref = {given: sufficient_statistics(files["csv"], engine="local", items=given, epsilon=1.0, rng=5)
+           for given in (None, items)}
+
+    def no_lookup(*args):
+        raise AssertionError("labels looked up record by record")
+    monkeypatch.setattr("privrank.data.comparison_files.label_indices", no_lookup)
+    for fmt in ("csv", "parquet", "parquet_dict", "arrow"):
+        for given in (None, items):
+            for batch_size in BATCH_SIZES:
+                assert_same_tally(sufficient_statistics(files[fmt], items=given, epsilon=1.0, rng=5,
+                                                        batch_size=batch_size), ref[given])
+
+
+def test_codes_naming_an_unknown_item_or_one_item_twice_are_refused_by_record(tmp_path):
+    path = tmp_path / "d.parquet"
+    labels = pa.array(["a", "b", "c", "unused"])
+    a = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 2, 1], pa.int32()), labels)
+    b = pa.DictionaryArray.from_arrays(pa.array([1, 2, 2, 2, 0], pa.int32()), labels)
+    pq.write_table(pa.table({"item_a": a, "item_b": b, "outcome": pa.array([1, -1, 0, 1, 1], pa.int8())}), path)
+    for engine in ("local", "stream"):
+        with pytest.raises(InputError, match="record 4: a comparison of an item with itself"):
+            sufficient_statistics(path, engine=engine, batch_size=2)
+    fine = pa.table({"item_a": a[:3], "item_b": b[:3], "outcome": pa.array([1, -1, 0], pa.int8())})
+    pq.write_table(fine, path)
+    assert sufficient_statistics(path, engine="stream", items=("c", "b", "a")).n_records == 3  # "unused" unused
+    with pytest.raises(InputError, match="not in the given item list"):
+        sufficient_statistics(path, engine="stream", items=("a", "b"))
+
+
 def test_given_item_list(raw_files):
     items = tuple(f"item {k:02d}" for k in reversed(range(30)))  # any order, and items never compared
     ref = sufficient_statistics(raw_files["csv"], engine="local", items=items)
@@ -221,3 +254,15 @@ def test_integer_item_ids_are_indexed_by_value_on_every_engine(tmp_path, labels)
     assert_same_tally(sufficient_statistics(path, engine="stream", batch_size=7), ref)
     with pytest.raises(pr.InputError, match="not in the given item list"):
         sufficient_statistics(path, engine="stream", items=tuple(value[1:].tolist()))
+
+
+def test_progress_counts_the_records_of_every_format(raw_files, tmp_path):
+    stream = tmp_path / "data.arrows"  # an Arrow IPC stream: no footer, its batches are read to count them
+    table = pa.ipc.open_file(str(raw_files["arrow"])).read_all()
+    with pa.ipc.new_stream(stream, table.schema) as writer:
+        writer.write_table(table, max_chunksize=1000)
+    for path in (raw_files["parquet"], raw_files["parquet_dict"], raw_files["arrow"], stream, raw_files["csv"]):
+        calls = []
+        sufficient_statistics(path, batch_size=4096, progress=lambda done, total, c=calls: c.append((done, total)))
+        total = None if path == raw_files["csv"] else table.num_rows
+        assert calls[-1] == (table.num_rows, total) and all(t == total for _, t in calls)

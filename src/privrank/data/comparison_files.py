@@ -295,10 +295,11 @@ class ComparisonFile(ColumnarFile):
             outcome = self._winner_outcome(check_present(column(c.outcome), "winner"), item_a, item_b, first_record)
         else:
             x = self._numbers(check_present(column(c.outcome), "outcome"), "outcome", first_record)
-            bad = np.flatnonzero((x != 1) & (x != -1) & (x != 0))
-            if bad.size:
-                raise InputError(f"{self.where(first_record + int(bad[0]))}: outcome must be 1, -1 or 0")
-            outcome = x.astype(np.int8)
+            if not (np.issubdtype(x.dtype, np.integer) and (not x.size or x.min() >= -1 and x.max() <= 1)):
+                bad = np.flatnonzero((x != 1) & (x != -1) & (x != 0))  # integers from -1 to 1 need no pass
+                if bad.size:
+                    raise InputError(f"{self.where(first_record + int(bad[0]))}: outcome must be 1, -1 or 0")
+            outcome = x.astype(np.int8, copy=False)
         user = None if c.user is None else check_present(column(c.user), "user id")
         epsilon = None
         if c.epsilon is not None:

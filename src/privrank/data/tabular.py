@@ -121,15 +121,45 @@ def plain_text(col):
     return col.cast(pa.large_string()) if pa.types.is_string_view(t) else col
 
 
+def fixed_width(t) -> int:
+    """Bits per value of an Arrow type of fixed width (a dictionary's: its indices'), else a large number."""
+    try:
+        return t.bit_width
+    except ValueError:
+        return 1 << 30
+
+
 def first_null(col) -> int | None:
     """Position of the first null of a pyarrow array, a null entry of a dictionary array's
     dictionary counting as one (a missing label), or None."""
     pa = pyarrow_module()
+    dictionary = pa.types.is_dictionary(col.type)
+    if not (col.null_count or dictionary and col.dictionary.null_count):  # known without a pass
+        return None
     missing = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), dtype=bool)
-    if pa.types.is_dictionary(col.type) and col.dictionary.null_count:
+    if dictionary and col.dictionary.null_count:
         missing |= np.isin(col.indices.to_numpy(zero_copy_only=False),
                            np.flatnonzero(col.dictionary.is_null().to_numpy(zero_copy_only=False)))
     return int(np.argmax(missing)) if missing.any() else None
+
+
+def validate_full(table) -> None:
+    """Arrow's full validation of a table or record batch read from a file (offsets, UTF-8,
+    dictionary indices), raising ``pyarrow.ArrowInvalid``; a dictionary column's indices are
+    checked against its dictionary by one ``min_max`` (Arrow's own check takes 20x as long)."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+    table.validate()
+    for col in table.columns:
+        for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
+            if not pa.types.is_dictionary(chunk.type):
+                chunk.validate(full=True)
+                continue
+            chunk.indices.validate(full=True)
+            chunk.dictionary.validate(full=True)
+            low, high = pc.min_max(chunk.indices).values()
+            if low.is_valid and not 0 <= low.as_py() <= high.as_py() < len(chunk.dictionary):
+                raise pa.ArrowInvalid("a dictionary index is out of bounds")
 
 
 def is_table(obj) -> bool:
@@ -240,11 +270,21 @@ def sorted_codes(arrays) -> tuple[tuple, np.ndarray]:
     return tuple(dictionary.take(order).to_pylist()), rank[codes]
 
 
+def known_indices(values, known: tuple) -> np.ndarray:
+    """Index of every value of a pyarrow array in the tuple ``known``, -1 for a value not in it (hashed)."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+    try:
+        idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        raise InputError("the given item list does not match the type of the file's item labels") from None
+    return pc.fill_null(idx, -1).to_numpy().astype(np.int64)
+
+
 def label_indices(labels, known: tuple) -> np.ndarray:
     """Index of every label of a pyarrow array in the tuple ``known`` (a dictionary array is
     mapped through its dictionary)."""
     pa = pyarrow_module()
-    import pyarrow.compute as pc
     small = _small_integer_range(labels, known)
     if small is not None:  # a table indexed by value: 3x faster than hashing
         values, lo, hi = small
@@ -255,12 +295,7 @@ def label_indices(labels, known: tuple) -> np.ndarray:
             raise InputError("a comparison names an item that is not in the given item list")
         return idx
     dictionary = pa.types.is_dictionary(labels.type)
-    values = labels.dictionary if dictionary else labels
-    try:
-        idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        raise InputError("the given item list does not match the type of the file's item labels") from None
-    idx = pc.fill_null(idx, -1).to_numpy().astype(np.int64)
+    idx = known_indices(labels.dictionary if dictionary else labels, known)
     unknown = idx.size and idx.min() < 0
     if dictionary:
         idx = idx[labels.indices.to_numpy(zero_copy_only=False)]
@@ -341,16 +376,18 @@ class ColumnarFile:
         return self.source.reader() if isinstance(self.source, PinnedFile) else pa.OSFile(self.path)
 
     @staticmethod
-    def _ipc_reader(source):
+    def _ipc_reader(source, options=None):
         """A reader of the Arrow IPC file or stream ``source`` (told apart by the file format's first bytes)."""
         pa = pyarrow_module()
+        source.seek(0)
         file = source.read(len(ARROW_FILE_MAGIC)) == ARROW_FILE_MAGIC
         source.seek(0)
-        return pa.ipc.open_file(source) if file else pa.ipc.open_stream(source)
+        return pa.ipc.open_file(source, options=options) if file else pa.ipc.open_stream(source, options=options)
 
-    def _ipc_batches(self, source):
-        """The record batches of an Arrow IPC file or stream, in order."""
-        reader = self._ipc_reader(source)
+    def _ipc_batches(self, source, field=None):
+        """The record batches of an Arrow IPC file or stream, in order (only the column ``field`` when given)."""
+        pa = pyarrow_module()
+        reader = self._ipc_reader(source, None if field is None else pa.ipc.IpcReadOptions(included_fields=[field]))
         if isinstance(reader, pyarrow_module().ipc.RecordBatchFileReader):
             return (reader.get_batch(k) for k in range(reader.num_record_batches))
         return iter(reader)
@@ -365,8 +402,10 @@ class ColumnarFile:
             if self.format == "parquet":
                 import pyarrow.parquet as pq
                 return pq.ParquetFile(arrow_input(self.source)).metadata.num_rows
-            with self._ipc_source() as source:
-                return sum(batch.num_rows for batch in self._ipc_batches(source))
+            with self._ipc_source() as source:  # each batch's length, reading one narrow column of it
+                schema = self._ipc_reader(source).schema
+                narrowest = min(range(len(schema)), key=lambda k: fixed_width(schema.field(k).type))
+                return sum(batch.num_rows for batch in self._ipc_batches(source, narrowest))
 
     @property
     def extent_columns(self) -> list:
@@ -394,7 +433,7 @@ class ColumnarFile:
         """Row group ``k`` of a Parquet file, its ``columns`` read and validated."""
         with self.reading():
             table = self._parquet_file().read_row_group(k, columns=columns, use_pandas_metadata=False)
-            table.validate(full=True)
+            validate_full(table)
         return table
 
     def raw_batches(self, batch_size: int):
@@ -415,12 +454,12 @@ class ColumnarFile:
             if self.format == "parquet":
                 for batch in self._parquet_file().iter_batches(batch_size=size, columns=self.names,
                                                                use_pandas_metadata=False):
-                    batch.validate(full=True)
+                    validate_full(batch)
                     yield batch
                 return
             with self._ipc_source() as source:
                 for batch in self._ipc_batches(source):
-                    batch.validate(full=True)
+                    validate_full(batch)
                     batch = batch.select(self.names)
                     for start in range(0, batch.num_rows, size):
                         yield batch.slice(start, size)

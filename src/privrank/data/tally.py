@@ -117,27 +117,46 @@ def folds(size: int, n_records: int) -> bool:
     return 4 * size <= max(n_records, 1 << 14)
 
 
+def ordered_counts(a, b, values2, level, shape) -> np.ndarray:
+    """The dense count of records by ``(level, a, b, value)``, items in the order given, over
+    ``shape = (levels, ma, mb)``: code ``((level * ma + a) * mb + b) * 3 + v``, length
+    ``levels * ma * mb * 3``.
+
+    ``a`` and ``b`` are codes below ``ma`` and ``mb`` in any integer type (item indices, or the
+    indices of a batch's dictionaries), read as they are; ``values2`` is 2 x the value for "a
+    beats b"; ``level`` a scalar or one index per record. The codes are computed in chunks whose
+    buffer stays in the CPU cache, unless the table is too large to count again per chunk.
+    """
+    n_levels, ma, mb = shape
+    size = n_levels * ma * mb * 3
+    a, b, level = np.asarray(a), np.asarray(b), np.asarray(level)
+    n = a.size
+    total = np.zeros(size, dtype=np.int64)
+    step = CACHE_CHUNK if 4 * size <= CACHE_CHUNK else max(n, 1)
+    # 32-bit codes from 32-bit inputs (dictionary indices): half the bytes per step, no widening
+    kind = np.int32 if size < 2 ** 31 and max(a.dtype.itemsize, b.dtype.itemsize) <= 4 else np.intp
+    buffer = np.empty(min(step, n), dtype=kind)
+    for s in range(0, n, step):
+        code = buffer[:min(step, n - s)]
+        if level.ndim:
+            np.multiply(level[s:s + step], ma, out=code, dtype=kind)
+            np.add(code, a[s:s + step], out=code, dtype=kind)
+        else:
+            np.add(a[s:s + step], int(level) * ma, out=code, dtype=kind)
+        code *= mb
+        np.add(code, b[s:s + step], out=code, dtype=kind)
+        code *= 3
+        np.add(code, np.broadcast_to(values2, (n,))[s:s + step], out=code, dtype=kind)
+        total += np.bincount(code, minlength=size)
+    return total
+
+
 def folded_counts(m: int, a, b, values2, level, size: int) -> np.ndarray:
     """The dense count (length ``size``) of the :func:`record_codes` of the records, computed by
-    counting each record under its items in the order given, ``((level * m + a) * m + b) * 3 + v``,
-    and folding the count of ``(b, a, 2 - v)`` onto ``(a, b, v)`` afterwards: three passes per
-    record instead of the swap's seven, the fold on the small table."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    v, level = np.asarray(values2, dtype=np.int8), np.asarray(level)
-    total = np.zeros(size, dtype=np.int64)
-    # chunks whose temporaries stay in cache (2x one pass over all), unless the table is too
-    # large to count again per chunk
-    step = CACHE_CHUNK if 4 * size <= CACHE_CHUNK else max(a.size, 1)
-    for s in range(0, a.size, step):
-        code = a[s:s + step] * (3 * m)
-        code += b[s:s + step] * 3
-        code += np.broadcast_to(v, a.shape)[s:s + step]
-        if level.ndim:
-            code += level[s:s + step] * np.int64(3 * m * m)  # small level codes widen in the product
-        elif level:
-            code += int(level) * 3 * m * m
-        total += np.bincount(code, minlength=size)
-    per = total.reshape(-1, m, m, 3)
+    counting each record under its items in the order given (:func:`ordered_counts`) and folding
+    the count of ``(b, a, 2 - v)`` onto ``(a, b, v)`` afterwards: three passes per record instead
+    of the swap's seven, the fold on the small table."""
+    per = ordered_counts(a, b, values2, level, (size // (3 * m * m), m, m)).reshape(-1, m, m, 3)
     folded = per + per.transpose(0, 2, 1, 3)[..., ::-1]
     folded *= np.triu(np.ones((m, m), dtype=np.int64), 1)[None, :, :, None]  # lo < hi only
     return folded.reshape(-1)

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..data.comparisons import PairwiseComparisons, sorted_labels
 from ..data.pair_counts import group_sums
-from ..data.tally import ComparisonTally, epsilon_levels, folded_counts, folds, record_codes
+from ..data.tally import ComparisonTally, epsilon_levels, folds, ordered_counts, record_codes
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
+from ..data.tabular import is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
 
@@ -77,18 +78,61 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
 
 
 def partial(batch, options) -> Partial:
-    """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`."""
-    items, a, b = batch.indexed(options.items)
+    """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`.
+
+    Labels are counted as the codes of the batch's dictionaries (:func:`item_codes`), and the small
+    table of counts is mapped to items once, not each record, when the table is small (a few
+    entries per record at most); the records naming an unknown item or one item twice are refused
+    from that table."""
+    items, (a, index_a), (b, index_b) = item_codes(batch, options.items)
     values2 = batch.outcome + np.int8(1)
     epsilon = batch.epsilon
     if options.epsilon is not None:
         values2 = 2 * randomize_records(values2, options.epsilon, options.key, batch.first_record)
         epsilon = options.epsilon
     levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, len(batch))
-    size = (1 if levels is None else levels.size) * len(items) ** 2 * 3
+    m, n_levels = len(items), 1 if levels is None else levels.size
+    shape = (n_levels, m if index_a is None else index_a.size, m if index_b is None else index_b.size)
+    size = int(np.prod(shape)) * 3
     if size <= DENSE_CODES and folds(size, len(batch)):
-        return Partial(items, levels, folded_counts(len(items), a, b, values2, level, size), None)
-    return _counted(items, levels, record_codes(len(items), a, b, values2, level), None)
+        cells = ordered_counts(a, b, values2, level, shape)
+        code = np.flatnonzero(cells)
+        value, rest = code % 3, code // 3
+        b, rest = rest % shape[2], rest // shape[2]
+        a, level = rest % shape[1], rest // shape[1]
+        a, b = (x if index is None else index[x] for x, index in ((a, index_a), (b, index_b)))
+        if index_a is not None and (np.any(a < 0) or np.any(b < 0) or np.any(a == b)):
+            batch.item_indices(items)  # refuses the batch, naming the first record at fault
+        return _counted(items, levels, record_codes(m, a, b, value, level), cells[code])
+    if index_a is not None:
+        a, b = index_a[a], index_b[b]
+        if a.min() < 0 or b.min() < 0 or np.any(a == b):
+            batch.item_indices(items)
+    return _counted(items, levels, record_codes(m, a, b, values2, level), None)
+
+
+def item_codes(batch, items=None) -> tuple[tuple, tuple, tuple]:
+    """``(items, (a, index_a), (b, index_b))``: the item list (default: the labels of the batch,
+    sorted) and, for each side of the comparisons, each record's item as a code and each code's
+    index in ``items`` (-1: not in it).
+
+    Text labels are dictionary-encoded (a dictionary column as it is read, other text by
+    ``pyarrow.compute.dictionary_encode``): the codes are the dictionary's indices, as they are,
+    and the index maps the dictionary, so no record is looked up. Other labels are looked up
+    record by record (:meth:`~privrank.data.io.ComparisonBatch.indexed`, which refuses an unknown
+    item or a comparison of an item with itself): the codes are the item indices and the index
+    is None.
+    """
+    pa = pyarrow_module()
+    columns = (batch.item_a, batch.item_b)
+    if not all(pa.types.is_dictionary(c.type) or is_text_type(c.type) for c in columns):
+        items, a, b = batch.indexed(items)
+        return items, (a, None), (b, None)
+    import pyarrow.compute as pc
+    columns = [c if pa.types.is_dictionary(c.type) else pc.dictionary_encode(c) for c in columns]
+    if items is None:  # every label of the dictionaries: the unused ones are dropped at the end
+        items = sorted_labels(set().union(*(present_labels(c, used_only=False) for c in columns)))
+    return items, *((c.indices.to_numpy(), known_indices(c.dictionary, items)) for c in columns)
 
 
 def _counted(items, levels, codes, counts) -> Partial:

@@ -129,7 +129,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
         level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
-        report_one = np.take(table, part if shared else level[start:start + part.size] * three + part)
+        report_one = table[part if shared else level[start:start + part.size] * three + part]  # 6x np.take
         np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
                 out=out[start:start + part.size], casting="unsafe")
     return out.reshape(v.shape)
