@@ -164,6 +164,11 @@ def test_central_design_default_and_override():
     np.testing.assert_allclose(confidence_intervals(res, design=pc).covariance, a.covariance, rtol=1e-10)
     with pytest.raises(InputError, match="symmetric"):
         confidence_intervals(res, design=np.ones((4, 4)))
+    # the assumed design is said in words; a given one, or a local release's own, is not an assumption
+    assert a.design_assumed and "assume every pair was compared equally often" in a.describe()
+    assert not confidence_intervals(res, design=pc).design_assumed
+    local = pr.fit_btl(pr.debiased_randomized_response(btl_complete_design(theta, L=50, rng=0), epsilon=1.0, rng=1))
+    assert "equally often" not in confidence_intervals(local).describe()
 
 
 def test_refusals():

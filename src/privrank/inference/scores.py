@@ -56,6 +56,10 @@ class ConfidenceIntervals(Displayed):
         The guarantee of the release: intervals are post-processing.
     n_bootstrap : int or None
         Bootstrap fits used.
+    design_assumed : bool
+        A central result's intervals on the balanced design its public size implies (no ``design=``
+        given): their widths are right for a design close to balanced only, and
+        :meth:`describe` says so.
 
     Examples
     --------
@@ -89,6 +93,7 @@ class ConfidenceIntervals(Displayed):
     target: str
     guarantee: Guarantee
     n_bootstrap: int | None = None
+    design_assumed: bool = False
 
     def entry(self, k: int) -> dict:
         """Interval columns of item ``k``: ``score_lower, score_upper, rank_lower, rank_upper``."""
@@ -110,8 +115,11 @@ class ConfidenceIntervals(Displayed):
         how = "sandwich covariance" if self.method == "sandwich" else \
             f"parametric bootstrap through the mechanism ({self.n_bootstrap} fits)"
         bias = ", bias-corrected" if self.bias_corrected else ""
+        design = ("; they assume every pair was compared equally often (the real design is data and was not "
+                  "released): for a design far from balanced, such as an arena's, their widths are wrong -- pass "
+                  "the design where it is public (design=)") if self.design_assumed else ""
         return (f"{100 * self.level:g}% intervals for the {self.target} ({how}{bias}), including the "
-                "privacy noise; rank intervals hold per item")
+                f"privacy noise; rank intervals hold per item{design}")
 
     def plot(self, path=None, *, force: bool = False, title: str | None = None):
         """Forest plot of the score and rank intervals: :func:`~privrank.inference.plot_intervals`."""
@@ -259,7 +267,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     warn_if_indistinguishable(rank_lower, rank_upper, level)
     return ConfidenceIntervals(prob.items, centre, lower, upper, rank_lower, rank_upper, ahead, cov, float(level),
                                method, bool(bias_corrected), COUNT_TARGET if prob.kind == "copeland" else BTL_TARGET,
-                               result.guarantee, used)
+                               result.guarantee, used, prob.kind != "btl" and design is None)
 
 
 def _problem(result, design) -> _Problem:
