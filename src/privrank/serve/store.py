@@ -885,23 +885,6 @@ $body$""",)
             raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
                                    "unavailable") from None
 
-    def _write_alone(self, cur, body):
-        """One write of a group: its result, or -- undone alone, the others of the group standing --
-        what its caller gets for the error it raised."""
-        if getattr(body, "self_contained", False):  # one statement that undoes itself on error
-            try:
-                return body(cur)
-            except Exception as failed:
-                return self._refusal(failed)
-        cur.execute("SAVEPOINT write")
-        try:
-            result = body(cur)
-        except Exception as failed:
-            cur.execute("ROLLBACK TO SAVEPOINT write")
-            result = self._refusal(failed)
-        cur.execute("RELEASE SAVEPOINT write")
-        return result
-
     def _refusal(self, exc: Exception) -> Exception:
         if isinstance(exc, self._lock_error):
             return StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
