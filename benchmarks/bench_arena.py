@@ -259,8 +259,7 @@ def main(argv=None):
     print(f"privrank private {spread.spread(times['private'], '{:.2f}')} s over {args.rounds} rounds; recipe over "
           f"{args.recipe_rounds} rounds; work files in {work}")
     if args.readme:
-        command = " ".join(["python benchmarks/bench_arena.py", *(sys.argv[1:] if argv is None else argv)])
-        spread.readme_section("arena", table, command)
+        spread.readme_section("arena", table, spread.command())
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ def main(argv=None):
         print(f"speedup_vs_fastest_agreeing_peer_{data_input}={ratio:.2f}")
     print(spread.load())
     if args.readme:
-        spread.readme_section("btl", "\n".join((HEADER, *rows)), "python benchmarks/bench_btl.py --readme")
+        spread.readme_section("btl", "\n".join((HEADER, *rows)), spread.command())
 
 
 if __name__ == "__main__":

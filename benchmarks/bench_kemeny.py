@@ -196,7 +196,7 @@ def main():
                            "", *noisy, "",
                            ("Certified optimality gap of `private_kemeny` at m = 50 (eps = 1, n = 1000, seeds 0-4) "
                             "on the released matrix, by `certify_seconds`:"), "", *certificates])
-        spread.readme_section("kemeny", table, "python benchmarks/bench_kemeny.py --readme")
+        spread.readme_section("kemeny", table, spread.command())
     print(f"exact_m_within_60s={largest}")
 
 

@@ -159,7 +159,7 @@ def main(argv=None):
     table = "\n".join(rows)
     print(table)
     if args.readme:
-        spread.readme_section("local", table, "python benchmarks/bench_local.py --readme")
+        spread.readme_section("local", table, spread.command())
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ import httpx
 import numpy as np
 
 from spread import load as machine_load
-from spread import readme_section, spread
+from spread import command, readme_section, spread
 
 ITEMS = [f"item{k}" for k in range(8)]
 ADMIN = "bench-serve-admin-token-0123456789"
@@ -266,9 +266,7 @@ def main(argv=None):
                             f"{summary([x['p99'] for x in results[name]])} ms |")
         rows.append(f"| start-up to the first answer, survey file / `--demo` | {summary(results['survey file'])} s / "
                     f"{summary(results['--demo'])} s | | |")
-        command = "python benchmarks/bench_serve.py --readme" + (" --postgres URL" if args.postgres else "") + (
-            f" --rate {args.rate:g}" if args.rate > 0 else "")
-        readme_section("serve", "\n".join(rows), command)
+        readme_section("serve", "\n".join(rows), command())
 
 
 if __name__ == "__main__":

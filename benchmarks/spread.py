@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import datetime
 import os
+import shlex
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Hashable
@@ -60,6 +62,11 @@ def ratios(theirs: list[float], ours: list[float]) -> list[float]:
 def spread(values: list[float], fmt: str = "{:.3g}") -> str:
     """``median (min-max)`` of ``values``, each number written with ``fmt``."""
     return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def command() -> str:
+    """The command line this script was run with, as a user would type it from the repository's root."""
+    return shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
 
 
 def readme_section(name: str, table: str, command: str, path: Path = README) -> None:

@@ -39,3 +39,8 @@ def test_the_readme_has_every_section_the_benchmarks_write():
     text = spread.README.read_text()
     for name in ("btl", "local", "kemeny", "arena", "serve"):
         assert text.count(f"<!-- bench:{name} -->") == 1 and text.count(f"<!-- /bench:{name} -->") == 1
+
+
+def test_the_command_is_the_one_the_script_ran_with(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/benchmarks/bench_x.py", "--rounds", "7", "--readme"])
+    assert spread.command() == "python benchmarks/bench_x.py --rounds 7 --readme"
