@@ -388,7 +388,7 @@ class ColumnarFile:
         """The record batches of an Arrow IPC file or stream, in order (only the column ``field`` when given)."""
         pa = pyarrow_module()
         reader = self._ipc_reader(source, None if field is None else pa.ipc.IpcReadOptions(included_fields=[field]))
-        if isinstance(reader, pyarrow_module().ipc.RecordBatchFileReader):
+        if isinstance(reader, pa.ipc.RecordBatchFileReader):
             return (reader.get_batch(k) for k in range(reader.num_record_batches))
         return iter(reader)
 

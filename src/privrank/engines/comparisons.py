@@ -100,15 +100,21 @@ def partial(batch, options) -> Partial:
         value, rest = code % 3, code // 3
         b, rest = rest % shape[2], rest // shape[2]
         a, level = rest % shape[1], rest // shape[1]
-        a, b = (x if index is None else index[x] for x, index in ((a, index_a), (b, index_b)))
-        if index_a is not None and (np.any(a < 0) or np.any(b < 0) or np.any(a == b)):
-            batch.item_indices(items)  # refuses the batch, naming the first record at fault
+        if index_a is not None:
+            a, b = _item_indices(batch, items, index_a[a], index_b[b])
         return _counted(items, levels, record_codes(m, a, b, value, level), cells[code])
     if index_a is not None:
-        a, b = index_a[a], index_b[b]
-        if a.min() < 0 or b.min() < 0 or np.any(a == b):
-            batch.item_indices(items)
+        a, b = _item_indices(batch, items, index_a[a], index_b[b])
     return _counted(items, levels, record_codes(m, a, b, values2, level), None)
+
+
+def _item_indices(batch, items, a, b):
+    """``(a, b)``, the item indices of codes mapped through their dictionaries' index; a batch in
+    which one is -1 (not in ``items``) or a record compares an item with itself is refused, naming
+    its first record at fault."""
+    if np.any(a < 0) or np.any(b < 0) or np.any(a == b):
+        batch.item_indices(items)
+    return a, b
 
 
 def item_codes(batch, items=None) -> tuple[tuple, tuple, tuple]:
