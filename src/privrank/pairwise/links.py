@@ -26,15 +26,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import expit, log_ndtr
 
 from ..errors import InputError
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-def _sigmoid(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def softplus(x):
@@ -96,23 +92,23 @@ class LogisticLink(Link):
     name = "logistic"
     kappa_1 = 1.0
     kappa_2 = 0.25
-    curvature_floor = float(_sigmoid(4.0) * (1.0 - _sigmoid(4.0)))
+    curvature_floor = float(expit(4.0) * (1.0 - expit(4.0)))
 
     def cdf(self, x):
-        return _sigmoid(np.asarray(x, dtype=float))
+        return expit(np.asarray(x, dtype=float))
 
     def pair_loss(self, d, wins, totals):
         return totals * softplus(d) - wins * d
 
     def pair_gradient(self, d, wins, totals):
-        return totals * _sigmoid(d) - wins
+        return totals * expit(d) - wins
 
     def pair_curvature(self, d, wins, totals):
-        p = _sigmoid(d)
+        p = expit(d)
         return totals * p * (1.0 - p)
 
     def pair_derivatives(self, d, wins, totals):
-        p = _sigmoid(d)  # one sigmoid for both: n p - s and n p (1 - p)
+        p = expit(d)  # one sigmoid for both: n p - s and n p (1 - p)
         tp = totals * p
         return tp - wins, tp - tp * p
 
