@@ -231,6 +231,11 @@ def test_a_user_column_declared_without_nulls_is_not_read_and_a_null_user_is_sti
     for engine in ("local", "stream", "dask"):
         with pytest.raises(InputError, match="record 2: empty user id"):
             sufficient_statistics(null, engine=engine, epsilon=1.0, rng=4)
+    for users in (["u1", "", "u3", "u4"], [1.0, np.nan, 3.0, 4.0]):  # missing without a null: read, refused
+        pq.write_table(table.set_column(0, "user", pa.array(users)), null)
+        assert open_file(null).names[-1] == "user"
+        with pytest.raises(InputError, match="record 2: empty or NaN user id"):
+            sufficient_statistics(null, engine="stream", epsilon=1.0, rng=4)
 
 
 def test_in_memory_source_is_the_local_engine(raw_files):

@@ -54,31 +54,37 @@ class Partial:
 
 
 def open_file(path) -> ComparisonFile:
-    """The comparison file, its user column left unread when the file declares it holds no null.
+    """The comparison file, its user column left unread when it holds integers and the file declares
+    no null among them.
 
     No count reads a user (the reports are randomized per comparison; a per-user guarantee rests
     on a declared bound), so the user column is read only to refuse a record without a user, as
-    in memory. A Parquet file declares its columns' nulls (:func:`_declares_no_null`); when it
-    declares none in the user column, that column is not decoded (a sixth of the engine's reading).
-    The declaration is not checked against the data: a crafted file whose metadata hides a null
-    user has that record counted, as it would be with a user, where the in-memory reader refuses it.
+    in memory. An integer id is missing only as a null (text may be empty, a float NaN: those
+    columns are read), and a Parquet file declares its columns' nulls: when it declares none in an
+    integer user column (:func:`_integers_without_nulls`), that column is not decoded. The
+    declaration is not checked against the data: a crafted file whose metadata hides a null user
+    has that record counted, as it would be with a user, where the in-memory reader refuses it. The
+    guarantee is unchanged (it protects one comparison, and no user is counted); every other check
+    reads the records.
     """
     file = ComparisonFile(path)
-    if file.has_users and _declares_no_null(file, file.header[file.columns.user]):
+    if file.has_users and _integers_without_nulls(file, file.header[file.columns.user]):
         return file.without_users()
     return file
 
 
-def _declares_no_null(file, name) -> bool:
-    """Whether the metadata of a Parquet ``file`` says its column ``name`` holds no null: the column
-    is required (it has no definition levels), or every row group's statistics count no null in it."""
+def _integers_without_nulls(file, name) -> bool:
+    """Whether the metadata of a Parquet ``file`` says its column ``name`` holds integers and no null:
+    the column is required (it has no definition levels), or every row group's statistics count no
+    null in it."""
     if file.format != "parquet":
         return False
     import pyarrow.parquet as pq
     with file.reading():
         meta = pq.read_metadata(arrow_input(file.source))
+        integers = pyarrow_module().types.is_integer(meta.schema.to_arrow_schema().field(name).type)
     leaves = [k for k in range(meta.num_columns) if meta.schema.column(k).path == name]
-    if len(leaves) != 1:
+    if not integers or len(leaves) != 1:
         return False
     if meta.schema.column(leaves[0]).max_definition_level == 0:
         return True
