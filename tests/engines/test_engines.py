@@ -212,6 +212,32 @@ def test_refusals_and_clear_errors(raw_files, tmp_path):
         sufficient_statistics(empty)
 
 
+def test_a_user_column_declared_without_nulls_is_not_read_and_a_null_user_is_still_refused(tmp_path):
+    from privrank.engines.comparisons import open_file
+
+    table = pa.table({"user": [1, 2, 3, 4], "item_a": ["a", "b", "a", "c"], "item_b": ["b", "c", "c", "a"],
+                      "outcome": [1, -1, 0, 1]})
+    declared, required, silent, null = (tmp_path / f"{name}.parquet" for name in ("declared", "required", "silent",
+                                                                                 "null"))
+    pq.write_table(table, declared, row_group_size=2)
+    pq.write_table(table.cast(table.schema.set(0, table.schema.field(0).with_nullable(False))), required)
+    pq.write_table(table, silent, write_statistics=False)  # no statistics: nothing declared, the column is read
+    pq.write_table(table.set_column(0, "user", pa.array([1, None, 3, 4])), null, row_group_size=2)
+    assert open_file(declared).names == open_file(required).names == ["item_a", "item_b", "outcome"]
+    assert open_file(silent).names[-1] == open_file(null).names[-1] == "user"
+    expected = sufficient_statistics(pr.read_comparisons(declared), epsilon=1.0, rng=4)
+    for path in (declared, required, silent):
+        assert_same_tally(sufficient_statistics(path, engine="stream", epsilon=1.0, rng=4), expected)
+    for engine in ("local", "stream", "dask"):
+        with pytest.raises(InputError, match="record 2: empty user id"):
+            sufficient_statistics(null, engine=engine, epsilon=1.0, rng=4)
+    for users in (["u1", "", "u3", "u4"], [1.0, np.nan, 3.0, 4.0]):  # missing without a null: read, refused
+        pq.write_table(table.set_column(0, "user", pa.array(users)), null)
+        assert open_file(null).names[-1] == "user"
+        with pytest.raises(InputError, match="record 2: empty or NaN user id"):
+            sufficient_statistics(null, engine="stream", epsilon=1.0, rng=4)
+
+
 def test_in_memory_source_is_the_local_engine(raw_files):
     comps = pr.read_comparisons(raw_files["csv"])
     assert_same_tally(sufficient_statistics(comps, epsilon=1.0, rng=9),

@@ -4,8 +4,8 @@ import pytest
 
 from privrank.data.tally import EpsilonLevels
 from privrank.errors import InputError
-from privrank.mechanisms.randomized_response import (debias, flip_probability, randomize_answer,
-                                                     randomize_bits, randomize_records, record_key,
+from privrank.mechanisms.randomized_response import (RECORD_CHUNK, debias, flip_probability, randomize_answer,
+                                                     randomize_bits, randomize_records, record_key, record_uniforms,
                                                      variance_inflation)
 
 EPS = (0.1, 0.7, 1.0, 3.0)
@@ -107,6 +107,16 @@ def test_counter_based_reports_do_not_depend_on_batching():
     # negative control: forgetting the record offsets is visible
     wrong = [randomize_records(v[s:e], 0.9, key) for s, e in zip(cuts, cuts[1:])]
     assert not np.array_equal(np.concatenate(wrong), whole)
+
+
+@pytest.mark.parametrize("eps", [1e-12, 0.9, 40.0, 800.0])  # p near 1/2, typical, 1 - p rounding to 1, p = 0
+def test_each_report_is_its_records_uniform_below_its_answers_probability(eps):
+    # the definition, record by record, across chunks and from an odd first record
+    n, first = RECORD_CHUNK + 1001, 7
+    v = np.random.default_rng(2).integers(0, 3, n)
+    p = flip_probability(eps)
+    expected = record_uniforms(record_key(8), first, n).reshape(-1) < np.array([p, 0.5, 1.0 - p])[v]
+    np.testing.assert_array_equal(randomize_records(v, eps, record_key(8), first), expected)
 
 
 @pytest.mark.parametrize("n_levels", [3, 60])  # table rows as int8, and as int16

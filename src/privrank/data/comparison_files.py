@@ -1,8 +1,9 @@
 """Comparisons from files (CSV, Parquet, Arrow) and tables in memory, in the layouts of :mod:`privrank.data.io`."""
 from __future__ import annotations
 
+import copy
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -235,6 +236,13 @@ class ComparisonFile(ColumnarFile):
     @property
     def has_users(self) -> bool:
         return self.columns.user is not None
+
+    def without_users(self) -> "ComparisonFile":
+        """This file with its user column left unread: its batches carry no users."""
+        file, user = copy.copy(self), self.header[self.columns.user]
+        file.columns = replace(self.columns, user=None)
+        file.names, file.label_names = ([n for n in names if n != user] for names in (self.names, self.label_names))
+        return file
 
     def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated :class:`ComparisonBatch` objects covering the file in order."""

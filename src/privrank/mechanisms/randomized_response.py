@@ -77,13 +77,21 @@ def record_uniforms(key, first_record: int, n_records: int, per_record: int = 1)
     counter stream (a CSPRNG) under ``key``, so its uniforms depend only on (key, r, per_record),
     never on which other records are drawn with it.
     """
-    first, n, per = int(first_record), int(n_records), int(per_record)
+    return _record_stream(key, first_record, per_record).random(int(n_records) * int(per_record)).reshape(
+        int(n_records), int(per_record))
+
+
+def _record_stream(key, first_record: int, per_record: int = 1) -> np.random.Generator:
+    """A generator whose next uniforms are those of records ``first_record, first_record + 1, ...``
+    (``per_record`` each; see :func:`record_uniforms`), drawn in as many calls as one likes."""
+    first, per = int(first_record), int(per_record)
     if first < 0:
         raise InputError("first_record must be >= 0")
     # AES counter mode yields two 64-bit outputs per counter value: output p sits at counter p // 2.
     block, skip = divmod(first * per, 2)
     gen = np.random.Generator(secure_bits(np.asarray(key, dtype=np.uint64).tobytes(), counter=block))
-    return gen.random(skip + n * per)[skip:].reshape(n, per)
+    gen.random(skip)
+    return gen
 
 
 def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarray:
@@ -117,7 +125,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
         raise InputError("epsilon levels need one index per answer (or one for all)")
     before_draw()
     flat, out = v.reshape(-1), np.empty(v.size, dtype=np.int8)
-    # P(report 1) per (level, answer): a small table read by index
+    # P(report 1) per (level, answer): a small table
     p = np.atleast_1d(flip_probability(levels / noise_factor()))
     table = np.stack([p, np.full(p.size, 0.5), 1.0 - p], axis=1)
     shared = np.ndim(level) == 0
@@ -127,11 +135,20 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
         table = table.reshape(-1)
         code = np.int8 if table.size <= 127 else np.int16 if table.size <= 32767 else np.int64
         level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
+    stream = _record_stream(key, first_record)  # one generator, drawn chunk after chunk: the same stream
+    uniforms = np.empty(min(flat.size, RECORD_CHUNK))
+    above, step = np.empty(uniforms.size, dtype=np.int8), np.empty(uniforms.size, dtype=bool)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
-        report_one = table[part if shared else level[start:start + part.size] * three + part]  # 6x np.take
-        np.less(record_uniforms(key, first_record + start, part.size).reshape(-1), report_one,
-                out=out[start:start + part.size], casting="unsafe")
+        u, report = stream.random(out=uniforms[:part.size]), out[start:start + part.size].view(bool)
+        if shared:  # u < table[answer] <=> fewer than answer + 1 of the sorted thresholds are <= u (5x the lookup)
+            n, k = above[:part.size], step[:part.size]
+            np.greater_equal(u, table[0], out=n.view(bool))
+            for threshold in table[1:]:
+                n += np.greater_equal(u, threshold, out=k).view(np.int8)
+            np.less_equal(n, part, out=report)
+        else:
+            np.less(u, table[level[start:start + part.size] * three + part], out=report)  # 6x np.take
     return out.reshape(v.shape)
 
 
