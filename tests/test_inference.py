@@ -374,3 +374,14 @@ def test_a_release_that_cannot_tell_items_apart_says_so():
         confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(C, 2.0, rng=1)))
     with pytest.warns(pr.UtilityWarning, match="cannot tell the items apart"):
         confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(C, 0.01, rng=1)))
+
+
+def test_intervals_and_the_central_release_load_without_scipy_optimize():
+    """A release with intervals imports no optimiser: scipy.optimize is imported where a Kemeny or
+    footrule solver or a Gaussian calibration uses it (half a second of a command's start)."""
+    import subprocess
+    import sys
+    code = ("import sys\nimport privrank.inference, privrank.pairwise.central, privrank.cli.rank, "
+            "privrank.cli.releasing\nprint('scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr

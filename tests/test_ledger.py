@@ -39,6 +39,28 @@ def test_fingerprint_is_canonical():
         fingerprint(42)
 
 
+@pytest.mark.parametrize("n, m", [(3000, 6), (40, 9)])  # records many beside the cells of the pairs, and few
+def test_fingerprint_in_memory_is_the_streamed_files(tmp_path, n, m):
+    """The records in memory are digested per (pair, outcome) cell when the cells are fewer, per record
+    otherwise; a file streamed batch by batch is digested per record: the same fingerprint."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    outcome = rng.integers(-1, 2, n)
+    path = tmp_path / "votes.csv"
+    path.write_text("item_a,item_b,outcome\n" + "".join(f"i{x},i{y},{o}\n" for x, y, o in zip(a, b, outcome)))
+    from privrank.data.io import read_comparisons
+    in_memory = read_comparisons(path)
+    assert fingerprint(in_memory) == fingerprint(path)
+    flipped = PairwiseComparisons.from_indices(in_memory.items, in_memory.item_b[::-1], in_memory.item_a[::-1],
+                                               -in_memory.outcome[::-1])
+    assert fingerprint(flipped) == fingerprint(path)  # every pair turned round, the rows reversed
+    outcome = in_memory.outcome.copy()
+    outcome[n // 2] = -1 if outcome[n // 2] == 1 else 1
+    changed = PairwiseComparisons.from_indices(in_memory.items, in_memory.item_a, in_memory.item_b, outcome)
+    assert fingerprint(changed) != fingerprint(path)  # one answer changed
+
+
 SOC = """# NUMBER ALTERNATIVES: 3
 # ALTERNATIVE NAME 1: x
 # ALTERNATIVE NAME 2: y

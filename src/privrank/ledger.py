@@ -159,8 +159,22 @@ def fingerprint(data) -> str:
     if not isinstance(data, PairwiseComparisons):
         raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
-    items = _text_digests([str(x) for x in data.items])
-    return _fingerprint_text(*_records_digest(items[data.item_a], items[data.item_b], data.outcome))
+    return _fingerprint_text(*_comparisons_digest(data))
+
+
+def _comparisons_digest(data: PairwiseComparisons) -> tuple[int, int]:
+    """:func:`_records_digest` of comparisons in memory. Equal records have equal digests: when the
+    (pair, outcome) cells are fewer than the records, the records are counted per cell in one pass
+    and each cell present is digested once, weighted by its count (the same sum mod 2^64)."""
+    labels = _text_digests([str(x) for x in data.items])
+    m = data.n_items
+    if 3 * m * m > data.n_records:
+        return _records_digest(labels[data.item_a], labels[data.item_b], data.outcome)
+    cells = np.bincount((data.item_a * m + data.item_b) * 3 + (data.outcome + 1), minlength=3 * m * m)
+    present = np.flatnonzero(cells)
+    pair, outcome = np.divmod(present, 3)
+    a, b = np.divmod(pair, m)
+    return _records_digest(labels[a], labels[b], outcome - 1, cells[present])
 
 
 def _label_digests(labels) -> np.ndarray:
@@ -231,14 +245,17 @@ def digest_fingerprint(total: int, count: int, kind: str) -> str:
     return _fingerprint_text(total % 2 ** 64, count, kind)
 
 
-def _records_digest(a, b, outcome) -> tuple[int, int]:
+def _records_digest(a, b, outcome, counts=None) -> tuple[int, int]:
     """Sum (mod 2^64) of the records' digests and their number; ``a``, ``b`` are label digests
-    per record, the pair ordered by digest so that its orientation does not matter."""
+    per record, the pair ordered by digest so that its orientation does not matter; ``counts``:
+    how many times each record occurs (default once)."""
     swap = a > b
     with np.errstate(over="ignore"):
         x = (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
         x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
-        return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
+        if counts is None:
+            return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
+        return int((_mix(x) * counts.astype(np.uint64)).sum(dtype=np.uint64)), int(counts.sum())
 
 
 def _fingerprint_text(total: int, count: int, kind: str = "comparisons") -> str:

@@ -252,10 +252,13 @@ def test_pair_counts_of_many_records_by_the_tally(monkeypatch):
     assert got[1].items == got[0].items == tuple("abcdef") and not got[1].items_declared
 
 
-def test_first_answers_keep_each_users_first_records_in_data_order_past_16_bit_user_indices():
+@pytest.mark.parametrize("n, users, squared", [(300_000, 70_000, True), (600_000, 100_000, False)])
+def test_first_answers_keep_each_users_first_records_in_data_order_past_16_bit_user_indices(n, users, squared):
     rng = np.random.default_rng(3)
-    n, users, k = 300_000, 70_000, 3  # user indices beyond 2^16: both passes of the sort by halves matter
-    user = rng.integers(0, users, n) ** 2 % users  # uneven: some users far above k records, many below
+    k = 3  # user indices beyond 2^16; uniform users: more than 2^16 of them above k, both passes of the sort by halves
+    user = rng.integers(0, users, n)
+    if squared:  # uneven: some users far above k records, many below
+        user = user ** 2 % users
     c = PairwiseComparisons.from_indices((0, 1), np.zeros(n, dtype=int), np.ones(n, dtype=int),
                                          rng.choice([1, -1, 0], n), user=user, users=tuple(range(users)))
     seen = np.zeros(users, dtype=int)

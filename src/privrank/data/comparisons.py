@@ -314,18 +314,19 @@ class PairwiseComparisons:
             raise InputError("max_answers must be a whole number >= 1") from None
         if m != max_answers or m < 1:
             raise InputError("max_answers must be a whole number >= 1")
-        user = self.user
-        if user.size and user.max() >= 1 << 32:
-            order = np.argsort(user, kind="stable")
-        else:  # stable sort by two 16-bit halves: numpy sorts those by radix (3x faster)
-            order = np.argsort((user & 0xFFFF).astype(np.uint16), kind="stable")
-            order = order[np.argsort((user[order] >> 16).astype(np.uint16), kind="stable")]
-        count = np.bincount(user)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size) - (np.cumsum(count) - count)[user[order]]
-        keep = rank < m
-        if keep.all():
+        count = np.bincount(self.user)
+        over = count > m
+        if not over.any():
             return self
+        rows = np.flatnonzero(over[self.user])  # the records of users over the bound, in data order
+        user = (np.cumsum(over) - 1)[self.user[rows]]  # those users numbered 0, 1, ...
+        # stable sort by user, by 16-bit halves: numpy sorts those by radix (3x faster)
+        order = np.argsort((user & 0xFFFF).astype(np.uint16), kind="stable")
+        if over.sum() > 1 << 16:
+            order = order[np.argsort((user[order] >> 16).astype(np.uint16), kind="stable")]
+        place = np.arange(order.size) - (np.cumsum(count[over]) - count[over])[user[order]]
+        keep = np.ones(self.n_records, dtype=bool)
+        keep[rows[order[place >= m]]] = False
         eps = None if self.epsilon is None else self.epsilon[keep]
         return self._derived(type(self)._checked(self.items, self.item_a[keep], self.item_b[keep], self.outcome[keep],
                                                  self.user[keep], self.users, eps, self.items_declared))

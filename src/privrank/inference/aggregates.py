@@ -6,8 +6,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._rng import as_generator
-from ..aggregation.footrule import assignment_order
-from ..aggregation.kemeny import DP_MAX_ITEMS, solve_many
 from ..errors import InputError, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
@@ -181,6 +179,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
         raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
     name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
         else None
+    from ..aggregation.kemeny import DP_MAX_ITEMS  # the solvers import scipy.optimize: only where aggregates are
     heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
     check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
                         else None, cubic=heavy,
@@ -242,6 +241,8 @@ def _holm_bounds(ahead, level) -> tuple[np.ndarray, np.ndarray]:
 
 def _kemeny_replicates(release: MatrixRelease, details: dict, solver, gen):
     """Released upper triangle, the solve of replicates as the release was solved, and the target."""
+    from ..aggregation.kemeny import solve_many
+
     m = release.matrix.shape[0]
     name = details.get("solver") if solver is None else solver
     if name is None or name == "custom":
@@ -256,6 +257,8 @@ def _kemeny_replicates(release: MatrixRelease, details: dict, solver, gen):
 
 def _footrule_replicates(release: TreeRelease, m: int):
     """Released tree aggregates, the read-off and assignment of replicates, and the target."""
+    from ..aggregation.footrule import assignment_order
+
     layout = tree_layout(m, release.kappa)
 
     def solve(flat):

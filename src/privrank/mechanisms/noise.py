@@ -30,7 +30,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr, ndtr
 
 from .._rng import as_generator
@@ -154,6 +153,8 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 
 @lru_cache(maxsize=256)
 def _gaussian_mu(eps: float, dlt: float) -> float:
+    from scipy.optimize import brentq  # imported where used: a release that calibrates no Gaussian skips it
+
     hi = 1.0
     while _gaussian_delta(hi, eps) < dlt:
         hi *= 2.0
@@ -174,6 +175,8 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
 
 def _zcdp_log_delta(rho: float, epsilon: float) -> float:
+    from scipy.optimize import minimize_scalar
+
     def log_delta(alpha: float) -> float:
         return (alpha - 1.0) * (alpha * rho - epsilon) - math.log(alpha - 1.0) + alpha * math.log1p(-1.0 / alpha)
 
@@ -198,6 +201,8 @@ def discrete_gaussian_mu(epsilon: float, delta: float) -> float:
 
 @lru_cache(maxsize=256)
 def _discrete_gaussian_mu(eps: float, dlt: float) -> float:
+    from scipy.optimize import brentq
+
     target = math.log(dlt)
     lo, hi = -60.0, 0.0  # log rho
     while _zcdp_log_delta(math.exp(hi), eps) < target:

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
@@ -194,6 +193,8 @@ def single_sensitivity(layout: TreeLayout, p: int) -> float:
 
 @lru_cache(maxsize=64)
 def _parallel_sensitivity_cached(m: int, kappa: float, p: int) -> float:
+    from scipy.optimize import linear_sum_assignment  # imported where used (it is slow to import)
+
     layout = tree_layout(m, kappa)
     if not layout.size:
         return 0.0
