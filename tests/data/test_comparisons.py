@@ -49,6 +49,9 @@ def test_sparse_and_dense_statistic_paths_agree():
     (dict(item_a=["a"], item_b=["b"], outcome=[1, 1]), "outcome must give one value per comparison"),
     (dict(item_a=["a", "b"], item_b=["b", "c"], outcome=[1]), "outcome must give one value per comparison"),
     (dict(item_a=["a", "b"], item_b=["b", "c"], outcome=np.array([1, 2])), "record 1: outcome must be 1, -1 or 0"),
+    (dict(item_a=["a", "b"], item_b=["b", "c"], outcome=[1, 2]), "record 1: outcome must be 1, -1 or 0"),
+    (dict(item_a=["a", "b"], item_b=["b", "c"], outcome=[1, 0.5]), "record 1: outcome must be 1, -1 or 0"),
+    (dict(item_a=["a", "b"], item_b=["b", "c"], outcome=[1, 2 ** 70]), "record 1: outcome must be 1, -1 or 0"),
     (dict(item_a=["a"], item_b=["b", "c"], outcome=[1]), "length"),
     (dict(item_a=["a"], item_b=["q"], outcome=[1], items=["a", "b"]), "not in the given item list"),
     (dict(item_a=["a"], item_b=["b"], outcome=[1], epsilon=[0.0]), "epsilon"),
@@ -269,3 +272,10 @@ def test_first_answers_keep_each_users_first_records_in_data_order_past_16_bit_u
     kept = c.first_answers(k)
     np.testing.assert_array_equal(kept.user, user[keep])
     np.testing.assert_array_equal(kept.outcome, c.outcome[keep])
+
+
+def test_outcome_lists_of_whole_numbers_floats_and_numpy_scalars_read_alike():
+    want = PairwiseComparisons.from_labels(["a", "b", "c"], ["b", "c", "a"], np.array([1, -1, 0])).outcome
+    for outcome in ([1, -1, 0], [1.0, -1.0, 0.0], [np.int64(1), np.int8(-1), 0], [True, -1, False]):
+        got = PairwiseComparisons.from_labels(["a", "b", "c"], ["b", "c", "a"], outcome).outcome
+        assert got.dtype == np.int8 and got.tolist() == want.tolist()
