@@ -407,6 +407,26 @@ class ColumnarFile:
                 narrowest = min(range(len(schema)), key=lambda k: fixed_width(schema.field(k).type))
                 return sum(batch.num_rows for batch in self._ipc_batches(source, narrowest))
 
+    def integers_without_nulls(self, name: str) -> bool:
+        """Whether the file's metadata declares that its column ``name`` holds integers and no null:
+        a Parquet column that is required (it has no definition levels), or whose every row group's
+        statistics count no null. The declaration is not checked against the data. False for
+        tables, CSV and Arrow files, and whenever the metadata does not say so."""
+        if self.table is not None or self.format != "parquet":
+            return False
+        import pyarrow.parquet as pq
+        with self.reading():
+            meta = pq.read_metadata(arrow_input(self.source))
+        if not pyarrow_module().types.is_integer(meta.schema.to_arrow_schema().field(name).type):
+            return False
+        leaves = [k for k in range(meta.num_columns) if meta.schema.column(k).path == name]
+        if len(leaves) != 1:
+            return False
+        if meta.schema.column(leaves[0]).max_definition_level == 0:
+            return True
+        stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
+        return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
+
     @property
     def extent_columns(self) -> list:
         """The columns :meth:`extent` needs."""

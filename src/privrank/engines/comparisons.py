@@ -17,7 +17,7 @@ from ..data.comparisons import PairwiseComparisons, sorted_labels
 from ..data.pair_counts import group_sums
 from ..data.tally import ComparisonTally, epsilon_levels, folds, ordered_counts, record_codes
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
-from ..data.tabular import arrow_input, is_text_type, known_indices, present_labels, pyarrow_module
+from ..data.tabular import is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
 
@@ -61,35 +61,16 @@ def open_file(path) -> ComparisonFile:
     on a declared bound), so the user column is read only to refuse a record without a user, as
     in memory. An integer id is missing only as a null (text may be empty, a float NaN: those
     columns are read), and a Parquet file declares its columns' nulls: when it declares none in an
-    integer user column (:func:`_integers_without_nulls`), that column is not decoded. The
-    declaration is not checked against the data: a crafted file whose metadata hides a null user
-    has that record counted, as it would be with a user, where the in-memory reader refuses it. The
-    guarantee is unchanged (it protects one comparison, and no user is counted); every other check
-    reads the records.
+    integer user column (:meth:`~privrank.data.tabular.ColumnarFile.integers_without_nulls`), that
+    column is not decoded. The declaration is not checked against the data: a crafted file whose
+    metadata hides a null user has that record counted, as it would be with a user, where the
+    in-memory reader refuses it. The guarantee is unchanged (it protects one comparison, and no
+    user is counted); every other check reads the records.
     """
     file = ComparisonFile(path)
-    if file.has_users and _integers_without_nulls(file, file.header[file.columns.user]):
+    if file.has_users and file.integers_without_nulls(file.header[file.columns.user]):
         return file.without_users()
     return file
-
-
-def _integers_without_nulls(file, name) -> bool:
-    """Whether the metadata of a Parquet ``file`` says its column ``name`` holds integers and no null:
-    the column is required (it has no definition levels), or every row group's statistics count no
-    null in it."""
-    if file.format != "parquet":
-        return False
-    import pyarrow.parquet as pq
-    with file.reading():
-        meta = pq.read_metadata(arrow_input(file.source))
-        integers = pyarrow_module().types.is_integer(meta.schema.to_arrow_schema().field(name).type)
-    leaves = [k for k in range(meta.num_columns) if meta.schema.column(k).path == name]
-    if not integers or len(leaves) != 1:
-        return False
-    if meta.schema.column(leaves[0]).max_definition_level == 0:
-        return True
-    stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
-    return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
 
 
 def read(path, options) -> PairwiseComparisons:
