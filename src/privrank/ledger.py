@@ -180,9 +180,10 @@ def _comparisons_digest(data: PairwiseComparisons) -> tuple[int, int]:
 def _label_digests(labels) -> np.ndarray:
     """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    encoded = labels if pa.types.is_dictionary(labels.type) else pc.dictionary_encode(labels)
+    from .data.tabular import dictionary_encoded
+
+    encoded = dictionary_encoded(labels)
     texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
         encoded.dictionary.cast(pa.string())
     return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]

@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      first_null, integer_range_codes, is_table, is_text_type, item_list, label_indices, pick_column,
-                      present_labels, pyarrow_module, sorted_codes)
+                      dictionary_encoded, first_null, integer_range_codes, is_table, is_text_type, item_list,
+                      label_indices, pick_column, present_labels, pyarrow_module, sorted_codes)
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -343,7 +343,7 @@ class ComparisonFile(ColumnarFile):
         import pyarrow.compute as pc
 
         def encoded(col):  # (codes, distinct texts)
-            col = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+            col = dictionary_encoded(col)
             values = col.dictionary
             return col.indices.to_numpy(zero_copy_only=False), \
                 values if pa.types.is_string(values.type) else values.cast(pa.string())

@@ -249,6 +249,13 @@ def present_labels(labels, used_only: bool = True) -> list:
     return pc.unique(labels).to_pylist()
 
 
+def dictionary_encoded(col):
+    """A pyarrow array as a dictionary array: a dictionary array as it is, anything else encoded."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+    return col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+
+
 def sorted_codes(arrays) -> tuple[tuple, np.ndarray]:
     """``(labels, codes)``: the distinct labels of pyarrow arrays of one type, in sorted order (text
     by code point, as Python sorts it), and each record's index into them, as one int64 array.
@@ -258,8 +265,7 @@ def sorted_codes(arrays) -> tuple[tuple, np.ndarray]:
     and turned into Python objects (a million user ids of ten million records in a second)."""
     pa = pyarrow_module()
     import pyarrow.compute as pc
-    chunks = [a if pa.types.is_dictionary(a.type) else pc.dictionary_encode(a) for a in arrays]
-    unified = pa.chunked_array(chunks).unify_dictionaries()
+    unified = pa.chunked_array([dictionary_encoded(a) for a in arrays]).unify_dictionaries()
     dictionary = unified.chunk(0).dictionary
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
     used = np.bincount(codes, minlength=len(dictionary)).astype(bool)

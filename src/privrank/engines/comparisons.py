@@ -17,7 +17,7 @@ from ..data.comparisons import PairwiseComparisons, sorted_labels
 from ..data.pair_counts import group_sums
 from ..data.tally import ComparisonTally, epsilon_levels, folds, ordered_counts, record_codes
 from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
-from ..data.tabular import is_text_type, known_indices, present_labels, pyarrow_module
+from ..data.tabular import dictionary_encoded, is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
 
@@ -153,8 +153,7 @@ def item_codes(batch, items=None) -> tuple[tuple, tuple, tuple]:
     if not all(pa.types.is_dictionary(c.type) or is_text_type(c.type) for c in columns):
         items, a, b = batch.indexed(items)
         return items, (a, None), (b, None)
-    import pyarrow.compute as pc
-    columns = [c if pa.types.is_dictionary(c.type) else pc.dictionary_encode(c) for c in columns]
+    columns = [dictionary_encoded(c) for c in columns]
     if items is None:  # every label of the dictionaries: the unused ones are dropped at the end
         items = sorted_labels(set().union(*(present_labels(c, used_only=False) for c in columns)))
     return items, *((c.indices.to_numpy(), known_indices(c.dictionary, items)) for c in columns)
