@@ -421,17 +421,17 @@ class ColumnarFile:
         if self.table is not None or self.format != "parquet":
             return False
         import pyarrow.parquet as pq
-        with self.reading():
+        with self.reading():  # a damaged footer or statistics: an InputError naming the file
             meta = pq.read_metadata(arrow_input(self.source))
-        if not pyarrow_module().types.is_integer(meta.schema.to_arrow_schema().field(name).type):
-            return False
-        leaves = [k for k in range(meta.num_columns) if meta.schema.column(k).path == name]
-        if len(leaves) != 1:
-            return False
-        if meta.schema.column(leaves[0]).max_definition_level == 0:
-            return True
-        stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
-        return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
+            if not pyarrow_module().types.is_integer(meta.schema.to_arrow_schema().field(name).type):
+                return False
+            leaves = [k for k in range(meta.num_columns) if meta.schema.column(k).path == name]
+            if len(leaves) != 1:
+                return False
+            if meta.schema.column(leaves[0]).max_definition_level == 0:
+                return True
+            stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
+            return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
 
     @property
     def extent_columns(self) -> list:
