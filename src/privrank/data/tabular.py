@@ -4,6 +4,8 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +26,8 @@ FORMAT_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
 CSV_SUFFIXES = (".csv",)
 TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
+#: seconds a streaming CSV reader given up on may take to let go of a pinned file (:func:`csv_batches`)
+READ_AHEAD_WAIT = 10.0
 DEFAULT_BATCH_SIZE = 1 << 20
 #: largest count of voters or records that float64 arithmetic represents exactly
 MAX_EXACT_COUNT = 2 ** 53
@@ -502,12 +506,11 @@ class ColumnarFile:
             bad.append(row)
             return "error"
         try:
-            reader = pcsv.open_csv(
-                csv_input(self.source), read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
-                parse_options=pcsv.ParseOptions(delimiter=delimiter(self.source), invalid_row_handler=invalid_row),
-                convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
-                                                    include_columns=self.names, strings_can_be_null=False))
-            for batch in reader:
+            for batch in csv_batches(
+                    self.source, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                    parse_options=pcsv.ParseOptions(delimiter=delimiter(self.source), invalid_row_handler=invalid_row),
+                    convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in self.header},
+                                                        include_columns=self.names, strings_can_be_null=False)):
                 for start in range(0, batch.num_rows, size):
                     yield batch.slice(start, size)
         except (pa.ArrowInvalid, OSError, EOFError) as error:
@@ -601,12 +604,52 @@ def record_lines(fh, columns: int):
             if (text.strip("\r\n") if columns == 1 else text.strip()))
 
 
-def csv_input(path):
-    """What pyarrow's CSV reader reads: the path, or a reader of the pinned file (decompressed when gzip'd)."""
-    if not isinstance(path, PinnedFile):
-        return path
+def csv_batches(path, **options):
+    """The record batches of pyarrow's streaming CSV reader (``options``: those of
+    ``pyarrow.csv.open_csv``) on a path, or on the pinned file's bytes (decompressed when gzip'd).
+
+    The reader reads ahead in threads of its own. From a pinned file those threads call into
+    Python, and a reader given up while they still hold the file (a parse error in the first block
+    of a large file) would leave one of them in Python code while the interpreter exits, which
+    aborts the process. So on leaving, however it happens, the file is made to end at once and the
+    generator waits (at most ``READ_AHEAD_WAIT`` seconds) until pyarrow holds the file no more."""
     pa = pyarrow_module()
-    return pa.CompressedInputStream(path.reader(), "gzip") if is_gzip(path) else path.reader()
+    import pyarrow.csv as pcsv
+
+    if not isinstance(path, PinnedFile):
+        yield from pcsv.open_csv(path, **options)
+        return
+    source = _Stoppable(path.reader())
+    alone = sys.getrefcount(source)
+    stream = reader = None
+    try:
+        stream = pa.CompressedInputStream(source, "gzip") if is_gzip(path) else source
+        reader = pcsv.open_csv(stream, **options)
+        for batch in reader:
+            yield batch
+    finally:
+        stream = reader = None
+        source.stop()
+        deadline = time.monotonic() + READ_AHEAD_WAIT
+        while sys.getrefcount(source) > alone and time.monotonic() < deadline:
+            time.sleep(0.002)
+
+
+class _Stoppable(io.RawIOBase):
+    """A reader that reads as ``raw`` does until :meth:`stop`, and then is at its end."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw, self._stopped = raw, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return 0 if self._stopped else self._raw.readinto(buffer)
+
+    def stop(self) -> None:
+        self._stopped = True
 
 
 def open_text(path, errors: str = "strict"):
