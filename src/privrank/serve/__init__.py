@@ -41,7 +41,8 @@ The contract (:mod:`privrank.serve.app`)
     claimed with: the page keys what it keeps by it.
 ``POST /api/respondents``
     Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
-    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate.
+    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate (an
+    open survey's: an invitation-only survey is limited by its one-time codes).
 ``POST /api/reports`` (``Content-Type: application/json``, at most 64 KB)
     Pairs: ``{"token", "key", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking:
     ``{"token", "key", "vector": [M numbers], "epsilon"}``; ``key`` is 22 characters of base64url

@@ -10,8 +10,8 @@ logged: no request body, no client address.
 Against an adversary: a token, a key and an invitation code are accepted only in the exact shape
 the server or the page issues them (anything else is refused with 400 before the store is
 asked), one client's failing request never fails another's (the store isolates each report),
-registrations are rate-limited by a token bucket in the server process (429 with
-``Retry-After``), and every request ends with a status and a JSON ``{"error"}``, never a
+registrations on an open survey are rate-limited by a token bucket in the server process (429
+with ``Retry-After``; on an invitation-only survey the one-time codes are the limit), and every request ends with a status and a JSON ``{"error"}``, never a
 traceback.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class RateLimit:
             return (1.0 - self._tokens) / self.rate
 
     def refund(self) -> None:
-        """Give back the token of an event that did not happen (a refused invitation)."""
+        """Give back the token of an event that did not happen (a registration the store refused)."""
         with self._lock:
             self._tokens = min(self.capacity, self._tokens + 1.0)
 
@@ -194,20 +194,23 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             invitation = registration_fields(await json_body(request, empty_ok=True))
         except Refused as exc:
             return error(400, str(exc))
-        wait = limit.take()
+        # on an invitation-only survey the codes are the limit (each registers one respondent, once, and 128-bit
+        # codes cannot be guessed): a bucket shared with them would let anyone keep invited people out with bad
+        # codes in flight, each holding a token until the store refuses it. A survey once invitation-only stays so.
+        issued, _ = await run_in_threadpool(store.invitations)
+        limited = not issued
+        wait = limit.take() if limited else 0.0
         if wait:
             return error(429, "too many new respondents right now: try again in a moment", "rate-limited",
                          headers={"retry-after": str(max(1, math.ceil(wait)))})
         try:
             token = await run_in_threadpool(store.new_respondent, invitation)
-        except InvitationRefused as exc:
-            # a refused code registers no one, so it does not use up the limit: otherwise anyone could keep
-            # invited people out by sending bad codes (and 128-bit codes cannot be guessed, limit or not)
-            limit.refund()
+        except (InvitationRefused, StoreUnavailable) as exc:
+            if limited:  # no one registered (the survey became invitation-only meanwhile, or no write): token back
+                limit.refund()
+            if isinstance(exc, StoreUnavailable):
+                raise
             return error(403, str(exc), "invitation")
-        except StoreUnavailable:  # no one registered: the token goes back
-            limit.refund()
-            raise
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
 
@@ -389,7 +392,8 @@ def report_fields(survey, doc) -> dict:
         raise Refused(f"vector must be a list of {survey.dimension} numbers (one per pair of items)")
     values = [_number(v, "every entry of vector") for v in vector]
     scale = survey.duchi_scale()
-    if not math.isclose(math.sqrt(math.fsum(v * v for v in values)), scale, rel_tol=NORM_TOLERANCE):
+    # hypot scales before it squares: entries whose squares overflow a float get a norm, not an OverflowError
+    if not math.isclose(math.hypot(*values), scale, rel_tol=NORM_TOLERANCE):
         raise Refused(f"vector must have the norm of a randomized ballot, {scale:.12g}")
     return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
