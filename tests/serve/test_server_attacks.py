@@ -1,5 +1,6 @@
 """The survey server against attacks that once got through: a ballot whose norm overflows a float's
-square, and bad invitation codes in flight keeping invited people out of the registration limit."""
+square, bad invitation codes in flight keeping invited people out of the registration limit, and an
+admin token replaced by a second server still opening the first."""
 import threading
 
 import pytest
@@ -85,3 +86,18 @@ def test_an_open_survey_is_still_rate_limited(store):
     with client_of(survey, store, registrations_per_minute=2) as client:
         replies = [client.post("/api/respondents", json={"invitation": key()}) for _ in range(3)]
         assert [r.status_code for r in replies] == [201, 201, 429]
+
+
+def test_a_replaced_admin_token_opens_nothing_in_a_server_still_running(store):
+    """A second server started on the same database with a new admin token replaces the stored hash; the
+    first server, still running, used to keep accepting the old token (the one being retired, perhaps
+    because it leaked) for its dashboard and its export."""
+    survey = Survey(title="T", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
+    store.set_admin_token_hash(admin_token_hash(ADMIN))
+    with client_of(survey, store) as client:
+        assert client.get("/export.csv", params={"token": ADMIN}).status_code == 200
+        store.set_admin_token_hash(admin_token_hash("a-new-admin-token-0123456789"))  # as the second server does
+        for r in (client.get("/dashboard", params={"token": ADMIN}),
+                  client.get("/export.csv", headers={"authorization": f"Bearer {ADMIN}"})):
+            assert r.status_code == 403 and "replaced" in r.json()["error"]
+            assert "user" not in r.text and ADMIN not in r.text

@@ -56,7 +56,8 @@ The contract (:mod:`privrank.serve.app`)
     locked by another process (``busy``) or cannot be reached (``unavailable``): nothing was stored,
     and a resend under the same key is safe (as for registrations, and for every request that reads
     the store). Any other failure is 500 ``{"error"}``, never a traceback.
-``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
+``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
+token the store has since replaced, by another server started on the same database with a new one)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
     planner's number of reports for the survey is reached (it says how many more), then scores
     with 95% intervals and 95% rank intervals, a plot, the manipulation margin, the guarantee,

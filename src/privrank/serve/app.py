@@ -179,6 +179,17 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return matches(request.query_params.get("token", "")) or (scheme.lower() == "bearer"
                                                                    and matches(credential.strip()))
 
+    async def admin_refusal(request, what: str):
+        """None for the admin, else the 403 reply. A token the store no longer keeps (another privrank serve on
+        this database started with a new one) opens nothing: a replaced token must not live on in this server."""
+        if not is_admin(request):
+            return error(403, f"the {what} needs the admin token (?token=... or Authorization: Bearer ...)")
+        stored = await run_in_threadpool(store.admin_token_hash)
+        if stored not in (None, admin_hash):
+            return error(403, "this admin token was replaced since the server started (another privrank serve on "
+                              "the same database?): restart the server to use the new one")
+        return None
+
     async def index(request):
         page = static / "index.html"
         if not page.is_file():
@@ -229,15 +240,17 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return JSONResponse({"remaining": receipt.remaining}, status_code=201)
 
     async def dashboard(request):
-        if not is_admin(request):
-            return error(403, "the dashboard needs the admin token (?token=... or Authorization: Bearer ...)")
+        refused = await admin_refusal(request, "dashboard")
+        if refused is not None:
+            return refused
         query = request.query_params.get("token", "")
         return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
                                                     recent, live))
 
     async def export(request):
-        if not is_admin(request):
-            return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
+        refused = await admin_refusal(request, "export")
+        if refused is not None:
+            return refused
         text = await run_in_threadpool(export_csv, survey, store)
         # a byte order mark: without it Excel reads a UTF-8 file in the machine's legacy code page (Crème ->
         # CrÃ¨me); pandas, Arrow and privrank's readers skip it
