@@ -1,6 +1,9 @@
 """The survey server against attacks that once got through: a ballot whose norm overflows a float's
-square, bad invitation codes in flight keeping invited people out of the registration limit, and an
-admin token replaced by a second server still opening the first."""
+square, bad invitation codes in flight keeping invited people out of the registration limit, an
+admin token replaced by a second server still opening the first, and clients that hang up mid-upload
+logged as internal errors."""
+import asyncio
+import logging
 import threading
 
 import pytest
@@ -101,3 +104,26 @@ def test_a_replaced_admin_token_opens_nothing_in_a_server_still_running(store):
                   client.get("/export.csv", headers={"authorization": f"Bearer {ADMIN}"})):
             assert r.status_code == 403 and "replaced" in r.json()["error"]
             assert "user" not in r.text and ADMIN not in r.text
+
+
+def test_a_client_that_hangs_up_mid_upload_logs_no_internal_error(store, caplog):
+    """A report's body cut off by the client's disconnect (any client can do it, as often as it likes) used
+    to be logged as an internal error, with a 500 sent to no one."""
+    survey = Survey(title="T", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
+    app = create_app(survey, store, admin_token_hash(ADMIN))
+    received = iter([{"type": "http.request", "body": b'{"token": ', "more_body": True}, {"type": "http.disconnect"}])
+    sent = []
+
+    async def receive():
+        return next(received)
+
+    async def send(message):
+        sent.append(message)
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/api/reports", "raw_path": b"/api/reports", "root_path": "", "query_string": b"",
+             "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"content-length", b"100")],
+             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}
+    with caplog.at_level(logging.INFO, logger="privrank.serve"):
+        asyncio.run(app(scope, receive, send))
+    assert [r.getMessage() for r in caplog.records if r.name == "privrank.serve"] == []
+    assert sent == [] and store.counts() == (0, 0)

@@ -267,7 +267,8 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
 
 class CatchAll:
     """ASGI middleware: a request that fails unexpectedly ends with 500 and a JSON ``{"error"}``, never a
-    traceback; only the exception's type is logged (its message could quote a request)."""
+    traceback; only the exception's type is logged (its message could quote a request). A client that hung
+    up before its request was read is no failure: nothing is logged, and there is no one to answer."""
 
     def __init__(self, app):
         self.app = app
@@ -284,6 +285,10 @@ class CatchAll:
         try:
             await self.app(scope, receive, watch)
         except Exception as exc:
+            from starlette.requests import ClientDisconnect
+
+            if isinstance(exc, ClientDisconnect):  # else any client could fill the log with "internal error"
+                return
             logging.getLogger("privrank.serve").error("internal error (%s)", type(exc).__name__)
             if started:  # too late for a status: the connection is closed by the server
                 raise
