@@ -82,8 +82,9 @@ def register(sub) -> None:
                    help="public base URL of the survey behind a reverse proxy, for the invitation links "
                         "(default: the served address)")
     p.add_argument("--registrations-per-minute", type=float, default=REGISTRATIONS_PER_MINUTE, metavar="R",
-                   help=f"new respondents accepted per minute, in bursts of at most R; more get HTTP 429 "
-                        f"(default {REGISTRATIONS_PER_MINUTE})")
+                   help=f"new respondents accepted per minute on an open survey, in bursts of at most R; more "
+                        f"get HTTP 429 (default {REGISTRATIONS_PER_MINUTE}; invitation codes limit an "
+                        "invitation-only survey)")
     p.set_defaults(func=run_serve)
 
 
@@ -303,12 +304,12 @@ def run_serve(args) -> int:
         if issued:
             lines.append(f"  registration: by invitation only ({issued} issued, {used} used); a respondent is an "
                          "invited respondent")
-        else:
-            lines.append("  registration: open; a respondent is a browser (one person with two browsers is two)")
+        else:  # an invitation-only survey is limited by its codes, not by the rate
+            lines += ["  registration: open; a respondent is a browser (one person with two browsers is two)",
+                      f"  at most {args.registrations_per_minute:g} new respondents per minute"]
         if written is not None:
             lines.append(f"  {args.invitations} new invitation link(s) written to {written} (mail them out; the "
                          "server keeps only their hashes)")
-        lines.append(f"  at most {args.registrations_per_minute:g} new respondents per minute")
         hashes = static_hashes()
         if hashes:
             lines.append("  served files (SHA-384, as in their integrity attributes; check against the release):")

@@ -41,7 +41,8 @@ The contract (:mod:`privrank.serve.app`)
     claimed with: the page keys what it keeps by it.
 ``POST /api/respondents``
     Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
-    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate.
+    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate (an
+    open survey's: an invitation-only survey is limited by its one-time codes).
 ``POST /api/reports`` (``Content-Type: application/json``, at most 64 KB)
     Pairs: ``{"token", "key", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking:
     ``{"token", "key", "vector": [M numbers], "epsilon"}``; ``key`` is 22 characters of base64url
@@ -55,7 +56,8 @@ The contract (:mod:`privrank.serve.app`)
     locked by another process (``busy``) or cannot be reached (``unavailable``): nothing was stored,
     and a resend under the same key is safe (as for registrations, and for every request that reads
     the store). Any other failure is 500 ``{"error"}``, never a traceback.
-``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``)
+``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
+token the store has since replaced, by another server started on the same database with a new one)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
     planner's number of reports for the survey is reached (it says how many more), then scores
     with 95% intervals and 95% rank intervals, a plot, the manipulation margin, the guarantee,

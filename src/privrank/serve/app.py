@@ -10,8 +10,8 @@ logged: no request body, no client address.
 Against an adversary: a token, a key and an invitation code are accepted only in the exact shape
 the server or the page issues them (anything else is refused with 400 before the store is
 asked), one client's failing request never fails another's (the store isolates each report),
-registrations are rate-limited by a token bucket in the server process (429 with
-``Retry-After``), and every request ends with a status and a JSON ``{"error"}``, never a
+registrations on an open survey are rate-limited by a token bucket in the server process (429
+with ``Retry-After``; on an invitation-only survey the one-time codes are the limit), and every request ends with a status and a JSON ``{"error"}``, never a
 traceback.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class RateLimit:
             return (1.0 - self._tokens) / self.rate
 
     def refund(self) -> None:
-        """Give back the token of an event that did not happen (a refused invitation)."""
+        """Give back the token of an event that did not happen (a registration the store refused)."""
         with self._lock:
             self._tokens = min(self.capacity, self._tokens + 1.0)
 
@@ -179,6 +179,17 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return matches(request.query_params.get("token", "")) or (scheme.lower() == "bearer"
                                                                    and matches(credential.strip()))
 
+    async def admin_refusal(request, what: str):
+        """None for the admin, else the 403 reply. A token the store no longer keeps (another privrank serve on
+        this database started with a new one) opens nothing: a replaced token must not live on in this server."""
+        if not is_admin(request):
+            return error(403, f"the {what} needs the admin token (?token=... or Authorization: Bearer ...)")
+        stored = await run_in_threadpool(store.admin_token_hash)
+        if stored not in (None, admin_hash):
+            return error(403, "this admin token was replaced since the server started (another privrank serve on "
+                              "the same database?): restart the server to use the new one")
+        return None
+
     async def index(request):
         page = static / "index.html"
         if not page.is_file():
@@ -194,20 +205,23 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             invitation = registration_fields(await json_body(request, empty_ok=True))
         except Refused as exc:
             return error(400, str(exc))
-        wait = limit.take()
+        # on an invitation-only survey the codes are the limit (each registers one respondent, once, and 128-bit
+        # codes cannot be guessed): a bucket shared with them would let anyone keep invited people out with bad
+        # codes in flight, each holding a token until the store refuses it. A survey once invitation-only stays so.
+        issued, _ = await run_in_threadpool(store.invitations)
+        limited = not issued
+        wait = limit.take() if limited else 0.0
         if wait:
             return error(429, "too many new respondents right now: try again in a moment", "rate-limited",
                          headers={"retry-after": str(max(1, math.ceil(wait)))})
         try:
             token = await run_in_threadpool(store.new_respondent, invitation)
-        except InvitationRefused as exc:
-            # a refused code registers no one, so it does not use up the limit: otherwise anyone could keep
-            # invited people out by sending bad codes (and 128-bit codes cannot be guessed, limit or not)
-            limit.refund()
+        except (InvitationRefused, StoreUnavailable) as exc:
+            if limited:  # no one registered (the survey became invitation-only meanwhile, or no write): token back
+                limit.refund()
+            if isinstance(exc, StoreUnavailable):
+                raise
             return error(403, str(exc), "invitation")
-        except StoreUnavailable:  # no one registered: the token goes back
-            limit.refund()
-            raise
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
 
@@ -226,15 +240,17 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return JSONResponse({"remaining": receipt.remaining}, status_code=201)
 
     async def dashboard(request):
-        if not is_admin(request):
-            return error(403, "the dashboard needs the admin token (?token=... or Authorization: Bearer ...)")
+        refused = await admin_refusal(request, "dashboard")
+        if refused is not None:
+            return refused
         query = request.query_params.get("token", "")
         return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
                                                     recent, live))
 
     async def export(request):
-        if not is_admin(request):
-            return error(403, "the export needs the admin token (?token=... or Authorization: Bearer ...)")
+        refused = await admin_refusal(request, "export")
+        if refused is not None:
+            return refused
         text = await run_in_threadpool(export_csv, survey, store)
         # a byte order mark: without it Excel reads a UTF-8 file in the machine's legacy code page (Crème ->
         # CrÃ¨me); pandas, Arrow and privrank's readers skip it
@@ -251,7 +267,8 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
 
 class CatchAll:
     """ASGI middleware: a request that fails unexpectedly ends with 500 and a JSON ``{"error"}``, never a
-    traceback; only the exception's type is logged (its message could quote a request)."""
+    traceback; only the exception's type is logged (its message could quote a request). A client that hung
+    up before its request was read is no failure: nothing is logged, and there is no one to answer."""
 
     def __init__(self, app):
         self.app = app
@@ -268,6 +285,10 @@ class CatchAll:
         try:
             await self.app(scope, receive, watch)
         except Exception as exc:
+            from starlette.requests import ClientDisconnect
+
+            if isinstance(exc, ClientDisconnect):  # else any client could fill the log with "internal error"
+                return
             logging.getLogger("privrank.serve").error("internal error (%s)", type(exc).__name__)
             if started:  # too late for a status: the connection is closed by the server
                 raise
@@ -389,7 +410,8 @@ def report_fields(survey, doc) -> dict:
         raise Refused(f"vector must be a list of {survey.dimension} numbers (one per pair of items)")
     values = [_number(v, "every entry of vector") for v in vector]
     scale = survey.duchi_scale()
-    if not math.isclose(math.sqrt(math.fsum(v * v for v in values)), scale, rel_tol=NORM_TOLERANCE):
+    # hypot scales before it squares: entries whose squares overflow a float get a norm, not an OverflowError
+    if not math.isclose(math.hypot(*values), scale, rel_tol=NORM_TOLERANCE):
         raise Refused(f"vector must have the norm of a randomized ballot, {scale:.12g}")
     return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
