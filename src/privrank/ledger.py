@@ -178,15 +178,14 @@ def _comparisons_digest(data: PairwiseComparisons) -> tuple[int, int]:
 
 
 def _label_digests(labels) -> np.ndarray:
-    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels."""
-    import pyarrow as pa
-
+    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels. A label
+    that is not text is written as Python writes its value, as for the data in memory (Arrow writes
+    the float 1.0 as ``1``, Python and a CSV file as ``1.0``)."""
     from .data.tabular import dictionary_encoded
 
     encoded = dictionary_encoded(labels)
-    texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
-        encoded.dictionary.cast(pa.string())
-    return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+    texts = [str(x) for x in encoded.dictionary.to_pylist()]
+    return _text_digests(texts)[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _digest_batches(batches) -> tuple[int, int]:
