@@ -46,9 +46,16 @@ class LedgerRelease:
         A non-private output (a baseline, or private output with exact diagnostics) is
         recorded, and refused under a budget. ``reports``: the input was randomized reports,
         whose spend was charged when they were randomized (``privrank randomize``) or spent on
-        the respondents' devices; debiasing them is post-processing and spends nothing. Any
-        other private output that nothing charged is a bug.
+        the respondents' devices; debiasing them is post-processing and spends nothing. Reports
+        whose records have a budget are refused: a budget is set on raw answers, and raw answers
+        given an epsilon column would be released as they are. Any other private output that
+        nothing charged is a bug.
         """
+        if guarantee.private and reports and not self._payer.charged and self._ledger.budgets(self._fp):
+            raise BudgetExceededError("refused: these records have a privacy budget, so they are raw answers, not "
+                                      "randomized reports (randomized reports need no budget): debiased as reports "
+                                      "by their epsilon column, they would be released without noise. Randomize "
+                                      "them (privrank randomize) or rank them with --epsilon")
         if guarantee.private and (self._payer.charged or reports):
             return
         if guarantee.private:
