@@ -90,6 +90,13 @@ def default_path() -> Path:
     return Path(base) / "privrank" / "ledger.sqlite"
 
 
+def ledger_files(path=None) -> list[Path]:
+    """The files of the ledger at ``path`` (default :func:`default_path`): the database, and SQLite's
+    write-ahead log and shared-memory index beside it. Writing over any of them loses the ledger's history."""
+    path = Path(path) if path is not None else default_path()
+    return [path] + [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+
+
 def journal_dir() -> Path:
     """``$PRIVRANK_STATE``, else ``$XDG_STATE_HOME/privrank`` (``~/.local/state`` by default)."""
     env = os.environ.get(ENV_STATE)
@@ -368,6 +375,8 @@ class Ledger:
         self.path = Path(path) if path is not None else default_path()
         if self.path.is_dir():
             raise InputError(f"the ledger {self.path} is a directory; give a file")
+        if self.path.exists() and not self.path.is_file():
+            raise InputError(f"the ledger {self.path} is not a regular file (a pipe or device); give a file")
         if self.path.exists() and self.path.is_file() and self.path.stat().st_size == 0:
             raise InputError(f"the ledger {self.path} is an empty file: a ledger that was truncated has lost its "
                              "history. Restore it from a backup, or delete the file to start a new ledger")

@@ -32,3 +32,52 @@ def test_randomized_reports_without_a_budget_are_still_debiased(cli, pairs, tmp_
     assert cli("randomize", pairs, "--epsilon", "1", "--seed", "1", "-o", reports)[0] == 0
     code, out, err = cli("rank", reports, "--seed", "2", "--format", "csv")
     assert code == 0 and out.startswith("rank,item")
+
+
+@pytest.mark.parametrize("how", ["path", "symlink", "export", "wal"])
+def test_an_output_is_never_written_over_the_ledger(cli, pairs, tmp_path, private_ledger, how):
+    assert cli("rank", pairs, "--epsilon", "0.5", "-o", tmp_path / "first.csv")[0] == 0
+    before = private_ledger.read_bytes()
+    target = {"path": private_ledger, "export": private_ledger, "wal": f"{private_ledger}-wal",
+              "symlink": tmp_path / "link"}[how]
+    if how == "symlink":
+        target.symlink_to(private_ledger)
+    argv = ("ledger", "export") if how == "export" else ("rank", pairs, "--epsilon", "0.5")
+    code, _, err = cli(*argv, "-o", target, "--force")
+    _refused(code, err)
+    assert "would overwrite the privacy ledger" in err
+    assert private_ledger.read_bytes() == before
+    with Ledger(private_ledger) as led:
+        assert len(led.releases()) == 1  # the refused release was not charged
+
+
+def test_an_output_is_never_written_over_the_item_list(cli, pairs, pairs_items, tmp_path, private_ledger):
+    items = pairs_items.read_text()
+    code, _, err = cli("rank", pairs, "--mechanism", "laplace", "--items", pairs_items, "--epsilon", "0.5",
+                       "-o", pairs_items, "--force")
+    _refused(code, err)
+    assert "item list" in err and pairs_items.read_text() == items
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []
+
+
+def test_the_ranking_and_its_plot_are_not_one_file(cli, pairs, tmp_path, private_ledger):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "r.png"
+    code, _, err = cli("rank", pairs, "--epsilon", "0.5", "-o", target, "--plot", target, "--force")
+    _refused(code, err)
+    assert "the same file" in err and not target.exists()
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "fifo"])
+def test_a_ledger_that_is_not_a_regular_file_is_refused(cli, pairs, tmp_path, device):
+    import os
+
+    if device == "fifo":
+        device = tmp_path / "fifo"
+        os.mkfifo(device)
+    code, _, err = cli("rank", pairs, "--epsilon", "0.5", "--ledger", device, "-o", tmp_path / "r.csv")
+    _refused(code, err)
+    assert f"the ledger {device} is not a regular file" in err

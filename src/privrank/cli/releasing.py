@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, fingerprint
+from ..ledger import Ledger, fingerprint, ledger_files
 from ..release import charging
 from .output import output_format
 
@@ -80,10 +80,7 @@ def ledger_release(args, data):
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
     if hasattr(args, "format"):
         args.format = output_format(args.format, path)
-    for target in (path, plot):
-        if target not in (None, STDOUT) and _same_file(target, args.file):
-            raise InputError("the output would overwrite the input data: write it to another file (nothing was "
-                             "released)")
+    refuse_overwriting(args, path, plot)
     output = None if path in (None, STDOUT) else Output(path, force=args.force)
     plot = None if plot is None else Output(plot, force=args.force, plot=True)
     if output is None and not _stdout_open():
@@ -117,11 +114,31 @@ def ledger_release(args, data):
         raise
 
 
+def refuse_overwriting(args, *targets) -> None:
+    """Refuse, before anything is charged, output ``targets`` (paths; None or ``-`` for none or standard
+    output) that would overwrite a file the command reads or keeps: the input data, the item list
+    (``--items``), the privacy ledger with SQLite's files beside it, or one another."""
+    targets = [t for t in targets if t not in (None, STDOUT)]
+    ledger = ledger_files(getattr(args, "ledger", None))
+    kept = [(getattr(args, "file", None), "the input data"), (getattr(args, "items", None), "the item list (--items)")]
+    for k, target in enumerate(targets):
+        what = next((what for f, what in kept if f is not None and _same_file(target, f)), None) or \
+            ("the privacy ledger" if any(_same_file(target, f) for f in ledger) else None)
+        if what:
+            raise InputError(f"the output would overwrite {what}: write it to another file (nothing was released)")
+        if any(_same_file(target, other) for other in targets[:k]):
+            raise InputError(f"the output and the plot are the same file ({target}): give each its own (nothing was "
+                             "released)")
+
+
 def _same_file(a, b) -> bool:
+    """Whether the path ``a`` and the path (or pinned file) ``b`` name one file: the same file now, or
+    the same path once symbolic links are resolved."""
     try:
         return os.path.samestat(os.stat(a), b.stat() if isinstance(b, PinnedFile) else os.stat(b))
-    except (OSError, TypeError, ValueError):  # either is missing or not a path: not the same file
-        return False
+    except (OSError, TypeError, ValueError):  # either is missing or not a path
+        pass
+    return not isinstance(b, PinnedFile) and os.path.realpath(a) == os.path.realpath(b)
 
 
 def _stdout_open() -> bool:
