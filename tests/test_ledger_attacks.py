@@ -23,3 +23,22 @@ def test_float_labels_have_one_fingerprint_in_every_format(tmp_path, suffix):
     else:
         df.to_feather(columnar)
     assert fingerprint(columnar) == fingerprint(csv) == fingerprint(read_comparisons(columnar))
+
+
+def test_a_ratings_file_keeps_its_fingerprint_when_its_users_are_renamed(tmp_path):
+    """Users renamed (or their ids re-typed) are the same ratings: each user's (item, rating) records
+    make the fingerprint, not the user's name. One rating moved to another user changes it."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"user": np.repeat(np.arange(12), 4), "item": np.tile(list("abcd"), 12),
+                       "rating": rng.integers(1, 6, 48)})
+    paths = {name: tmp_path / f"{name}.csv" for name in ("ids", "renamed", "moved")}
+    df.to_csv(paths["ids"], index=False)
+    renamed = df.assign(user="respondent-" + (100 - df.user).astype(str)).sample(frac=1, random_state=3)
+    renamed.to_csv(paths["renamed"], index=False)
+    moved = df.copy()
+    moved.loc[0, "user"] = 1  # user 0's rating of a goes to user 1, who rated a too
+    moved.to_csv(paths["moved"], index=False)
+    prints = {name: fingerprint(path) for name, path in paths.items()}
+    assert prints["renamed"] == prints["ids"] != prints["moved"]

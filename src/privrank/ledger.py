@@ -206,15 +206,20 @@ def _digest_batches(batches) -> tuple[int, int]:
 
 
 def _ratings_fingerprint(path) -> str:
-    """Fingerprint of a ratings file: of its (user, item, rating) records, in any order. The pairs a
-    run draws from the ratings change from run to run; the data set does not."""
+    """Fingerprint of a ratings file: of each user's set of (item, rating) records, as a multiset over
+    users, so that neither the order of the records nor the users' ids (renamed, re-typed) change it.
+    The pairs a run draws from the ratings change from run to run; the data set does not."""
     from .data.ratings import RatingsFile
+    from .data.tabular import dictionary_encoded
 
     users, items, values = RatingsFile(path).read()
-    with np.errstate(over="ignore"):
-        x = (_label_digests(users) * _K[0]) ^ (_label_digests(items) * _K[1])
-        x ^= (values + 0.0).view(np.uint64) * _K[2]
-        return _fingerprint_text(int(_mix(x).sum(dtype=np.uint64)), int(values.size), "ratings")
+    user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(user, kind="stable")  # each user's records together, as a ballot's entries
+    sizes = np.bincount(user)
+    sizes = sizes[sizes > 0]
+    ratings = (values + 0.0).view(np.uint64)  # -0.0 as 0.0
+    total, _ = _ballots_digest(_label_digests(items), order, ratings[order], sizes, np.ones(sizes.size, dtype=np.int64))
+    return _fingerprint_text(total, int(values.size), "ratings")
 
 
 _K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
