@@ -51,6 +51,17 @@ def test_an_output_is_never_written_over_the_ledger(cli, pairs, tmp_path, privat
         assert len(led.releases()) == 1  # the refused release was not charged
 
 
+def test_an_output_is_never_written_over_the_ledger_journal(cli, pairs, tmp_path, private_ledger):
+    assert cli("rank", pairs, "--epsilon", "0.5", "-o", tmp_path / "first.csv")[0] == 0
+    (entry,) = (tmp_path / "state" / "datasets").iterdir()
+    before = entry.read_bytes()
+    code, _, err = cli("rank", pairs, "--epsilon", "0.5", "-o", entry, "--force")
+    _refused(code, err)
+    assert "would overwrite the privacy ledger's journal" in err and entry.read_bytes() == before
+    with Ledger(private_ledger) as led:
+        assert len(led.releases()) == 1
+
+
 def test_an_output_is_never_written_over_the_item_list(cli, pairs, pairs_items, tmp_path, private_ledger):
     items = pairs_items.read_text()
     code, _, err = cli("rank", pairs, "--mechanism", "laplace", "--items", pairs_items, "--epsilon", "0.5",

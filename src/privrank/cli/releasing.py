@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, fingerprint, ledger_files
+from ..ledger import Ledger, fingerprint, journal_dir, ledger_files
 from ..release import charging
 from .output import output_format
 
@@ -117,13 +117,15 @@ def ledger_release(args, data):
 def refuse_overwriting(args, *targets) -> None:
     """Refuse, before anything is charged, output ``targets`` (paths; None or ``-`` for none or standard
     output) that would overwrite a file the command reads or keeps: the input data, the item list
-    (``--items``), the privacy ledger with SQLite's files beside it, or one another."""
+    (``--items``), the privacy ledger with SQLite's files beside it and its journal, or one another."""
     targets = [t for t in targets if t not in (None, STDOUT)]
-    ledger = ledger_files(getattr(args, "ledger", None))
     kept = [(getattr(args, "file", None), "the input data"), (getattr(args, "items", None), "the item list (--items)")]
+    kept += [(f, "the privacy ledger") for f in ledger_files(getattr(args, "ledger", None))]
+    journal = os.path.join(os.path.realpath(journal_dir()), "")
     for k, target in enumerate(targets):
-        what = next((what for f, what in kept if f is not None and _same_file(target, f)), None) or \
-            ("the privacy ledger" if any(_same_file(target, f) for f in ledger) else None)
+        what = next((what for f, what in kept if f is not None and _same_file(target, f)), None)
+        if what is None and os.path.realpath(target).startswith(journal):
+            what = "the privacy ledger's journal"
         if what:
             raise InputError(f"the output would overwrite {what}: write it to another file (nothing was released)")
         if any(_same_file(target, other) for other in targets[:k]):
