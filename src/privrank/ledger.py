@@ -116,7 +116,8 @@ def fingerprint(data) -> str:
     one changed answer does. (Two data sets with the same answers by different users share a
     fingerprint, and so a budget: the ledger over-counts, the safe side.) Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
     (tied items share a place); :class:`~privrank.data.rankings.Rankings` in memory and a file
-    of the same complete ballots have the same fingerprint. The records are combined as a
+    of the same complete ballots have the same fingerprint. Ratings: each user's set of (item,
+    rating), whatever the user's id. The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number. A sum can be formed batch by batch, so a comparisons path is fingerprinted by
     streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without

@@ -54,8 +54,9 @@ class LedgerRelease:
         if guarantee.private and reports and not self._payer.charged and self._ledger.budgets(self._fp):
             raise BudgetExceededError("refused: these records have a privacy budget, so they are raw answers, not "
                                       "randomized reports (randomized reports need no budget): debiased as reports "
-                                      "by their epsilon column, they would be released without noise. Randomize "
-                                      "them (privrank randomize) or rank them with --epsilon")
+                                      "by their epsilon column, they would be released without noise. Drop the "
+                                      "epsilon column, then rank them with --epsilon or randomize them (privrank "
+                                      "randomize)")
         if guarantee.private and (self._payer.charged or reports):
             return
         if guarantee.private:
