@@ -215,12 +215,17 @@ def _ratings_fingerprint(path) -> str:
 
     users, items, values = RatingsFile(path).read()
     user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(user, kind="stable")  # each user's records together, as a ballot's entries
     sizes = np.bincount(user)
-    sizes = sizes[sizes > 0]
-    ratings = (values + 0.0).view(np.uint64)  # -0.0 as 0.0
-    total, _ = _ballots_digest(_label_digests(items), order, ratings[order], sizes, np.ones(sizes.size, dtype=np.int64))
-    return _fingerprint_text(total, int(values.size), "ratings")
+    sums = np.zeros(sizes.size, dtype=np.uint64)  # per user, of its records' digests (mod 2^64)
+    with np.errstate(over="ignore"):
+        x = _mix((_label_digests(items) * _K[0]) ^ ((values + 0.0).view(np.uint64) * _K[1]))  # -0.0 as 0.0
+        for shift in map(np.uint64, (0, 16, 32, 48)):  # 16 bits at a time, so that float64 sums them exactly
+            part = np.bincount(user, weights=((x >> shift) & np.uint64(0xFFFF)).astype(np.float64),
+                               minlength=sizes.size)
+            sums += part.astype(np.uint64) << shift
+        present = sizes > 0
+        per_user = _mix(sums[present] ^ (sizes[present].astype(np.uint64) * _K[2]))
+        return _fingerprint_text(int(per_user.sum(dtype=np.uint64)), int(values.size), "ratings")
 
 
 _K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
