@@ -90,6 +90,13 @@ def default_path() -> Path:
     return Path(base) / "privrank" / "ledger.sqlite"
 
 
+def ledger_files(path=None) -> list[Path]:
+    """The files of the ledger at ``path`` (default :func:`default_path`): the database, and SQLite's
+    write-ahead log and shared-memory index beside it. Writing over any of them loses the ledger's history."""
+    path = Path(path) if path is not None else default_path()
+    return [path] + [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+
+
 def journal_dir() -> Path:
     """``$PRIVRANK_STATE``, else ``$XDG_STATE_HOME/privrank`` (``~/.local/state`` by default)."""
     env = os.environ.get(ENV_STATE)
@@ -109,7 +116,8 @@ def fingerprint(data) -> str:
     one changed answer does. (Two data sets with the same answers by different users share a
     fingerprint, and so a budget: the ledger over-counts, the safe side.) Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
     (tied items share a place); :class:`~privrank.data.rankings.Rankings` in memory and a file
-    of the same complete ballots have the same fingerprint. The records are combined as a
+    of the same complete ballots have the same fingerprint. Ratings: each user's set of (item,
+    rating), whatever the user's id. The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number. A sum can be formed batch by batch, so a comparisons path is fingerprinted by
     streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
@@ -178,15 +186,14 @@ def _comparisons_digest(data: PairwiseComparisons) -> tuple[int, int]:
 
 
 def _label_digests(labels) -> np.ndarray:
-    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels."""
-    import pyarrow as pa
-
+    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels. A label
+    that is not text is written as Python writes its value, as for the data in memory (Arrow writes
+    the float 1.0 as ``1``, Python and a CSV file as ``1.0``)."""
     from .data.tabular import dictionary_encoded
 
     encoded = dictionary_encoded(labels)
-    texts = encoded.dictionary if pa.types.is_string(encoded.dictionary.type) else \
-        encoded.dictionary.cast(pa.string())
-    return _text_digests(texts.to_pylist())[encoded.indices.to_numpy(zero_copy_only=False)]
+    texts = [str(x) for x in encoded.dictionary.to_pylist()]
+    return _text_digests(texts)[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _digest_batches(batches) -> tuple[int, int]:
@@ -200,15 +207,25 @@ def _digest_batches(batches) -> tuple[int, int]:
 
 
 def _ratings_fingerprint(path) -> str:
-    """Fingerprint of a ratings file: of its (user, item, rating) records, in any order. The pairs a
-    run draws from the ratings change from run to run; the data set does not."""
+    """Fingerprint of a ratings file: of each user's set of (item, rating) records, as a multiset over
+    users, so that neither the order of the records nor the users' ids (renamed, re-typed) change it.
+    The pairs a run draws from the ratings change from run to run; the data set does not."""
     from .data.ratings import RatingsFile
+    from .data.tabular import dictionary_encoded
 
     users, items, values = RatingsFile(path).read()
+    user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
+    sizes = np.bincount(user)
+    sums = np.zeros(sizes.size, dtype=np.uint64)  # per user, of its records' digests (mod 2^64)
     with np.errstate(over="ignore"):
-        x = (_label_digests(users) * _K[0]) ^ (_label_digests(items) * _K[1])
-        x ^= (values + 0.0).view(np.uint64) * _K[2]
-        return _fingerprint_text(int(_mix(x).sum(dtype=np.uint64)), int(values.size), "ratings")
+        x = _mix((_label_digests(items) * _K[0]) ^ ((values + 0.0).view(np.uint64) * _K[1]))  # -0.0 as 0.0
+        for shift in map(np.uint64, (0, 16, 32, 48)):  # 16 bits at a time, so that float64 sums them exactly
+            part = np.bincount(user, weights=((x >> shift) & np.uint64(0xFFFF)).astype(np.float64),
+                               minlength=sizes.size)
+            sums += part.astype(np.uint64) << shift
+        present = sizes > 0
+        per_user = _mix(sums[present] ^ (sizes[present].astype(np.uint64) * _K[2]))
+        return _fingerprint_text(int(per_user.sum(dtype=np.uint64)), int(values.size), "ratings")
 
 
 _K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
@@ -369,6 +386,8 @@ class Ledger:
         self.path = Path(path) if path is not None else default_path()
         if self.path.is_dir():
             raise InputError(f"the ledger {self.path} is a directory; give a file")
+        if self.path.exists() and not self.path.is_file():
+            raise InputError(f"the ledger {self.path} is not a regular file (a pipe or device); give a file")
         if self.path.exists() and self.path.is_file() and self.path.stat().st_size == 0:
             raise InputError(f"the ledger {self.path} is an empty file: a ledger that was truncated has lost its "
                              "history. Restore it from a backup, or delete the file to start a new ledger")

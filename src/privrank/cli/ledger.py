@@ -46,7 +46,9 @@ def run_ledger(args) -> int:
     from ..exports import dumps
     from ..ledger import Ledger, fingerprint
     from .output import _fmt_cell, emit
+    from .releasing import refuse_overwriting
 
+    refuse_overwriting(args, getattr(args, "output", None))
     with Ledger(args.ledger) as ledger:
         if args.action == "set-budget":
             ledger.set_budget(fingerprint(args.file), _budget_unit(args), args.epsilon, args.delta, dataset=args.file)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, fingerprint
+from ..ledger import Ledger, fingerprint, journal_dir, ledger_files
 from ..release import charging
 from .output import output_format
 
@@ -46,9 +46,17 @@ class LedgerRelease:
         A non-private output (a baseline, or private output with exact diagnostics) is
         recorded, and refused under a budget. ``reports``: the input was randomized reports,
         whose spend was charged when they were randomized (``privrank randomize``) or spent on
-        the respondents' devices; debiasing them is post-processing and spends nothing. Any
-        other private output that nothing charged is a bug.
+        the respondents' devices; debiasing them is post-processing and spends nothing. Reports
+        whose records have a budget are refused: a budget is set on raw answers, and raw answers
+        given an epsilon column would be released as they are. Any other private output that
+        nothing charged is a bug.
         """
+        if guarantee.private and reports and not self._payer.charged and self._ledger.budgets(self._fp):
+            raise BudgetExceededError("refused: these records have a privacy budget, so they are raw answers, not "
+                                      "randomized reports (randomized reports need no budget): debiased as reports "
+                                      "by their epsilon column, they would be released without noise. Drop the "
+                                      "epsilon column, then rank them with --epsilon or randomize them (privrank "
+                                      "randomize)")
         if guarantee.private and (self._payer.charged or reports):
             return
         if guarantee.private:
@@ -73,10 +81,7 @@ def ledger_release(args, data):
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
     if hasattr(args, "format"):
         args.format = output_format(args.format, path)
-    for target in (path, plot):
-        if target not in (None, STDOUT) and _same_file(target, args.file):
-            raise InputError("the output would overwrite the input data: write it to another file (nothing was "
-                             "released)")
+    refuse_overwriting(args, path, plot)
     output = None if path in (None, STDOUT) else Output(path, force=args.force)
     plot = None if plot is None else Output(plot, force=args.force, plot=True)
     if output is None and not _stdout_open():
@@ -110,11 +115,33 @@ def ledger_release(args, data):
         raise
 
 
+def refuse_overwriting(args, *targets) -> None:
+    """Refuse, before anything is charged, output ``targets`` (paths; None or ``-`` for none or standard
+    output) that would overwrite a file the command reads or keeps: the input data, the item list
+    (``--items``), the privacy ledger with SQLite's files beside it and its journal, or one another."""
+    targets = [t for t in targets if t not in (None, STDOUT)]
+    kept = [(getattr(args, "file", None), "the input data"), (getattr(args, "items", None), "the item list (--items)")]
+    kept += [(f, "the privacy ledger") for f in ledger_files(getattr(args, "ledger", None))]
+    journal = os.path.join(os.path.realpath(journal_dir()), "")
+    for k, target in enumerate(targets):
+        what = next((what for f, what in kept if f is not None and _same_file(target, f)), None)
+        if what is None and os.path.realpath(target).startswith(journal):
+            what = "the privacy ledger's journal"
+        if what:
+            raise InputError(f"the output would overwrite {what}: write it to another file (nothing was released)")
+        if any(_same_file(target, other) for other in targets[:k]):
+            raise InputError(f"the output and the plot are the same file ({target}): give each its own (nothing was "
+                             "released)")
+
+
 def _same_file(a, b) -> bool:
+    """Whether the path ``a`` and the path (or pinned file) ``b`` name one file: the same file now, or
+    the same path once symbolic links are resolved."""
     try:
         return os.path.samestat(os.stat(a), b.stat() if isinstance(b, PinnedFile) else os.stat(b))
-    except (OSError, TypeError, ValueError):  # either is missing or not a path: not the same file
-        return False
+    except (OSError, TypeError, ValueError):  # either is missing or not a path
+        pass
+    return not isinstance(b, PinnedFile) and os.path.realpath(a) == os.path.realpath(b)
 
 
 def _stdout_open() -> bool:
