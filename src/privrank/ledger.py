@@ -206,6 +206,66 @@ def _digest_batches(batches) -> tuple[int, int]:
     return total, count
 
 
+def users_digest(data) -> str | None:
+    """SHA-256 of how the records of comparisons group into users, whatever the users' ids and the
+    records' order: the multiset over users of each user's multiset of records (the records as
+    :func:`fingerprint` digests them). None for data without a user column, and for rankings and
+    ratings (a ranking is its own unit; a ratings fingerprint already holds each user's records).
+
+    The fingerprint leaves the user column out, so that renaming users keeps a data set's budget;
+    this digest tells a budget per user whether the people are still grouped as when it was set
+    (:meth:`Ledger.record`): a copy whose records were regrouped (each its own "user", say) has the
+    same fingerprint, and a per-user release on it would state a per-user epsilon for users who are
+    not the people. In memory, or streamed from a file in bounded memory per user."""
+    if isinstance(data, Rankings):
+        return None
+    from .data.pinned import PinnedFile
+    from .data.tabular import is_table
+
+    if is_table(data) or isinstance(data, (str, Path, PinnedFile)):
+        from .data.io import ComparisonFile, holds_rankings
+        from .data.ratings import holds_ratings
+        from .data.tabular import ColumnarFile
+
+        if holds_rankings(data) or holds_ratings(ColumnarFile(data).header):
+            return None
+        parts = []
+        for batch in ComparisonFile(data).batches():
+            if batch.user is None:
+                return None
+            a, b = batch.distinct(_label_digests(batch.item_a), _label_digests(batch.item_b))
+            parts.append(_grouped_sums(_label_digests(batch.user), _record_digests(a, b, batch.outcome)))
+        if not parts:
+            return None
+        keys, sums, sizes = (np.concatenate(x) for x in zip(*parts))
+        keys, sums, more = _grouped_sums(keys, sums, sizes)
+        return _users_text(sums, more)
+    if not isinstance(data, PairwiseComparisons) or data.user is None:
+        return None
+    labels = _text_digests([str(x) for x in data.items])
+    _, sums, sizes = _grouped_sums(data.user, _record_digests(labels[data.item_a], labels[data.item_b],
+                                                              data.outcome))
+    return _users_text(sums, sizes)
+
+
+def _grouped_sums(keys, values, sizes=None):
+    """``(distinct keys, sum of values per key mod 2^64, sum of sizes per key)``; ``sizes`` defaults to ones."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    with np.errstate(over="ignore"):
+        sums = np.add.reduceat(values[order], starts) if keys.size else values[:0]
+    counts = np.diff(np.append(starts, keys.size)) if sizes is None else (
+        np.add.reduceat(sizes[order], starts) if keys.size else sizes[:0])
+    return keys[starts], sums, counts
+
+
+def _users_text(sums, sizes) -> str:
+    with np.errstate(over="ignore"):
+        per_user = _mix(sums.astype(np.uint64) ^ (sizes.astype(np.uint64) * _K[2]))
+        return hashlib.sha256(f"privrank users {sizes.size} {int(per_user.sum(dtype=np.uint64))}".encode()).hexdigest()
+
+
 def _ratings_fingerprint(path) -> str:
     """Fingerprint of a ratings file: of each user's set of (item, rating) records, as a multiset over
     users, so that neither the order of the records nor the users' ids (renamed, re-typed) change it.
@@ -267,13 +327,20 @@ def _records_digest(a, b, outcome, counts=None) -> tuple[int, int]:
     """Sum (mod 2^64) of the records' digests and their number; ``a``, ``b`` are label digests
     per record, the pair ordered by digest so that its orientation does not matter; ``counts``:
     how many times each record occurs (default once)."""
+    x = _record_digests(a, b, outcome)
+    with np.errstate(over="ignore"):
+        if counts is None:
+            return int(x.sum(dtype=np.uint64)), int(x.size)
+        return int((x * counts.astype(np.uint64)).sum(dtype=np.uint64)), int(counts.sum())
+
+
+def _record_digests(a, b, outcome) -> np.ndarray:
+    """The 64-bit digest of each comparison (label digests ``a``, ``b``; the pair ordered by digest)."""
     swap = a > b
     with np.errstate(over="ignore"):
         x = (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
         x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
-        if counts is None:
-            return int(_mix(x).sum(dtype=np.uint64)), int(swap.size)
-        return int((_mix(x) * counts.astype(np.uint64)).sum(dtype=np.uint64)), int(counts.sum())
+        return _mix(x)
 
 
 def _fingerprint_text(total: int, count: int, kind: str = "comparisons") -> str:
@@ -436,11 +503,14 @@ class Ledger:
         if self._db is not None:
             self._db.close()
 
-    def set_budget(self, fingerprint: str, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "") -> None:
+    def set_budget(self, fingerprint: str, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "",
+                   users: str | None = None) -> None:
         """Promise a total ``(epsilon, delta)`` per ``unit`` (``comparison``, ``user`` or ``ranking``) for a data set.
 
         Replaces an earlier budget of the same data set and unit; releases already recorded
-        still count against it.
+        still count against it. ``users``: for a budget per user, the data set's
+        :func:`users_digest`; every later release charged to the budget must then come from
+        records grouped into users the same way (:meth:`record`). The CLI always gives it.
         """
         if unit not in BUDGET_UNITS:
             raise InputError(f"unit must be one of {', '.join(BUDGET_UNITS)}")
@@ -451,10 +521,19 @@ class Ledger:
             entry.releases = self._check_journal(fingerprint)
             self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
                              (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
+            if unit == "user":
+                self._db.execute("DELETE FROM meta WHERE key = ?", (_users_key(fingerprint),))
+                if users is not None:
+                    self._db.execute("INSERT INTO meta VALUES (?, ?)", (_users_key(fingerprint), str(users)))
 
     def record(self, fingerprint: str, guarantee: Guarantee, *, dataset: str = "", output: str = "",
-               command: str = "") -> int:
+               command: str = "", users: str | None = None) -> int:
         """Charge a release to its data set, or refuse it; returns the release's id.
+
+        ``users``: the :func:`users_digest` of the released records, needed when the data set's
+        budget per user was set with one (:meth:`groups_users`): records grouped into users
+        otherwise than then (the user column rewritten) are refused, because every per-user
+        statement counts the people as the user column names them.
 
         In one transaction: every budget of the data set is checked with the release added
         (:func:`spent`), the release is inserted only if all of them still hold, and the journal
@@ -474,6 +553,12 @@ class Ledger:
         with _database_errors(self.path), self._journalled(fingerprint) as entry:
             self._check_journal(fingerprint)
             past = self._releases(fingerprint)
+            grouped = self._users(fingerprint)
+            if grouped is not None and users != grouped:
+                raise BudgetExceededError("refused: these records are grouped into users otherwise than the data set "
+                                          "whose budget per user was set (its user column was rewritten), and a "
+                                          "budget per user counts the people as that user column names them; "
+                                          "release from the file the budget was set on")
             for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
                 refusal = _refusal(budget, past, row, guarantee)
                 if refusal:
@@ -486,6 +571,16 @@ class Ledger:
             release_id = int(cur.lastrowid)
             entry.releases = len(past) + 1
         return release_id
+
+    def groups_users(self, fingerprint: str) -> bool:
+        """Whether the data set's budget per user was set with its :func:`users_digest` (so a release
+        charged to it must give its own, :meth:`record`)."""
+        with _database_errors(self.path):
+            return self._users(fingerprint) is not None
+
+    def _users(self, fingerprint: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (_users_key(fingerprint),)).fetchone()
+        return None if row is None else row[0]
 
     def _journal(self, fingerprint: str) -> Path:
         return journal_dir() / "datasets" / fingerprint
@@ -648,6 +743,11 @@ def _read_only(path: Path) -> bool:
         return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def _users_key(fingerprint: str) -> str:
+    """The ``meta`` key of the :func:`users_digest` a data set's budget per user was set with."""
+    return f"users {fingerprint}"
 
 
 def _check_fingerprint(fingerprint) -> None:

@@ -51,7 +51,7 @@ import functools
 import inspect
 import math
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -67,6 +67,7 @@ class Payer:
     ledger: object = None
     accountant: object = None
     fingerprint: str | None = None
+    users: str | None = None
     dataset: str = ""
     output: str = ""
     command: str = ""
@@ -86,14 +87,15 @@ class Payer:
         if spend and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
         if self.ledger is not None:
-            from .ledger import Ledger, fingerprint
+            from .ledger import Ledger, fingerprint, users_digest
 
             fp = self.fingerprint or fingerprint(data)
-            if isinstance(self.ledger, Ledger):
-                self.ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command)
-            else:
-                with Ledger(self.ledger) as ledger:
-                    ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command)
+            with nullcontext(self.ledger) if isinstance(self.ledger, Ledger) else Ledger(self.ledger) as ledger:
+                users = self.users
+                if users is None and ledger.groups_users(fp):
+                    users = users_digest(data)
+                ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command,
+                              users=users)
         if spend:
             self.accountant.spend(guarantee, self.command or guarantee.mechanism)
         self.charged.append(guarantee)
@@ -104,13 +106,15 @@ _OPEN: ContextVar[tuple | None] = ContextVar("privrank_open_release", default=No
 
 
 @contextmanager
-def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, dataset: str = "",
-             output: str = "", command: str = ""):
+def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, users: str | None = None,
+             dataset: str = "", output: str = "", command: str = ""):
     """Every release inside this block pays ``ledger``/``accountant`` (the CLI's one place of payment).
 
-    Yields the :class:`Payer`; its ``charged`` list holds the guarantees charged inside.
+    ``fingerprint`` and ``users`` (:func:`~privrank.ledger.users_digest`) identify the data set, when
+    the caller computed them. Yields the :class:`Payer`; its ``charged`` list holds the guarantees
+    charged inside.
     """
-    payer = Payer(ledger, accountant, fingerprint, dataset, output, command)
+    payer = Payer(ledger, accountant, fingerprint, users, dataset, output, command)
     token = _AMBIENT.set(payer)
     try:
         with paying():  # a noise primitive called outside a release here would go unrecorded: refused

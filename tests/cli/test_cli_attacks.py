@@ -1,5 +1,6 @@
 """Attacks on the ledger through the command line: a release that escapes its data set's budget, or
 an output that destroys a file the command reads or keeps."""
+import numpy as np
 import pytest
 
 from privrank.ledger import Ledger
@@ -92,3 +93,50 @@ def test_a_ledger_that_is_not_a_regular_file_is_refused(cli, pairs, tmp_path, de
     code, _, err = cli("rank", pairs, "--epsilon", "0.5", "--ledger", device, "-o", tmp_path / "r.csv")
     _refused(code, err)
     assert f"the ledger {device} is not a regular file" in err
+
+
+def _users_file(path, users, records):
+    path.write_text("user,item_a,item_b,outcome\n" + "".join(f"{u},{a},{b},{o}\n" for u, (a, b, o) in
+                                                             zip(users, records)))
+    return path
+
+
+@pytest.mark.parametrize("regroup", [False, True])
+def test_a_budget_per_user_refuses_the_records_regrouped_under_other_users(cli, tmp_path, private_ledger, regroup):
+    """Rewriting the user column keeps the fingerprint (it leaves users out, so renaming them keeps
+    the budget); made each comparison its own "user", the records of 3-answer people were charged 0.9
+    per user against a budget of 1 per user, 2.7 per person. Renaming users, consistently, is allowed."""
+    rng = np.random.default_rng(3)
+    records = [(f"i{a}", f"i{(a + d) % 6}", int(o)) for a, d, o in
+               zip(rng.integers(0, 6, 300), rng.integers(1, 6, 300), rng.choice([1, -1], 300))]
+    people = [k // 3 for k in range(300)]
+    original = _users_file(tmp_path / "people.csv", people, records)
+    assert cli("ledger", "set-budget", original, "--epsilon", "1", "--unit", "user")[0] == 0
+    users = list(range(300)) if regroup else [f"p{999 - u}" for u in people]
+    copy = _users_file(tmp_path / "copy.csv", users[::-1], records[::-1])  # and the rows in another order
+    out = tmp_path / "out.csv"
+    code, _, err = cli("rank", copy, "--user-epsilon", "0.9", "--seed", "1", "-o", out)
+    with Ledger(private_ledger) as led:
+        if regroup:
+            _refused(code, err)
+            assert "grouped into users otherwise" in err and not out.exists() and led.releases() == []
+        else:
+            assert code == 0, err
+            assert out.exists() and len(led.releases()) == 1
+
+
+def test_parquet_to_a_text_only_standard_output_is_refused_before_the_charge(pairs, private_ledger):
+    """A notebook or an IDE stands in for standard output with a text stream: Parquet written there
+    ended in an AttributeError traceback, after the release was charged."""
+    import contextlib
+    import io
+
+    from privrank.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["rank", str(pairs), "--epsilon", "1", "--format", "parquet"])
+    _refused(code, err.getvalue())
+    assert "text-only" in err.getvalue() and out.getvalue() == ""
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []

@@ -44,14 +44,16 @@ def register(sub) -> None:
 
 def run_ledger(args) -> int:
     from ..exports import dumps
-    from ..ledger import Ledger, fingerprint
+    from ..ledger import Ledger, fingerprint, users_digest
     from .output import _fmt_cell, emit
     from .releasing import refuse_overwriting
 
     refuse_overwriting(args, getattr(args, "output", None))
     with Ledger(args.ledger) as ledger:
         if args.action == "set-budget":
-            ledger.set_budget(fingerprint(args.file), _budget_unit(args), args.epsilon, args.delta, dataset=args.file)
+            unit = _budget_unit(args)
+            ledger.set_budget(fingerprint(args.file), unit, args.epsilon, args.delta, dataset=args.file,
+                              users=users_digest(args.file) if unit == "user" else None)
             budget = [b for b in ledger.budgets() if b["dataset"] == args.file][-1]
             print(_budget_line(budget))
             return 0

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, fingerprint, journal_dir, ledger_files
+from ..ledger import Ledger, fingerprint, journal_dir, ledger_files, users_digest
 from ..release import charging
 from .output import output_format
 
@@ -87,9 +87,10 @@ def ledger_release(args, data):
     if output is None and not _stdout_open():
         raise InputError("standard output is closed: write the release to a file with --out FILE "
                          "(nothing was released)")
-    if output is None and getattr(args, "format", None) == "parquet" and sys.stdout.isatty():
-        raise InputError("Parquet is binary, not for a terminal: write it to a file with --out FILE (nothing was "
-                         "released)")
+    if output is None and getattr(args, "format", None) == "parquet" and (
+            getattr(sys.stdout, "buffer", None) is None or sys.stdout.isatty()):
+        raise InputError("Parquet is binary, not for a terminal or a text-only stream: write it to a file with "
+                         "--out FILE (nothing was released)")
     reserved = []
     try:
         for out in (output, plot):
@@ -101,7 +102,8 @@ def ledger_release(args, data):
                 reserved.append(out)
         fp = args.fingerprint = fingerprint(data)  # the dask engine checks its workers' records against it
         with Ledger(args.ledger) as ledger:
-            with charging(ledger, fingerprint=fp, dataset=str(args.file), output=_names(output, plot),
+            users = users_digest(data) if ledger.groups_users(fp) else None  # one more pass, for a budget per user
+            with charging(ledger, fingerprint=fp, users=users, dataset=str(args.file), output=_names(output, plot),
                           command=args.command) as payer:
                 try:
                     yield LedgerRelease(ledger, payer, fp, args, output, plot)
