@@ -57,7 +57,7 @@ from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
-from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
+from ..errors import DisconnectedError, InputError, check_epsilon, check_positive, check_whole
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
@@ -260,9 +260,10 @@ def _budget(data, epsilon, user_epsilon, max_answers):
         if max_answers is not None:
             if not isinstance(data, PairwiseComparisons):
                 raise InputError("max_answers needs the comparisons with respondent ids, not counts")
+            max_answers = check_whole(max_answers, name="max_answers")
             data = data.first_answers(max_answers)
-            per_user = eps * int(max_answers)
-            note += (f" Per respondent, by group privacy over their first {int(max_answers)} answers: what "
+            per_user = eps * max_answers
+            note += (f" Per respondent, by group privacy over their first {max_answers} answers: what "
                      "they answered is protected, how many questions they answered is not.")
         counts = _as_counts(data)
         return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note, given), 0
@@ -272,9 +273,7 @@ def _budget(data, epsilon, user_epsilon, max_answers):
                          "answers per respondent (answers beyond it are dropped)")
     if isinstance(data, PairCounts):
         raise InputError("a per-respondent budget needs the comparisons with respondent ids, not counts")
-    m = int(check_positive(max_answers, name="max_answers"))
-    if m != max_answers:
-        raise InputError("max_answers must be a whole number")
+    m = check_whole(max_answers, name="max_answers")
     kept = data.first_answers(m)
     dropped = data.n_records - kept.n_records
     note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
@@ -485,10 +484,7 @@ def _respondents(respondents, budget: _Budget) -> int | None:
         return None
     if budget.unit != UNIT_USER:
         raise InputError("respondents= belongs to a per-respondent budget (user_epsilon)")
-    n = check_positive(respondents, name="respondents")
-    if n != int(n):
-        raise InputError("respondents must be a whole number")
-    return int(n)
+    return check_whole(respondents, name="respondents")
 
 
 @private_release

@@ -1,0 +1,72 @@
+"""Releases called the way an adversary (or a careless caller) would: every spend a release states
+is what it charges, and a parameter that is not a number is refused before anything is charged."""
+import warnings
+
+import numpy as np
+import pytest
+
+import privrank as pr
+
+
+def _comparisons():
+    return pr.PairwiseComparisons.from_labels(
+        ["a", "b", "a", "c", "b", "a"], ["b", "c", "c", "b", "a", "c"], [1, -1, 1, 1, 0, -1],
+        user=["u", "u", "v", "v", "w", "w"], items=["a", "b", "c"])
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def test_whole_float_quota_is_released_as_charged():
+    # a quota given as 2.0 was charged and drawn, then refused by the reports: privacy spent, nothing released
+    acct = pr.Accountant(pr.PureDP(10.0))
+    reports = _quiet(pr.randomized_response, _comparisons(), epsilon=1.0, max_answers=2.0, rng=0, accountant=acct)
+    assert reports.max_answers == 2
+    assert acct.spent == pr.PureDP(2.0)
+
+
+@pytest.mark.parametrize("release, kwargs", [
+    (pr.randomized_response, {"epsilon": 1.0}),
+    (pr.debiased_randomized_response, {"epsilon": 1.0}),
+    (pr.local_laplace, {"epsilon": 1.0}),
+    (pr.noisy_copeland, {"epsilon": 1.0}),
+    (pr.noisy_copeland, {"user_epsilon": 1.0}),
+    (pr.perturbed_mle, {"user_epsilon": 1.0, "gamma": 10.0}),
+])
+@pytest.mark.parametrize("bound", [True, np.True_])
+def test_truth_value_as_answers_bound_is_refused_before_charge(release, kwargs, bound):
+    acct = pr.Accountant(pr.PureDP(10.0))
+    with pytest.raises(pr.InputError, match="max_answers must be a whole number"):
+        _quiet(release, _comparisons(), max_answers=bound, rng=0, accountant=acct, **kwargs)
+    assert acct.spent is None
+
+
+def test_truth_value_as_respondents_is_refused():
+    with pytest.raises(pr.InputError, match="respondents must be a whole number"):
+        pr.noisy_copeland(_comparisons(), user_epsilon=1.0, max_answers=2, respondents=True, rng=0)
+
+
+@pytest.mark.parametrize("value", [True, np.True_, "1.0", b"1", np.array("1.0")])
+@pytest.mark.parametrize("release", [pr.noisy_copeland, pr.perturbed_mle, pr.debiased_randomized_response])
+def test_epsilon_that_is_not_a_number_is_refused_before_charge(release, value):
+    acct = pr.Accountant(pr.PureDP(10.0))
+    with pytest.raises(pr.InputError, match="epsilon must be a number > 0"):
+        _quiet(release, _comparisons(), epsilon=value, rng=0, accountant=acct)
+    assert acct.spent is None
+
+
+@pytest.mark.parametrize("delta", [False, "1e-6"])
+def test_delta_that_is_not_a_number_is_refused(delta):
+    with pytest.raises(pr.InputError, match="delta must be a number"):
+        pr.noisy_counts(np.array([3, 4]), epsilon=1.0, delta=delta, unit="one ranking", rng=0)
+
+
+@pytest.mark.parametrize("budget", [lambda: pr.PureDP(True), lambda: pr.ApproxDP(1.0, "0"),
+                                    lambda: pr.ZCDP("0.1"),
+                                    lambda: pr.Guarantee(True, "central", "one ranking", "m")])
+def test_budgets_refuse_truth_values_and_text(budget):
+    with pytest.raises(pr.InputError):
+        budget()
