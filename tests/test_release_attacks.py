@@ -70,3 +70,17 @@ def test_delta_that_is_not_a_number_is_refused(delta):
 def test_budgets_refuse_truth_values_and_text(budget):
     with pytest.raises(pr.InputError):
         budget()
+
+
+@pytest.mark.parametrize("counts", [
+    lambda: pr.PairCounts.from_arrays(3, [0, 1], [1, 5], [1.0, 1.0], [1.0, 1.0], items="abc"),
+    lambda: pr.PairCounts.from_arrays(3, [-1, 1], [1, 2], [1.0, 1.0], [1.0, 1.0], items="abc"),
+    lambda: pr.PairCounts.from_arrays(3, [0, 1], [1, 2], [1.0, 1.0], [1.0, np.inf], items="abc"),
+    lambda: pr.PairCounts.from_arrays(3, [0, 1], [1, 2], [1.0, 1.0], [1.0, 1.0], items="ab"),
+])
+@pytest.mark.parametrize("release", [pr.noisy_copeland, pr.perturbed_mle])
+def test_counts_that_are_no_comparisons_are_refused_before_charge(release, counts):
+    acct = pr.Accountant(pr.PureDP(10.0))
+    with pytest.raises(pr.InputError):
+        _quiet(release, counts(), epsilon=1.0, rng=0, accountant=acct)
+    assert acct.spent is None

@@ -187,6 +187,12 @@ def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
     """Counts of raw comparisons; for a private mechanism, counts of single unweighted comparisons."""
     if pc.n_pairs == 0:
         raise InputError("no comparisons between distinct items")
+    if pc.items and len(pc.items) != pc.n_items:
+        raise InputError(f"{len(pc.items)} item labels for counts of {pc.n_items} items")
+    if pc.i.min() < 0 or pc.j.max() >= pc.n_items or np.any(pc.i >= pc.j):
+        raise InputError(f"every pair of the counts must name two items i < j among 0 .. {pc.n_items - 1}")
+    if not (np.all(np.isfinite(pc.totals)) and np.all(np.isfinite(pc.wins))):
+        raise InputError("the counts must be finite numbers")
     if np.any(pc.wins < 0) or np.any(pc.wins > pc.totals):
         raise InputError("wins must lie between 0 and the number of comparisons of each pair")
     if private and not (np.all(pc.totals == np.round(pc.totals)) and np.all(2 * pc.wins == np.round(2 * pc.wins))):
