@@ -84,3 +84,29 @@ def test_counts_that_are_no_comparisons_are_refused_before_charge(release, count
     with pytest.raises(pr.InputError):
         _quiet(release, counts(), epsilon=1.0, rng=0, accountant=acct)
     assert acct.spent is None
+
+
+def _reports(**kwargs):
+    return _quiet(pr.randomized_response, _comparisons(), rng=1, **kwargs)
+
+
+@pytest.mark.parametrize("claim", [
+    lambda: pr.Guarantee(0.1, "local", "one comparison", "randomized response"),
+    lambda: pr.Guarantee(0.1, "central", "one ranking", "randomized response"),
+    lambda: pr.Guarantee(5.0, "local", "one comparison", "randomized response", epsilon_per_comparison=5.0,
+                         epsilon_per_user=5.0),
+    lambda: pr.Guarantee(5.0, "local", "all comparisons of one user", "randomized response"),
+])
+def test_release_from_reports_refuses_a_guarantee_the_reports_do_not_deliver(claim):
+    # every report is randomized at 5 and each user sent two: 10 per user by composition
+    with pytest.raises(pr.InputError, match="more protection than these randomized reports deliver"):
+        pr.release_from_reports(_reports(epsilon=5.0), guarantee=claim())
+
+
+def test_release_from_reports_takes_a_guarantee_the_reports_deliver():
+    claim = pr.Guarantee(5.0, "local", "one comparison", "randomized response", epsilon_per_comparison=5.0,
+                         epsilon_per_user=10.0)
+    assert pr.release_from_reports(_reports(epsilon=5.0), guarantee=claim).guarantee.epsilon_per_user == 10.0
+    split = _reports(user_epsilon=3.0)
+    claim = pr.Guarantee(3.0, "local", "all comparisons of one user", "randomized response")
+    assert pr.release_from_reports(split, guarantee=claim).guarantee.epsilon == 3.0
