@@ -110,3 +110,10 @@ def test_release_from_reports_takes_a_guarantee_the_reports_deliver():
     split = _reports(user_epsilon=3.0)
     claim = pr.Guarantee(3.0, "local", "all comparisons of one user", "randomized response")
     assert pr.release_from_reports(split, guarantee=claim).guarantee.epsilon == 3.0
+
+
+def test_per_user_epsilons_of_the_wrong_length_do_not_say_how_many_users_there_are():
+    comps = _comparisons()  # three users
+    with pytest.raises(pr.InputError) as caught:
+        pr.debiased_randomized_response(comps, epsilon=[1.0, 1.0], rng=0)
+    assert "3" not in str(caught.value)

@@ -57,7 +57,8 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
         except (TypeError, ValueError):
             raise InputError(f"every {name} must be a number > 0") from None
         if vals.shape != (len(comps.users),):
-            raise InputError(f"{name} needs one value per user ({len(comps.users)})")
+            raise InputError(f"{name} needs one value per user of the data, in the order of its users (or a "
+                             "mapping from user id to value)")
     return check_epsilons(vals, name=name)
 
 
