@@ -117,3 +117,15 @@ def test_per_user_epsilons_of_the_wrong_length_do_not_say_how_many_users_there_a
     with pytest.raises(pr.InputError) as caught:
         pr.debiased_randomized_response(comps, epsilon=[1.0, 1.0], rng=0)
     assert "3" not in str(caught.value)
+
+
+@pytest.mark.parametrize("release", [
+    lambda acct: pr.approximate_median(np.arange(5), 5, epsilon=1.0, noise="gaussian", rng=0, accountant=acct),
+    lambda acct: pr.footrule_cost_release(np.array([[0, 1, 2], [1, 0, 2]]), epsilon=1.0, noise="gaussian", rng=0,
+                                          accountant=acct),
+])
+def test_gaussian_tree_without_delta_is_refused_before_charge(release):
+    acct = pr.Accountant(pr.ApproxDP(10.0, 1e-3))
+    with pytest.raises(pr.InputError, match="delta > 0"):
+        release(acct)
+    assert acct.spent is None
