@@ -129,3 +129,27 @@ def test_gaussian_tree_without_delta_is_refused_before_charge(release):
     with pytest.raises(pr.InputError, match="delta > 0"):
         release(acct)
     assert acct.spent is None
+
+
+class _ConstantStream(np.random.Generator):
+    """A Generator whose every random word is zero; it gives up after many words instead of letting a
+    sampler that never stops run forever."""
+
+    def __init__(self):
+        super().__init__(np.random.PCG64(0))
+        self.calls = 0
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        self.calls += 1
+        if self.calls > 100_000:
+            raise RuntimeError("the sampler kept drawing from a constant stream")
+        return np.zeros(size, dtype=dtype)
+
+
+@pytest.mark.parametrize("release", [
+    lambda rng: pr.noisy_copeland(_comparisons(), epsilon=1.0, rng=rng),
+    lambda rng: pr.noisy_counts(np.array([3, 4]), epsilon=1.0, delta=1e-6, unit="one ranking", rng=rng),
+])
+def test_a_constant_random_stream_is_refused_not_run_forever(release):
+    with pytest.raises(pr.InputError, match="not random"):
+        release(_ConstantStream())
