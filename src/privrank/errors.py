@@ -166,9 +166,18 @@ def epsilons_out_of_range(epsilon) -> tuple[np.ndarray, str]:
         "a smaller one is noise without signal, with a larger one it has no privacy")
 
 
+def _not_a_number(value) -> bool:
+    """True for a truth value or text, which ``float`` would take as a number (``True`` as 1, ``"1"`` as 1.0)."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # numpy's bools and strings
+    return isinstance(value, (bool, str, bytes)) or kind in ("b", "S", "U")
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
-    """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``)."""
+    """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``); a bool or a
+    string is refused, not read as a number."""
     try:
+        if _not_a_number(epsilon):
+            raise TypeError
         eps = float(epsilon)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number > 0, got {type(epsilon).__name__}") from None
@@ -195,8 +204,10 @@ def check_epsilons(epsilons, *, name: str = "epsilon") -> np.ndarray:
 
 
 def check_delta(delta, *, name: str = "delta") -> float:
-    """Validate delta in [0, 1)."""
+    """Validate delta in [0, 1) (a bool or a string is refused)."""
     try:
+        if _not_a_number(delta):
+            raise TypeError
         d = float(delta)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number in [0, 1)") from None
@@ -219,8 +230,10 @@ def check_whole(value, *, name: str, minimum: int = 1) -> int:
 
 
 def check_positive(value, *, name: str, allow_zero: bool = False) -> float:
-    """Validate a finite positive real (regularisation strengths, scales)."""
+    """Validate a finite positive real (regularisation strengths, scales); a bool or a string is refused."""
     try:
+        if _not_a_number(value):
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number") from None

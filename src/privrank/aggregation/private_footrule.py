@@ -242,12 +242,13 @@ def _check_size(m: int) -> None:
 
 
 def _tally(profile, weights) -> RankingTally | None:
-    """``profile`` when it is a :class:`RankingTally` (which carries its own multiplicities), else None."""
+    """``profile`` when it is a :class:`RankingTally` (which carries its own multiplicities), checked by
+    :func:`releasable`, else None."""
     if not isinstance(profile, RankingTally):
         return None
     if weights is not None:
         raise InputError("a tally already counts every voter: give no weights")
-    return profile
+    return releasable(profile)
 
 
 @labelled

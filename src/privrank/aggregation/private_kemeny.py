@@ -126,8 +126,8 @@ def labelled(fn):
 
 def _pairwise_profile(profile) -> Rankings | RankingTally:
     """``profile`` of an algorithm that reads only ``w``: a :class:`RankingTally` as it is, anything
-    else through :func:`~privrank.data.ranking_files.as_rankings`."""
-    return profile if isinstance(profile, RankingTally) else releasable(as_rankings(profile))
+    else through :func:`~privrank.data.ranking_files.as_rankings`; either checked by :func:`releasable`."""
+    return releasable(profile if isinstance(profile, RankingTally) else as_rankings(profile))
 
 
 def _fraction(value, name) -> float:

@@ -242,6 +242,21 @@ def gaussian_release(values, l2_sensitivity: float, mu: float, rng=None, *, latt
 # exact samplers for integer-valued statistics (Canonne, Kamath, Steinke 2020)
 # --------------------------------------------------------------------------------------------
 
+#: rounds after which a rejection loop of the exact samplers stops: from its second round on, each round ends
+#: a draw with probability at least 1/4, so a random stream needs more with probability below 2^-1000 even
+#: for 2^40 draws
+MAX_ROUNDS = 4096
+
+
+def _rounds():
+    """Count the rounds of a rejection loop (``next`` once per round); past :data:`MAX_ROUNDS` the
+    stream is not random (a generator returning constants) and the draw is refused, not run forever."""
+    for k in range(MAX_ROUNDS):
+        yield k
+    raise InputError("the random generator's stream never ends an exact draw, so it is not random: give rng=None "
+                     "(or an int seed, or a numpy Generator over a sound bit generator)")
+
+
 class _RandomBits:
     """Uniform random integers built from raw random bytes.
 
@@ -264,8 +279,9 @@ class _RandomBits:
         hi = np.asarray(high, dtype=np.uint64).ravel()
         out = np.empty(hi.size, dtype=np.uint64)
         threshold = (np.uint64(0) - hi) % hi  # 2^64 mod high
-        todo = np.arange(hi.size)
+        todo, rounds = np.arange(hi.size), _rounds()
         while todo.size:
+            next(rounds)
             w = self._words(todo.size)
             ok = w >= threshold[todo]
             out[todo[ok]] = w[ok] % hi[todo[ok]]
@@ -285,8 +301,9 @@ class _RandomBits:
             return self.below(den) < np.asarray(num, dtype=np.int64)
         num, den = (a.ravel() for a in np.broadcast_arrays(np.asarray(num, dtype=object), den))
         out = np.zeros(num.size, dtype=bool)
-        todo, rest = np.arange(num.size), num.copy()
+        todo, rest, rounds = np.arange(num.size), num.copy(), _rounds()
         while todo.size:
+            next(rounds)
             shifted = rest[todo] * (1 << 64)
             digit, rest[todo] = shifted // den[todo], shifted % den[todo]
             word, digit = self._words(todo.size), digit.astype(np.uint64)
@@ -303,8 +320,9 @@ def _bernoulli_exp_small(bits: _RandomBits, num: np.ndarray, den: np.ndarray) ->
     The Bernoulli(gamma) factor is drawn only where ``gamma < 1``.
     """
     K = np.ones(num.size, dtype=np.int64)
-    act = np.arange(num.size)
+    act, rounds = np.arange(num.size), _rounds()
     while act.size:
+        next(rounds)
         a = bits.below(K[act]) == 0
         part = np.flatnonzero(a & (num[act] < den[act]))
         a[part] = bits.bernoulli(num[act[part]], den[act[part]])
@@ -325,8 +343,9 @@ def _bernoulli_exp(bits: _RandomBits, whole, rest, den) -> np.ndarray:
         np.asarray(den, dtype=object if big else np.int64)))
     alive = np.ones(whole.size, dtype=bool)
     ones = np.ones(whole.size, dtype=np.int64)
-    todo, k = np.flatnonzero(whole > 0), 0
+    todo, k, rounds = np.flatnonzero(whole > 0), 0, _rounds()
     while todo.size:
+        next(rounds)
         ok = _bernoulli_exp_small(bits, ones[todo], ones[todo])
         alive[todo[~ok]] = False
         k += 1
@@ -339,9 +358,10 @@ def _bernoulli_exp(bits: _RandomBits, whole, rest, den) -> np.ndarray:
 def _geometric_exp1(bits: _RandomBits, n: int) -> np.ndarray:
     """Number of successes of Bernoulli(exp(-1)) before the first failure, ``n`` times."""
     v = np.zeros(n, dtype=np.int64)
-    act = np.arange(n)
+    act, rounds = np.arange(n), _rounds()
     one = np.ones(n, dtype=np.int64)
     while act.size:
+        next(rounds)
         act = act[_bernoulli_exp_small(bits, one[act], one[act])]
         v[act] += 1
     return v
@@ -350,8 +370,9 @@ def _geometric_exp1(bits: _RandomBits, n: int) -> np.ndarray:
 def _laplace_integers(bits: _RandomBits, s: int, t: int, n: int) -> np.ndarray:
     """``n`` draws with ``P(x) ~ exp(-|x| s/t)`` on the integers (Canonne et al. Algorithm 2)."""
     out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
+    todo, rounds = np.arange(n), _rounds()
     while todo.size:
+        next(rounds)
         k = todo.size
         tt = np.full(k, t, dtype=np.int64)
         u = bits.below(tt)
@@ -451,8 +472,9 @@ def discrete_gaussian(sigma, size=None, rng=None) -> np.ndarray:
     bits = _RandomBits(rng)
     scale_den = 2 * num * den * t * t
     out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
+    todo, rounds = np.arange(n), _rounds()
     while todo.size:
+        next(rounds)
         y = _laplace_integers(bits, 1, t, todo.size)
         # exponent (|y| - sigma^2/t)^2 / (2 sigma^2) = z^2 / scale_den with z = t den |y| - num
         z = np.abs(y).astype(object) * (t * den) - num

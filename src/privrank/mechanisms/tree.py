@@ -323,6 +323,8 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
             else (exact, 0.0)
         var = 2.0 * scale ** 2
     else:
+        if not delta:
+            raise InputError("Gaussian noise needs delta > 0 (or noise='laplace' for delta = 0)")
         g = Guarantee(epsilon=epsilon, delta=delta, model="central", unit=unit,
                       mechanism=mech + " (discrete Gaussian)")
         charge(g)

@@ -57,7 +57,7 @@ from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
-from ..errors import DisconnectedError, InputError, check_epsilon, check_positive
+from ..errors import DisconnectedError, InputError, check_epsilon, check_positive, check_whole
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
@@ -187,6 +187,12 @@ def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
     """Counts of raw comparisons; for a private mechanism, counts of single unweighted comparisons."""
     if pc.n_pairs == 0:
         raise InputError("no comparisons between distinct items")
+    if pc.items and len(pc.items) != pc.n_items:
+        raise InputError(f"{len(pc.items)} item labels for counts of {pc.n_items} items")
+    if pc.i.min() < 0 or pc.j.max() >= pc.n_items or np.any(pc.i >= pc.j):
+        raise InputError(f"every pair of the counts must name two items i < j among 0 .. {pc.n_items - 1}")
+    if not (np.all(np.isfinite(pc.totals)) and np.all(np.isfinite(pc.wins))):
+        raise InputError("the counts must be finite numbers")
     if np.any(pc.wins < 0) or np.any(pc.wins > pc.totals):
         raise InputError("wins must lie between 0 and the number of comparisons of each pair")
     if private and not (np.all(pc.totals == np.round(pc.totals)) and np.all(2 * pc.wins == np.round(2 * pc.wins))):
@@ -260,9 +266,10 @@ def _budget(data, epsilon, user_epsilon, max_answers):
         if max_answers is not None:
             if not isinstance(data, PairwiseComparisons):
                 raise InputError("max_answers needs the comparisons with respondent ids, not counts")
+            max_answers = check_whole(max_answers, name="max_answers")
             data = data.first_answers(max_answers)
-            per_user = eps * int(max_answers)
-            note += (f" Per respondent, by group privacy over their first {int(max_answers)} answers: what "
+            per_user = eps * max_answers
+            note += (f" Per respondent, by group privacy over their first {max_answers} answers: what "
                      "they answered is protected, how many questions they answered is not.")
         counts = _as_counts(data)
         return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note, given), 0
@@ -272,9 +279,7 @@ def _budget(data, epsilon, user_epsilon, max_answers):
                          "answers per respondent (answers beyond it are dropped)")
     if isinstance(data, PairCounts):
         raise InputError("a per-respondent budget needs the comparisons with respondent ids, not counts")
-    m = int(check_positive(max_answers, name="max_answers"))
-    if m != max_answers:
-        raise InputError("max_answers must be a whole number")
+    m = check_whole(max_answers, name="max_answers")
     kept = data.first_answers(m)
     dropped = data.n_records - kept.n_records
     note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
@@ -485,10 +490,7 @@ def _respondents(respondents, budget: _Budget) -> int | None:
         return None
     if budget.unit != UNIT_USER:
         raise InputError("respondents= belongs to a per-respondent budget (user_epsilon)")
-    n = check_positive(respondents, name="respondents")
-    if n != int(n):
-        raise InputError("respondents must be a whole number")
-    return int(n)
+    return check_whole(respondents, name="respondents")
 
 
 @private_release

@@ -57,7 +57,8 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
         except (TypeError, ValueError):
             raise InputError(f"every {name} must be a number > 0") from None
         if vals.shape != (len(comps.users),):
-            raise InputError(f"{name} needs one value per user ({len(comps.users)})")
+            raise InputError(f"{name} needs one value per user of the data, in the order of its users (or a "
+                             "mapping from user id to value)")
     return check_epsilons(vals, name=name)
 
 
@@ -113,6 +114,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
     if max_answers is not None:
         if user_epsilon is not None:
             raise InputError("max_answers goes with epsilon per comparison; user_epsilon already bounds each user")
+        max_answers = check_whole(max_answers, name="max_answers")
         comps = comps.first_answers(max_answers)
     eps = record_epsilon_levels(comps, epsilon, user_epsilon)
     if user_epsilon is not None:
@@ -123,7 +125,7 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         return comps, eps, g
     declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
         isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps.values[0])
-    per_user = None if max_answers is None else declared * int(max_answers)
+    per_user = None if max_answers is None else declared * max_answers
     return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
 
 
@@ -154,7 +156,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
     reports = randomize_comparisons(comps, levels, rng)
-    return reports if max_answers is None else reports.with_quota(max_answers)
+    return reports if max_answers is None else reports.with_quota(int(max_answers))  # a whole number: checked
 
 
 def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):

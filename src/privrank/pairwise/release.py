@@ -17,7 +17,7 @@ from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
 from ..data.tally import ComparisonTally
 from ..errors import InputError, epsilons_out_of_range
-from ..guarantees import UNIT_COMPARISON, Guarantee
+from ..guarantees import UNIT_COMPARISON, UNIT_USER, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
@@ -136,7 +136,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
         noise variance: confidence intervals refuse it).
     guarantee : Guarantee, optional
         The guarantee the reports were randomized under (the randomizing release passes its
-        own). Default: eps-local DP per comparison at the largest epsilon of the reports, which
+        own); refused when it states more protection than the reports' epsilons deliver
+        (:func:`check_claim`). Default: eps-local DP per comparison at the largest epsilon of the reports, which
         each report carries, and per respondent ``K`` times that epsilon when the reports carry a
         declared quota of ``K`` reports per respondent (``max_answers``, checked when it was
         declared); without a quota no per-respondent number (that would need a declared bound).
@@ -175,6 +176,8 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     bad, why = epsilons_out_of_range(eps)
     if bad.size:
         raise InputError(f"randomized reports: {why}")
+    if guarantee is not None:
+        check_claim(guarantee, reports, eps)
     w, G = record_weights(eps, weights, per_level)
     eps_entry = eps[tally.level]
     reported = tally.wins2 / 2.0
@@ -190,6 +193,29 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     squares = weight ** 2 * tally.n  # per entry, the sum of its records' squared weights
     _, (weight_sq, noise) = tally.pair_sums(squares, squares * added_variance(eps_entry))
     return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level), None if w is None else weight_sq, noise)
+
+
+def check_claim(guarantee: Guarantee, reports, eps: np.ndarray) -> None:
+    """Refuse a private ``guarantee`` that randomized ``reports`` (epsilon levels ``eps``) do not deliver.
+
+    Each report is epsilon-local DP at its own epsilon, so the guarantee must be local, protect
+    one comparison or one user, and state at least the largest epsilon; a per-user epsilon must
+    be at least each user's sum of epsilons (basic composition), which needs the users' ids.
+    """
+    if not guarantee.private:
+        return
+    per_user = guarantee.epsilon if guarantee.unit == UNIT_USER else guarantee.epsilon_per_user
+    holds = (guarantee.model == "local" and guarantee.unit in (UNIT_COMPARISON, UNIT_USER)
+             and guarantee.epsilon >= float(eps.max()))
+    if holds and per_user is not None:
+        user = reports.user if isinstance(reports, PairwiseComparisons) else None
+        if user is None:
+            raise InputError("a guarantee per user needs the reports with their respondents' ids")
+        holds = float(np.bincount(user, weights=reports.epsilon).max()) <= per_user * (1.0 + 1e-9)
+    if not holds:
+        raise InputError("the guarantee given states more protection than these randomized reports deliver "
+                         "(each is local DP at its own epsilon); leave guarantee out to have it stated from "
+                         "the reports")
 
 
 def non_private_release(comps) -> PairwiseRelease:
