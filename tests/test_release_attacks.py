@@ -153,3 +153,19 @@ class _ConstantStream(np.random.Generator):
 def test_a_constant_random_stream_is_refused_not_run_forever(release):
     with pytest.raises(pr.InputError, match="not random"):
         release(_ConstantStream())
+
+
+@pytest.mark.parametrize("release", ["private_kemeny", "dp_kwiksort", "hay_quicksort", "dp_footrule"])
+@pytest.mark.parametrize("mark", ["items_declared", "selected"])
+def test_a_tally_keeps_the_marks_its_profile_is_refused_for(release, mark):
+    """A profile whose items were read off randomly completed ballots, or whose incomplete ballots were
+    dropped, is refused by every private release; its tally (sufficient_statistics) lost the marks and
+    was released: a guarantee the data's own choices would have calibrated."""
+    profile = pr.Rankings.from_orders([[0, 1, 2], [1, 0, 2], [0, 2, 1]] * 10, items=["a", "b", "c"])
+    marked = profile.marked(**{mark: mark == "selected"})
+    tally = pr.sufficient_statistics(marked, kind="rankings")
+    acct = pr.Accountant(pr.PureDP(10.0))
+    with pytest.raises(pr.InputError, match="partial='randomize'" if mark == "selected" else "public item list"):
+        _quiet(getattr(pr, release), tally, epsilon=1.0, rng=None, accountant=acct)
+    assert acct.can_spend(pr.PureDP(10.0))  # nothing was charged
+    _quiet(getattr(pr, release), pr.sufficient_statistics(profile, kind="rankings"), epsilon=1.0, accountant=acct)

@@ -324,6 +324,9 @@ class RankingTally:
         Weight growth factor of the binary tree of ``positions`` reports.
     seeded : bool
         The reports were drawn with a seed: research output, not a release.
+    items_declared, selected : bool
+        The provenance marks of the profile it was computed from (see :class:`Rankings`): a
+        private algorithm refuses the tally as it refuses the profile (:func:`releasable`).
 
     Examples
     --------
@@ -353,6 +356,8 @@ class RankingTally:
     epsilon: float | None = None
     kappa: float | None = None
     seeded: bool = False
+    items_declared: bool = True
+    selected: bool = False
 
     @property
     def n_items(self) -> int:

@@ -70,10 +70,12 @@ def _kappa(options) -> float:
 
 
 def in_memory(R: Rankings, options, rng) -> RankingTally:
-    """The tally of an in-memory profile; its voters are records ``0 .. n-1``."""
+    """The tally of an in-memory profile; its voters are records ``0 .. n-1``. It keeps the
+    profile's provenance marks, which private algorithms check on the tally as on the profile."""
     if options.epsilon is not None:
         options = replace(options, key=record_key(rng), seeded=is_seeded(rng))
-    return finish(_counted(R.items, R.orders, R.weights, 0, options), options)
+    tally = finish(_counted(R.items, R.orders, R.weights, 0, options), options)
+    return replace(tally, items_declared=R.items_declared, selected=R.selected)
 
 
 def partial(batch, options) -> Partial:
