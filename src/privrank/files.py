@@ -217,7 +217,7 @@ def write_stdout(data: str | bytes) -> None:
         if isinstance(data, str):
             sys.stdout.write(data)
         elif getattr(sys.stdout, "buffer", None) is None:  # a stand-in for standard output that takes text only
-            raise InputError("binary output needs a file here (--output FILE): standard output takes text only")
+            raise InputError("binary output needs a file here: standard output takes text only (CLI: --output FILE)")
         else:
             sys.stdout.flush()
             sys.stdout.buffer.write(data)

@@ -553,16 +553,16 @@ class Ledger:
         with _database_errors(self.path), self._journalled(fingerprint) as entry:
             self._check_journal(fingerprint)
             past = self._releases(fingerprint)
+            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
+                refusal = _refusal(budget, past, row, guarantee)
+                if refusal:
+                    raise BudgetExceededError(refusal)
             grouped = self._users(fingerprint)
             if grouped is not None and users != grouped:
                 raise BudgetExceededError("refused: these records are grouped into users otherwise than the data set "
                                           "whose budget per user was set (its user column was rewritten), and a "
                                           "budget per user counts the people as that user column names them; "
                                           "release from the file the budget was set on")
-            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
-                refusal = _refusal(budget, past, row, guarantee)
-                if refusal:
-                    raise BudgetExceededError(refusal)
             cur = self._db.execute(
                 "INSERT INTO releases (fingerprint, dataset, time, mechanism, model, unit, epsilon, delta, "
                 "epsilon_per_user, private, output, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -61,7 +61,7 @@ class LedgerRelease:
             return
         if guarantee.private:
             raise RuntimeError("a private output was computed without charging the ledger")
-        self._ledger.record(self._fp, guarantee, **self._meta)
+        self._ledger.record(self._fp, guarantee, users=self._payer.users, **self._meta)
 
 
 def _names(output, plot) -> str:
