@@ -645,6 +645,9 @@ class _Stoppable(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def read(self, size: int = -1) -> bytes:  # pyarrow reads by read(): one buffer, not a copy of one
+        return b"" if self._stopped else self._raw.read(size)
+
     def readinto(self, buffer) -> int:
         return 0 if self._stopped else self._raw.readinto(buffer)
 
