@@ -234,36 +234,42 @@ def users_digest(data) -> str | None:
             if batch.user is None:
                 return None
             a, b = batch.distinct(_label_digests(batch.item_a), _label_digests(batch.item_b))
-            parts.append(_grouped_sums(_label_digests(batch.user), _record_digests(a, b, batch.outcome)))
+            keys, group = np.unique(_label_digests(batch.user), return_inverse=True)
+            parts.append((keys, _sums_by(group, _record_digests(a, b, batch.outcome), keys.size),
+                          np.bincount(group, minlength=keys.size)))
         if not parts:
             return None
         keys, sums, sizes = (np.concatenate(x) for x in zip(*parts))
-        keys, sums, more = _grouped_sums(keys, sums, sizes)
-        return _users_text(sums, more)
+        keys, group = np.unique(keys, return_inverse=True)  # a user's parts from every batch, added up
+        sums, sizes = _sums_by(group, sums, keys.size), np.bincount(group, weights=sizes, minlength=keys.size)
+        return _fingerprint_text(_users_total(sums, sizes), keys.size, "users")
     if not isinstance(data, PairwiseComparisons) or data.user is None:
         return None
     labels = _text_digests([str(x) for x in data.items])
-    _, sums, sizes = _grouped_sums(data.user, _record_digests(labels[data.item_a], labels[data.item_b],
-                                                              data.outcome))
-    return _users_text(sums, sizes)
+    n, user = len(data.users), data.user
+    sums = _sums_by(user, _record_digests(labels[data.item_a], labels[data.item_b], data.outcome), n)
+    sizes = np.bincount(user, minlength=n)
+    return _fingerprint_text(_users_total(sums, sizes), int(np.count_nonzero(sizes)), "users")
 
 
-def _grouped_sums(keys, values, sizes=None):
-    """``(distinct keys, sum of values per key mod 2^64, sum of sizes per key)``; ``sizes`` defaults to ones."""
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+def _sums_by(group, values, n: int) -> np.ndarray:
+    """Per group ``0 .. n-1``, the sum (mod 2^64) of the uint64 ``values`` of its members: by
+    ``bincount``, 16 bits at a time, so that float64 adds them exactly."""
+    sums = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        sums = np.add.reduceat(values[order], starts) if keys.size else values[:0]
-    counts = np.diff(np.append(starts, keys.size)) if sizes is None else (
-        np.add.reduceat(sizes[order], starts) if keys.size else sizes[:0])
-    return keys[starts], sums, counts
+        for shift in map(np.uint64, (0, 16, 32, 48)):
+            part = np.bincount(group, weights=((values >> shift) & np.uint64(0xFFFF)).astype(np.float64), minlength=n)
+            sums += part.astype(np.uint64) << shift
+    return sums
 
 
-def _users_text(sums, sizes) -> str:
+def _users_total(sums, sizes) -> int:
+    """The multiset over users (those with records) of (the sum of their records' digests, their
+    number of records), as one sum mod 2^64."""
+    present = sizes > 0
     with np.errstate(over="ignore"):
-        per_user = _mix(sums.astype(np.uint64) ^ (sizes.astype(np.uint64) * _K[2]))
-        return hashlib.sha256(f"privrank users {sizes.size} {int(per_user.sum(dtype=np.uint64))}".encode()).hexdigest()
+        per_user = _mix(sums[present] ^ (sizes[present].astype(np.uint64) * _K[2]))
+        return int(per_user.sum(dtype=np.uint64))
 
 
 def _ratings_fingerprint(path) -> str:
@@ -276,16 +282,9 @@ def _ratings_fingerprint(path) -> str:
     users, items, values = RatingsFile(path).read()
     user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
     sizes = np.bincount(user)
-    sums = np.zeros(sizes.size, dtype=np.uint64)  # per user, of its records' digests (mod 2^64)
     with np.errstate(over="ignore"):
         x = _mix((_label_digests(items) * _K[0]) ^ ((values + 0.0).view(np.uint64) * _K[1]))  # -0.0 as 0.0
-        for shift in map(np.uint64, (0, 16, 32, 48)):  # 16 bits at a time, so that float64 sums them exactly
-            part = np.bincount(user, weights=((x >> shift) & np.uint64(0xFFFF)).astype(np.float64),
-                               minlength=sizes.size)
-            sums += part.astype(np.uint64) << shift
-        present = sizes > 0
-        per_user = _mix(sums[present] ^ (sizes[present].astype(np.uint64) * _K[2]))
-        return _fingerprint_text(int(per_user.sum(dtype=np.uint64)), int(values.size), "ratings")
+    return _fingerprint_text(_users_total(_sums_by(user, x, sizes.size), sizes), int(values.size), "ratings")
 
 
 _K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
