@@ -60,28 +60,35 @@ def test_margin_pairs_column(cli, reports_file, llmfao_reports):
     expected = pr.manipulation_margin(llmfao_reports, pairs=True)
     code, out, _ = cli("rank", reports_file, "--margin", "pairs", "--format", "csv")
     rows = _rows(out)
-    assert code == 0 and rows[0]["margin"] == ""
-    assert [int(r["margin"]) for r in rows[1:]] == [p.fakes for p in expected.pairs]
+    assert code == 0 and rows[0]["margin_at_least"] == rows[0]["margin_fakes"] == ""
+    assert [(int(r["margin_at_least"]), int(r["margin_fakes"])) for r in rows[1:]] == [
+        (p.at_least, p.fakes) for p in expected.pairs]
     code, out, _ = cli("top-k", reports_file, "--mechanism", "debiased-rr", "--k", "4", "--margin", "pairs",
                        "--format", "json")
     doc = json.loads(out)
-    assert [r["margin"] for r in doc["ranking"]] == [None] + [p.fakes for p in expected.pairs[:3]]
+    assert [r["margin_fakes"] for r in doc["ranking"]] == [None] + [p.fakes for p in expected.pairs[:3]]
+    assert [r["margin_at_least"] for r in doc["ranking"]] == [None] + [p.at_least for p in expected.pairs[:3]]
     assert len(doc["manipulation_margin"]["pairs"]) == 3
     code, out, _ = cli("rank", reports_file, "--margin", "pairs")
-    assert code == 0 and out.splitlines()[0].split() == ["rank", "item", "score", "margin"]
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["rank", "item", "score", "margin"]
+    assert lines[2].split()[-1] == expected.pairs[0].shown  # N, or L..N: proven at least L, N found
 
 
 def test_cli_attack_on_a_written_file(cli, reports_file):
-    """The margin the CLI prints, as literal rows appended to the file, changes the top item; one
-    fake fewer does not."""
+    """The attack the CLI prints, as literal rows appended to the file, changes the top item; one
+    fake fewer does not; and the text states the proven end too."""
     doc = json.loads(cli("rank", reports_file, "--format", "json")[1])
-    top, n, c = doc["ranking"][0]["item"], doc["manipulation_margin"]["fakes"], doc["manipulation_margin"]["item"]
-    assert n >= 2
+    margin = doc["manipulation_margin"]
+    top, n = doc["ranking"][0]["item"], margin["fakes"]
+    assert n >= 2 and 1 <= margin["at_least"] <= n
+    assert f"fewer than {margin['at_least']} cannot" in margin["description"] or "exactly" in margin["description"]
     base = reports_file.read_text()
 
     def top_after(fakes):
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows([f"fake{f}", c, top, 1, 1.0] for f in range(fakes))
+        csv.writer(buf, lineterminator="\n").writerows([f"fake{f}", w, l, 1, margin["epsilon"]]
+                                                       for f in range(fakes) for w, l in margin["reports"])
         reports_file.write_text(base + buf.getvalue())
         return json.loads(cli("rank", reports_file, "--format", "json")[1])["ranking"][0]["item"]
     assert top_after(n) != top and top_after(n - 1) == top
@@ -110,7 +117,7 @@ def test_max_answers_on_a_reports_file(cli, tmp_path, pairs):
     doc = json.loads(out)
     g = doc["guarantee"]
     assert g["epsilon_per_comparison"] == 1.0 and g["epsilon_per_user"] == 5.0 and g["unit"] == "one comparison"
-    assert doc["manipulation_margin"]["max_answers"] == 5 and doc["manipulation_margin"]["reports_per_fake"] == 2
+    assert doc["manipulation_margin"]["max_answers"] == 5 and doc["manipulation_margin"]["reports_per_fake"] == 3
     assert doc["manipulation_margin"]["unit"] == "fake respondent"
     code, out, _ = cli("rank", path, "--max-answers", "5")
     assert "5-DP per user" in out

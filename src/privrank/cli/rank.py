@@ -68,9 +68,10 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                              "max_answers column must agree) and states N x epsilon per respondent")
     parser.add_argument("--margin", choices=MARGINS, default="top",
                         help="rankings of randomized reports: the manipulation margin printed beside the ranking, "
-                             "the fake respondents (each sending --max-answers unrandomized reports; without it, "
-                             "fake reports) that change the top item (top, the default), or also, in a column, "
-                             "the fakes that lift each item above the one ranked just above it (pairs). Only "
+                             "how many fake respondents (each sending up to --max-answers unrandomized reports on "
+                             "distinct pairs; without it, fake reports) can change the top item (top, the "
+                             "default), or also, per row, lift each item above the one ranked just above it "
+                             "(pairs): the fewest an attack found, and a proven number below which none can. Only "
                              "rankings of reports (local model) state it: debiasing weighs an unrandomized fake "
                              "report (e^eps+1)/(e^eps-1) times an honest answer and local DP cannot stop it; "
                              "central releases and raw comparisons count a fake answer as one answer, like an "
@@ -322,13 +323,22 @@ def _local_fit(release, args, reports=None):
 
 
 def _with_margin(rows, margin, notes, fmt) -> None:
-    """The manipulation margin beside the ranking: a note (json: its fields) and, with pairs, a column."""
+    """The manipulation margin beside the ranking: a note (json: its fields) and, with pairs, per row
+    the fakes that lift the item above the one ranked just above it: a ``margin`` column in a table
+    (``N``, or ``L..N``: proven at least L, N found), ``margin_at_least`` and ``margin_fakes`` numbers
+    in csv and json (no number for ``margin_fakes`` when no attack up to the cap did it)."""
     notes["manipulation_margin" if fmt == "json" else "manipulation margin"] = (
         margin.to_dict() if fmt == "json" else margin.describe())
-    if margin.pairs is not None:
-        for row in rows:
-            r = row["rank"]
-            row["margin"] = margin.pairs[r - 2].shown if r > 1 else ("" if fmt == "table" else None)
+    if margin.pairs is None:
+        return
+    for row in rows:
+        pair = margin.pairs[row["rank"] - 2] if row["rank"] > 1 else None
+        if fmt == "table":
+            row["margin"] = "" if pair is None else pair.shown
+        else:
+            empty = None if fmt == "json" else ""
+            row["margin_at_least"] = empty if pair is None else pair.at_least
+            row["margin_fakes"] = empty if pair is None or pair.more_than else pair.fakes
 
 
 def run_ranking(args) -> int:

@@ -358,6 +358,7 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     from ..guarantees import UNIT_RANKING, Guarantee
     from ..inference.manipulation import ballot_margin
     from ..mechanisms.pairwise_matrix import matrix_from_upper
+    from .survey import NORM_TOLERANCE
 
     view = {"guarantee": Guarantee(epsilon=survey.epsilon, model="local", unit=UNIT_RANKING,
                                    mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
@@ -382,13 +383,12 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     view["notes"] += [f"Order: {how} on the estimated pairwise matrix.",
                       "95% intervals for each item's expected Borda share and its rank (conservative, including "
                       "the noise)."]
-    # the margin reads the ballots only through their number and sum: a broadcast view of their mean
-    margin = ballot_margin(np.broadcast_to(mean, (n, mean.size)), survey.items, scale, method)
-    count = f"more than {margin.fakes:,}" if margin.more_than else f"{margin.fakes:,}"
-    change = "do not change" if margin.more_than else "changes" if count == "1" else "change"
-    text = (f"{count} fake respondent{'' if count == '1' else 's'} promoting {margin.item} {change} the top item; "
-            f"each sends one unrandomized ballot (a vector of the accepted norm favouring it over {margin.above}); "
-            "local DP does not prevent such manipulation")
+    # the margin reads the ballots only through their number and sum; a fake may send any ballot the
+    # server accepts, up to the norm's tolerance
+    margin = ballot_margin(tally.total, n, survey.items, scale * (1.0 + NORM_TOLERANCE),
+                           "kemeny" if m <= EXACT_KEMENY_ITEMS else "borda")
+    text = (f"{margin.sentence('fake respondent', 'the top item')} (proven); each sends one unrandomized ballot, "
+            "any vector of the accepted norm; local DP does not prevent such manipulation")
     rows = [(survey.items[k], share[k], share[k] - half, share[k] + half, rank_lower[k], rank_upper[k])
             for k in order]
     return {**view, "rows": rows, "margin": margin.to_dict(), "margin_text": text}
