@@ -207,7 +207,8 @@ class _Reports:
         self.d_all = self.s[self.iu] - self.s[self.ju]
         self.d = self.s[self.pc.i] - self.s[self.pc.j]
         H = weighted_laplacian(self.pc.i, self.pc.j, self.pc.totals * _curvature(self.d), m, 2.0 * self.lam)
-        self.M = np.linalg.inv(H)
+        # lam = 0 (the maximum-likelihood fit): scores sum to zero and every vector used is orthogonal to 1
+        self.M = np.linalg.inv(H) if self.lam > 0 else np.linalg.pinv(H)
         diag = self.M.diagonal()
         self.rho = np.sqrt(np.maximum(diag[self.iu] + diag[self.ju] - 2.0 * self.M[self.iu, self.ju], 0.0))
         self.s_norm = math.sqrt(max(float(self.s @ self.M @ self.s), 0.0))
@@ -354,8 +355,9 @@ class _Reports:
         d, Dh = np.abs(self.d), D[self.honest]
         k0 = _curvature(d)
         dlo, dhi = self.ridge_range(n)
-        shrink = max(float(np.max(1.0 - _curvature(d + Dh) / k0, initial=0.0)), -dlo / self.lam)
-        grow = max(float(np.max(_curvature(np.maximum(d - Dh, 0.0)) / k0 - 1.0, initial=0.0)), dhi / self.lam)
+        lam = self.lam if self.lam > 0 else math.inf  # no ridge: it cannot change (dlo = dhi = 0)
+        shrink = max(float(np.max(1.0 - _curvature(d + Dh) / k0, initial=0.0)), -dlo / lam)
+        grow = max(float(np.max(_curvature(np.maximum(d - Dh, 0.0)) / k0 - 1.0, initial=0.0)), dhi / lam)
         if shrink >= 1.0:
             return math.inf
         factor = max(shrink / (1.0 - shrink), grow / (1.0 + grow))
@@ -366,14 +368,14 @@ class _Reports:
     def _second_order_by_pair(self, n: int, z: np.ndarray, D: np.ndarray, dabs: float) -> np.ndarray:
         """For each column ``z`` of ``z``: ``sum_h T_h |kappa_h - kappa*_h| |z_k - z_l| D_h + 2 dabs |z . Delta|``
         over the honest pairs ``h = (k, l)`` (PRIVACY.md step 3, the second form), with the curvature's
-        change bounded within ``D_h`` of each pair's released difference and ``|z . Delta|`` by the
-        spread of ``z`` times ``max_h D_h / 2`` (``Delta`` sums to zero)."""
+        change bounded within ``D_h`` of each pair's released difference and ``|z . Delta|`` by
+        ``|z - mean z|_1 max_h D_h`` (``Delta`` sums to zero, so no ``|Delta_k|`` exceeds ``max_h D_h``)."""
         d, Dh = np.abs(self.d), D[self.honest]
         k0 = _curvature(d)
         change = np.maximum(_curvature(np.maximum(d - Dh, 0.0)) - k0, k0 - _curvature(d + Dh))
         weight = self.pc.totals * change * Dh
         dz = np.abs(z[self.pc.i] - z[self.pc.j])
-        ridge = 2.0 * dabs * 0.5 * float(D.max(initial=0.0)) * np.abs(z - z.mean(axis=0)).sum(axis=0)
+        ridge = 2.0 * dabs * float(D.max(initial=0.0)) * np.abs(z - z.mean(axis=0)).sum(axis=0)
         return weight @ dz + ridge
 
     def _first_order(self, n: int, z: np.ndarray, coef: np.ndarray, dabs: float) -> np.ndarray:
