@@ -503,8 +503,7 @@ def _tally_and_quota(reports, max_answers):
 def manipulation_margin(reports, lam="default", *, weights: str = "uniform", debiased: bool = True,
                         max_answers: int | None = None, pairs: bool | int = False,
                         max_fakes: int = MAX_FAKES) -> ManipulationMargin:
-    """How many fake respondents it takes to change the BTL ranking of randomized reports: an
-    interval, the fewest found by attacks and a proven lower bound.
+    """How many fake respondents change the BTL ranking of reports: found by attacks, and proven.
 
     The rules a fake follows are the survey's: ``K`` is the declared quota of answers per
     respondent (``max_answers``, or the quota the reports carry); a fake sends at most ``K``
