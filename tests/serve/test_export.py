@@ -159,8 +159,8 @@ def test_a_ranking_survey_exports_its_ballots_and_reads_back_into_its_ranking(tm
                                                   "epsilon": 2.0})
             assert r.status_code == 201
         content = export(client)
-        page = client.get("/dashboard", params={"token": ADMIN}).text
-        shown = [html.unescape(x) for x in re.findall(r'<td class="item">(.*?)</td>', page)]
+        page = html.unescape(client.get("/dashboard", params={"token": ADMIN}).text)
+        shown = re.findall(r'<td class="item">(.*?)</td>', page)
         stored = store.vectors()
     store.close()
     frame = pd.read_csv(io.BytesIO(content))
@@ -175,6 +175,9 @@ def test_a_ranking_survey_exports_its_ballots_and_reads_back_into_its_ranking(tm
     assert result.ranking == shown == [items[k] for k in truth]
     g = result.guarantee
     assert g.epsilon == 2.0 and g.model == "local" and "one ballot" in g.note
+    margin = result.details["manipulation_margin"]  # the dashboard's, read back from the export
+    assert f"{margin['fakes']} fake respondents can change the top item" in page
+    assert 1 <= margin["at_least"] <= margin["fakes"] and len(margin["ballot"]) == len(pair_names(items))
 
 
 def test_a_ballots_file_of_another_shape_is_refused(tmp_path):

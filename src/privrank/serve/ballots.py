@@ -145,11 +145,14 @@ def rank_ballots(ballots):
     -------
     AggregateResult
         ``order`` (item indices, best first), ``ranking`` (labels), ``guarantee``, and in
-        ``details`` the method and the number of ballots.
+        ``details`` the method, the number of ballots and the ``manipulation_margin`` (as the
+        dashboard states it: :func:`~privrank.inference.manipulation.ballot_margin`).
     """
     from ..aggregation.kemeny import borda, exact_kemeny
     from ..aggregation.private_kemeny import AggregateResult
     from ..guarantees import UNIT_RANKING, Guarantee
+    from ..inference.manipulation import ballot_margin
+    from ..mechanisms.local_vectors import duchi_l2_scale
     from ..mechanisms.pairwise_matrix import matrix_from_upper
     from .dashboard import EXACT_KEMENY_ITEMS
 
@@ -162,5 +165,10 @@ def rank_ballots(ballots):
     guarantee = Guarantee(epsilon=ballots.epsilon, model="local", unit=UNIT_RANKING,
                           mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the respondent's browser)",
                           note="Every respondent sends one ballot; the ranking is post-processing of the ballots.")
+    M = ballots.vectors.shape[1]
+    norm = duchi_l2_scale(M, math.sqrt(M) / 2.0, ballots.epsilon) * (1.0 + NORM_TOLERANCE)
+    margin = ballot_margin(ballots.vectors.sum(axis=0), len(ballots.vectors), ballots.items, norm,
+                           "kemeny" if exact else "borda")
     return AggregateResult(order, guarantee, {"method": "exact Kemeny" if exact else "Borda row sums",
-                                              "ballots": len(ballots.vectors)}, items=ballots.items)
+                                              "ballots": len(ballots.vectors), "manipulation_margin": margin.to_dict()},
+                           items=ballots.items)
