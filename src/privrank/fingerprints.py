@@ -137,7 +137,7 @@ def identify(data) -> Identity:
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
     acc = _Comparisons()
     labels = _label_digests(data.items)
-    users = None if data.user is None else (data.user, _text_digests([str(x) for x in data.users]))
+    users = None if data.user is None else (data.user, np.arange(len(data.users)))
     acc.add(labels, labels, data.item_a, data.item_b, data.outcome, users)
     return acc.identity()
 
@@ -234,13 +234,13 @@ class _Comparisons:
         users = None
         if batch.user is not None and not self.labels_only:
             encoded = dictionary_encoded(batch.user)
-            users = (encoded.indices.to_numpy(zero_copy_only=False),
-                     _text_digests([str(x) for x in encoded.dictionary.to_pylist()]))
+            users = (encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
         self.add(la, lb, a, b, batch.outcome, users)
 
     def add(self, la, lb, a, b, outcome, users=None) -> None:
         """Records ``(a, b, outcome)``, ``a`` and ``b`` codes into labels ``la``, ``lb`` (pairs of
-        digest arrays: normalised, as written); ``users``: (user codes, digests of the user ids)."""
+        digest arrays: normalised, as written); ``users``: (user codes, the user ids they index: an
+        array, numpy for data in memory, pyarrow for a file's batches, whose equal ids are one user)."""
         n = int(outcome.size)
         if not n:
             return
@@ -276,23 +276,24 @@ class _Comparisons:
                            counts.astype(np.int64)))
         if users is not None:
             code, ids = users
-            per_user = [_sums_by(code, x[where], ids.size) for x in (x_norm, x_raw)]
-            sizes = np.bincount(code, minlength=ids.size)
-            mins = _group_minima(code, x_norm[where], ids.size)
-            kept = sizes > 0
-            self.users.append((ids[kept], *(s[kept] for s in per_user), sizes[kept], *(m[kept] for m in mins)))
+            per_user = [_sums_by(code, x[where], len(ids)) for x in (x_norm, x_raw)]
+            sizes = np.bincount(code, minlength=len(ids))
+            mins = _group_minima(code, x_norm[where], len(ids))
+            kept = np.flatnonzero(sizes)
+            self.users.append((ids.take(kept), *(s[kept] for s in per_user), sizes[kept], *(m[kept] for m in mins)))
 
     def identity(self) -> Identity:
         lo, hi, o, counts = _merged_cells(self.cells)
         structure = _comparisons_structure(lo, hi, o, counts, self.count)
         users = legacy_users = None
         if self.users:
-            ids, s_norm, s_raw, sizes, m1, m2 = (np.concatenate(x) for x in zip(*self.users))
-            ids, group = np.unique(ids, return_inverse=True)  # a user's parts from every batch, added up
-            sizes = np.bincount(group, weights=sizes, minlength=ids.size).astype(np.int64)
-            users, legacy_users = (_fingerprint_text(_users_total(_sums_by(group, s, ids.size), sizes), ids.size,
-                                                     "users") for s in (s_norm, s_raw))
-            mins = [np.full(ids.size, _EMPTY) for _ in range(2)]
+            parts = list(zip(*self.users))
+            s_norm, s_raw, sizes, m1, m2 = (np.concatenate(x) for x in parts[1:])
+            n, group = _merged_ids(parts[0])  # a user's parts from every batch, added up
+            sizes = np.bincount(group, weights=sizes, minlength=n).astype(np.int64)
+            users, legacy_users = (_fingerprint_text(_users_total(_sums_by(group, s, n), sizes), n, "users")
+                                   for s in (s_norm, s_raw))
+            mins = [np.full(n, _EMPTY) for _ in range(2)]
             for m, part in zip(mins, (m1, m2)):
                 np.minimum.at(m, group, part)
             sketch, size = _sketch(*np.unique(_user_keys(*mins), return_counts=True))
@@ -300,6 +301,20 @@ class _Comparisons:
             sketch, size = _sketch(_record_digests(lo, hi, o), counts)
         return Identity(_fingerprint_text(self.total[0], self.count), _fingerprint_text(self.total[1], self.count),
                         structure, sketch, size, users, legacy_users)
+
+
+def _merged_ids(parts) -> tuple[int, np.ndarray]:
+    """``(n, group)``: the number of distinct ids in arrays ``parts`` (numpy, or pyarrow arrays of one
+    type) and each id's index among them, so that one user's parts in several batches add up."""
+    if isinstance(parts[0], np.ndarray):
+        ids, group = np.unique(np.concatenate(parts), return_inverse=True)
+        return ids.size, group
+    from .data.tabular import pyarrow_module
+    import pyarrow.compute as pc
+
+    pa = pyarrow_module()
+    encoded = pc.dictionary_encode(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+    return len(encoded.dictionary), encoded.indices.to_numpy(zero_copy_only=False)
 
 
 def _merged_cells(cells):
