@@ -102,7 +102,8 @@ def test_labels_are_compared_normalised_in_every_fingerprint(tmp_path):
     ids = [identify(x) for x in (tmp_path / "base.csv", tmp_path / "upper.parquet", read_comparisons(upper), upper)]
     assert len({i.labels for i in ids}) == 1 and len({i.users for i in ids}) == 1
     assert ids[0].legacy != ids[1].legacy  # the labels as written differ
-    soc = "# NUMBER ALTERNATIVES: 3\n# ALTERNATIVE NAME 1: {}\n# ALTERNATIVE NAME 2: y\n# ALTERNATIVE NAME 3: z\n2: 1,2,3\n1: 3,1,2\n"
+    soc = ("# NUMBER ALTERNATIVES: 3\n# ALTERNATIVE NAME 1: {}\n# ALTERNATIVE NAME 2: y\n"
+           "# ALTERNATIVE NAME 3: z\n2: 1,2,3\n1: 3,1,2\n")
     (tmp_path / "a.soc").write_text(soc.format("Xylo"))
     (tmp_path / "b.soc").write_text(soc.format("XYLO "))
     (tmp_path / "c.csv").write_text("rank1,rank2,rank3\nz,xylo,y\nxylo,y,z\nxylo,y,z\n")

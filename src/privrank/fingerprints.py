@@ -338,7 +338,8 @@ def _comparisons_structure(lo, hi, o, counts, n: int) -> str:
     a, b = ends[:lo.size], ends[lo.size:]
     colour = np.zeros(nodes.size, dtype=np.uint64)
     weights = counts.astype(np.uint64)
-    seen_a, seen_b = (o.astype(np.int64) + 2).astype(np.uint64) * _K[1], (2 - o.astype(np.int64)).astype(np.uint64) * _K[1]
+    o = o.astype(np.int64)
+    seen_a, seen_b = ((o + 2).astype(np.uint64) * _K[1]), ((2 - o).astype(np.uint64) * _K[1])  # outcome per side
     with np.errstate(over="ignore"):
         for _ in range(ROUNDS):
             heard = np.concatenate([_mix((colour[b] * _K[0]) ^ seen_a), _mix((colour[a] * _K[0]) ^ seen_b)])
@@ -412,10 +413,11 @@ class _Rankings:
         self.items.append((labels[0], _sums_by(items, seen, len(labels[0]))))
 
     def identity(self) -> Identity:
-        ballots, counts = (np.concatenate(x) for x in zip(*self.ballots)) if self.ballots else (np.zeros(0, np.uint64),) * 2
+        none = (np.zeros(0, np.uint64),) * 2
+        ballots, counts = (np.concatenate(x) for x in zip(*self.ballots)) if self.ballots else none
         ballots, where = np.unique(ballots, return_inverse=True)
         counts = np.bincount(where, weights=counts, minlength=ballots.size).astype(np.int64)
-        keys, sums = (np.concatenate(x) for x in zip(*self.items)) if self.items else (np.zeros(0, np.uint64),) * 2
+        keys, sums = (np.concatenate(x) for x in zip(*self.items)) if self.items else none
         keys, where = np.unique(keys, return_inverse=True)
         with np.errstate(over="ignore"):
             total = int(_mix(_sums_by(where, sums, keys.size) ^ _K[3]).sum(dtype=np.uint64))

@@ -423,7 +423,8 @@ class Ledger:
         come, first kept); a name has none."""
         if not isinstance(identity, Identity):
             return
-        aliases = [f"fingerprint {identity.labels}", f"fingerprint {identity.legacy}", f"structure {identity.structure}"]
+        aliases = [f"fingerprint {identity.labels}", f"fingerprint {identity.legacy}",
+                   f"structure {identity.structure}"]
         self._db.executemany("INSERT OR IGNORE INTO identities VALUES (?, ?)", [(a, key) for a in aliases])
         self._db.execute("INSERT OR IGNORE INTO sketches VALUES (?, ?, ?, ?)",
                          (identity.labels, key, identity.size, identity.sketch.astype("<u8").tobytes()))
@@ -605,8 +606,8 @@ def _check_fingerprint(fingerprint) -> None:
     """A data set's identity: its :func:`fingerprint`, or any name of letters, digits, ``-`` and ``_``."""
     if not (isinstance(fingerprint, str) and 0 < len(fingerprint) <= 128
             and all(c.isascii() and (c.isalnum() or c in "-_") for c in fingerprint)):
-        raise InputError("a data set is identified by its identity (privrank.ledger.identify), or a fingerprint or name of "
-                         "letters, digits, - and _")
+        raise InputError("a data set is identified by its identity (privrank.ledger.identify), or a fingerprint or "
+                         "name of letters, digits, - and _")
 
 
 #: the one flag of the releasing commands that declares data new (a near-duplicate's refusal names it)
