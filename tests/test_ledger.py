@@ -350,3 +350,50 @@ def test_a_journal_entry_of_the_wrong_shape_is_a_clear_error(tmp_path, entry):
             with pytest.raises(InputError, match="journal entry .* is unreadable or damaged.*restore it"):
                 act()
         assert len(ledger.releases()) == 1
+
+
+OLD_SCHEMA = """
+CREATE TABLE budgets (
+    fingerprint TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    dataset TEXT NOT NULL, time TEXT NOT NULL, PRIMARY KEY (fingerprint, unit));
+CREATE TABLE releases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL, dataset TEXT NOT NULL, time TEXT NOT NULL,
+    mechanism TEXT NOT NULL, model TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    epsilon_per_user REAL, private INTEGER NOT NULL, output TEXT NOT NULL, command TEXT NOT NULL);
+CREATE INDEX releases_by_data ON releases (fingerprint);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('id', '0123456789abcdef0123456789abcdef');
+"""
+
+
+def test_a_ledger_written_before_labels_were_normalised_keeps_its_budgets(tmp_path, private_ledger):
+    """An older ledger file gains the new tables and columns when opened; a data set budgeted under the
+    fingerprint of its labels as written is still found by it -- never given a fresh budget -- and once
+    released its other identities are recorded, so a relabelled copy is charged to the same budget."""
+    import sqlite3
+
+    import privrank as pr
+    from privrank.ledger import RELEASE_COLUMNS, identify
+
+    rows = [(u, "Apple", "Banana" if u % 2 else "Cherry", 1 if u % 3 else -1) for u in range(30)]
+    data = comps(rows)
+    with sqlite3.connect(private_ledger) as db:
+        db.executescript(OLD_SCHEMA)
+        db.execute("INSERT INTO budgets VALUES (?, 'one comparison', 1.0, 0.0, 'votes.csv', '2025-01-01')",
+                   (identify(data).legacy,))
+        db.execute("INSERT INTO releases (fingerprint, dataset, time, mechanism, model, unit, epsilon, delta, private, "
+                   "output, command) VALUES (?, 'votes.csv', '2025-01-02', 'rr', 'local', 'one comparison', 0.5, 0, "
+                   "1, 'out.csv', 'rank')", (identify(data).legacy,))
+    assert identify(data).legacy != identify(data).labels  # the labels are not in normal form
+    with Ledger(private_ledger) as ledger:
+        (budget,) = ledger.budgets()
+        assert budget["spent_epsilon"] == 0.5 and budget["new_data"] is None
+        assert list(ledger.releases()[0]) == list(RELEASE_COLUMNS)
+        assert ledger.key(identify(data)) == identify(data).legacy
+        pr.debiased_randomized_response(data, 0.25, ledger=ledger)
+        lower = comps([(u, a.lower(), b.lower(), o) for u, a, b, o in rows])
+        with pytest.raises(BudgetExceededError, match="only 0.25 of"):
+            pr.debiased_randomized_response(lower, 0.5, ledger=ledger)
+        assert [r["fingerprint"] for r in ledger.releases()] == [identify(data).legacy] * 2
+    with sqlite3.connect(private_ledger) as db:
+        assert {"identities", "sketches"} <= {r[0] for r in db.execute("SELECT name FROM sqlite_master")}

@@ -1,11 +1,13 @@
 """Persistent privacy ledger: what every release spent on each data set, across restarts and crashes.
 
-One SQLite file (WAL journal, ``synchronous=FULL``) holds two tables:
+One SQLite file (WAL journal, ``synchronous=FULL``) holds these tables:
 
 * ``budgets``: a total ``(epsilon, delta)`` promised for a data set, per protected unit
   (``comparison``, ``user`` or ``ranking``);
 * ``releases``: one row per release: data set fingerprint, time, mechanism, model, unit, epsilon,
-  delta, per-user epsilon, whether it is private, and where the output went.
+  delta, per-user epsilon, whether it is private, where the output went, and the curator's reason
+  when the data was declared new (``new_data``);
+* ``identities`` and ``sketches``: what each data set is recognised by (below).
 
 Budget arithmetic is the accountant's (:class:`~privrank.guarantees.Accountant`, typed
 composition): every release is charged to a budget as a :class:`~privrank.guarantees.PureDP` or
@@ -31,16 +33,20 @@ is checked, ``PRAGMA quick_check``, when it is opened), a journal entry privrank
 and a locked ledger are refused with a clear error before anything is released; a damaged ledger
 is never replaced by a new one.
 
-The data set is identified by :func:`fingerprint`, computed from its records as a multiset
-(independent of row order, file format and unused items), in memory or streamed from the file:
-comparisons, or the ballots of a rankings file as they are written (before any completion of
-partial ballots). A modified data set is a different data set to the ledger: keep one
-canonical file per data set. The ledger describes the raw data
-(fingerprints, file names): it is the curator's internal record, not something to publish.
+A data set is identified by its records, not its file (:mod:`privrank.fingerprints`,
+:func:`identify`): its fingerprint with labels normalised (case, Unicode form, surrounding
+spaces), the fingerprint of its labels as written (the key of ledgers written before), and a
+label-free structural fingerprint are each recorded for it (table ``identities``), so the same
+records relabelled, or with items and users renamed, are charged to the same budget
+(:meth:`Ledger.key`). A MinHash sketch of its records (table ``sketches``) recognises a
+near-duplicate of a budgeted data set -- rows appended, dropped or doubled -- which is refused
+before anything is spent unless the curator records why it is new data (``new_data``, kept with
+the release or budget). Data changed beyond that is a different data set to the ledger: keep one
+canonical file per data set. The ledger describes the raw data (fingerprints, sketches, file
+names): it is the curator's internal record, not something to publish.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -54,31 +60,38 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .data.comparisons import PairwiseComparisons
-from .data.rankings import Rankings
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
+from .fingerprints import NEAR_DUPLICATE, SKETCH_BINS, Identity, fingerprint, identify, shared, users_digest
 from .guarantees import (UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee, cost_in_unit,
                          PureDP, compose_budgets)
+
+__all__ = ["BUDGET_UNITS", "ENV_PATH", "ENV_STATE", "Identity", "Ledger", "RELEASE_COLUMNS", "charge",
+           "default_path", "fingerprint", "identify", "journal_dir", "ledger_files", "spent", "users_digest"]
 
 ENV_PATH = "PRIVRANK_LEDGER"
 ENV_STATE = "PRIVRANK_STATE"
 #: seconds a release waits for a ledger that another process is writing
 LOCK_TIMEOUT = 10.0
-_TABLES = {"budgets", "releases", "meta", "sqlite_sequence"}
+_TABLES = {"budgets", "releases", "meta", "identities", "sketches", "sqlite_sequence"}
 BUDGET_UNITS = {"comparison": UNIT_COMPARISON, "user": UNIT_USER, "ranking": UNIT_RANKING}
 RELEASE_COLUMNS = ("id", "fingerprint", "dataset", "time", "mechanism", "model", "unit", "epsilon", "delta",
-                   "epsilon_per_user", "private", "output", "command")
+                   "epsilon_per_user", "private", "output", "command", "new_data")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budgets (
     fingerprint TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
-    dataset TEXT NOT NULL, time TEXT NOT NULL, PRIMARY KEY (fingerprint, unit));
+    dataset TEXT NOT NULL, time TEXT NOT NULL, new_data TEXT, PRIMARY KEY (fingerprint, unit));
 CREATE TABLE IF NOT EXISTS releases (
     id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL, dataset TEXT NOT NULL, time TEXT NOT NULL,
     mechanism TEXT NOT NULL, model TEXT NOT NULL, unit TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
-    epsilon_per_user REAL, private INTEGER NOT NULL, output TEXT NOT NULL, command TEXT NOT NULL);
+    epsilon_per_user REAL, private INTEGER NOT NULL, output TEXT NOT NULL, command TEXT NOT NULL, new_data TEXT);
 CREATE INDEX IF NOT EXISTS releases_by_data ON releases (fingerprint);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS identities (alias TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sketches (labels TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL,
+    sketch BLOB NOT NULL);
 """
+#: columns added since the first ledgers (an older ledger file gains them when it is opened)
+_ADDED_COLUMNS = {"budgets": "new_data TEXT", "releases": "new_data TEXT"}
 
 
 def default_path() -> Path:
@@ -104,271 +117,6 @@ def journal_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base) / "privrank"
-
-
-def fingerprint(data) -> str:
-    """SHA-256 identifying a data set by its records, whatever their order or file.
-
-    Comparisons: each record is (the pair's two item labels, the outcome seen from one of
-    them), taken as text, so row order, the orientation of a pair, the file format, column
-    names, items that never occur, and the user and epsilon columns do not change the
-    fingerprint -- dropping or renaming a column does not give a data set a fresh budget -- and
-    one changed answer does. (Two data sets with the same answers by different users share a
-    fingerprint, and so a budget: the ledger over-counts, the safe side.) Rankings: each voter's ballot is the set of (item label, place) of the items it ranks
-    (tied items share a place); :class:`~privrank.data.rankings.Rankings` in memory and a file
-    of the same complete ballots have the same fingerprint. Ratings: each user's set of (item,
-    rating), whatever the user's id. The records are combined as a
-    multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
-    number. A sum can be formed batch by batch, so a comparisons path is fingerprinted by
-    streaming its records in bounded memory (:class:`~privrank.data.io.ComparisonFile`; without
-    pyarrow, a CSV file is read whole), with the same result as for the data in memory; so is a
-    Parquet or Arrow rankings file (:class:`~privrank.data.io.RankingFile`). A path
-    holds rankings or comparisons as :func:`~privrank.data.io.holds_rankings` decides.
-    """
-    if isinstance(data, Rankings):
-        return _fingerprint_text(*_orders_digest(data.items, data.orders, data.weights), "rankings")
-    from .data.pinned import PinnedFile
-    from .data.tabular import is_table
-
-    table = is_table(data)  # a DataFrame is read as the file of the same columns would be
-    if table or isinstance(data, (str, Path, PinnedFile)):
-        from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
-                              read_ballots, read_comparisons)
-        from .data.tabular import ColumnarFile, file_suffix
-
-        columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
-        rankings = holds_rankings(data)
-        if columnar and rankings:  # complete rankings, streamed batch by batch
-            total, count = 0, 0
-            for batch in RankingFile(data).batches():
-                if batch.weights.size:
-                    part, n = _orders_digest(batch.items, batch.orders, batch.weights)
-                    total, count = (total + part) % 2 ** 64, count + n
-            return _fingerprint_text(total, count, "rankings")
-        if rankings:
-            labels, ballots = read_ballots(data)
-            items = [i for _, _, groups in ballots for g in groups for i in g]
-            places = [p for _, _, groups in ballots for p, g in enumerate(groups) for _ in g]
-            sizes = [sum(len(g) for g in groups) for _, _, groups in ballots]
-            return _ballots_fingerprint(_text_digests([str(x) for x in labels]), np.array(items, dtype=np.int64),
-                                        np.array(places, dtype=np.int64), np.array(sizes, dtype=np.int64),
-                                        np.array([c for _, c, _ in ballots], dtype=np.int64))
-        try:
-            from .data.ratings import holds_ratings
-            if holds_ratings(ColumnarFile(data).header):
-                return _ratings_fingerprint(data)
-            batches = ComparisonFile(data).batches()
-            total = _digest_batches(batches)
-        except InputError as exc:
-            if "need pyarrow" not in str(exc):
-                raise
-            return fingerprint(read_comparisons(data))
-        return _fingerprint_text(*total)
-    if not isinstance(data, PairwiseComparisons):
-        raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
-                         "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
-    return _fingerprint_text(*_comparisons_digest(data))
-
-
-def _comparisons_digest(data: PairwiseComparisons) -> tuple[int, int]:
-    """:func:`_records_digest` of comparisons in memory. Equal records have equal digests: when the
-    (pair, outcome) cells are fewer than the records, the records are counted per cell in one pass
-    and each cell present is digested once, weighted by its count (the same sum mod 2^64)."""
-    labels = _text_digests([str(x) for x in data.items])
-    m = data.n_items
-    if 3 * m * m > data.n_records:
-        return _records_digest(labels[data.item_a], labels[data.item_b], data.outcome)
-    cells = np.bincount((data.item_a * m + data.item_b) * 3 + (data.outcome + 1), minlength=3 * m * m)
-    present = np.flatnonzero(cells)
-    pair, outcome = np.divmod(present, 3)
-    a, b = np.divmod(pair, m)
-    return _records_digest(labels[a], labels[b], outcome - 1, cells[present])
-
-
-def _label_digests(labels) -> np.ndarray:
-    """:func:`_text_digests` of every label of a pyarrow array, through its distinct labels. A label
-    that is not text is written as Python writes its value, as for the data in memory (Arrow writes
-    the float 1.0 as ``1``, Python and a CSV file as ``1.0``)."""
-    from .data.tabular import dictionary_encoded
-
-    encoded = dictionary_encoded(labels)
-    texts = [str(x) for x in encoded.dictionary.to_pylist()]
-    return _text_digests(texts)[encoded.indices.to_numpy(zero_copy_only=False)]
-
-
-def _digest_batches(batches) -> tuple[int, int]:
-    """Sum of record digests and number of records of :class:`~privrank.data.io.ComparisonBatch` objects."""
-    total, count = 0, 0
-    for batch in batches:  # a self-comparison is refused here, before the release reads (and pays)
-        a, b = batch.distinct(_label_digests(batch.item_a), _label_digests(batch.item_b))
-        part, n = _records_digest(a, b, batch.outcome)
-        total, count = (total + part) % 2 ** 64, count + n
-    return total, count
-
-
-def users_digest(data) -> str | None:
-    """SHA-256 of how the records of comparisons group into users, whatever the users' ids and the
-    records' order: the multiset over users of each user's multiset of records (the records as
-    :func:`fingerprint` digests them). None for data without a user column, and for rankings and
-    ratings (a ranking is its own unit; a ratings fingerprint already holds each user's records).
-
-    The fingerprint leaves the user column out, so that renaming users keeps a data set's budget;
-    this digest tells a budget per user whether the people are still grouped as when it was set
-    (:meth:`Ledger.record`): a copy whose records were regrouped (each its own "user", say) has the
-    same fingerprint, and a per-user release on it would state a per-user epsilon for users who are
-    not the people. In memory, or streamed from a file in bounded memory per user."""
-    if isinstance(data, Rankings):
-        return None
-    from .data.pinned import PinnedFile
-    from .data.tabular import is_table
-
-    if is_table(data) or isinstance(data, (str, Path, PinnedFile)):
-        from .data.io import ComparisonFile, holds_rankings
-        from .data.ratings import holds_ratings
-        from .data.tabular import ColumnarFile
-
-        if holds_rankings(data) or holds_ratings(ColumnarFile(data).header):
-            return None
-        parts = []
-        for batch in ComparisonFile(data).batches():
-            if batch.user is None:
-                return None
-            a, b = batch.distinct(_label_digests(batch.item_a), _label_digests(batch.item_b))
-            keys, group = np.unique(_label_digests(batch.user), return_inverse=True)
-            parts.append((keys, _sums_by(group, _record_digests(a, b, batch.outcome), keys.size),
-                          np.bincount(group, minlength=keys.size)))
-        if not parts:
-            return None
-        keys, sums, sizes = (np.concatenate(x) for x in zip(*parts))
-        keys, group = np.unique(keys, return_inverse=True)  # a user's parts from every batch, added up
-        sums, sizes = _sums_by(group, sums, keys.size), np.bincount(group, weights=sizes, minlength=keys.size)
-        return _fingerprint_text(_users_total(sums, sizes), keys.size, "users")
-    if not isinstance(data, PairwiseComparisons) or data.user is None:
-        return None
-    labels = _text_digests([str(x) for x in data.items])
-    n, user = len(data.users), data.user
-    sums = _sums_by(user, _record_digests(labels[data.item_a], labels[data.item_b], data.outcome), n)
-    sizes = np.bincount(user, minlength=n)
-    return _fingerprint_text(_users_total(sums, sizes), int(np.count_nonzero(sizes)), "users")
-
-
-def _sums_by(group, values, n: int) -> np.ndarray:
-    """Per group ``0 .. n-1``, the sum (mod 2^64) of the uint64 ``values`` of its members: by
-    ``bincount``, 16 bits at a time, so that float64 adds them exactly."""
-    sums = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for shift in map(np.uint64, (0, 16, 32, 48)):
-            part = np.bincount(group, weights=((values >> shift) & np.uint64(0xFFFF)).astype(np.float64), minlength=n)
-            sums += part.astype(np.uint64) << shift
-    return sums
-
-
-def _users_total(sums, sizes) -> int:
-    """The multiset over users (those with records) of (the sum of their records' digests, their
-    number of records), as one sum mod 2^64."""
-    present = sizes > 0
-    with np.errstate(over="ignore"):
-        per_user = _mix(sums[present] ^ (sizes[present].astype(np.uint64) * _K[2]))
-        return int(per_user.sum(dtype=np.uint64))
-
-
-def _ratings_fingerprint(path) -> str:
-    """Fingerprint of a ratings file: of each user's set of (item, rating) records, as a multiset over
-    users, so that neither the order of the records nor the users' ids (renamed, re-typed) change it.
-    The pairs a run draws from the ratings change from run to run; the data set does not."""
-    from .data.ratings import RatingsFile
-    from .data.tabular import dictionary_encoded
-
-    users, items, values = RatingsFile(path).read()
-    user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
-    sizes = np.bincount(user)
-    with np.errstate(over="ignore"):
-        x = _mix((_label_digests(items) * _K[0]) ^ ((values + 0.0).view(np.uint64) * _K[1]))  # -0.0 as 0.0
-    return _fingerprint_text(_users_total(_sums_by(user, x, sizes.size), sizes), int(values.size), "ratings")
-
-
-_K = [np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                             0xBF58476D1CE4E5B9, 0x94D049BB133111EB)]
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser, element-wise on uint64 (arithmetic mod 2^64)."""
-    x = x ^ (x >> np.uint64(30))
-    x *= _K[4]
-    x ^= x >> np.uint64(27)
-    x *= _K[5]
-    return x ^ (x >> np.uint64(31))
-
-
-def _text_digests(texts) -> np.ndarray:
-    """A 64-bit digest of each string (blake2b of its UTF-8 bytes)."""
-    return np.array([int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
-                     for t in texts], dtype=np.uint64)
-
-
-def records_digest(batch) -> tuple[int, int]:
-    """What one validated batch of a comparisons or rankings file adds to :func:`fingerprint`:
-    the sum (mod 2^64) of its records' digests and their number. The parts of a file's batches,
-    added up, give its fingerprint (:func:`digest_fingerprint`) however the file is split."""
-    from .data.io import ComparisonBatch
-
-    if isinstance(batch, ComparisonBatch):
-        return _digest_batches([batch])
-    return _orders_digest(batch.items, batch.orders, batch.weights) if batch.weights.size else (0, 0)
-
-
-def digest_fingerprint(total: int, count: int, kind: str) -> str:
-    """The fingerprint of a data set of ``kind`` (comparisons or rankings) from its :func:`records_digest` sums."""
-    return _fingerprint_text(total % 2 ** 64, count, kind)
-
-
-def _records_digest(a, b, outcome, counts=None) -> tuple[int, int]:
-    """Sum (mod 2^64) of the records' digests and their number; ``a``, ``b`` are label digests
-    per record, the pair ordered by digest so that its orientation does not matter; ``counts``:
-    how many times each record occurs (default once)."""
-    x = _record_digests(a, b, outcome)
-    with np.errstate(over="ignore"):
-        if counts is None:
-            return int(x.sum(dtype=np.uint64)), int(x.size)
-        return int((x * counts.astype(np.uint64)).sum(dtype=np.uint64)), int(counts.sum())
-
-
-def _record_digests(a, b, outcome) -> np.ndarray:
-    """The 64-bit digest of each comparison (label digests ``a``, ``b``; the pair ordered by digest)."""
-    swap = a > b
-    with np.errstate(over="ignore"):
-        x = (np.where(swap, b, a) * _K[0]) ^ (np.where(swap, a, b) * _K[1])
-        x ^= (np.where(swap, -outcome, outcome).astype(np.int64) + 2).astype(np.uint64) * _K[2]
-        return _mix(x)
-
-
-def _fingerprint_text(total: int, count: int, kind: str = "comparisons") -> str:
-    return hashlib.sha256(f"privrank {kind} {count} {total}".encode()).hexdigest()
-
-
-def _orders_digest(items, orders, weights) -> tuple[int, int]:
-    """:func:`_ballots_digest` of complete rankings: ``orders`` (best first) over ``items``."""
-    k, m = orders.shape
-    return _ballots_digest(_text_digests([str(x) for x in items]), np.asarray(orders).ravel(),
-                           np.tile(np.arange(m), k), np.full(k, m), np.asarray(weights))
-
-
-def _ballots_fingerprint(labels, items, places, sizes, counts) -> str:
-    """Fingerprint of ballots given flat (:func:`_ballots_digest`)."""
-    return _fingerprint_text(*_ballots_digest(labels, items, places, sizes, counts), "rankings")
-
-
-def _ballots_digest(labels, items, places, sizes, counts) -> tuple[int, int]:
-    """Sum of ballot digests (mod 2^64) and number of voters of ballots given flat: ``items[k]``
-    ranked at ``places[k]``, ``sizes[b]`` entries per ballot in ballot order, ``counts[b]`` voters
-    per ballot; ``labels`` are the item label digests."""
-    with np.errstate(over="ignore"):
-        x = _mix((labels[items] * _K[0]) ^ ((places.astype(np.uint64) + np.uint64(1)) * _K[1]))
-        ends = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(x, dtype=np.uint64)])  # mod 2^64
-        bounds = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
-        ballot = _mix((ends[bounds[1:]] - ends[bounds[:-1]]) ^ (sizes.astype(np.uint64) * _K[2]))
-        total = int((ballot * counts.astype(np.uint64)).sum(dtype=np.uint64))
-    return total, int(counts.sum())
 
 
 def charge(release: dict, unit: str):
@@ -489,8 +237,24 @@ class Ledger:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            self._upgrade()
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (secrets.token_hex(16),))
             self.id = self._db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()[0]
+
+    def _upgrade(self) -> None:
+        """Add the columns a ledger written by an older privrank lacks (in one transaction, so two
+        processes opening it at once add them once). Its rows keep their fingerprints: a data set
+        recorded before labels were normalised is found by the fingerprint of its labels as written
+        (:attr:`~privrank.fingerprints.Identity.legacy`), and its other identities are recorded the
+        next time it is released or budgeted."""
+        missing = {t: c for t, c in _ADDED_COLUMNS.items()
+                   if c.split()[0] not in {r[1] for r in self._db.execute(f"PRAGMA table_info({t})")}}
+        if not missing:
+            return
+        with self._transaction():
+            for table, column in missing.items():
+                if column.split()[0] not in {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
     def __enter__(self):
         return self
@@ -502,37 +266,57 @@ class Ledger:
         if self._db is not None:
             self._db.close()
 
-    def set_budget(self, fingerprint: str, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "",
-                   users: str | None = None) -> None:
+    def set_budget(self, fingerprint, unit: str, epsilon: float, delta: float = 0.0, *, dataset: str = "",
+                   users: str | None = None, new_data: str | None = None) -> None:
         """Promise a total ``(epsilon, delta)`` per ``unit`` (``comparison``, ``user`` or ``ranking``) for a data set.
+
+        ``fingerprint``: the data set's :class:`~privrank.fingerprints.Identity` (:func:`identify`),
+        or a name the caller gives it (a fingerprint, or letters, digits, ``-`` and ``_``). An
+        identity is resolved as :meth:`key` does -- a data set the ledger knows under another name
+        (labels normalised, renamed) gets that one's budget, a near-duplicate of a budgeted data set
+        is refused unless ``new_data`` says why it is new data -- and recorded.
 
         Replaces an earlier budget of the same data set and unit; releases already recorded
         still count against it. ``users``: for a budget per user, the data set's
-        :func:`users_digest`; every later release charged to the budget must then come from
-        records grouped into users the same way (:meth:`record`). The CLI always gives it.
+        :func:`users_digest` (an identity carries its own); every later release charged to the
+        budget must then come from records grouped into users the same way (:meth:`record`).
+        The CLI always gives it.
         """
         if unit not in BUDGET_UNITS:
             raise InputError(f"unit must be one of {', '.join(BUDGET_UNITS)}")
         eps = check_epsilon(epsilon)
         dlt = check_delta(delta)
-        _check_fingerprint(fingerprint)
-        with _database_errors(self.path), self._journalled(fingerprint) as entry:
-            entry.releases = self._check_journal(fingerprint)
-            self._db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
-                             (fingerprint, BUDGET_UNITS[unit], eps, dlt, dataset, _now()))
+        reason = _check_new_data(new_data)
+        with _database_errors(self.path), self._journalled() as entry:
+            key, how = self._resolve(fingerprint, reason)
+            if how == "structure" and unit == "user":
+                raise BudgetExceededError(_RENAMED_PER_USER)
+            entry.key = key
+            entry.releases = self._check_journal(key)
+            self._db.execute("INSERT OR REPLACE INTO budgets (fingerprint, unit, epsilon, delta, dataset, time, "
+                             "new_data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (key, BUDGET_UNITS[unit], eps, dlt, dataset, _now(), reason))
+            self._register(key, fingerprint)
             if unit == "user":
-                self._db.execute("DELETE FROM meta WHERE key = ?", (_users_key(fingerprint),))
+                users = fingerprint.users if isinstance(fingerprint, Identity) else users
+                self._db.execute("DELETE FROM meta WHERE key = ?", (_users_key(key),))
                 if users is not None:
-                    self._db.execute("INSERT INTO meta VALUES (?, ?)", (_users_key(fingerprint), str(users)))
+                    self._db.execute("INSERT INTO meta VALUES (?, ?)", (_users_key(key), str(users)))
 
-    def record(self, fingerprint: str, guarantee: Guarantee, *, dataset: str = "", output: str = "",
-               command: str = "", users: str | None = None) -> int:
+    def record(self, fingerprint, guarantee: Guarantee, *, dataset: str = "", output: str = "",
+               command: str = "", users: str | None = None, new_data: str | None = None) -> int:
         """Charge a release to its data set, or refuse it; returns the release's id.
 
-        ``users``: the :func:`users_digest` of the released records, needed when the data set's
-        budget per user was set with one (:meth:`groups_users`): records grouped into users
-        otherwise than then (the user column rewritten) are refused, because every per-user
-        statement counts the people as the user column names them.
+        ``fingerprint``: the data set's :class:`~privrank.fingerprints.Identity`, resolved as
+        :meth:`key` does (a near-duplicate of a budgeted data set is refused unless ``new_data``,
+        the curator's reason for calling it new data, is given; the reason is recorded with the
+        release), or a name (see :meth:`set_budget`).
+
+        ``users``: for a name, the :func:`users_digest` of the released records (an identity
+        carries its own), needed when the data set's budget per user was set with one: records
+        grouped into users otherwise than then (the user column rewritten) are refused, because
+        every per-user statement counts the people as the user column names them. Records known
+        by their structure alone (items or users renamed) are refused under such a budget.
 
         In one transaction: every budget of the data set is checked with the release added
         (:func:`spent`), the release is inserted only if all of them still hold, and the journal
@@ -543,39 +327,107 @@ class Ledger:
         Raises
         ------
         BudgetExceededError
-            If the release would exceed a budget; nothing is recorded.
+            If the release would exceed a budget, or its data is a near-duplicate; nothing is recorded.
         """
         if not isinstance(guarantee, Guarantee):
             raise InputError("record needs the release's Guarantee")
-        _check_fingerprint(fingerprint)
+        reason = _check_new_data(new_data)
         row = _release_row(guarantee)
-        with _database_errors(self.path), self._journalled(fingerprint) as entry:
-            self._check_journal(fingerprint)
-            past = self._releases(fingerprint)
-            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (fingerprint,)).fetchall():
+        with _database_errors(self.path), self._journalled() as entry:
+            key, how = self._resolve(fingerprint, reason)
+            entry.key = key
+            self._check_journal(key)
+            past = self._releases(key)
+            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (key,)).fetchall():
                 refusal = _refusal(budget, past, row, guarantee)
                 if refusal:
                     raise BudgetExceededError(refusal)
-            grouped = self._users(fingerprint)
-            if grouped is not None and users != grouped:
+            grouped = self._users(key)
+            if grouped is not None and how == "structure":
+                raise BudgetExceededError(_RENAMED_PER_USER)
+            given = {fingerprint.users, fingerprint.legacy_users} if isinstance(fingerprint, Identity) else {users}
+            if grouped is not None and grouped not in given:
                 raise BudgetExceededError("refused: these records are grouped into users otherwise than the data set "
                                           "whose budget per user was set (its user column was rewritten), and a "
                                           "budget per user counts the people as that user column names them; "
                                           "release from the file the budget was set on")
             cur = self._db.execute(
                 "INSERT INTO releases (fingerprint, dataset, time, mechanism, model, unit, epsilon, delta, "
-                "epsilon_per_user, private, output, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (fingerprint, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
-                 row["delta"], row["epsilon_per_user"], int(row["private"]), output, command))
+                "epsilon_per_user, private, output, command, new_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
+                 row["delta"], row["epsilon_per_user"], int(row["private"]), output, command, reason))
             release_id = int(cur.lastrowid)
+            self._register(key, fingerprint)
             entry.releases = len(past) + 1
         return release_id
 
-    def groups_users(self, fingerprint: str) -> bool:
-        """Whether the data set's budget per user was set with its :func:`users_digest` (so a release
-        charged to it must give its own, :meth:`record`)."""
+    def key(self, identity, *, new_data: str | None = None) -> str:
+        """The fingerprint this ledger knows a data set by, whose budgets and releases are its own.
+
+        An :class:`~privrank.fingerprints.Identity` (:func:`identify`) is matched, in order, by
+        its fingerprint (labels normalised) or that of its labels as written (a ledger written
+        before labels were normalised), each as a data set's own or as one recorded for it; then
+        by its structure (the same records with items and users renamed). Data known by none is a
+        new data set (its fingerprint) -- unless it shares at least :data:`NEAR_DUPLICATE` of its
+        records with a budgeted data set (:func:`~privrank.fingerprints.shared`: rows appended,
+        dropped or doubled), which is refused before anything is spent, naming that data set and
+        the share in common, unless ``new_data`` gives the curator's reason to call it new data. A
+        name (text) is its own key.
+
+        Raises
+        ------
+        BudgetExceededError
+            For a near-duplicate of a budgeted data set without ``new_data``.
+        """
+        reason = _check_new_data(new_data)
         with _database_errors(self.path):
-            return self._users(fingerprint) is not None
+            return self._resolve(identity, reason)[0]
+
+    def find(self, identity) -> str | None:
+        """The key of a data set this ledger knows (found as :meth:`key` finds it), or None: a new
+        data set, or a near-duplicate of a budgeted one (not refused here)."""
+        with _database_errors(self.path):
+            key, how = self._resolve(identity, None, near=False)
+        return None if how == "new" else key
+
+    def _resolve(self, identity, new_data, near: bool = True) -> tuple[str, str]:
+        """``(key, how)``: the data set's key and how it was found (``name``, ``fingerprint``,
+        ``structure`` or ``new``); see :meth:`key`. ``near``: refuse a near-duplicate."""
+        if not isinstance(identity, Identity):
+            _check_fingerprint(identity)
+            return identity, "name"
+        for fp in (identity.labels, identity.legacy):
+            row = self._db.execute("SELECT fingerprint FROM identities WHERE alias = ? UNION ALL "
+                                   "SELECT fingerprint FROM budgets WHERE fingerprint = ? UNION ALL "
+                                   "SELECT fingerprint FROM releases WHERE fingerprint = ? LIMIT 1",
+                                   (f"fingerprint {fp}", fp, fp)).fetchone()
+            if row is not None:
+                return row[0], "fingerprint"
+        row = self._db.execute("SELECT fingerprint FROM identities WHERE alias = ?",
+                               (f"structure {identity.structure}",)).fetchone()
+        if row is not None:
+            return row[0], "structure"
+        if near and new_data is None:
+            rows = self._db.execute("SELECT s.size, s.sketch, b.dataset FROM sketches s JOIN budgets b "
+                                    "ON b.fingerprint = s.fingerprint").fetchall()
+            if rows:
+                sketches = np.stack([np.frombuffer(r["sketch"], dtype="<u8") for r in rows])
+                share = shared(identity.sketch, identity.size, sketches, [r["size"] for r in rows])
+                best = int(np.argmax(share))
+                if share[best] >= NEAR_DUPLICATE:
+                    raise BudgetExceededError(_near_duplicate(rows[best]["dataset"], float(share[best])))
+        return identity.labels, "new"
+
+    def _register(self, key: str, identity) -> None:
+        """Record an identity's fingerprints, structure and sketch as the data set ``key``'s (first
+        come, first kept); a name has none."""
+        if not isinstance(identity, Identity):
+            return
+        aliases = [f"fingerprint {identity.labels}", f"fingerprint {identity.legacy}",
+                   f"structure {identity.structure}"]
+        self._db.executemany("INSERT OR IGNORE INTO identities VALUES (?, ?)", [(a, key) for a in aliases])
+        self._db.execute("INSERT OR IGNORE INTO sketches VALUES (?, ?, ?, ?)",
+                         (identity.labels, key, identity.size, identity.sketch.astype("<u8").tobytes()))
 
     def _users(self, fingerprint: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (_users_key(fingerprint),)).fetchone()
@@ -608,23 +460,24 @@ class Ledger:
         return count
 
     @contextmanager
-    def _journalled(self, fingerprint: str):
+    def _journalled(self):
         """A write transaction that stages the data set's journal entry before it commits.
 
-        The block sets ``entry.releases``, the data set's release count after it. The entry is
-        written to a temporary file inside the transaction, so a journal that cannot be written
-        rolls the transaction back (nothing is charged), and renamed into place after the commit.
+        The block sets ``entry.key``, the data set's key (resolved inside the transaction), and
+        ``entry.releases``, its release count after it. The entry is written to a temporary file
+        inside the transaction, so a journal that cannot be written rolls the transaction back
+        (nothing is charged), and renamed into place after the commit.
         """
-        entry, staged = SimpleNamespace(releases=0), None
+        entry, staged = SimpleNamespace(key=None, releases=0), None
         try:
             with self._transaction():
                 yield entry
-                staged = self._stage_journal(fingerprint, entry.releases)
+                staged = self._stage_journal(entry.key, entry.releases)
         except BaseException:
             if staged is not None:
                 Path(staged).unlink(missing_ok=True)
             raise
-        self._place_journal(fingerprint, staged)
+        self._place_journal(entry.key, staged)
 
     def _stage_journal(self, fingerprint: str, releases: int) -> str:
         """Write a journal entry to a temporary file beside its place; returns the temporary's name."""
@@ -753,7 +606,35 @@ def _check_fingerprint(fingerprint) -> None:
     """A data set's identity: its :func:`fingerprint`, or any name of letters, digits, ``-`` and ``_``."""
     if not (isinstance(fingerprint, str) and 0 < len(fingerprint) <= 128
             and all(c.isascii() and (c.isalnum() or c in "-_") for c in fingerprint)):
-        raise InputError("a data set is identified by its fingerprint (privrank.ledger.fingerprint)")
+        raise InputError("a data set is identified by its identity (privrank.ledger.identify), or a fingerprint or "
+                         "name of letters, digits, - and _")
+
+
+#: the one flag of the releasing commands that declares data new (a near-duplicate's refusal names it)
+NEW_DATA_FLAG = "--new-data"
+_RENAMED_PER_USER = ("refused: these records are those of a data set with a budget per user, with their items or users "
+                     "renamed, and a budget per user counts the people as the user column of the file it was set on "
+                     "names them; release from that file")
+
+
+def _check_new_data(reason) -> str | None:
+    """The curator's reason for calling near-duplicate data new: None, or non-empty text."""
+    if reason is None:
+        return None
+    if not isinstance(reason, str) or not reason.strip():
+        raise InputError(f"new_data (CLI: {NEW_DATA_FLAG}) needs a reason in words: why is this data new, not the "
+                         "budgeted data set it resembles?")
+    return reason.strip()
+
+
+def _near_duplicate(dataset: str, share: float) -> str:
+    """The refusal of a near-duplicate of the budgeted data set ``dataset``: the share in common, rounded to
+    10% (an estimate from the sketches, never a count)."""
+    return (f"refused before anything was spent: these records have about {10 * round(10 * share):d}% of the smaller "
+            f"data set's records in common with the data set {dataset or '(unnamed)'!r}, which has a privacy budget "
+            "(rows appended, dropped or doubled keep most of them): release from that data set, whose budget they "
+            f"spend. If this is new data, say why: {NEW_DATA_FLAG} REASON (Python: new_data=\"REASON\"); the reason is "
+            "recorded in the ledger")
 
 
 def _refusal(budget, past, row, guarantee: Guarantee) -> str:

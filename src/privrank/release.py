@@ -22,13 +22,18 @@ Each release takes two keyword arguments, added by :func:`private_release`:
     A :class:`~privrank.ledger.Ledger`, or the path of a ledger file. Default ``None``: no
     ledger -- a library call records nothing unless it is given one (or runs inside
     :func:`charging`); the CLI always records, in ``--ledger`` or its default ledger. The data
-    set is identified by :func:`privrank.ledger.fingerprint` of the release's first argument
+    set is identified by :func:`privrank.ledger.identify` of the release's first argument
     (comparisons, rankings or a file path).
 ``accountant``
     An :class:`~privrank.guarantees.Accountant` to spend the guarantee from (in memory).
+``new_data``
+    With ``ledger``: the curator's reason, in words, for releasing data that shares most of its
+    records with a budgeted data set (rows appended, dropped or doubled) as new data; without
+    it such a release is refused before it draws (:meth:`privrank.ledger.Ledger.key`). The
+    reason is recorded with the release.
 
 The CLI opens one :func:`charging` context around the release it runs, naming the ledger, the
-data set's fingerprint (of the file, computed before anything is drawn) and where the output
+data set's identity (of the file, computed before anything is drawn) and where the output
 goes; every release inside it pays there.
 
 A release called inside another release (a private building block of a larger algorithm) is
@@ -66,11 +71,11 @@ class Payer:
 
     ledger: object = None
     accountant: object = None
-    fingerprint: str | None = None
-    users: str | None = None
+    fingerprint: object = None
     dataset: str = ""
     output: str = ""
     command: str = ""
+    new_data: str | None = None
     charged: list = field(default_factory=list)
 
     def pay(self, guarantee, data) -> None:
@@ -87,15 +92,12 @@ class Payer:
         if spend and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
         if self.ledger is not None:
-            from .ledger import Ledger, fingerprint, users_digest
+            from .ledger import Ledger, identify
 
-            fp = self.fingerprint or fingerprint(data)
+            identity = self.fingerprint or identify(data)
             with nullcontext(self.ledger) if isinstance(self.ledger, Ledger) else Ledger(self.ledger) as ledger:
-                users = self.users
-                if users is None and ledger.groups_users(fp):
-                    users = users_digest(data)
-                ledger.record(fp, guarantee, dataset=self.dataset, output=self.output, command=self.command,
-                              users=users)
+                ledger.record(identity, guarantee, dataset=self.dataset, output=self.output, command=self.command,
+                              new_data=self.new_data)
         if spend:
             self.accountant.spend(guarantee, self.command or guarantee.mechanism)
         self.charged.append(guarantee)
@@ -106,15 +108,17 @@ _OPEN: ContextVar[tuple | None] = ContextVar("privrank_open_release", default=No
 
 
 @contextmanager
-def charging(ledger=None, *, accountant=None, fingerprint: str | None = None, users: str | None = None,
-             dataset: str = "", output: str = "", command: str = ""):
+def charging(ledger=None, *, accountant=None, fingerprint=None, dataset: str = "", output: str = "",
+             command: str = "", new_data: str | None = None):
     """Every release inside this block pays ``ledger``/``accountant`` (the CLI's one place of payment).
 
-    ``fingerprint`` and ``users`` (:func:`~privrank.ledger.users_digest`) identify the data set, when
-    the caller computed them. Yields the :class:`Payer`; its ``charged`` list holds the guarantees
-    charged inside.
+    ``fingerprint`` identifies the data set when the caller computed it: its
+    :class:`~privrank.fingerprints.Identity` (:func:`~privrank.ledger.identify`), or a name.
+    ``new_data``: the curator's reason to call data new that resembles a budgeted data set
+    (:meth:`~privrank.ledger.Ledger.key`), recorded with each release. Yields the :class:`Payer`;
+    its ``charged`` list holds the guarantees charged inside.
     """
-    payer = Payer(ledger, accountant, fingerprint, users, dataset, output, command)
+    payer = Payer(ledger, accountant, fingerprint, dataset, output, command, new_data)
     token = _AMBIENT.set(payer)
     try:
         with paying():  # a noise primitive called outside a release here would go unrecorded: refused
@@ -128,9 +132,11 @@ def inside_charging() -> bool:
     return _AMBIENT.get() is not None
 
 
-def _payer(ledger, accountant) -> Payer | None:
+def _payer(ledger, accountant, new_data) -> Payer | None:
+    if new_data is not None and ledger is None:
+        raise InputError("new_data= is the reason recorded in a ledger for calling data new: give ledger= too")
     if ledger is not None or accountant is not None:
-        return Payer(ledger, accountant)
+        return Payer(ledger, accountant, new_data=new_data)
     return _AMBIENT.get()
 
 
@@ -169,21 +175,22 @@ def _warn_if_weak(guarantee) -> None:
 
 
 def private_release(fn):
-    """Mark ``fn`` as a release: it takes ``ledger=`` and ``accountant=`` and must :func:`charge` before drawing."""
+    """Mark ``fn`` as a release: it takes ``ledger=``, ``accountant=`` and ``new_data=`` and must
+    :func:`charge` before drawing."""
     sig = inspect.signature(fn)
     first = next(iter(sig.parameters))
-    extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None),
-             inspect.Parameter("accountant", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+             for name in ("ledger", "accountant", "new_data")]
 
     @functools.wraps(fn)
-    def release(*args, ledger=None, accountant=None, **kwargs):
+    def release(*args, ledger=None, accountant=None, new_data=None, **kwargs):
         if _OPEN.get() is not None:  # a building block of an open release: the outer one pays
-            if ledger is not None or accountant is not None:
-                raise InputError("ledger= and accountant= belong to the outermost release")
+            if ledger is not None or accountant is not None or new_data is not None:
+                raise InputError("ledger=, accountant= and new_data= belong to the outermost release")
             return fn(*args, **kwargs)
         data = args[0] if args else kwargs.get(first)
         state = {"charged": False}
-        token = _OPEN.set((_payer(ledger, accountant), data, state))
+        token = _OPEN.set((_payer(ledger, accountant, new_data), data, state))
         try:
             with open_release():
                 result = fn(*args, **kwargs)

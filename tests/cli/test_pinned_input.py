@@ -89,7 +89,7 @@ def _swap_case(tmp_path, monkeypatch, command, how):
     else:
         make = _rankings if command is AGGREGATE else _comparisons
         a, b = make(tmp_path / "data.csv", False), make(tmp_path / "other.csv", True)
-        hook = (cli_releasing, "fingerprint")
+        hook = (cli_releasing, "identify")
     return a, b, hook
 
 
@@ -138,7 +138,7 @@ def test_broken_variant_reading_the_path_twice_releases_the_swapped_data(capsys,
     a, b = _comparisons(tmp_path / "data.csv", False), _comparisons(tmp_path / "other.csv", True)
     run_on_b = tmp_path / "b.csv"
     assert _run(capsys, [*STREAM, b, "--out", run_on_b])[0] == 0
-    with _swap_after(monkeypatch, cli_releasing, "fingerprint", a, b, how):
+    with _swap_after(monkeypatch, cli_releasing, "identify", a, b, how):
         code, _ = _run(capsys, [*STREAM, a, "--out", tmp_path / "out.csv"])
     assert code == 0
     assert (tmp_path / "out.csv").read_text() == run_on_b.read_text()
@@ -240,7 +240,7 @@ def test_dask_workers_records_are_checked_against_the_fingerprint(capsys, tmp_pa
     a, b = make(tmp_path / "data.csv", False), make(tmp_path / "other.csv", True)
     dask = [*command, a, "--engine", "dask"]
     assert _run(capsys, [*dask, "--out", tmp_path / "clean.csv"])[0] == 0
-    with _swap_after(monkeypatch, cli_releasing, "fingerprint", a, b, "rename"):
+    with _swap_after(monkeypatch, cli_releasing, "identify", a, b, "rename"):
         code, err = _run(capsys, [*dask, "--out", tmp_path / "out.csv"])
     assert code == 2 and "changed while" in err, err
     assert not (tmp_path / "out.csv").exists()

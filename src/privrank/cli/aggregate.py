@@ -154,7 +154,7 @@ def register(sub) -> None:
     add_engine_options(p)
     add_interval_options(p, scores=False)
     add_output_options(p)
-    add_ledger_option(p)
+    add_ledger_option(p, new_data=True)
     add_quiet_option(p)
     p.set_defaults(func=run_aggregate)
 

@@ -31,9 +31,15 @@ STDIN_HELP = ("'-' reads standard input (once, into a temporary file): Parquet, 
 LEDGER_ENV = "PRIVRANK_LEDGER"
 
 
-def add_ledger_option(parser) -> None:
+def add_ledger_option(parser, *, new_data: bool = False) -> None:
+    """``--ledger``; with ``new_data``, ``--new-data REASON`` too (privrank.ledger.NEW_DATA_FLAG; a test checks)."""
     parser.add_argument("--ledger", metavar="PATH",
                         help=f"privacy ledger file (default ${LEDGER_ENV}, else ~/.local/share/privrank/ledger.sqlite)")
+    if new_data:
+        parser.add_argument("--new-data", metavar="REASON",
+                            help="data that shares most of its records with a budgeted data set (rows appended, "
+                                 "dropped or doubled) is refused as its near-duplicate; if it is new data, say why "
+                                 "(recorded in the ledger)")
 
 
 def add_quiet_option(parser) -> None:

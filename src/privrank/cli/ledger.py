@@ -38,13 +38,13 @@ def register(sub) -> None:
     export.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
     export.add_argument("--force", action="store_true", help="overwrite an existing --output file")
     for q in (show, budget, export):
-        add_ledger_option(q)
+        add_ledger_option(q, new_data=q is budget)
         q.set_defaults(func=run_ledger)
 
 
 def run_ledger(args) -> int:
     from ..exports import dumps
-    from ..ledger import Ledger, fingerprint, users_digest
+    from ..ledger import Ledger, identify
     from .output import _fmt_cell, emit
     from .releasing import refuse_overwriting
 
@@ -52,15 +52,15 @@ def run_ledger(args) -> int:
     with Ledger(args.ledger) as ledger:
         if args.action == "set-budget":
             unit = _budget_unit(args)
-            ledger.set_budget(fingerprint(args.file), unit, args.epsilon, args.delta, dataset=args.file,
-                              users=users_digest(args.file) if unit == "user" else None)
+            ledger.set_budget(identify(args.file), unit, args.epsilon, args.delta, dataset=args.file,
+                              new_data=args.new_data)
             budget = [b for b in ledger.budgets() if b["dataset"] == args.file][-1]
             print(_budget_line(budget))
             return 0
         if args.action == "export":
             emit(_export(ledger.releases(), args.format), args.output, force=args.force)
             return 0
-        fp = fingerprint(args.file) if args.file else None
+        fp = (ledger.find(identify(args.file)) or "-") if args.file else None  # "-": a data set it does not know
         budgets, releases = ledger.budgets(fp), ledger.releases(fp)
     if args.format == "json":
         print(dumps({"ledger": str(ledger.path), "budgets": budgets, "releases": releases}))

@@ -89,7 +89,7 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     add_interval_options(parser)
     add_engine_options(parser)
     add_output_options(parser)
-    add_ledger_option(parser)
+    add_ledger_option(parser, new_data=True)
     add_quiet_option(parser)
 
 
@@ -114,7 +114,7 @@ def register(sub) -> None:
     add_budget_options(r)
     r.add_argument("--output", "-o", required=True, metavar="OUT")
     r.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    add_ledger_option(r)
+    add_ledger_option(r, new_data=True)
     add_quiet_option(r)
     r.set_defaults(func=run_randomize)
 

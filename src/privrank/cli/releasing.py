@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, fingerprint, journal_dir, ledger_files, users_digest
+from ..ledger import Ledger, identify, journal_dir, ledger_files
 from ..release import charging
 from .output import output_format
 
@@ -27,10 +27,11 @@ class LedgerRelease:
     None for standard output or no plot).
     """
 
-    def __init__(self, ledger, payer, fp, args, output, plot):
-        self._ledger, self._payer, self._fp = ledger, payer, fp
+    def __init__(self, ledger, payer, key, identity, args, output, plot):
+        self._ledger, self._payer, self._fp, self._identity = ledger, payer, key, identity
         self.output, self.plot = output, plot
-        self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command}
+        self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command,
+                      "new_data": getattr(args, "new_data", None)}
 
     def refuse_if_budgeted(self, why: str) -> None:
         """Refuse, before anything is charged, an output that will not be private (``why``) when
@@ -48,8 +49,10 @@ class LedgerRelease:
         whose spend was charged when they were randomized (``privrank randomize``) or spent on
         the respondents' devices; debiasing them is post-processing and spends nothing. Reports
         whose records have a budget are refused: a budget is set on raw answers, and raw answers
-        given an epsilon column would be released as they are. Any other private output that
-        nothing charged is a bug.
+        given an epsilon column would be released as they are. The records are known as the
+        ledger knows any data set (:meth:`~privrank.ledger.Ledger.key`): labels normalised,
+        items and users renamed, and a near-duplicate of budgeted data refused before this.
+        Any other private output that nothing charged is a bug.
         """
         if guarantee.private and reports and not self._payer.charged and self._ledger.budgets(self._fp):
             raise BudgetExceededError("refused: these records have a privacy budget, so they are raw answers, not "
@@ -61,7 +64,7 @@ class LedgerRelease:
             return
         if guarantee.private:
             raise RuntimeError("a private output was computed without charging the ledger")
-        self._ledger.record(self._fp, guarantee, users=self._payer.users, **self._meta)
+        self._ledger.record(self._identity, guarantee, **self._meta)
 
 
 def _names(output, plot) -> str:
@@ -100,13 +103,15 @@ def ledger_release(args, data):
                 except InputError as exc:
                     raise InputError(f"{exc} (nothing was released)") from None
                 reserved.append(out)
-        fp = args.fingerprint = fingerprint(data)  # the dask engine checks its workers' records against it
+        identity = identify(data)  # one pass over the records
+        args.fingerprint = identity.labels  # the dask engine checks its workers' records against it
+        new_data = getattr(args, "new_data", None)
         with Ledger(args.ledger) as ledger:
-            users = users_digest(data) if ledger.groups_users(fp) else None  # one more pass, for a budget per user
-            with charging(ledger, fingerprint=fp, users=users, dataset=str(args.file), output=_names(output, plot),
-                          command=args.command) as payer:
+            key = ledger.key(identity, new_data=new_data)  # a near-duplicate is refused here, before anything
+            with charging(ledger, fingerprint=identity, dataset=str(args.file), output=_names(output, plot),
+                          command=args.command, new_data=new_data) as payer:
                 try:
-                    yield LedgerRelease(ledger, payer, fp, args, output, plot)
+                    yield LedgerRelease(ledger, payer, key, identity, args, output, plot)
                 except FileChangedError:
                     raise FileChangedError(f"{args.file} changed while it was being released: nothing was released"
                                            + ("; the spend stays recorded in the ledger" if payer.charged else

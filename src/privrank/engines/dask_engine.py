@@ -20,7 +20,7 @@ import numpy as np
 
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import InputError
-from ..ledger import digest_fingerprint, records_digest
+from ..fingerprints import digest_fingerprint, records_digest
 
 SPLIT_EVERY = 8
 CSV_BLOCKSIZE = "16MB"
@@ -31,7 +31,7 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring).
 
     The workers read the file by its path, not through a pinned file's descriptor; so every
-    partition also returns the :func:`~privrank.ledger.records_digest` of the records it used,
+    partition also returns the :func:`~privrank.fingerprints.records_digest` of the records it used,
     and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
     must give that fingerprint: records other than those fingerprinted are refused
     (:class:`~privrank.data.pinned.FileChangedError`) before the statistic is returned.
@@ -86,7 +86,7 @@ def _from_pandas(frame):
 
 
 def _partial(partial, file, table, first, options):
-    """A partition's partial statistic and the digest of its records (:func:`~privrank.ledger.records_digest`)."""
+    """A partition's partial statistic and the digest of its records (:func:`~privrank.fingerprints.records_digest`)."""
     batch = file.validate(table, first)
     return partial(batch, options), records_digest(batch)
 
