@@ -17,12 +17,13 @@ from privrank.serve.store import (
     AnswersExhausted,
     SqliteStore,
     UnknownRespondent,
+    credential_hash,
     open_store,
 )
 
 #: every column the store has; none could hold a true answer, an address or a user agent
-COLUMNS = {"respondents": {"token", "created"},
-           "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+COLUMNS = {"respondents": {"token_hash", "created"},
+           "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
            "surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
            "survey_texts": {"id", "field", "text", "first_served"}, "invitations": {"code_hash", "used"},
            "admin": {"token_hash"}}
@@ -80,7 +81,8 @@ def test_pair_reports_are_randomized_comparisons(store):
         store.add_report(user, key=key(), item_a=a, item_b=b, report=report, epsilon=eps, max_answers=5)
     table = store.pair_reports()
     assert table.column_names == ["user", "item_a", "item_b", "outcome", "epsilon"]
-    assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == sent  # in order, epsilon exact
+    held = [(credential_hash(user), *rest) for user, *rest in sent]  # the user is the token's hash
+    assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == held  # in order, epsilon exact
     comps = pr.read_comparisons(table)
     assert comps.is_randomized and comps.n_records == 9 and comps.items == ("A", "B", "C", "D")
 
@@ -143,7 +145,7 @@ def test_budget_holds_under_concurrent_writers(store):
     assert not any(t.is_alive() for t in pool) and errors == []
     assert accepted == Counter({t: max_answers for t in tokens})
     assert sum(refused.values()) == threads * 12 - len(tokens) * max_answers
-    assert Counter(store.pair_reports()["user"].to_pylist()) == accepted
+    assert Counter(store.pair_reports()["user"].to_pylist()) == {credential_hash(t): n for t, n in accepted.items()}
 
 
 def test_sqlite_is_durable_and_write_ahead(tmp_path):
