@@ -1,7 +1,9 @@
 """The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
 and the schema has no place for a true answer."""
+import os
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections import Counter
@@ -156,6 +158,21 @@ def test_sqlite_is_durable_and_write_ahead(tmp_path):
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
             assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_a_new_sqlite_database_is_readable_by_its_owner_only(tmp_path):
+    """Under the usual umask 022, SQLite alone would create the database, its -wal and its -shm readable by
+    everyone (0644): the store creates the file 0600 and SQLite gives the other two the same mode."""
+    path = tmp_path / "reports.sqlite"
+    umask = os.umask(0o022)
+    try:
+        with open_store(path) as s:
+            s.add_report(s.new_respondent(), key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+            files = [path.with_name(path.name + end) for end in ("", "-wal", "-shm")]
+            modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files}
+    finally:
+        os.umask(umask)
+    assert modes == {f.name: 0o600 for f in files}
 
 
 def test_sqlite_checkpoints_in_a_thread_of_its_own_not_in_a_commit(tmp_path, monkeypatch):

@@ -643,7 +643,8 @@ class SqliteStore(Store):
     Another process holding the database's write lock is waited for at most :attr:`LOCK_WAIT`
     seconds: at open the store is then refused (:class:`~privrank.errors.InputError`), while
     serving the writes of that moment get :class:`StoreUnavailable` (``"busy"``). A file or a
-    directory the store cannot write to is refused at open.
+    directory the store cannot write to is refused at open. A new database is created with mode 0600
+    (its -wal and -shm files take the same), whatever the umask: it holds every report.
     """
 
     #: seconds a write waits for a lock another process holds
@@ -667,6 +668,12 @@ class SqliteStore(Store):
         self._closed = self._serving = False
         if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
             raise self._unwritable()
+        try:  # readable by its owner only whatever the umask; SQLite gives its -wal and -shm files the same mode
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:  # an existing database keeps the mode its owner gave it
+            pass
+        except OSError:
+            raise self._unwritable() from None
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
             conn = None
             try:
