@@ -22,11 +22,11 @@ Every privacy parameter (items, epsilon, budget) is declared in the survey file
 (:mod:`privrank.serve.survey`) before any answer arrives.
 
 What is stored (:mod:`privrank.serve.store`): the SHA-256 of respondents' random tokens (never a
-token) and their randomized reports, append-only, in SQLite or PostgreSQL, with the UTC day only; no true answer, no IP
-address, no user agent. A report is acknowledged only after it is committed, never past the
-respondent's budget, once per idempotency key and once per pair per respondent. A respondent is
-a browser (a token), or on an invitation-only survey an invited respondent (one-time codes, kept
-hashed), and every text says which.
+token) and their randomized reports, append-only, in SQLite or PostgreSQL, with the UTC day only;
+no true answer, no IP address, no user agent. A report is acknowledged only after it is
+committed, never past the respondent's budget, once per idempotency key and once per pair per
+respondent. A respondent is a browser (a token), or on an invitation-only survey an invited
+respondent (one-time codes, kept hashed), and every text says which.
 
 The contract (:mod:`privrank.serve.app`)
 ----------------------------------------

@@ -274,12 +274,14 @@ class Store:
     def _check_own(self, cur) -> int:
         """Refuse a database that holds tables other than the store's (another application's); else
         the index in :data:`LAYOUTS` of the schema it holds (the newest one whose tables it matches: the
-        current one for an empty database), from which on :attr:`migrations` bring it to this one."""
+        current one for an empty database), from which on :attr:`migrations` bring it to this one. A
+        database of an earlier schema holds the two tables the migrations change."""
         found: dict = {}
         for table, column in cur.execute(self.tables).fetchall():
             found.setdefault(table, set()).add(column)
         for index in reversed(range(len(LAYOUTS))):
-            if all(LAYOUTS[index].get(table) == columns for table, columns in found.items()):
+            whole = index == len(LAYOUTS) - 1 or {"respondents", "reports"} <= found.keys()
+            if whole and all(LAYOUTS[index].get(table) == columns for table, columns in found.items()):
                 return index
         raise InputError(f"{self._name} holds tables of another application (it is not a privrank survey "
                          "store): give the survey a database of its own (--db)")
