@@ -1164,6 +1164,31 @@ def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
     assert reports_a_page_sends(driver, contract_app(survey), trusting) == 6  # the control is caught
 
 
+def test_a_new_survey_id_makes_the_page_start_afresh(driver):
+    """What the page's own cap is worth against a server that changes the survey's id: the page keys
+    all it keeps by the id, so a second visit served another id registers anew and is asked up to the
+    cap again, a pair it answered included (drawn anew, under a new key). PRIVACY.md states the cap
+    as holding per survey id, not against such a server."""
+    survey = survey_of(DESSERTS[:3], max_answers=2)  # 3 pairs, a cap of 2: a second round repeats a pair
+    recorder = Recorder(contract_app(survey))
+    with serving(recorder) as base:
+        driver.get(base + "/")
+        answer_all(driver)
+        assert "all the answers this survey asks for" in text(driver, "status")
+        first = recorder.posts("/api/reports")
+        survey["id"] = hashlib.sha256(b"the same survey under another id").hexdigest()
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        assert text(driver, "progress") == "Answered 0 of 2."
+        answer_all(driver)
+        reports = recorder.posts("/api/reports")
+    assert len(first) == 2 and len(reports) == 4 and len(recorder.posts("/api/respondents")) == 2
+    pairs = [frozenset((r["item_a"], r["item_b"])) for r in reports]
+    assert len(set(pairs)) < len(pairs) and len({r["key"] for r in reports}) == 4  # a pair drawn and sent twice
+    privacy = " ".join((DOCS_IMG.parents[1] / "PRIVACY.md").read_text(encoding="utf-8").split())
+    assert "That cap holds per survey id, not against a malicious server." in privacy
+
+
 @pytest.mark.parametrize("tampered", ["randomizer.js", "respondent.js"])
 def test_a_tampered_script_does_not_run(driver, tampered):
     """Subresource Integrity: a script whose bytes differ from the released ones (here, randomized

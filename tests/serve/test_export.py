@@ -21,7 +21,7 @@ from test_server import ballot
 from privrank.errors import InputError
 from privrank.serve.app import admin_token_hash, create_app, export_csv
 from privrank.serve.ballots import pair_names, rank_ballots, read_ballots
-from privrank.serve.store import open_store
+from privrank.serve.store import credential_hash, open_store
 from privrank.serve.survey import Survey
 
 pd = pytest.importorskip("pandas")
@@ -95,16 +95,16 @@ def test_r_reads_the_pairs_export_back_with_its_defaults(pairs, tmp_path):
 
 
 class Reports:
-    """A store holding only pairs reports under the given tokens."""
+    """A store holding only pairs reports under the given tokens (as a store does: their hashes)."""
 
     def __init__(self, tokens):
-        self.tokens = tokens
+        self.hashes = [credential_hash(t) for t in tokens]
 
     def pair_reports(self):
         import pyarrow as pa
 
-        n = len(self.tokens)
-        return pa.table({"user": pa.array(self.tokens, pa.string()), "item_a": ["apple"] * n, "item_b": ["pear"] * n,
+        n = len(self.hashes)
+        return pa.table({"user": pa.array(self.hashes, pa.string()), "item_a": ["apple"] * n, "item_b": ["pear"] * n,
                          "outcome": pa.array([1] * n, pa.int8()), "epsilon": [1.0] * n})
 
 
@@ -122,6 +122,24 @@ def test_a_pseudonym_is_never_read_as_a_number(pattern):
     survey = Survey(title="T", question="Q", items=("apple", "pear"), epsilon=1.0, budget=1.0)
     frame = pd.read_csv(io.StringIO(export_csv(survey, Reports([token]))))
     assert frame["user"].tolist() == ["r" + hashlib.sha256(token.encode()).hexdigest()[:16]]
+
+
+def test_the_export_holds_no_credential(tmp_path):
+    """The export names each respondent by a pseudonym: never the token (a credential), nor the whole hash
+    the store looks it up by; it is the pseudonym exports gave before tokens were kept hashed."""
+    survey = Survey(title="T", question="Q", items=("apple", "pear", "plum"), epsilon=1.0, budget=2.0)
+    client, store = client_of(survey, tmp_path / "pairs.sqlite")
+    with client:
+        tokens = [client.post("/api/respondents").json()["token"] for _ in range(4)]
+        for token in tokens:
+            r = client.post("/api/reports", json={"token": token, "key": key(), "item_a": "apple", "item_b": "pear",
+                                                  "report": 1, "epsilon": 1.0})
+            assert r.status_code == 201
+        text = export(client).decode("utf-8-sig")
+    store.close()
+    assert not any(t in text or credential_hash(t) in text for t in tokens)
+    users = {row["user"] for row in csv.DictReader(io.StringIO(text))}
+    assert users == {"r" + hashlib.sha256(t.encode()).hexdigest()[:16] for t in tokens}
 
 
 def test_privrank_rank_ranks_the_pairs_export(pairs, tmp_path):

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from serve_helpers import free_port, key
 
+from privrank.serve.store import credential_hash
+
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 pytestmark = pytest.mark.slow
@@ -118,7 +120,7 @@ def test_sustained_reports_per_second_and_latency(server, capsys):
     assert rate > 50 and p99 < 2.0
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT count(*) FROM reports").fetchone()[0]
-        most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM reports GROUP BY token)").fetchone()[0]
+        most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM reports GROUP BY token_hash)").fetchone()[0]
     assert stored == len(latencies) and most <= MAX_ANSWERS
     assert proc.poll() is None  # still serving
 
@@ -132,7 +134,7 @@ def test_every_acknowledged_report_survives_sigkill(server, capsys):
     acked, refused, sent = Counter(), Counter(), Counter()
 
     def record(status, body, seconds):
-        row = (body["token"], body["item_a"], body["item_b"], body["report"])
+        row = (credential_hash(body["token"]), body["item_a"], body["item_b"], body["report"])  # as the store keeps it
         with lock:
             if status is None:
                 sent[row] += 1
@@ -153,8 +155,8 @@ def test_every_acknowledged_report_survives_sigkill(server, capsys):
     assert sum(acked.values()) >= 300 and sum(refused.values()) > 0
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        stored = Counter(conn.execute("SELECT token, item_a, item_b, report FROM reports").fetchall())
-        most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM reports GROUP BY token)").fetchone()[0]
+        stored = Counter(conn.execute("SELECT token_hash, item_a, item_b, report FROM reports").fetchall())
+        most = conn.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM reports GROUP BY token_hash)").fetchone()[0]
     assert not acked - stored  # every acknowledged report is on disk
     unacknowledged, in_flight = stored - acked, sent - acked - refused
     with capsys.disabled():

@@ -1,7 +1,9 @@
 """The report store: SQLite and a real PostgreSQL server behave the same, budgets hold under races,
 and the schema has no place for a true answer."""
+import os
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections import Counter
@@ -17,12 +19,13 @@ from privrank.serve.store import (
     AnswersExhausted,
     SqliteStore,
     UnknownRespondent,
+    credential_hash,
     open_store,
 )
 
 #: every column the store has; none could hold a true answer, an address or a user agent
-COLUMNS = {"respondents": {"token", "created"},
-           "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+COLUMNS = {"respondents": {"token_hash", "created"},
+           "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
            "surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
            "survey_texts": {"id", "field", "text", "first_served"}, "invitations": {"code_hash", "used"},
            "admin": {"token_hash"}}
@@ -80,7 +83,8 @@ def test_pair_reports_are_randomized_comparisons(store):
         store.add_report(user, key=key(), item_a=a, item_b=b, report=report, epsilon=eps, max_answers=5)
     table = store.pair_reports()
     assert table.column_names == ["user", "item_a", "item_b", "outcome", "epsilon"]
-    assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == sent  # in order, epsilon exact
+    held = [(credential_hash(user), *rest) for user, *rest in sent]  # the user is the token's hash
+    assert list(zip(*(table[c].to_pylist() for c in table.column_names))) == held  # in order, epsilon exact
     comps = pr.read_comparisons(table)
     assert comps.is_randomized and comps.n_records == 9 and comps.items == ("A", "B", "C", "D")
 
@@ -143,7 +147,7 @@ def test_budget_holds_under_concurrent_writers(store):
     assert not any(t.is_alive() for t in pool) and errors == []
     assert accepted == Counter({t: max_answers for t in tokens})
     assert sum(refused.values()) == threads * 12 - len(tokens) * max_answers
-    assert Counter(store.pair_reports()["user"].to_pylist()) == accepted
+    assert Counter(store.pair_reports()["user"].to_pylist()) == {credential_hash(t): n for t, n in accepted.items()}
 
 
 def test_sqlite_is_durable_and_write_ahead(tmp_path):
@@ -154,6 +158,21 @@ def test_sqlite_is_durable_and_write_ahead(tmp_path):
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
             assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_a_new_sqlite_database_is_readable_by_its_owner_only(tmp_path):
+    """Under the usual umask 022, SQLite alone would create the database, its -wal and its -shm readable by
+    everyone (0644): the store creates the file 0600 and SQLite gives the other two the same mode."""
+    path = tmp_path / "reports.sqlite"
+    umask = os.umask(0o022)
+    try:
+        with open_store(path) as s:
+            s.add_report(s.new_respondent(), key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=1)
+            files = [path.with_name(path.name + end) for end in ("", "-wal", "-shm")]
+            modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files}
+    finally:
+        os.umask(umask)
+    assert modes == {f.name: 0o600 for f in files}
 
 
 def test_sqlite_checkpoints_in_a_thread_of_its_own_not_in_a_commit(tmp_path, monkeypatch):

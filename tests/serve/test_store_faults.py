@@ -18,7 +18,7 @@ from serve_helpers import free_port, key
 
 from privrank.errors import InputError
 from privrank.serve.app import admin_token_hash, create_app
-from privrank.serve.store import PostgresStore, SqliteStore, open_store
+from privrank.serve.store import PostgresStore, SqliteStore, credential_hash, open_store
 from privrank.serve.survey import Survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")
@@ -225,7 +225,8 @@ def test_reports_go_on_across_a_postgresql_restart(postgres_cluster, monkeypatch
         assert after == [201] * 6 and others == [201] * 24
         rows = store.pair_reports().select(["user", "item_a", "item_b"]).to_pylist()
         stored = Counter((row["user"], row["item_a"], row["item_b"]) for row in rows)
-        assert stored == Counter(acknowledged + [(token, *PAIRS[k]) for k in range(6)])
+        sent = acknowledged + [(token, *PAIRS[k]) for k in range(6)]
+        assert stored == Counter((credential_hash(user), *pair) for user, *pair in sent)
 
 
 def test_a_postgresql_server_that_stays_down_gives_503_then_recovers(postgres_cluster, monkeypatch):

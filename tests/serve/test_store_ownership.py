@@ -58,6 +58,7 @@ def test_serve_refuses_a_ledger_and_the_ledger_still_shows(tmp_path, cli, monkey
 @pytest.mark.parametrize("statement", [
     "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
     "CREATE TABLE reports (id INTEGER PRIMARY KEY, title TEXT)",  # a name of the store's, not its columns
+    "CREATE TABLE respondents (token TEXT PRIMARY KEY, created TEXT NOT NULL)",  # an earlier store's, alone
 ])
 def test_another_applications_database_is_refused(target, statement):
     execute(target, statement)
@@ -67,7 +68,7 @@ def test_another_applications_database_is_refused(target, statement):
     if isinstance(target, Path):
         with sqlite3.connect(target) as conn:
             assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} <= \
-                {"notes", "reports"}
+                {"notes", "reports", "respondents"}
 
 
 def test_fresh_empty_and_own_databases_open(target, tmp_path):

@@ -1,6 +1,6 @@
 """The store against an adversary: a report is stored once (idempotency key), a pair once per
 respondent, one failing report never fails another's, times are kept to the day, invitations are
-one-time and hashed, and a store of the previous schema is migrated in place."""
+one-time and hashed, tokens are kept hashed, and a store of an earlier schema is migrated in place."""
 import hashlib
 import re
 import sqlite3
@@ -13,12 +13,15 @@ import pytest
 from serve_helpers import execute, key
 
 from privrank.errors import InputError
+from privrank.serve.app import pseudonym
 from privrank.serve.store import (
     AnswersExhausted,
     InvitationRefused,
+    PostgresStore,
     ReportConflict,
     SqliteStore,
-    invitation_hash,
+    UnknownRespondent,
+    credential_hash,
     open_store,
 )
 
@@ -181,13 +184,119 @@ def test_a_store_of_the_previous_schema_is_migrated_in_place(target):
         assert s.counts() == (2, 4)
 
 
+# ------------------------------------------------------------------------------------------------ tokens
+
+def test_tokens_are_kept_hashed(store, target):
+    """The store keeps a token's SHA-256, never the token: a copy of the database cannot report in a
+    respondent's name. Every lookup hashes the token presented (a report, its resend, the pair rule)."""
+    token = store.new_respondent()
+    k = key()
+    assert store.add_report(token, key=k, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3) == (2, False)
+    assert store.add_report(token, key=k, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3) == (2, True)
+    with pytest.raises(ReportConflict, match="already reported this pair"):
+        store.add_report(token, key=key(), item_a="B", item_b="A", report=1, epsilon=1.0, max_answers=3)
+    held = credential_hash(token)
+    assert held == hashlib.sha256(token.encode()).hexdigest()
+    assert rows(target, "SELECT token_hash FROM respondents") == [(held,)]
+    assert rows(target, "SELECT token_hash FROM reports") == [(held,)]
+    with pytest.raises(UnknownRespondent):  # the hash is no credential: it is hashed in turn
+        store.add_report(held, key=key(), item_a="A", item_b="C", report=1, epsilon=1.0, max_answers=3)
+    if isinstance(target, Path):
+        store.close()  # every byte of the file and its WAL
+        files = [target] + [target.with_name(target.name + end) for end in ("-wal", "-shm")]
+        assert not any(token.encode() in f.read_bytes() for f in files if f.exists())
+
+
+#: the schema before tokens were hashed (its tables, and PostgreSQL's report function of the time)
+PLAIN_TOKEN_SCHEMA = (
+    "CREATE TABLE surveys (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE survey_terms (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE survey_texts (id {id} PRIMARY KEY, field TEXT NOT NULL, text TEXT NOT NULL, "
+    "first_served TEXT NOT NULL)",
+    "CREATE TABLE respondents (token TEXT PRIMARY KEY, created TEXT NOT NULL)",
+    "CREATE TABLE reports (id {id} PRIMARY KEY, token TEXT NOT NULL REFERENCES respondents (token), "
+    "report_key TEXT, item_a TEXT, item_b TEXT, report INTEGER CHECK (report IN (1, -1)), vector TEXT, "
+    "epsilon {real} NOT NULL, received TEXT NOT NULL, CHECK ((report IS NULL) = (vector IS NOT NULL)))",
+    "CREATE INDEX reports_by_token ON reports (token)",
+    "CREATE UNIQUE INDEX reports_by_key ON reports (token, report_key)",
+    "CREATE TABLE invitations (code_hash TEXT PRIMARY KEY, used INTEGER NOT NULL DEFAULT 0 "
+    "CHECK (used IN (0, 1)))",
+    "CREATE TABLE admin (token_hash TEXT NOT NULL)",
+)
+#: two respondents of that schema: the first reported two pairs (under keys), the second one
+OLD_TOKENS, OLD_KEYS = ("A" * 32, "b-" * 16), ("k" * 22, "K" * 22, "q" * 22)
+
+
+def plain_token_store(target) -> None:
+    """Write a store of the schema before tokens were hashed at ``target``, with two respondents."""
+    types = {"real": "REAL", "id": "INTEGER"} if isinstance(target, Path) else \
+        {"real": "DOUBLE PRECISION", "id": "BIGSERIAL"}
+    one, two = OLD_TOKENS
+    data = ("INSERT INTO surveys VALUES ('survey')", "INSERT INTO survey_terms VALUES ('survey')",
+            f"INSERT INTO respondents VALUES ('{one}', '2025-01-02'), ('{two}', '2025-01-03')",
+            "INSERT INTO reports (token, report_key, item_a, item_b, report, epsilon, received) VALUES "
+            f"('{one}', '{OLD_KEYS[0]}', 'A', 'B', 1, 1.0, '2025-01-02'), "
+            f"('{one}', '{OLD_KEYS[1]}', 'B', 'C', -1, 1.0, '2025-01-02'), "
+            f"('{two}', '{OLD_KEYS[2]}', 'A', 'C', 1, 1.0, '2025-01-03')")
+    # the report function of the time, as PostgreSQL kept it: its parameter and columns named token
+    routines = () if isinstance(target, Path) else \
+        tuple(r.replace("token_hash", "token") for r in PostgresStore.routines)
+    execute(target, *(statement.format(**types) for statement in PLAIN_TOKEN_SCHEMA), *data, *routines)
+
+
+def test_a_store_with_plain_tokens_is_migrated_in_place(target):
+    """A database whose tokens are in plain text opens with each token replaced by its hash, in place:
+    its respondents continue with the tokens their browsers hold (a resend under an old key is
+    still a duplicate, an old pair still answered), the export names them as before, and no token
+    is left in the database."""
+    plain_token_store(target)
+    one, two = OLD_TOKENS
+    with open_store(target) as s:
+        s.claim("survey")
+        assert s.counts() == (2, 3)
+        assert s.add_report(one, key=OLD_KEYS[1], item_a="B", item_b="C", report=-1, epsilon=1.0,
+                            max_answers=3) == (1, True)
+        with pytest.raises(ReportConflict, match="already reported this pair"):
+            s.add_report(two, key=key(), item_a="C", item_b="A", report=1, epsilon=1.0, max_answers=3)
+        assert s.add_report(one, key=key(), item_a="C", item_b="D", report=1, epsilon=1.0, max_answers=3) == \
+            (0, False)
+        assert s.add_report(two, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=3) == \
+            (1, False)
+        users = s.pair_reports()["user"].to_pylist()
+    assert users == [credential_hash(t) for t in (one, one, two, one, two)]
+    held = sorted(rows(target, "SELECT token_hash FROM respondents"))
+    assert held == sorted((credential_hash(t),) for t in OLD_TOKENS)
+    assert all(pseudonym(credential_hash(t)) == "r" + hashlib.sha256(t.encode()).hexdigest()[:16] for t in OLD_TOKENS)
+    with open_store(target) as s:  # opened again: nothing left to migrate
+        assert s.counts() == (2, 5)
+    if isinstance(target, Path):
+        assert not any(t.encode() in target.read_bytes() for t in OLD_TOKENS)
+
+
+def test_a_migration_that_fails_leaves_the_store_as_it_was(target, monkeypatch):
+    """The migration is one transaction with the schema's creation: a failure at its last statement leaves
+    every token, table and column as it was, and the next open migrates."""
+    plain_token_store(target)
+    store_type = SqliteStore if isinstance(target, Path) else PostgresStore
+    first, hashing = store_type.migrations
+    monkeypatch.setattr(store_type, "migrations", (first, (*hashing, "SELECT privrank_no_such_function()")))
+    with pytest.raises(Exception, match="privrank_no_such_function"):
+        open_store(target)
+    assert sorted(rows(target, "SELECT token FROM respondents")) == sorted((t,) for t in OLD_TOKENS)
+    assert sorted(rows(target, "SELECT token FROM reports")) == sorted((t,) for t in (*OLD_TOKENS, OLD_TOKENS[0]))
+    monkeypatch.undo()
+    with open_store(target) as s:
+        assert s.add_report(OLD_TOKENS[1], key=key(), item_a="C", item_b="D", report=1, epsilon=1.0,
+                            max_answers=3) == (1, False)
+
+
 # ------------------------------------------------------------------------------------------ invitations
 
 def test_invitations_are_one_time_and_kept_hashed(store, target):
     codes = store.add_invitations(3)
     assert len(set(codes)) == 3 and all(re.fullmatch(r"[A-Za-z0-9_-]{22}", c) for c in codes)
     stored = {r[0] for r in rows(target, "SELECT code_hash FROM invitations")}
-    assert stored == {hashlib.sha256(c.encode()).hexdigest() for c in codes} == {invitation_hash(c) for c in codes}
+    assert stored == {hashlib.sha256(c.encode()).hexdigest() for c in codes} == {credential_hash(c) for c in codes}
     for refused in (None, "", "x" * 22, codes[0] + "A", codes[0][:-1] + "\x00", "\ud800" * 22):
         with pytest.raises(InvitationRefused, match="unknown or already used"):
             store.new_respondent(refused)

@@ -21,12 +21,12 @@ sending it and sends only the report and its epsilon:
 Every privacy parameter (items, epsilon, budget) is declared in the survey file
 (:mod:`privrank.serve.survey`) before any answer arrives.
 
-What is stored (:mod:`privrank.serve.store`): respondents' random tokens and their randomized
-reports, append-only, in SQLite or PostgreSQL, with the UTC day only; no true answer, no IP
-address, no user agent. A report is acknowledged only after it is committed, never past the
-respondent's budget, once per idempotency key and once per pair per respondent. A respondent is
-a browser (a token), or on an invitation-only survey an invited respondent (one-time codes, kept
-hashed), and every text says which.
+What is stored (:mod:`privrank.serve.store`): the SHA-256 of respondents' random tokens (never a
+token) and their randomized reports, append-only, in SQLite or PostgreSQL, with the UTC day only;
+no true answer, no IP address, no user agent. A report is acknowledged only after it is
+committed, never past the respondent's budget, once per idempotency key and once per pair per
+respondent. A respondent is a browser (a token), or on an invitation-only survey an invited
+respondent (one-time codes, kept hashed), and every text says which.
 
 The contract (:mod:`privrank.serve.app`)
 ----------------------------------------
@@ -66,8 +66,8 @@ token the store has since replaced, by another server started on the same databa
     pairs reports as ``user,item_a,item_b,outcome,epsilon,max_answers`` CSV for ``privrank rank``,
     or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
     :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
-    Excel); ``user`` is a pseudonym that no spreadsheet or CSV reader takes for a number. The
-    server keeps only the SHA-256 of the admin token.
+    Excel); ``user`` is a pseudonym (never a token) that no spreadsheet or CSV reader takes for a
+    number. The server keeps only the SHA-256 of the admin token.
 
 Every response carries ``Content-Security-Policy: default-src 'self'`` (no inline script),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the

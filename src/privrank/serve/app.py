@@ -416,11 +416,13 @@ def report_fields(survey, doc) -> dict:
     return {"token": token, "key": key, "vector": values, "epsilon": survey.epsilon}
 
 
-def pseudonym(token: str) -> str:
-    """A respondent's name in the export: ``r`` and the first 16 hex digits of the SHA-256 of their token.
-    It groups a respondent's reports without revealing the token (a credential), and its letter keeps
-    every spreadsheet and CSV reader from taking it for a number (``1234e567...`` would be read as one)."""
-    return "r" + hashlib.sha256(token.encode()).hexdigest()[:16]
+def pseudonym(token_hash: str) -> str:
+    """A respondent's name in the export: ``r`` and the first 16 hex digits of the SHA-256 of their token,
+    ``token_hash`` (what the store keeps of it, :func:`~privrank.serve.store.credential_hash`). It groups a
+    respondent's reports without revealing the token (a credential) or the whole hash the store looks it
+    up by, and its letter keeps every spreadsheet and CSV reader from taking it for a number
+    (``1234e567...`` would be read as one)."""
+    return "r" + token_hash[:16]
 
 
 def export_csv(survey, store) -> str:

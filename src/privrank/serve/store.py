@@ -2,9 +2,10 @@
 
 What is stored, and what is not
 -------------------------------
-``respondents(token, created)``: a random token per respondent (``secrets.token_urlsafe(24)``,
-its only credential) and the UTC day it was issued (``YYYY-MM-DD``). ``reports(id, token,
-report_key, item_a, item_b, report, vector, epsilon, received)``: one row per randomized report as
+``respondents(token_hash, created)``: the SHA-256 of each respondent's random token
+(``secrets.token_urlsafe(24)``, their only credential, which the store never keeps) and the UTC
+day it was issued (``YYYY-MM-DD``). ``reports(id, token_hash, report_key, item_a, item_b, report,
+vector, epsilon, received)``: one row per randomized report as
 the respondent's browser sent it -- a pair's report in {1, -1}, or a ranking ballot's randomized
 vector (JSON) -- with its epsilon, the idempotency key the page drew for it and the UTC day it
 arrived. ``invitations(code_hash, used)``: the SHA-256 of each one-time invitation code and
@@ -15,8 +16,9 @@ day only: a finer time could be joined with a reverse proxy's log, which holds a
 column that could hold a true answer, an IP address or a user agent: the server never receives
 a true answer, and keeps nothing that identifies a respondent. A database that holds any other
 table (a privacy ledger, another application's data; in PostgreSQL, in the current schema) is
-refused before anything is created in it; a database of the previous schema (times to the
-microsecond, no keys, no invitations) is migrated in place, in one transaction, when opened.
+refused before anything is created in it; a database of an earlier schema (times to the
+microsecond, no keys, no invitations; or tokens in plain text) is migrated in place, in one
+transaction, when opened.
 
 Budget, idempotency, one report per pair
 ----------------------------------------
@@ -29,7 +31,7 @@ respondent has sent fewer than ``max_answers`` reports. Only then does it insert
 and it commits before it returns, so no respondent's reports ever exceed the declared bound,
 however many requests race (SQLite: ``BEGIN IMMEDIATE`` takes the write lock first;
 PostgreSQL: the function ``privrank_add_report`` locks the respondent's row (``FOR UPDATE``)
-before it reads, and a unique index on ``(token, report_key)`` backs the key rule), and a report
+before it reads, and a unique index on ``(token_hash, report_key)`` backs the key rule), and a report
 acknowledged to the browser is on disk (SQLite: WAL mode with ``synchronous=FULL``, the reports
 waiting at one moment committed together by one writer thread, each in a savepoint of its own,
 see :class:`SqliteStore`; PostgreSQL: its default synchronous commit).
@@ -76,25 +78,31 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS survey_terms (fingerprint TEXT PRIMARY KEY)",
     "CREATE TABLE IF NOT EXISTS survey_texts (id {id_type} PRIMARY KEY, field TEXT NOT NULL, text TEXT NOT NULL, "
     "first_served TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS respondents (token TEXT PRIMARY KEY, created TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS respondents (token_hash TEXT PRIMARY KEY, created TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS reports (id {id_type} PRIMARY KEY, "
-    "token TEXT NOT NULL REFERENCES respondents (token), report_key TEXT, item_a TEXT, item_b TEXT, "
+    "token_hash TEXT NOT NULL REFERENCES respondents (token_hash), report_key TEXT, item_a TEXT, item_b TEXT, "
     "report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, received TEXT NOT NULL, "
     "CHECK ((report IS NULL) = (vector IS NOT NULL)))",
-    "CREATE INDEX IF NOT EXISTS reports_by_token ON reports (token)",
-    "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token, report_key)",
+    "CREATE INDEX IF NOT EXISTS reports_by_token ON reports (token_hash)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token_hash, report_key)",
     "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
     "CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
 TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
-          "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token", "created"},
-          "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
+          "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token_hash", "created"},
+          "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon",
+                      "received"},
           "invitations": {"code_hash", "used"}, "admin": {"token_hash"}}
-#: the previous schema's tables (times in seconds since the epoch, no keys, no invitations): migrated when opened
-PREVIOUS_TABLES = {"surveys": {"fingerprint"}, "respondents": {"token", "created"},
-                   "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}}
+#: the tables of every schema the store has had, oldest first, the current one last: a database of an
+#: earlier one is migrated when opened (by the dialect's :attr:`Store.migrations` from its own on).
+#: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text.
+LAYOUTS = ({"surveys": {"fingerprint"}, "respondents": {"token", "created"},
+            "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
+           {**TABLES, "respondents": {"token", "created"},
+            "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
+           TABLES)
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
     "admin": "SELECT token_hash FROM admin",
@@ -105,18 +113,18 @@ SQL = {
     "claim_terms": "INSERT INTO survey_terms (fingerprint) VALUES (?)",
     "texts": "SELECT field, text, first_served FROM survey_texts ORDER BY id",
     "add_text": "INSERT INTO survey_texts (field, text, first_served) VALUES (?, ?, ?)",
-    "new": "INSERT INTO respondents (token, created) VALUES (?, ?)",
-    "lock": "SELECT token FROM respondents WHERE token = ?",
+    "new": "INSERT INTO respondents (token_hash, created) VALUES (?, ?)",
+    "lock": "SELECT token_hash FROM respondents WHERE token_hash = ?",
     # a respondent's reports so far, those of the pair (either order), and the report stored under the key (if any)
-    "state": "SELECT (SELECT count(*) FROM reports WHERE token = ?), (SELECT count(*) FROM reports WHERE token = ? "
-             "AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, k.item_b, k.report, "
-             "k.vector "
-             "FROM (SELECT 1) AS one LEFT JOIN reports AS k ON k.token = ? AND k.report_key = ?",
-    "insert": "INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received) "
+    "state": "SELECT (SELECT count(*) FROM reports WHERE token_hash = ?), (SELECT count(*) FROM reports "
+             "WHERE token_hash = ? AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, "
+             "k.item_b, k.report, k.vector "
+             "FROM (SELECT 1) AS one LEFT JOIN reports AS k ON k.token_hash = ? AND k.report_key = ?",
+    "insert": "INSERT INTO reports (token_hash, report_key, item_a, item_b, report, vector, epsilon, received) "
               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
     "days": "SELECT created, count(*) FROM respondents GROUP BY created ORDER BY created",
-    "pairs": "SELECT token, item_a, item_b, report, epsilon FROM reports WHERE report IS NOT NULL ORDER BY id",
+    "pairs": "SELECT token_hash, item_a, item_b, report, epsilon FROM reports WHERE report IS NOT NULL ORDER BY id",
     "vectors": "SELECT vector FROM reports WHERE vector IS NOT NULL ORDER BY id",
     "pairs_after": "SELECT id, item_a, item_b, report FROM reports WHERE report IS NOT NULL AND id > ? ORDER BY id",
     "vectors_after": "SELECT id, vector FROM reports WHERE vector IS NOT NULL AND id > ? ORDER BY id",
@@ -132,9 +140,12 @@ def is_urlsafe_token(text, nbytes: int) -> bool:
     return isinstance(text, str) and re.fullmatch(f"[A-Za-z0-9_-]{{{math.ceil(4 * nbytes / 3)}}}", text) is not None
 
 
-def invitation_hash(code: str) -> str:
-    """What the store keeps of an invitation code: the hex SHA-256 of its text."""
-    return hashlib.sha256(code.encode("ascii")).hexdigest()
+def credential_hash(credential: str) -> str:
+    """What the store keeps of a credential it issues, a respondent's token or an invitation code: the hex
+    SHA-256 of its text. Unsalted, as a lookup by it needs: each is 192 or 128 random bits, which no
+    dictionary holds and no search finds, so a salt would add nothing (it only defeats precomputed
+    guesses of chosen secrets such as passwords)."""
+    return hashlib.sha256(credential.encode("utf-8")).hexdigest()
 
 
 def utc_day() -> str:
@@ -233,17 +244,25 @@ class Store:
     #: (table, column) of every table and view but SQLite's own
     tables = ("SELECT m.name, p.name FROM sqlite_master AS m LEFT JOIN pragma_table_info(m.name) AS p "
               "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-    #: the previous schema to this one: times coarsened to the UTC day, the key column added
-    migration = ("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
-                 "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
-                 "ALTER TABLE reports ADD COLUMN report_key TEXT")
+    #: what brings each schema of :data:`LAYOUTS` to the next: times coarsened to the UTC day and the key
+    #: column added; then the tokens replaced by their :func:`credential_hash` (``privrank_credential_hash``,
+    #: a function of each connection), the reports' after the respondents', so the foreign key between them
+    #: is checked at the commit
+    migrations = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
+                   "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
+                   "ALTER TABLE reports ADD COLUMN report_key TEXT"),
+                  ("PRAGMA defer_foreign_keys = ON",
+                   "ALTER TABLE respondents RENAME COLUMN token TO token_hash",
+                   "ALTER TABLE reports RENAME COLUMN token TO token_hash",
+                   "UPDATE respondents SET token_hash = privrank_credential_hash(token_hash)",
+                   "UPDATE reports SET token_hash = privrank_credential_hash(token_hash)"))
 
     def __init__(self):
         types = {"id_type": self.id_type, "real": self.real}
 
         def work(cur):
-            if self._check_own(cur):  # in the same transaction as the creation
-                for statement in self.migration:
+            for step in self.migrations[self._check_own(cur):]:  # in the same transaction as the creation
+                for statement in step:
                     cur.execute(statement)
             for statement in SCHEMA:
                 cur.execute(statement.format(**types))
@@ -252,17 +271,20 @@ class Store:
         with self._connection() as conn:
             self._run(conn, work)
 
-    def _check_own(self, cur) -> bool:
-        """Refuse a database that holds tables other than the store's (another application's);
-        True when it holds the previous schema's tables (to migrate)."""
+    def _check_own(self, cur) -> int:
+        """Refuse a database that holds tables other than the store's (another application's); else
+        the index in :data:`LAYOUTS` of the schema it holds (the newest one whose tables it matches: the
+        current one for an empty database), from which on :attr:`migrations` bring it to this one. A
+        database of an earlier schema holds the two tables the migrations change."""
         found: dict = {}
         for table, column in cur.execute(self.tables).fetchall():
             found.setdefault(table, set()).add(column)
-        previous = "reports" in found and all(PREVIOUS_TABLES.get(t) == c for t, c in found.items())
-        if not previous and any(TABLES.get(table) != columns for table, columns in found.items()):
-            raise InputError(f"{self._name} holds tables of another application (it is not a privrank survey "
-                             "store): give the survey a database of its own (--db)")
-        return previous
+        for index in reversed(range(len(LAYOUTS))):
+            whole = index == len(LAYOUTS) - 1 or {"respondents", "reports"} <= found.keys()
+            if whole and all(LAYOUTS[index].get(table) == columns for table, columns in found.items()):
+                return index
+        raise InputError(f"{self._name} holds tables of another application (it is not a privrank survey "
+                         "store): give the survey a database of its own (--db)")
 
     # -- dialect ---------------------------------------------------------------------------
     def _sql(self, name: str) -> str:
@@ -446,7 +468,7 @@ class Store:
         return [(str(field), str(text), str(day)) for field, text, day in self._query("texts")]
 
     def new_respondent(self, invitation: str | None = None) -> str:
-        """Issue a respondent's token (their only credential), stored before it is returned.
+        """Issue a respondent's token (their only credential), its hash stored before it is returned.
 
         On an invitation-only store (one that holds invitations) ``invitation`` must be an unused
         code, which this marks used in the same transaction; nothing links the code to the token.
@@ -460,11 +482,11 @@ class Store:
         def work(cur):  # the token is drawn inside: a write run again after a broken connection draws anew
             if cur.execute(self._sql("invitations")).fetchone()[0]:
                 usable = is_urlsafe_token(invitation, INVITATION_BYTES)
-                if not usable or cur.execute(self._sql("use"), (invitation_hash(invitation),)).rowcount != 1:
+                if not usable or cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
                     raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
                                             "already used: open the link of your own invitation")
             token = secrets.token_urlsafe(TOKEN_BYTES)
-            cur.execute(self._sql("new"), (token, utc_day()))
+            cur.execute(self._sql("new"), (credential_hash(token), utc_day()))
             return token
         return self._write(work)
 
@@ -487,7 +509,7 @@ class Store:
                                  "cannot become invitation-only (its guarantee would say 'per invited respondent' "
                                  "of people who were not invited): start invitations with a new --db")
             for code in codes:
-                cur.execute(self._sql("invite"), (invitation_hash(code),))
+                cur.execute(self._sql("invite"), (credential_hash(code),))
         self._write(work)
         return codes
 
@@ -535,16 +557,17 @@ class Store:
         content = report_content(item_a, item_b, report, vector)
 
         def work(cur):
+            held = credential_hash(token)
             # the respondent's row lock is taken first, so the read of the state after it sees every report committed
             state = cur.connection.cursor()
-            cur.execute(self._sql("lock"), (token,))
-            state.execute(self._sql("state"), (token, token, item_a, item_b, item_b, item_a, token, key))
+            cur.execute(self._sql("lock"), (held,))
+            state.execute(self._sql("state"), (held, held, item_a, item_b, item_b, item_a, held, key))
             respondent, (answered, paired, stored_id, *stored) = cur.fetchone(), state.fetchone()
             outcome = ("unknown" if respondent is None else "stored" if stored_id is not None
                        else "paired" if report is not None and paired else "exhausted" if answered >= max_answers
                        else "inserted")
             if outcome == "inserted":
-                cur.execute(self._sql("insert"), (token, key, *content, float(epsilon), utc_day()))
+                cur.execute(self._sql("insert"), (held, key, *content, float(epsilon), utc_day()))
             return report_receipt(outcome, answered, stored, content, max_answers)
         return work
 
@@ -558,8 +581,9 @@ class Store:
         return [(str(day), int(n)) for day, n in self._query("days")]
 
     def pair_reports(self):
-        """The pairs reports as a pyarrow Table ``user, item_a, item_b, outcome, epsilon`` (user = token),
-        in the order received: what :func:`privrank.read_comparisons` reads as randomized reports."""
+        """The pairs reports as a pyarrow Table ``user, item_a, item_b, outcome, epsilon`` (user = the
+        :func:`credential_hash` of the respondent's token, never the token), in the order received: what
+        :func:`privrank.read_comparisons` reads as randomized reports."""
         import pyarrow as pa
 
         rows = self._query("pairs")
@@ -621,7 +645,8 @@ class SqliteStore(Store):
     Another process holding the database's write lock is waited for at most :attr:`LOCK_WAIT`
     seconds: at open the store is then refused (:class:`~privrank.errors.InputError`), while
     serving the writes of that moment get :class:`StoreUnavailable` (``"busy"``). A file or a
-    directory the store cannot write to is refused at open.
+    directory the store cannot write to is refused at open. A new database is created with mode 0600
+    (its -wal and -shm files take the same), whatever the umask: it holds every report.
     """
 
     #: seconds a write waits for a lock another process holds
@@ -645,6 +670,12 @@ class SqliteStore(Store):
         self._closed = self._serving = False
         if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
             raise self._unwritable()
+        try:  # readable by its owner only whatever the umask; SQLite gives its -wal and -shm files the same mode
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:  # an existing database keeps the mode its owner gave it
+            pass
+        except OSError:
+            raise self._unwritable() from None
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
             conn = None
             try:
@@ -742,6 +773,7 @@ class SqliteStore(Store):
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute(f"PRAGMA wal_autocheckpoint={self.WAL_PAGES}")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.create_function("privrank_credential_hash", 1, credential_hash, deterministic=True)
         except sqlite3.DatabaseError as exc:
             raise self._failure(exc) from None
         return conn
@@ -780,11 +812,19 @@ class PostgresStore(Store):
     id_type = "BIGSERIAL"
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
-    migration = ("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
-                 "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-                 "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
-                 "USING to_char(to_timestamp(received) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-                 "ALTER TABLE reports ADD COLUMN report_key TEXT")
+    #: the tokens are hashed in one statement: the foreign key is checked at its end, when both tables hold
+    #: the hashes; the report's function is dropped first, to be created anew with a renamed parameter
+    migrations = (("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
+                   "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+                   "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
+                   "USING to_char(to_timestamp(received) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+                   "ALTER TABLE reports ADD COLUMN report_key TEXT"),
+                  ("DROP FUNCTION IF EXISTS privrank_add_report",
+                   "ALTER TABLE respondents RENAME COLUMN token TO token_hash",
+                   "ALTER TABLE reports RENAME COLUMN token TO token_hash",
+                   "WITH respondent AS (UPDATE respondents SET token_hash = "
+                   "encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')) "
+                   "UPDATE reports SET token_hash = encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')"))
     #: (table, column) of every table and view in the schema the store writes to
     tables = ("SELECT t.table_name, c.column_name FROM information_schema.tables AS t "
               "LEFT JOIN information_schema.columns AS c "
@@ -801,7 +841,7 @@ class PostgresStore(Store):
     #: within ``lock_timeout``) undoes the function's work alone and comes back as ``error:SQLSTATE``.
     #: Its tables are those of the schema it was created in (``SET search_path FROM CURRENT``).
     routines = ("""
-CREATE OR REPLACE FUNCTION privrank_add_report(p_token TEXT, p_key TEXT, p_item_a TEXT, p_item_b TEXT,
+CREATE OR REPLACE FUNCTION privrank_add_report(p_token_hash TEXT, p_key TEXT, p_item_a TEXT, p_item_b TEXT,
     p_report INTEGER, p_vector TEXT, p_epsilon DOUBLE PRECISION, p_max_answers BIGINT, p_day TEXT)
 RETURNS TABLE (outcome TEXT, answered BIGINT, stored_a TEXT, stored_b TEXT, stored_report INTEGER, stored_vector TEXT)
 LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $body$
@@ -809,19 +849,19 @@ DECLARE
     n BIGINT;
     k RECORD;
 BEGIN
-    PERFORM 1 FROM respondents WHERE token = p_token FOR UPDATE;
+    PERFORM 1 FROM respondents WHERE token_hash = p_token_hash FOR UPDATE;
     IF NOT FOUND THEN
         RETURN QUERY SELECT 'unknown', 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
         RETURN;
     END IF;
-    SELECT count(*) INTO n FROM reports WHERE token = p_token;
+    SELECT count(*) INTO n FROM reports WHERE token_hash = p_token_hash;
     SELECT r.item_a, r.item_b, r.report, r.vector INTO k FROM reports AS r
-        WHERE r.token = p_token AND r.report_key = p_key;
+        WHERE r.token_hash = p_token_hash AND r.report_key = p_key;
     IF FOUND THEN
         RETURN QUERY SELECT 'stored', n, k.item_a, k.item_b, k.report, k.vector;
         RETURN;
     END IF;
-    IF p_report IS NOT NULL AND EXISTS (SELECT 1 FROM reports WHERE token = p_token
+    IF p_report IS NOT NULL AND EXISTS (SELECT 1 FROM reports WHERE token_hash = p_token_hash
             AND ((item_a = p_item_a AND item_b = p_item_b) OR (item_a = p_item_b AND item_b = p_item_a))) THEN
         RETURN QUERY SELECT 'paired', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
         RETURN;
@@ -830,8 +870,8 @@ BEGIN
         RETURN QUERY SELECT 'exhausted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
         RETURN;
     END IF;
-    INSERT INTO reports (token, report_key, item_a, item_b, report, vector, epsilon, received)
-        VALUES (p_token, p_key, p_item_a, p_item_b, p_report, p_vector, p_epsilon, p_day);
+    INSERT INTO reports (token_hash, report_key, item_a, item_b, report, vector, epsilon, received)
+        VALUES (p_token_hash, p_key, p_item_a, p_item_b, p_report, p_vector, p_epsilon, p_day);
     RETURN QUERY SELECT 'inserted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
 EXCEPTION WHEN OTHERS THEN
     RETURN QUERY SELECT 'error:' || SQLSTATE, 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
@@ -896,7 +936,7 @@ $body$""",)
 
         def work(cur):
             cur.execute("SELECT * FROM privrank_add_report(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (token, key, *content, float(epsilon), int(max_answers), utc_day()))
+                        (credential_hash(token), key, *content, float(epsilon), int(max_answers), utc_day()))
             outcome, answered, *stored = cur.fetchone()
             if outcome.startswith("error:"):  # undone inside: raised here as the error it was
                 raise self._sql_error(outcome[len("error:"):])("a report's write failed in the database")
