@@ -4,6 +4,7 @@ The attacks add fake respondents as literal report rows (user, item_a, item_b, o
 and refit through the public reader and fit: the margin must be exactly the number of fakes
 that changes the ranking.
 """
+import collections
 import time
 import warnings
 
@@ -45,7 +46,14 @@ def ranking_after(reports, promoted, above, fakes, per_fake):
     released = pr.fit_btl(reports).ranking
     opponents = [above] + [x for x in released if x not in (promoted, above)][:per_fake - 1]
     items = list(reports.items)
-    rows = {"user": [f"u{reports.users[u]}" for u in reports.user],
+    # a worker who compared one pair twice gave two answers, each randomized once; the reader takes one
+    # report per respondent and pair, so each further answer of a pair is sent under a name of its own
+    seen = collections.Counter()
+    names = []
+    for u, a, b in zip(reports.user.tolist(), reports.item_a.tolist(), reports.item_b.tolist()):
+        seen[u, min(a, b), max(a, b)] += 1
+        names.append(f"u{reports.users[u]}/{seen[u, min(a, b), max(a, b)]}")
+    rows = {"user": names,
             "item_a": [items[k] for k in reports.item_a], "item_b": [items[k] for k in reports.item_b],
             "outcome": reports.outcome.astype(int).tolist(), "epsilon": reports.epsilon.tolist()}
     eps = float(reports.epsilon.min())
