@@ -121,8 +121,8 @@ class PairwiseComparisons:
         appears in the output).
     levels : EpsilonLevels or None
         The distinct values of ``epsilon`` and each record's index into them, when the code that
-        made the reports knew them (the randomizers do): the tally then reads them instead of
-        hashing the epsilon column.
+        made the reports knew them (the randomizers do) or a declaration found them: the tally then
+        reads them instead of hashing the epsilon column.
     seeded : bool
         Randomized reports drawn with a seed: research output, not a release (whatever is
         computed from them says so in its guarantee).
@@ -429,10 +429,12 @@ class PairwiseComparisons:
 
     def with_outcomes(self, outcome, epsilon, levels=None) -> "PairwiseComparisons":
         """Same records and users with new outcomes and per-record epsilons (randomized reports);
-        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known."""
-        return self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
-                                                 _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
-                                                 self.items_declared, records_checked=True, levels=levels))
+        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known. New epsilons
+        carry no declaration (whoever made them declares them)."""
+        new = self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
+                                                _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
+                                                self.items_declared, records_checked=True, levels=levels))
+        return replace(new, declared_epsilons=None)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes; of many raw
