@@ -7,6 +7,7 @@ the survey's rules on a small survey, random fakes each sending its own reports,
 itself re-linearised at length) never change the ranking with fewer fakes, and a bound with a
 deliberately broken constant is caught.
 """
+import collections
 import itertools
 import time
 import warnings
@@ -45,7 +46,14 @@ def with_fakes(reports, fakes):
     """The ranking of ``reports`` plus fake respondents, as literal rows through the reader:
     ``fakes`` is a list, one entry per fake, of its ``(winner, loser, epsilon)`` reports."""
     items = list(reports.items)
-    rows = {"user": [f"u{reports.users[u]}" for u in reports.user],
+    # a worker who compared one pair twice gave two answers, each randomized once; a file holds one report
+    # per respondent and pair, so each further answer of a pair is sent under a name of its own
+    seen = collections.Counter()
+    names = []
+    for u, a, b in zip(reports.user.tolist(), reports.item_a.tolist(), reports.item_b.tolist()):
+        seen[u, min(a, b), max(a, b)] += 1
+        names.append(f"u{reports.users[u]}/{seen[u, min(a, b), max(a, b)]}")
+    rows = {"user": names,
             "item_a": [items[k] for k in reports.item_a], "item_b": [items[k] for k in reports.item_b],
             "outcome": reports.outcome.astype(int).tolist(), "epsilon": reports.epsilon.tolist()}
     for f, sent in enumerate(fakes):

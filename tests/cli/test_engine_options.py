@@ -69,13 +69,18 @@ def test_engine_refusals(capsys, files, argv, match):
 
 
 def test_reports_file_on_the_stream_engine(capsys, files, tmp_path):
+    with_users = tmp_path / "with_users.csv"
+    assert run(capsys, "randomize", files[0], "--epsilon", "1", "--seed", "5", "--output", with_users)[0] == 0
+    code, _, err = run(capsys, "rank", with_users, "--engine", "stream")  # one report per respondent and pair:
+    assert code == 2 and "--engine local" in err  # checked by the local engine only
     reports = tmp_path / "reports.csv"
-    assert run(capsys, "randomize", files[0], "--epsilon", "1", "--seed", "5", "--output", reports)[0] == 0
-    local = run(capsys, "rank", reports, "--format", "json")
-    stream = run(capsys, "rank", reports, "--engine", "stream", "--format", "json")
-    assert local[0] == stream[0] == 0 and local[1] == stream[1]
-    code, _, err = run(capsys, "rank", reports, "--engine", "stream", "--epsilon", "1")
-    assert code == 2 and "drop --epsilon" in err
+    reports.write_text("".join(line.split(",", 1)[1] for line in with_users.read_text().splitlines(True)))
+    for declared in ([], ["--epsilon", "1"]):
+        local = run(capsys, "rank", reports, "--format", "json", *declared)
+        stream = run(capsys, "rank", reports, "--engine", "stream", "--format", "json", *declared)
+        assert local[0] == stream[0] == 0 and local[1] == stream[1]
+    code, _, err = run(capsys, "rank", reports, "--engine", "stream", "--epsilon", "0.5,2")
+    assert code == 2 and "not declared (0.5, 2)" in err
 
 
 class _Terminal(io.StringIO):

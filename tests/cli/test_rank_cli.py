@@ -56,9 +56,13 @@ def test_randomize_then_rank_reports(cli, pairs, tmp_path):
     assert header == "user,item_a,item_b,outcome,epsilon"
     code, out, _ = cli("rank", str(out_path), "--format", "json")
     assert code == 0 and json.loads(out)["guarantee"]["epsilon_per_comparison"] == 1.0
-    # giving an epsilon for reports is refused: they are not randomized again
-    code, _, err = cli("rank", str(out_path), "--epsilon", "1")
-    assert code == 2 and "randomized reports" in err
+    # for reports --epsilon declares the epsilon they were randomized at (they are not randomized again)
+    assert cli("rank", str(out_path), "--epsilon", "1", "--format", "json")[1].replace(
+        "the declared epsilon 1", "epsilon 1, the one all the reports carry (none was declared)") == out
+    code, _, err = cli("rank", str(out_path), "--epsilon", "2")
+    assert code == 2 and "not declared (2)" in err
+    code, _, err = cli("rank", str(out_path), "--user-epsilon", "1")
+    assert code == 2 and "drop --user-epsilon" in err
     # the output file is never overwritten silently
     code, _, err = cli("randomize", str(pairs), "--epsilon", "1", "--output", str(out_path))
     assert code == 2 and "--force" in err
@@ -80,10 +84,41 @@ def test_output_file_and_force(cli, pairs, tmp_path):
     ([], "needs --epsilon"),
     (["--mechanism", "none", "--epsilon", "1"], "not private"),
     (["--lambda", "abc", "--mechanism", "none"], "--lambda"),
+    (["--epsilon", "0.5,1"], "--epsilon takes one number for a file of answers"),
+    (["--epsilon", "0.5,1", "--mechanism", "noisy-copeland"], "--epsilon takes one number"),
+    (["--epsilon", "0.5,1", "--engine", "stream"], "--epsilon takes one number"),
 ])
 def test_usage_errors_exit_2(cli, pairs, argv, match):
     code, _, err = cli("rank", str(pairs), *argv)
-    assert code == 2 and match in err
+    assert code == 2 and match in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["rank", "--epsilon", "1,"], "declared epsilons separated by commas"),
+    (["top-k", "--k", "2", "--epsilon", "1;2"], "declared epsilons separated by commas"),
+    (["randomize", "--output", "r.csv", "--epsilon", "0.5,1"], "invalid float value"),  # answers: one number
+])
+def test_epsilon_parsing_is_strict(cli, capsys, pairs, tmp_path, monkeypatch, argv, match):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:  # an argparse usage error
+        cli(argv[0], pairs, *argv[1:])
+    assert exc.value.code == 2 and match in capsys.readouterr().err and not (tmp_path / "r.csv").exists()
+
+
+def test_reports_at_several_epsilons_need_them_declared(cli, tmp_path):
+    path = tmp_path / "reports.csv"
+    path.write_text("user,item_a,item_b,outcome,epsilon\n" + "".join(
+        f"u{u},{a},{b},{1 if u % 3 else -1},{0.5 if u % 2 else 1}\n"
+        for u in range(40) for a, b in (("A", "B"), ("B", "C"), ("A", "C"))))
+    code, out, err = cli("rank", path)
+    assert code == 2 and out == "" and "none was declared" in err and "--epsilon 0.5,1" in err
+    for argv in (["rank"], ["top-k", "--mechanism", "debiased-rr", "--k", "2"]):
+        code, out, err = cli(*argv, path, "--epsilon", "1,0.5", "--format", "json")
+        g = json.loads(out)["guarantee"]
+        assert code == 0 and g["epsilon"] == 1.0 and "one of the declared epsilons (0.5, 1)" in g["note"]
+    for declared, match in (("0.5", "not declared (0.5)"), ("0.5,1,1000", "--epsilon must lie in")):
+        code, out, err = cli("rank", path, "--epsilon", declared)
+        assert code == 2 and out == "" and match in err
 
 
 def test_bad_file_exit_2(cli, tmp_path):

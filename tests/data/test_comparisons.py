@@ -82,7 +82,7 @@ def test_tally_counts_by_hand():
 
 def test_tally_of_reports_per_level_and_user():
     c = PairwiseComparisons.from_labels(["a", "b", "a", "b"], ["b", "a", "b", "a"], [1, 1, -1, 1],
-                                        user=["u", "u", "v", "v"], epsilon=[0.5, 2.0, 0.5, 0.5])
+                                        user=["u", "v", "w", "x"], epsilon=[0.5, 2.0, 0.5, 0.5])
     t = c.tally()
     assert t.epsilons.tolist() == [0.5, 2.0] and t.level.tolist() == [0, 1]
     assert t.n.tolist() == [3, 1] and t.wins2.tolist() == [2, 0]  # at 0.5: a won once of three

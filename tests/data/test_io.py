@@ -125,8 +125,8 @@ def test_streamed_csv_reads_like_the_csv_module(tmp_path):
     ("item_a,item_b,outcome\nA, ,1\n", "line 2: empty or NaN item"),
     ("item_a,item_b,outcome\nB,A,1\n  \nA,A,1\n", "line 4: a comparison of an item with itself"),
     ("item_a,item_b,outcome\nA,B,1\nA,B,1,7\n", "line 3: expected 3 fields, found 4"),
-    ("user,item_a,item_b,outcome,epsilon\nu,A,B,1,-1\n", "line 2: epsilon must be finite and > 0"),
-    ("user,item_a,item_b,outcome,epsilon\nu,A,B,0,1\n", "not a tie"),
+    ("item_a,item_b,outcome,epsilon\nA,B,1,-1\n", "line 2: epsilon must be finite and > 0"),
+    ("item_a,item_b,outcome,epsilon\nA,B,0,1\n", "not a tie"),
     ("user,item_a,outcome\n1,A,1\n", "need a header row"),
 ])
 def test_streamed_files_give_clear_errors(tmp_path, text, match):

@@ -146,11 +146,19 @@ def test_privrank_rank_ranks_the_pairs_export(pairs, tmp_path):
     client, _ = pairs
     path = tmp_path / "export.csv"
     path.write_bytes(export(client))
-    done = subprocess.run([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())",
-                           "rank", str(path), "--format", "json"], capture_output=True, text=True, timeout=300,
-                          check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+    def rank(*declared):
+        return subprocess.run([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())",
+                               "rank", str(path), "--format", "json", *declared], capture_output=True, text=True,
+                              timeout=300, check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = rank()
     assert done.returncode == 0, done.stderr
-    assert sorted(row["item"] for row in json.loads(done.stdout)["ranking"]) == sorted(LABELS)
+    doc = json.loads(done.stdout)
+    assert sorted(row["item"] for row in doc["ranking"]) == sorted(LABELS)
+    # the export's reports all carry the survey's epsilon, which --epsilon may state
+    declared = rank("--epsilon", repr(doc["guarantee"]["epsilon"]))
+    assert declared.returncode == 0 and json.loads(declared.stdout)["ranking"] == doc["ranking"]
+    assert "the declared epsilon" in json.loads(declared.stdout)["guarantee"]["note"]
 
 
 def test_an_empty_pairs_export_has_the_whole_header(tmp_path):

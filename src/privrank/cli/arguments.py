@@ -24,6 +24,26 @@ def seed(text: str) -> int:
     return value
 
 
+def epsilons(text: str) -> float | tuple[float, ...]:
+    """``--epsilon`` of ``rank`` and ``top-k``: one number, or several separated by commas, which only a
+    file of randomized reports takes (the epsilons its respondents were asked to use)."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("give a number, or for a file of randomized reports the declared epsilons "
+                                         "separated by commas (e.g. 0.5,1)") from None
+    return values[0] if len(values) == 1 else values
+
+
+def answers_epsilon(args) -> float | None:
+    """``--epsilon`` of a release that randomizes answers: one number (several declare the epsilons of
+    a file of randomized reports, :func:`epsilons`)."""
+    if isinstance(args.epsilon, tuple):
+        raise InputError("--epsilon takes one number for a file of answers; several, separated by commas, declare "
+                         "the epsilons of a file of randomized reports")
+    return args.epsilon
+
+
 #: what the help of a data file argument says about standard input
 STDIN_HELP = ("'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
               "told apart by their first bytes, PrefLib by its leading '#' comment; anything else is read as CSV")
@@ -53,10 +73,11 @@ def check_release_epsilons(args) -> None:
     with their own message where they are used)."""
     lo, hi = EPSILON_RANGE
     for name in ("epsilon", "user_epsilon"):
-        value = getattr(args, name, None)
-        if value is not None and 0 < value < float("inf") and not lo <= value <= hi:
-            raise InputError(f"--{name.replace('_', '-')} must lie in [{lo:g}, {hi:g}]: smaller is noise without "
-                             "signal, larger is no privacy (use a non-private method)")
+        values = getattr(args, name, None)
+        for value in values if isinstance(values, tuple) else (values,):
+            if value is not None and 0 < value < float("inf") and not lo <= value <= hi:
+                raise InputError(f"--{name.replace('_', '-')} must lie in [{lo:g}, {hi:g}]: smaller is noise without "
+                                 "signal, larger is no privacy (use a non-private method)")
 
 
 #: commands that release from a data file, which they pin for the whole command (``-``: standard input)

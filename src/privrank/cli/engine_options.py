@@ -6,7 +6,7 @@
 
 * ``rank`` and ``top-k``: the mechanisms whose release is a function of integer counts
   (``none``, ``debiased-rr``, ``rr``) with a per-comparison ``--epsilon`` or a file of
-  randomized reports;
+  randomized reports without a user column (``--epsilon`` then declares their epsilons);
 * ``aggregate``: the methods whose input is a statistic of complete rankings
   (``ENGINE_AGGREGATION``): the pairwise counts (the matrix w of the Kemeny methods) or the
   position counts (footrule); for ``ldp-matrix`` and ``ldp-footrule`` every voter's report is
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
+from .arguments import answers_epsilon
 
 #: --engine's choices (privrank.engines.ENGINES) and --batch-size's default (privrank.engines.DEFAULT_BATCH_SIZE)
 ENGINES = ("local", "stream", "dask")
@@ -68,7 +69,7 @@ def engine_release(args, items=None):
     stream`` or ``dask`` (the same release, float for float, as the local engine's) and the tally
     it was computed from; ``items`` is the item list."""
     from ..data.io import ComparisonFile
-    from ..pairwise.release import non_private_release, release_from_reports
+    from ..pairwise.release import TIE_NOTE, local_guarantee, non_private_release, release_from_reports
 
     _check_scheduler(args)
     if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None or args.max_answers is not None:
@@ -79,18 +80,21 @@ def engine_release(args, items=None):
     if source.columns.max_answers is not None:
         raise InputError("the file declares a quota of reports per respondent (a max_answers column); checking "
                          "each respondent against it needs --engine local")
-    if args.epsilon is not None and (args.mechanism == "none" or reports):
-        raise InputError("--mechanism none is not private: drop --epsilon" if args.mechanism == "none" else
-                         "the file holds randomized reports with their own epsilon column; they are "
-                         "debiased as they are, so drop --epsilon")
+    if args.epsilon is not None and args.mechanism == "none":
+        raise InputError("--mechanism none is not private: drop --epsilon")
     if args.mechanism != "none" and not reports and args.epsilon is None:
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon with --engine {args.engine} "
                          "(or use --mechanism none for the non-private fit)")
-    tally = _statistics(args, items=items, epsilon=args.epsilon, rng=args.seed)
+    tally = _statistics(args, items=items, epsilon=None if reports else answers_epsilon(args), rng=args.seed)
     if args.mechanism == "none":
         return non_private_release(tally), tally
+    if args.epsilon is not None and reports:
+        tally = tally.with_declared_epsilons(args.epsilon)
     debiased = args.mechanism == "debiased-rr"
-    return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased), tally
+    mechanism = "debiased randomized response" if debiased else "classic randomized response"
+    drawn = None if reports else local_guarantee(args.epsilon, None, mechanism, note=TIE_NOTE)  # as in memory
+    return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased,
+                                guarantee=drawn), tally
 
 
 def engine_rankings(args, methods):

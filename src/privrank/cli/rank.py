@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import InputError
-from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, seed, summary
+from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, answers_epsilon, epsilons, seed, summary
 from .engine_options import add_engine_options
 from .intervals import add_interval_options
 from .output import add_output_options
@@ -32,9 +32,15 @@ MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
 MARGINS = ("top", "pairs")
 
 
-def add_budget_options(parser) -> None:
+def add_budget_options(parser, reports: bool = False) -> None:
+    """``--epsilon`` (with ``reports``: also the declared epsilons of a file of randomized reports),
+    ``--user-epsilon``, ``--seed`` and ``--max-pairs``."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--epsilon", type=float, help="privacy parameter per comparison")
+    group.add_argument("--epsilon", type=epsilons if reports else float,
+                       help="privacy parameter per comparison" + (
+                           "; for a file of randomized reports it declares the epsilon the respondents were asked "
+                           "to use (several: 0.5,1), and a report at any other epsilon is refused (default: the "
+                           "one epsilon all the reports carry; reports at several need it)" if reports else ""))
     group.add_argument("--user-epsilon", type=float,
                        help="privacy budget per user (local mechanisms: split evenly over that user's "
                             "comparisons; central mechanisms: with --max-answers)")
@@ -47,11 +53,12 @@ def add_budget_options(parser) -> None:
 def add_ranking_options(parser, default_mechanism: str) -> None:
     parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
                                      "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
-                                     "column marks randomized reports) or of ratings (user,item,rating); "
+                                     "column marks randomized reports, at most one per respondent and pair) or "
+                                     "of ratings (user,item,rating); "
                                      + STDIN_HELP)
     parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
                         help=f"privacy mechanism or non-private baseline (default {default_mechanism})")
-    add_budget_options(parser)
+    add_budget_options(parser, reports=True)
     parser.add_argument("--lambda", dest="lam", default="default",
                         help="local mechanisms and none: ridge strength, a number, 'default' (G(eps)) or 'paper'")
     parser.add_argument("--weights", choices=WEIGHTS, default="uniform",
@@ -148,9 +155,10 @@ def local_release(comps, args):
         return non_private_release(comps)
     mech = getattr(local, LOCAL_MECHANISMS[args.mechanism])
     if comps.is_randomized:
-        if args.epsilon is not None or args.user_epsilon is not None:
-            raise InputError("the file holds randomized reports with their own epsilon column; "
-                             "they are debiased as they are, so drop --epsilon / --user-epsilon")
+        if args.user_epsilon is not None:
+            raise InputError("the file holds randomized reports with their own epsilon column; they are debiased "
+                             "as they are, so drop --user-epsilon (--epsilon declares the epsilons the respondents "
+                             "were asked to use)")
         if args.mechanism == "laplace":
             raise InputError("the file holds randomized-response reports; use --mechanism debiased-rr or rr")
         if args.mechanism == "debiased-rr":
@@ -160,8 +168,8 @@ def local_release(comps, args):
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon or --user-epsilon "
                          "(or use --mechanism none for the non-private fit)")
     kwargs = {"weights": args.weights} if args.mechanism == "debiased-rr" else {}
-    return mech(comps, args.epsilon, user_epsilon=args.user_epsilon, max_answers=args.max_answers, rng=args.seed,
-                **kwargs)
+    return mech(comps, answers_epsilon(args), user_epsilon=args.user_epsilon, max_answers=args.max_answers,
+                rng=args.seed, **kwargs)
 
 
 def _check_options(args) -> None:
@@ -262,22 +270,25 @@ def fitted_ranking(args, comps=None):
     raw data appear for local fits (post-processing of a private release), for non-private
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
+    from ..data.io import ComparisonFile
     from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
     from .engine_options import engine_release
 
     _check_options(args)
     comps = _read(args) if comps is None else comps
     if comps is None:
-        reports = _margin_applies(args, args.epsilon is None)  # with --epsilon the file holds raw answers
+        reports = _margin_applies(args, ComparisonFile(args.file).is_randomized)
         release, tally = engine_release(args, _items(args))
         return _local_fit(release, args, tally if reports else None)
     _check_data(args, comps)
     margin = _margin_applies(args, comps.is_randomized)
     if comps.is_randomized and args.max_answers is not None:
         comps = comps.with_quota(args.max_answers)
+    if comps.is_randomized and args.epsilon is not None:
+        comps = comps.with_declared_epsilons(args.epsilon)
     link = args.link or "logistic"
     if args.mechanism in CENTRAL_MECHANISMS:
-        budget = {"epsilon": args.epsilon, "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
+        budget = {"epsilon": answers_epsilon(args), "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
                   "respondents": args.respondents}
         if args.mechanism == "objective-perturbation":
             res = perturbed_mle(comps, **budget, link=link, gamma=_gamma(args.gamma),

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError
 from .pair_counts import PairCounts
 from .tabular import label_indices
-from .tally import ComparisonTally, EpsilonLevels
+from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
 
 OUTCOME_A = 1
 OUTCOME_B = -1
@@ -121,8 +121,8 @@ class PairwiseComparisons:
         appears in the output).
     levels : EpsilonLevels or None
         The distinct values of ``epsilon`` and each record's index into them, when the code that
-        made the reports knew them (the randomizers do): the tally then reads them instead of
-        hashing the epsilon column.
+        made the reports knew them (the randomizers do) or a declaration found them: the tally then
+        reads them instead of hashing the epsilon column.
     seeded : bool
         Randomized reports drawn with a seed: research output, not a release (whatever is
         computed from them says so in its guarantee).
@@ -136,6 +136,15 @@ class PairwiseComparisons:
         survey that collected them; see :meth:`with_quota`): every respondent sent at most this
         many, so each is protected at ``max_answers`` times the largest epsilon. None: no quota
         declared (a per-comparison guarantee only).
+    declared_epsilons : tuple of float or None
+        The declared epsilons of randomized reports, increasing (a public parameter, like the
+        quota; see :meth:`with_declared_epsilons`): every report carries one of them. The
+        randomizers declare the epsilons they drew at. None: none declared.
+
+    Randomized reports with user ids hold at most one report per respondent and pair: a
+    respondent who sent one pair twice is refused when the reports are built (:meth:`from_labels`,
+    :meth:`from_indices`, the readers), as the survey server refuses it. Without user ids this
+    cannot be checked.
 
     Examples
     --------
@@ -163,6 +172,7 @@ class PairwiseComparisons:
     seeded: bool = False
     pairs_from_ratings: bool = False
     max_answers: int | None = None
+    declared_epsilons: tuple | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -175,7 +185,8 @@ class PairwiseComparisons:
         outcome : sequence of int in {1, -1, 0}
         user : sequence of hashable user ids, optional
         epsilon : sequence of float, optional
-            Per-record epsilon: marks the records as randomized reports (outcome in {1, -1}).
+            Per-record epsilon: marks the records as randomized reports (outcome in {1, -1}); with
+            ``user``, a respondent may report each pair once.
         items : sequence of labels, optional
             The full item set (default: every label that occurs, sorted). Items listed here but
             never compared are allowed in the container; estimators refuse them.
@@ -199,7 +210,7 @@ class PairwiseComparisons:
             if len(user) != n:
                 raise InputError("user must have one id per comparison")
             users, (u,) = label_codes([user], None, "user")
-        return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)
+        return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)._one_report_per_pair()
 
     @classmethod
     def from_indices(cls, items, item_a, item_b, outcome, *, user=None, users=None, epsilon=None,
@@ -211,7 +222,7 @@ class PairwiseComparisons:
         u = None if user is None else np.asarray(user, dtype=np.int64)
         if u is not None and users is None:
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(tuple(items), a, b, out, u, users, epsilon, items_declared)
+        return cls._checked(tuple(items), a, b, out, u, users, epsilon, items_declared)._one_report_per_pair()
 
     @classmethod
     def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False,
@@ -356,10 +367,61 @@ class PairwiseComparisons:
                              "(max_answers): the per-respondent guarantee would not hold")
         return replace(self, max_answers=k)
 
+    def with_declared_epsilons(self, epsilons) -> "PairwiseComparisons":
+        """These randomized reports with the declared epsilons ``epsilons`` (one number or several):
+        the epsilons the survey asked its respondents to use, a public parameter.
+
+        Every report must carry one of them (exactly), and a declaration the reports already carry
+        must be the same (:func:`~privrank.data.tally.declared_set`); the message names no report
+        and no count. The tally of the reports carries the declaration.
+
+        Examples
+        --------
+        >>> import privrank as pr
+        >>> reports = pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, -1, 1],
+        ...                                              epsilon=[1.0, 0.5, 1.0])
+        >>> reports.with_declared_epsilons([1, 0.5]).declared_epsilons
+        (0.5, 1.0)
+        >>> try:
+        ...     reports.with_declared_epsilons(1)
+        ... except pr.InputError as exc:
+        ...     print(str(exc)[:55])
+        some reports carry an epsilon that was not declared (1)
+        """
+        if not self.is_randomized:
+            raise InputError("epsilons are declared for randomized reports; raw comparisons take an epsilon when "
+                             "they are randomized")
+        levels = self.levels if self.levels is not None else epsilon_levels(self.epsilon, self.n_records)
+        return replace(self, levels=levels,
+                       declared_epsilons=declared_set(epsilons, levels.values, self.declared_epsilons))
+
+    def _one_report_per_pair(self) -> "PairwiseComparisons":
+        """These comparisons, refused when they are randomized reports with user ids in which a
+        respondent reported one pair more than once."""
+        if self.epsilon is None or self.user is None:
+            return self
+        m = self.n_items
+        lo, hi = np.minimum(self.item_a, self.item_b), np.maximum(self.item_a, self.item_b)
+        if self.n_users * m * m < 2 ** 63:  # one int64 code per (respondent, pair): sorted, repeats are neighbours
+            key = self.user * np.int64(m * m) + lo * np.int64(m) + hi
+            key.sort()
+            repeated = bool((key[1:] == key[:-1]).any())
+        else:
+            repeated = np.unique(np.stack([self.user, lo, hi], axis=1), axis=0).shape[0] < self.n_records
+        if repeated:
+            raise InputError("a respondent sent more than one report of the same pair: a pair is randomized once "
+                             "per respondent (reports drawn again from one answer average its noise away, and one "
+                             "respondent repeating a pair could move the ranking), so the reports are refused; keep "
+                             "one report per respondent and pair")
+        return self
+
     def _derived(self, new: "PairwiseComparisons") -> "PairwiseComparisons":
-        """``new``, made from these records, with their marks (seeded, pairs from ratings, quota)."""
+        """``new``, made from these records, with their marks (seeded, pairs from ratings, quota,
+        declared epsilons)."""
+        reports = new.is_randomized
         return replace(new, seeded=self.seeded, pairs_from_ratings=self.pairs_from_ratings,
-                       max_answers=self.max_answers if new.is_randomized else None)
+                       max_answers=self.max_answers if reports else None,
+                       declared_epsilons=self.declared_epsilons if reports else None)
 
     def preference_values(self) -> np.ndarray:
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
@@ -367,10 +429,12 @@ class PairwiseComparisons:
 
     def with_outcomes(self, outcome, epsilon, levels=None) -> "PairwiseComparisons":
         """Same records and users with new outcomes and per-record epsilons (randomized reports);
-        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known."""
-        return self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
-                                                 _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
-                                                 self.items_declared, records_checked=True, levels=levels))
+        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known. New epsilons
+        carry no declaration (whoever made them declares them)."""
+        new = self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
+                                                _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
+                                                self.items_declared, records_checked=True, levels=levels))
+        return replace(new, declared_epsilons=None)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes; of many raw
@@ -386,7 +450,8 @@ class PairwiseComparisons:
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
         tally = ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
                                              epsilon=self.epsilon if self.levels is None else self.levels)
-        return replace(tally, seeded=self.seeded, items_declared=self.items_declared)
+        return replace(tally, seeded=self.seeded, items_declared=self.items_declared,
+                       declared_epsilons=self.declared_epsilons)
 
     def __repr__(self) -> str:  # never print raw preferences
         users = "" if self.users is None else f", {len(self.users)} users"

@@ -28,7 +28,9 @@ rankings also takes such a table directly.
 
 An optional ``epsilon`` column marks the records as randomized reports (respondents already
 applied randomized response with that epsilon on their device): they will be debiased, never
-randomized again. Errors name the offending line (CSV) or record number but never echo its
+randomized again, at most one per respondent and pair when a user column names the respondents,
+and each at an epsilon the release declares (see
+:meth:`~privrank.data.comparisons.PairwiseComparisons.with_declared_epsilons`). Errors name the offending line (CSV) or record number but never echo its
 contents.
 
 :class:`ComparisonFile` reads any source in batches of bounded size (the streaming and Dask

@@ -8,15 +8,17 @@ identical, and every release derived from it is identical too.
 
 The privacy levels of an epsilon column are :class:`EpsilonLevels` (:func:`epsilon_levels`,
 :func:`shared_epsilon`); each record is counted under its code (:func:`record_codes`), or
-counted in the order given and folded (:func:`folds`, :func:`folded_counts`).
+counted in the order given and folded (:func:`folds`, :func:`folded_counts`). The epsilons a
+survey asked its respondents to use are a declared public parameter (:func:`declared_set`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import InputError, epsilons_out_of_range
 from .pair_counts import PairCounts, group_sums
 
 
@@ -27,6 +29,41 @@ def shared_epsilon(epsilon) -> float | None:
     if eps.size and (eps.strides == (0,) or eps.min() == eps.max()):
         return float(eps.flat[0])
     return None
+
+
+def declared_set(epsilons, present, carried=None) -> tuple[float, ...]:
+    """The declared epsilons of randomized reports, checked: ``epsilons`` (one number or several)
+    as distinct floats in increasing order.
+
+    Each must lie in the range of a report's epsilon; every epsilon the reports carry
+    (``present``, their distinct values) must be one of them, matched exactly (CSV and Arrow read
+    a number as Python does, and a report written by privrank keeps its float); and a declaration
+    the reports already carry (``carried``) must be the same. Refusals name no report and none of
+    their epsilons: a report at an undeclared epsilon is what a fake respondent would send, since
+    debiasing weighs a report ``(e^eps+1)/(e^eps-1)`` times its answer.
+    """
+    try:
+        values = np.asarray(epsilons, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise InputError("the declared epsilons must be numbers") from None
+    if not values.size:
+        raise InputError("declare at least one epsilon")
+    bad, why = epsilons_out_of_range(values)
+    if bad.size:
+        raise InputError(f"a declared {why}")
+    declared = tuple(float(x) for x in np.unique(values))
+    if carried is not None and tuple(carried) != declared:
+        raise InputError("the declared epsilons differ from those the reports already carry; declare the same ones")
+    if not np.isin(np.asarray(present, dtype=float), declared).all():
+        raise InputError(f"some reports carry an epsilon that was not declared ({epsilon_list(declared)}"
+                         "): every report must have been randomized at a declared epsilon, so the reports are "
+                         "refused (declare every epsilon the survey asked for)")
+    return declared
+
+
+def epsilon_list(epsilons) -> str:
+    """Declared epsilons as text: ``0.5, 1``."""
+    return ", ".join(f"{e:g}" for e in epsilons)
 
 
 class EpsilonLevels(NamedTuple):
@@ -183,6 +220,9 @@ class ComparisonTally:
         from the tally say so in their guarantee).
     items_declared : bool
         As for :class:`~privrank.data.comparisons.PairwiseComparisons`: False when the item list was read off the data.
+    declared_epsilons : tuple of float or None
+        For randomized reports, the declared epsilons the respondents were asked to use (increasing;
+        every level is one of them; see :meth:`with_declared_epsilons`); None when none was declared.
 
     Examples
     --------
@@ -206,6 +246,7 @@ class ComparisonTally:
     wins2: np.ndarray
     seeded: bool = False
     items_declared: bool = True
+    declared_epsilons: tuple | None = None
 
     @classmethod
     def from_records(cls, items, a, b, values2, *, epsilon=None) -> "ComparisonTally":
@@ -268,6 +309,13 @@ class ComparisonTally:
     def is_randomized(self) -> bool:
         """True for a tally of randomized reports."""
         return self.epsilons is not None
+
+    def with_declared_epsilons(self, epsilons) -> "ComparisonTally":
+        """This tally of randomized reports with the declared epsilons ``epsilons`` (checked by
+        :func:`declared_set`: every level must be one of them)."""
+        if not self.is_randomized:
+            raise InputError("epsilons are declared for randomized reports; these comparisons carry no epsilon")
+        return replace(self, declared_epsilons=declared_set(epsilons, self.epsilons, self.declared_epsilons))
 
     @property
     def n_items(self) -> int:

@@ -66,8 +66,16 @@ def open_file(path) -> ComparisonFile:
     metadata hides a null user has that record counted, as it would be with a user, where the
     in-memory reader refuses it. The guarantee is unchanged (it protects one comparison, and no
     user is counted); every other check reads the records.
+
+    A file of randomized reports with a user column is refused: the reports must hold at most one
+    report per respondent and pair, which only the local engine, with every report in memory,
+    checks (the engines here keep nothing per respondent).
     """
     file = ComparisonFile(path)
+    if file.is_randomized and file.has_users:
+        raise InputError(f"{file.path}: a file of randomized reports with a user column is read by the local engine "
+                         "(engine='local'; CLI: --engine local), which checks that no respondent reported a pair "
+                         "twice; the stream and dask engines keep nothing per respondent")
     if file.has_users and file.integers_without_nulls(file.header[file.columns.user]):
         return file.without_users()
     return file
@@ -207,7 +215,7 @@ def _reindex(codes, m: int, index, new_m: int, level_index=None) -> np.ndarray:
 
 def finish(part: Partial | None, options) -> ComparisonTally:
     """The final tally; ``seeded`` when its reports were drawn from a seeded key, ``items_declared``
-    when the item list was given."""
+    when the item list was given, and declaring the epsilon its reports were drawn at, if any."""
     if part is None or not part.counts.any():
         raise InputError("the file has a header but no comparisons")
     items, (codes, counts) = part.items, part.sparse()
@@ -222,4 +230,5 @@ def finish(part: Partial | None, options) -> ComparisonTally:
     if len(items) < 2:
         raise InputError("at least two distinct items are needed to rank anything")
     tally = ComparisonTally.from_codes(items, part.levels, codes, counts)
-    return replace(tally, seeded=options.seeded, items_declared=options.items is not None)
+    return replace(tally, seeded=options.seeded, items_declared=options.items is not None,
+                   declared_epsilons=None if options.epsilon is None else (options.epsilon,))

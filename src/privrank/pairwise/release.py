@@ -15,7 +15,7 @@ import numpy as np
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
-from ..data.tally import ComparisonTally
+from ..data.tally import ComparisonTally, epsilon_list
 from ..errors import InputError, epsilons_out_of_range
 from ..guarantees import UNIT_COMPARISON, UNIT_USER, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
@@ -118,7 +118,7 @@ def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
 
 
 def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True,
-                         guarantee: Guarantee | None = None) -> PairwiseRelease:
+                         guarantee: Guarantee | None = None, epsilons=None) -> PairwiseRelease:
     """Debias randomized reports (post-processing, no further randomization).
 
     Parameters
@@ -126,8 +126,9 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     reports : PairwiseComparisons or ComparisonTally
         Randomized reports with each record's epsilon, in memory or as their tally (from
         :func:`privrank.engines.sufficient_statistics`). The guarantee assumes every report was
-        produced by randomized response with that epsilon, which must lie in the range of a
-        release's ``--epsilon`` (:data:`privrank.errors.EPSILON_RANGE`).
+        produced once, on its respondent's device, by randomized response with that epsilon, which
+        must lie in the range of a release's ``--epsilon`` (:data:`privrank.errors.EPSILON_RANGE`)
+        and be one of the declared epsilons.
     weights : {"uniform", "inverse_variance"}
         See :func:`record_weights`.
     debiased : bool
@@ -137,10 +138,18 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     guarantee : Guarantee, optional
         The guarantee the reports were randomized under (the randomizing release passes its
         own); refused when it states more protection than the reports' epsilons deliver
-        (:func:`check_claim`). Default: eps-local DP per comparison at the largest epsilon of the reports, which
-        each report carries, and per respondent ``K`` times that epsilon when the reports carry a
-        declared quota of ``K`` reports per respondent (``max_answers``, checked when it was
-        declared); without a quota no per-respondent number (that would need a declared bound).
+        (:func:`check_claim`). Default: eps-local DP per comparison at the largest declared
+        epsilon (or the one epsilon all the reports carry), and per respondent ``K`` times that
+        epsilon when the reports carry a declared quota of ``K`` reports per respondent
+        (``max_answers``, checked when it was declared); without a quota no per-respondent number
+        (that would need a declared bound). Its note says what it rests on.
+    epsilons : float or sequence of float, optional
+        The declared epsilons: those the survey asked its respondents to use, a public parameter
+        (as :meth:`~privrank.data.comparisons.PairwiseComparisons.with_declared_epsilons`; the
+        reports may carry the declaration already). A report at any other epsilon is refused: a
+        fake one at a tiny epsilon would weigh ``(e^eps+1)/(e^eps-1)`` times an answer. Without a
+        declaration, reports that all carry one epsilon declare it (the guarantee says so), and
+        reports at several epsilons are refused.
 
     Notes
     -----
@@ -162,20 +171,28 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     >>> print(rel.guarantee.describe())
     1-DP, local model, protecting one comparison [debiased randomized response]; a user who made k comparisons
     is protected at k x 1 (declare a bound on answers per user, max_answers, to state one per-user number).
-    Ties are answered as a fair coin before randomization. SEEDED RUN: reproducible research output, not a
-    private release (whoever knows the seed can remove the noise); leave the seed out for a real release.
+    Assumes each report was randomized once, on its respondent's device, at the declared epsilon 1. Ties are
+    answered as a fair coin before randomization. SEEDED RUN: reproducible research output, not a private
+    release (whoever knows the seed can remove the noise); leave the seed out for a real release.
     """
-    quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
-    tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
-    if not isinstance(tally, ComparisonTally):
+    if not isinstance(reports, (PairwiseComparisons, ComparisonTally)):
         raise InputError("expected randomized reports (PairwiseComparisons or ComparisonTally)")
-    if not tally.is_randomized:
+    if not reports.is_randomized:
         raise InputError("these comparisons carry no epsilon column: they are raw answers, "
                          "not randomized reports")
+    if epsilons is not None:
+        reports = reports.with_declared_epsilons(epsilons)
+    quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
+    tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
     eps, per_level = tally.epsilons, tally.level_records()
     bad, why = epsilons_out_of_range(eps)
     if bad.size:
         raise InputError(f"randomized reports: {why}")
+    declared = tally.declared_epsilons
+    if declared is None and eps.size > 1:
+        raise InputError("the reports carry more than one epsilon and none was declared: declare the epsilons the "
+                         "survey asked its respondents to use (epsilons=[0.5, 1]; CLI: --epsilon 0.5,1); reports "
+                         "that all carry one epsilon declare it")
     if guarantee is not None:
         check_claim(guarantee, reports, eps)
     w, G = record_weights(eps, weights, per_level)
@@ -184,8 +201,10 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     values = debias(reported, eps_entry, tally.n) if debiased else reported
     weight = 1.0 if w is None else w[tally.level]
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
-    per_user = None if quota is None else float(eps.max()) * quota
-    g = guarantee if guarantee is not None else local_guarantee(eps.max(), per_user, mechanism, note=TIE_NOTE)
+    stated = float(eps.max() if declared is None else max(declared))
+    per_user = None if quota is None else stated * quota
+    g = guarantee if guarantee is not None else local_guarantee(stated, per_user, mechanism,
+                                                               note=f"{reports_note(declared, stated)} {TIE_NOTE}")
     g = replace(g, seeded=True) if tally.seeded else g
     counts = tally.pair_counts(weight * values, weight * tally.n)
     if not debiased:
@@ -193,6 +212,18 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     squares = weight ** 2 * tally.n  # per entry, the sum of its records' squared weights
     _, (weight_sq, noise) = tally.pair_sums(squares, squares * added_variance(eps_entry))
     return PairwiseRelease(counts, g, G, paper_lambda(eps, per_level), None if w is None else weight_sq, noise)
+
+
+def reports_note(declared, epsilon: float) -> str:
+    """What the guarantee of received reports rests on: the ``declared`` epsilons, or (None) the one
+    ``epsilon`` all the reports carry."""
+    if declared is None:
+        at = f"epsilon {epsilon:g}, the one all the reports carry (none was declared)"
+    elif len(declared) == 1:
+        at = f"the declared epsilon {epsilon:g}"
+    else:
+        at = f"one of the declared epsilons ({epsilon_list(declared)})"
+    return f"Assumes each report was randomized once, on its respondent's device, at {at}."
 
 
 def check_claim(guarantee: Guarantee, reports, eps: np.ndarray) -> None:

@@ -430,7 +430,8 @@ def export_csv(survey, store) -> str:
     arrival could be joined with a proxy's log).
 
     Pairs design: ``user,item_a,item_b,outcome,epsilon,max_answers``, which ``privrank rank`` reads as
-    randomized reports under the survey's declared per-respondent quota (written by
+    randomized reports under the survey's declared per-respondent quota, one per respondent and pair, all at
+    the survey's epsilon, which they thus declare (``--epsilon`` states it; written by
     :func:`~privrank.data.io.comparisons_to_csv`, the one writer of that layout), with ``user`` a
     :func:`pseudonym`. Ranking design: the ballots, ``user``, one column ``A > B`` per pair and
     ``epsilon`` (:mod:`privrank.serve.ballots`, whose :func:`~privrank.serve.ballots.rank_ballots`
