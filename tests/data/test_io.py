@@ -3,6 +3,7 @@ import os
 import time
 
 import numpy as np
+import pyarrow.csv
 import pytest
 
 import privrank as pr
@@ -361,3 +362,27 @@ def test_arena_parquet_of_dictionary_columns_reads_as_its_plain_text(tmp_path):
     for field in ("item_a", "item_b", "outcome", "user"):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
     np.testing.assert_array_equal(got.outcome, [-1, 1, -1, -1, 1, 0, -1])
+
+
+@pytest.mark.parametrize("header, row, both", [
+    ("item_a,item_b,outcome,winner,loser", "a,b,1,b,a", ("winner,loser", "item_a,item_b,outcome")),
+    ("model_a,model_b,winner,loser", "a,b,model_a,b", ("winner,loser", "model_a,model_b,winner")),
+])
+def test_a_file_with_the_columns_of_two_layouts_is_refused_naming_both(tmp_path, header, row, both):
+    """Read as one layout, the file's other columns were ignored; where they disagree the ranking came
+    out reversed."""
+    path = tmp_path / "two.csv"
+    path.write_text(f"{header}\n{row}\n{row}\n")
+    for read in (pr.read_comparisons, lambda p: pr.read_comparisons(pyarrow.csv.read_csv(p))):
+        with pytest.raises(InputError, match="two layouts") as caught:
+            read(path)
+        assert all(name in str(caught.value) for name in both) and "b,a" not in str(caught.value)
+
+
+@pytest.mark.parametrize("column", ["count", "weight"])
+def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
+    """Rows with counts 100, 50 and 70 were read as 3 comparisons."""
+    path = tmp_path / "counted.csv"
+    path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
+    with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
+        pr.read_comparisons(path)

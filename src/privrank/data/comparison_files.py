@@ -21,6 +21,8 @@ WINNER_COLUMNS = ("winner", "label")
 #: values of a winner column, lower case, and the outcome they mean (else: the winning item's label)
 #: the optional column of a reports file that declares the quota of reports per respondent
 QUOTA_COLUMN = "max_answers"
+#: columns that would make a row stand for several comparisons, which the readers refuse rather than ignore
+MULTIPLICITY_COLUMNS = ("count", "counts", "weight", "weights", "multiplicity")
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
@@ -62,6 +64,18 @@ class ComparisonColumns:
         user = pick_column(names, USER_COLUMNS)
         outcome = pick_column(names, OUTCOME_COLUMNS)
         side = next((pair for pair in SIDE_COLUMNS if pair[0] in names and pair[1] in names), None)
+        layouts = [name for name, present in (
+            ("winner,loser", "winner" in names and "loser" in names),
+            (f"item_a,item_b,{outcome}", "item_a" in names and "item_b" in names and outcome),
+            (f"{side[0]},{side[1]},{pick_column(names, WINNER_COLUMNS)}" if side else "",
+             side and pick_column(names, WINNER_COLUMNS))) if present]
+        if len(layouts) > 1:
+            raise InputError(f"{source}: the header names the columns of two layouts ({layouts[0]} and {layouts[1]}); "
+                             "they may disagree, so keep the columns of one")
+        counted = [n for n in names if n in MULTIPLICITY_COLUMNS]
+        if counted:
+            raise InputError(f"{source}: a {counted[0]!r} column (how many times a record occurred) is not read: "
+                             "privrank reads one comparison per row; repeat each row that many times")
         winner_column = False
         if "winner" in names and "loser" in names:
             a, b, outcome = "winner", "loser", None
