@@ -2,6 +2,7 @@
 once and twice, a dashboard token that survives restarts without appearing in ``ps``, and a default
 database per survey file. Where the behaviour is the process's, the command runs as a subprocess."""
 import hashlib
+import json
 import os
 import re
 import signal
@@ -369,3 +370,39 @@ def test_a_database_removed_while_serving_is_noticed_and_never_replaced_by_an_em
     assert done.returncode == 2 and "no such database" in done.stderr and "restore" in done.stderr
     assert not (folder / "fruit.sqlite").exists()
 
+
+def raw_request(base: str, request: bytes) -> tuple[int, dict, bytes]:
+    """Send ``request`` on a new connection and read the answer until the server closes it (bounded)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict((name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines))
+    return int(status.split()[1]), headers, body
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 400),                               # a method HTTP does not know
+    (b"this is not HTTP\r\n\r\n", 400),                                         # no request line
+    (b"GET / HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n", 400),     # a malformed header
+    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n", 400),       # a malformed length
+    (b"DELETE /api/reports HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
+    (b"PUT /static/index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405),
+    (b"PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
+    (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
+])
+def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, request_bytes, status):
+    """uvicorn used to answer a request it could not parse (an unknown method, a malformed line) in plain text."""
+    server = Server(folder, "fruit.toml", "--new-db")
+    try:
+        got, headers, body = raw_request(server.base, request_bytes)
+        assert got == status, body
+        assert headers["content-type"] == "application/json" and headers["x-content-type-options"] == "nosniff"
+        assert isinstance(json.loads(body)["error"], str)
+        assert httpx.get(f"{server.base}/api/survey", timeout=30).status_code == 200  # the others are served still
+    finally:
+        server.stop(signal.SIGINT)
