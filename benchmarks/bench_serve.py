@@ -187,7 +187,7 @@ def postgres_database(server: str, action: str, name: str) -> None:
 
 
 def measure(survey, db, tmp, args) -> dict:
-    proc, base, _ = start([survey, "--db", db], tmp)
+    proc, base, _ = start([survey, "--db", db, *(() if "://" in db else ("--new-db",))], tmp)
     try:
         return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every, args.rate, args.warm_up))
     finally:
@@ -222,7 +222,8 @@ def main(argv=None):
                      % ", ".join(f'"{x}"' for x in ITEMS))
         for r in range(args.rounds):
             for k, (name, what) in enumerate((("survey file", survey), ("--demo", "--demo"))):
-                proc, _, startup = start([what, "--db", os.path.join(tmp, f"start{r}-{k}.sqlite")], tmp)
+                new = ["--new-db"] if what == survey else []  # --demo makes its database itself
+                proc, _, startup = start([what, "--db", os.path.join(tmp, f"start{r}-{k}.sqlite"), *new], tmp)
                 stop(proc)
                 results.setdefault(name, []).append(startup)
                 print(f"round {r + 1}: start-up of privrank serve {name} {startup:.2f} s", flush=True)

@@ -1,5 +1,6 @@
 """Helpers of the survey-server tests: a free port for a test server, a report's idempotency key, SQL
 run on a store's database from outside the store."""
+import hashlib
 import secrets
 import socket
 import sqlite3
@@ -30,3 +31,8 @@ def execute(target, *statements) -> None:
     with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
         for statement in statements:
             conn.execute(statement)
+
+
+def fingerprint(name: str) -> str:
+    """A survey's fingerprint for a store test, of the shape :meth:`Survey.fingerprint` gives (a hex SHA-256)."""
+    return hashlib.sha256(name.encode()).hexdigest()

@@ -36,7 +36,7 @@ def server(tmp_path):
     db = tmp_path / "reports.sqlite"
     port = free_port()
     argv = [sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main())", "serve",
-            str(survey), "--db", str(db), "--port", str(port), "--admin-token", ADMIN,
+            str(survey), "--db", str(db), "--new-db", "--port", str(port), "--admin-token", ADMIN,
             "--registrations-per-minute", "1000000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"

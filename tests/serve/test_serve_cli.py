@@ -2,6 +2,7 @@
 once and twice, a dashboard token that survives restarts without appearing in ``ps``, and a default
 database per survey file. Where the behaviour is the process's, the command runs as a subprocess."""
 import hashlib
+import json
 import os
 import re
 import signal
@@ -137,7 +138,7 @@ def test_a_busy_port_is_refused_before_anything_is_created_or_printed(folder):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        done = subprocess.run([*COMMAND, "fruit.toml", "--port", str(port)], cwd=folder, env=environment(),
+        done = subprocess.run([*COMMAND, "fruit.toml", "--new-db", "--port", str(port)], cwd=folder, env=environment(),
                               capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2, done.stderr
     assert f"port {port} on 127.0.0.1 is in use" in done.stderr and "--port" in done.stderr
@@ -146,7 +147,7 @@ def test_a_busy_port_is_refused_before_anything_is_created_or_printed(folder):
 
 
 def test_port_zero_serves_on_a_free_port_and_prints_it(folder, served, cli):
-    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0")
+    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0", "--new-db")
     port = int(re.search(r"respondents: http://127\.0\.0\.1:(\d+)/", err).group(1))
     assert code == 0 and port > 0 and len(served) == 1
 
@@ -155,7 +156,7 @@ def test_serve_runs_uvicorn_without_access_logs_on_the_socket_it_bound(folder, m
     calls = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: calls.append(
         (server.config, [s.getsockname()[1] for s in sockets])))
-    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0", "--admin-token", TOKEN)
+    code, _, err = cli("serve", folder / "fruit.toml", "--port", "0", "--new-db", "--admin-token", TOKEN)
     (config, [port]), = calls
     assert code == 0 and not config.access_log and not config.server_header and config.log_level == "warning"
     assert f"http://127.0.0.1:{port}/" in err
@@ -164,7 +165,7 @@ def test_serve_runs_uvicorn_without_access_logs_on_the_socket_it_bound(folder, m
 # ------------------------------------------------------------------------------------------- signals
 
 def test_ctrl_c_once_answers_the_reports_in_flight_and_stops(folder):
-    server = Server(folder, "fruit.toml")
+    server = Server(folder, "fruit.toml", "--new-db")
     stop, acked = threading.Event(), []
     threads = report_stream(server.base, stop, acked)
     time.sleep(1.0)
@@ -178,7 +179,7 @@ def test_ctrl_c_once_answers_the_reports_in_flight_and_stops(folder):
 
 def test_ctrl_c_twice_stops_at_once_without_a_traceback(folder):
     """Twice used to print the traceback of uvicorn's cancelled lifespan task."""
-    server = Server(folder, "fruit.toml")
+    server = Server(folder, "fruit.toml", "--new-db")
     stop, acked = threading.Event(), []
     threads = report_stream(server.base, stop, acked)
     time.sleep(1.0)
@@ -199,7 +200,7 @@ def test_a_request_cut_off_at_shutdown_logs_no_traceback(folder):
     cancelled request used to be logged with its whole traceback."""
     from privrank.cli.serve import GRACEFUL_SECONDS
 
-    server = Server(folder, "fruit.toml")
+    server = Server(folder, "fruit.toml", "--new-db")
     host, port = server.base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as slow:
         slow.sendall(b"POST /api/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -212,7 +213,7 @@ def test_a_request_cut_off_at_shutdown_logs_no_traceback(folder):
 
 
 def test_sigterm_stops_gracefully(folder):
-    server = Server(folder, "fruit.toml")
+    server = Server(folder, "fruit.toml", "--new-db")
     code, err = server.stop(signal.SIGTERM, signal.SIGTERM)
     assert code == 143 and "privrank: interrupted" in err and "Traceback" not in err, err
 
@@ -221,7 +222,7 @@ def test_sigterm_stops_gracefully(folder):
 
 def test_the_dashboard_token_survives_a_restart_and_only_its_hash_is_stored(folder):
     """It used to be a fresh random token at every start."""
-    first = Server(folder, "fruit.toml")
+    first = Server(folder, "fruit.toml", "--new-db")
     token = re.search(r"dashboard\?token=([\w-]+)", first.banner).group(1)
     assert len(token) == 43  # 32 random bytes
     first.stop(signal.SIGINT)
@@ -250,7 +251,7 @@ def test_the_store_keeps_one_admin_token_hash(target):
 
 
 def test_a_new_admin_token_replaces_the_old_one(folder, served, cli):
-    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml")
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-db")
     old = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
     code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-admin-token")
     new = re.search(r"dashboard\?token=([\w-]+)", err).group(1)
@@ -268,7 +269,7 @@ def test_a_chosen_token_is_stored_hashed_and_never_printed(folder, served, cli, 
         args, source = [], "PRIVRANK_ADMIN_TOKEN"
     else:
         args, source = ["--admin-token-file", path], str(path)
-    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", *args)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-db", *args)
     assert code == 0 and TOKEN not in err and f"dashboard token: the one from {source}" in err
     with open_store(folder / "fruit.sqlite") as store:
         assert store.admin_token_hash() == hashlib.sha256(TOKEN.encode()).hexdigest()
@@ -278,7 +279,7 @@ def test_a_chosen_token_is_stored_hashed_and_never_printed(folder, served, cli, 
 
 
 def test_admin_token_on_the_command_line_still_works_but_warns(folder, served, cli):
-    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--admin-token", TOKEN)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-db", "--admin-token", TOKEN)
     assert code == 0 and "privrank: warning: --admin-token is visible to other users" in err and TOKEN not in err
     assert "PRIVRANK_ADMIN_TOKEN" in err
 
@@ -300,7 +301,7 @@ def test_the_default_database_is_named_after_the_survey_file(folder, served, cli
     (sub / "veg.json").write_text('{"title": "Veg", "question": "Which?", "items": ["kale", "leek"], "budget": 2}')
     monkeypatch.chdir(folder)
     for name in ("fruit.toml", "veg.json"):
-        code, _, err = cli("serve", "--port", "0", sub / name)
+        code, _, err = cli("serve", "--port", "0", sub / name, "--new-db")
         assert code == 0, err
     assert (sub / "fruit.sqlite").is_file() and (sub / "veg.sqlite").is_file()
     assert f"database:    {sub / 'fruit.sqlite'}" in cli("serve", "--port", "0", sub / "fruit.toml")[2]
@@ -328,7 +329,7 @@ def test_every_refusal_at_start_up_leaves_the_folder_as_it_was(folder, served, c
     (folder / "broken.toml").write_text("title = \n")
     before = sorted(p.name for p in folder.iterdir())
     monkeypatch.chdir(folder)
-    code, _, err = cli("serve", "--port", "0", *args)
+    code, _, err = cli("serve", "--port", "0", "--new-db", *args)
     assert code == 2 and message in err and "Traceback" not in err, err
     assert sorted(p.name for p in folder.iterdir()) == before and not served
 
@@ -342,3 +343,66 @@ def test_an_invitations_file_is_removed_when_the_store_refuses(folder, served, c
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("fruit.sqlite")) == ["fruit.toml"]
     with open_store(db) as s:
         assert s.admin_token_hash() is None  # a token never printed is never kept
+
+
+# ------------------------------------------------------------------------- acknowledged means stored
+
+def test_a_database_removed_while_serving_is_noticed_and_never_replaced_by_an_empty_one(folder):
+    """Reports used to get 201 into the unlinked file, and the restart made an empty database without a word."""
+    server = Server(folder, "fruit.toml", "--new-db")
+    try:
+        with httpx.Client(base_url=server.base, timeout=30) as c:
+            token = c.post("/api/respondents", json={}).json()["token"]
+            doc = {"token": token, "key": key(), "item_a": "apple", "item_b": "banana", "report": 1, "epsilon": 1.0}
+            assert c.post("/api/reports", json=doc).status_code == 201
+            (folder / "fruit.sqlite").unlink()
+            deadline = time.monotonic() + 20  # the periodic check says it without a request
+            while not any("removed or replaced" in line for line in server.lines):
+                assert time.monotonic() < deadline, "".join(server.lines)
+                time.sleep(0.05)
+            r = c.post("/api/reports", json={**doc, "key": key(), "item_b": "cherry"})
+            assert r.status_code == 503 and r.json()["reason"] == "database-gone" and "retry-after" in r.headers
+    finally:
+        code, err = server.stop(signal.SIGINT)
+    assert "Traceback" not in err
+    done = subprocess.run([*COMMAND, "fruit.toml", "--port", str(free_port())], cwd=folder, env=environment(),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "no such database" in done.stderr and "restore" in done.stderr
+    assert not (folder / "fruit.sqlite").exists()
+
+
+def raw_request(base: str, request: bytes) -> tuple[int, dict, bytes]:
+    """Send ``request`` on a new connection and read the answer until the server closes it (bounded)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict((name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines))
+    return int(status.split()[1]), headers, body
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 400),                               # a method HTTP does not know
+    (b"this is not HTTP\r\n\r\n", 400),                                         # no request line
+    (b"GET / HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n", 400),     # a malformed header
+    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n", 400),       # a malformed length
+    (b"DELETE /api/reports HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
+    (b"PUT /static/index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405),
+    (b"PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
+    (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
+])
+def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, request_bytes, status):
+    """uvicorn used to answer a request it could not parse (an unknown method, a malformed line) in plain text."""
+    server = Server(folder, "fruit.toml", "--new-db")
+    try:
+        got, headers, body = raw_request(server.base, request_bytes)
+        assert got == status, body
+        assert headers["content-type"] == "application/json" and headers["x-content-type-options"] == "nosniff"
+        assert isinstance(json.loads(body)["error"], str)
+        assert httpx.get(f"{server.base}/api/survey", timeout=30).status_code == 200  # the others are served still
+    finally:
+        server.stop(signal.SIGINT)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from serve_helpers import free_port, key
+from serve_helpers import fingerprint, free_port, key
 
 import privrank as pr
 from privrank.errors import InputError
@@ -105,16 +105,16 @@ def test_vectors_round_trip_exactly(store):
 
 def test_a_store_keeps_its_reports_and_its_survey(target):
     with open_store(target) as s:
-        s.claim("survey-1")
+        s.claim(fingerprint("survey-1"))
         token = s.new_respondent()
         s.add_report(token, key=key(), item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
     with open_store(target) as s:
-        s.claim("survey-1")
+        s.claim(fingerprint("survey-1"))
         assert s.counts() == (1, 1)
         assert s.add_report(token, key=key(), item_a="B", item_b="C", report=1, epsilon=1.0,
                             max_answers=2).remaining == 0
         with pytest.raises(InputError, match="different survey"):
-            s.claim("survey-2")
+            s.claim(fingerprint("survey-2"))
 
 
 def test_budget_holds_under_concurrent_writers(store):

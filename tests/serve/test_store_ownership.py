@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from serve_helpers import fingerprint
 
 from privrank.errors import InputError
 from privrank.ledger import Ledger
@@ -73,11 +74,11 @@ def test_another_applications_database_is_refused(target, statement):
 
 def test_fresh_empty_and_own_databases_open(target, tmp_path):
     with open_store(target) as s:  # fresh
-        s.claim("survey")
+        s.claim(fingerprint("survey"))
         token = s.new_respondent()
         s.add_report(token, key="k" * 22, item_a="A", item_b="B", report=1, epsilon=1.0, max_answers=2)
     with open_store(target) as s:  # its own
-        s.claim("survey")
+        s.claim(fingerprint("survey"))
         assert s.counts() == (1, 1)
     empty = tmp_path / "empty.sqlite"
     empty.touch()

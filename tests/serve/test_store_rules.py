@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from serve_helpers import execute, key
+from serve_helpers import execute, fingerprint, key
 
 from privrank.errors import InputError
 from privrank.serve.app import pseudonym
@@ -152,7 +152,7 @@ PREVIOUS_SCHEMA = (
     "item_b TEXT, report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, "
     "received {real} NOT NULL, CHECK ((report IS NULL) = (vector IS NOT NULL)))",
     "CREATE INDEX reports_by_token ON reports (token)",
-    "INSERT INTO surveys VALUES ('survey')",
+    f"INSERT INTO surveys VALUES ('{fingerprint('survey')}')",
     "INSERT INTO respondents VALUES ('tok-one', 1714608000.123456), ('tok-two', 1714700000.654321)",
     "INSERT INTO reports (token, item_a, item_b, report, epsilon, received) VALUES "
     "('tok-one', 'A', 'B', 1, 1.0, 1714608001.5), ('tok-one', 'A', 'B', -1, 1.0, 1714608002.25), "
@@ -168,7 +168,7 @@ def test_a_store_of_the_previous_schema_is_migrated_in_place(target):
         {"real": "DOUBLE PRECISION", "id": "BIGSERIAL"}
     execute(target, *(s.format(**types) for s in PREVIOUS_SCHEMA))
     with open_store(target) as s:
-        s.claim("survey")
+        s.claim(fingerprint("survey"))
         assert s.counts() == (2, 3)
         assert s.pair_reports()["outcome"].to_pylist() == [1, -1, 1]
         assert s.registrations_by_day() == [("2024-05-02", 1), ("2024-05-03", 1)]
@@ -232,7 +232,8 @@ def plain_token_store(target) -> None:
     types = {"real": "REAL", "id": "INTEGER"} if isinstance(target, Path) else \
         {"real": "DOUBLE PRECISION", "id": "BIGSERIAL"}
     one, two = OLD_TOKENS
-    data = ("INSERT INTO surveys VALUES ('survey')", "INSERT INTO survey_terms VALUES ('survey')",
+    data = (f"INSERT INTO surveys VALUES ('{fingerprint('survey')}')",
+            f"INSERT INTO survey_terms VALUES ('{fingerprint('survey')}')",
             f"INSERT INTO respondents VALUES ('{one}', '2025-01-02'), ('{two}', '2025-01-03')",
             "INSERT INTO reports (token, report_key, item_a, item_b, report, epsilon, received) VALUES "
             f"('{one}', '{OLD_KEYS[0]}', 'A', 'B', 1, 1.0, '2025-01-02'), "
@@ -252,7 +253,7 @@ def test_a_store_with_plain_tokens_is_migrated_in_place(target):
     plain_token_store(target)
     one, two = OLD_TOKENS
     with open_store(target) as s:
-        s.claim("survey")
+        s.claim(fingerprint("survey"))
         assert s.counts() == (2, 3)
         assert s.add_report(one, key=OLD_KEYS[1], item_a="B", item_b="C", report=-1, epsilon=1.0,
                             max_answers=3) == (1, True)

@@ -2,7 +2,9 @@
 
 Every refusal at start-up (a bad argument, survey file, port, token or invitations file) comes
 before anything is created or printed: the listening socket is bound first and handed to uvicorn,
-and the database is opened only once everything else has passed. The dashboard's admin token is
+and the database is opened only once everything else has passed. A SQLite database is created
+only with ``--new-db`` (``--demo`` makes its own): a restart never replaces a database that was moved or
+removed by an empty one (:func:`check_new_db`). The dashboard's admin token is
 kept in the database as its SHA-256 only: it is made (and printed, once) when a database is first
 served, kept across restarts, replaced by ``--new-admin-token``, or chosen by the operator through
 ``PRIVRANK_ADMIN_TOKEN`` or ``--admin-token-file`` (never on the command line, where ``ps`` shows
@@ -61,6 +63,10 @@ def register(sub) -> None:
     p.add_argument("--db", metavar="PATH_OR_URL",
                    help="SQLite file or postgresql:// URL holding the reports (default: the survey file with the "
                         f"suffix .sqlite, e.g. fruit.toml -> fruit.sqlite beside it; with --demo ./{DEMO_DB})")
+    p.add_argument("--new-db", action="store_true",
+                   help="create the SQLite database (refused if it exists). Without it privrank serve never creates "
+                        "one (but --demo's), so a database moved or removed is never replaced by an empty one "
+                        "without a word")
     token = p.add_mutually_exclusive_group()
     token.add_argument("--new-admin-token", action="store_true",
                        help="replace the dashboard's admin token with a new random one, printed once (by default "
@@ -102,6 +108,32 @@ def default_db(args) -> str:
     """The database of a survey served without ``--db``: the survey file with the suffix ``.sqlite``
     (so two surveys in one folder never share one), or ``./privrank-demo.sqlite`` for ``--demo``."""
     return DEMO_DB if args.demo else str(Path(args.survey).with_suffix(".sqlite"))
+
+
+def check_new_db(db: str, new: bool, demo: bool) -> bool:
+    """Whether the SQLite database ``db`` is created by this start: only with ``--new-db`` (or ``--demo``, whose
+    reports are examples), never in place of a database that was moved or removed, whose reports were
+    acknowledged. A file of no bytes counts as no database. PostgreSQL: the server's administrator makes
+    the database; the store makes its tables in an empty schema.
+
+    Raises
+    ------
+    InputError
+        No database without ``--new-db``, a database with it, or ``--new-db`` with a PostgreSQL URL.
+    """
+    if "://" in db:
+        if new:
+            raise InputError("--new-db creates a SQLite file: a PostgreSQL database is made by its administrator "
+                             "(privrank serve makes its tables in an empty schema)")
+        return False
+    path = Path(db)
+    exists = path.exists() and not (path.is_file() and path.stat().st_size == 0)
+    if new and exists:
+        raise InputError(f"--new-db: {db} exists: serve it without --new-db (its reports go on), or give another --db")
+    if not (new or exists or demo):
+        raise InputError(f"{db}: no such database. To start this survey, add --new-db; if it has served before, "
+                         "its reports are in that file: restore it (a new database would hold none of them)")
+    return not exists
 
 
 def chosen_admin_token(args) -> tuple[str, str] | None:
@@ -219,8 +251,10 @@ def _serve(app, sock: socket.socket) -> None:
 
     # no lifespan: the application has no start-up or shutdown step, and a forced exit would log the
     # cancelled lifespan task as an error
+    from ..serve.app import json_http_protocol
+
     config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=LOG_CONFIG, server_header=False,
-                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS)
+                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS, http=json_http_protocol())
     # what start-up made lives as long as the server: out of the collector's sight, a full collection
     # looks at a request's objects only (tens of milliseconds less, every report waiting, each time)
     gc.collect()
@@ -236,7 +270,8 @@ def run_serve(args) -> int:
             raise InputError("--init FILE writes a template: give it without a survey file or --demo")
         from ..serve.survey import write_template
 
-        print(f"privrank serve: wrote {write_template(args.init)}: edit it, then run privrank serve {args.init}",
+        print(f"privrank serve: wrote {write_template(args.init)}: edit it, then run privrank serve {args.init} "
+              "--new-db (the first time: it creates the survey's database)",
               file=sys.stderr)
         return 0
     try:
@@ -267,6 +302,7 @@ def run_serve(args) -> int:
     chosen = chosen_admin_token(args)
     survey = demo_survey() if args.demo else load_survey(args.survey)
     db = args.db or default_db(args)
+    created = check_new_db(db, args.new_db, args.demo)
     with ExitStack() as stack:
         sock = stack.enter_context(listen(args.host, args.port))
         host = f"[{args.host}]" if ":" in args.host else args.host
@@ -292,7 +328,8 @@ def run_serve(args) -> int:
         unit = RESPONDENT_UNITS[bool(issued)]
         lines = [f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
                  f"{survey.max_answers} answer(s) per {unit}",
-                 f"  database:    {'PostgreSQL (--db)' if '://' in db else db}", f"  respondents: {base}/"]
+                 f"  database:    {'PostgreSQL (--db)' if '://' in db else db}{' (new)' * created}",
+                 f"  respondents: {base}/"]
         if token is not None:
             lines += [f"  dashboard:   {base}/dashboard?token={token}",
                       "  (keep the dashboard URL private: its token opens the dashboard and the export; it is shown "

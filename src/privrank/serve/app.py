@@ -298,6 +298,26 @@ class CatchAll:
                                status_code=500)(scope, receive, send)
 
 
+def json_http_protocol():
+    """uvicorn's HTTP/1.1 protocol class (``http=`` of :class:`uvicorn.Config`), whose answer to a request it
+    cannot parse (an unknown method, a malformed request line or header) is a JSON ``{"error", "reason"}``
+    with the security headers, not uvicorn's plain text: the server's every answer is JSON."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    body = json.dumps({"error": "the request is not valid HTTP/1.1 (its method, request line or a header)",
+                       "reason": "malformed-request"}).encode()
+    headers = {**SECURITY_HEADERS, "cache-control": "no-store", "content-type": "application/json",
+               "content-length": str(len(body)), "connection": "close"}
+    answer = b"HTTP/1.1 400 Bad Request\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode() + \
+        b"\r\n" + body
+
+    class JsonHTTPProtocol(AutoHTTPProtocol):
+        def send_400_response(self, msg: str) -> None:  # the connection ends here: no parser state matters
+            self.transport.write(answer)
+            self.transport.close()
+    return JsonHTTPProtocol
+
+
 class SecurityHeaders:
     """ASGI middleware: :data:`SECURITY_HEADERS` on every response, ``Cache-Control: no-store``
     on everything but the static files."""

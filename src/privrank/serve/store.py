@@ -49,7 +49,9 @@ process holds for more than a few seconds, is refused when it is opened, before 
 created. While serving, a write that cannot get SQLite's lock, or a working PostgreSQL connection
 or lock, in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``):
 nothing of it was stored, or -- a connection broken at the very commit -- its resend under the
-same key is answered as a duplicate, so a retried report is never lost nor stored twice.
+same key is answered as a duplicate, so a retried report is never lost nor stored twice. A SQLite
+file removed or replaced while serving, a full disk and a damaged database are
+:mod:`privrank.serve.health`'s: refused with 503 while serving, with a sentence at open.
 """
 from __future__ import annotations
 
@@ -69,6 +71,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BudgetExceededError, InputError
+from .health import FileIdentity, FullDisk, StoreUnavailable, damaged
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
 TOKEN_BYTES, INVITATION_BYTES, KEY_BYTES = 24, 16, 16
@@ -134,6 +137,10 @@ SQL = {
 }
 
 
+#: the survey's identity as :meth:`Store.claim` records it (a hex SHA-256)
+FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+
+
 def is_urlsafe_token(text, nbytes: int) -> bool:
     """Whether ``text`` has the exact shape of ``secrets.token_urlsafe(nbytes)``: ``ceil(4 nbytes / 3)``
     characters of the base64url alphabet, nothing else (no padding, no other character)."""
@@ -173,18 +180,6 @@ class AnswersExhausted(BudgetExceededError):
 class ReportConflict(InputError):
     """A report that would break "a pair is randomized once": the respondent already reported the pair
     (``reason = "pair-answered"``), or the key was used with other content (``"key-reused"``)."""
-
-    def __init__(self, message: str, reason: str):
-        super().__init__(message)
-        self.reason = reason
-
-
-class StoreUnavailable(InputError):
-    """A write the store could not do now, to be retried: the database is locked by another process
-    (``reason = "busy"``) or cannot be reached (``"unavailable"``); nothing was stored."""
-
-    #: seconds after which a retry may succeed
-    retry_after = 2
 
     def __init__(self, message: str, reason: str):
         super().__init__(message)
@@ -275,10 +270,15 @@ class Store:
         """Refuse a database that holds tables other than the store's (another application's); else
         the index in :data:`LAYOUTS` of the schema it holds (the newest one whose tables it matches: the
         current one for an empty database), from which on :attr:`migrations` bring it to this one. A
-        database of an earlier schema holds the two tables the migrations change."""
+        database of an earlier schema holds the two tables the migrations change. A store lacking one of
+        the tables every schema had is damaged (refused: it would be served as a survey without them)."""
         found: dict = {}
         for table, column in cur.execute(self.tables).fetchall():
             found.setdefault(table, set()).add(column)
+        ours = all(any(layout.get(table) == columns for layout in LAYOUTS) for table, columns in found.items())
+        missing = sorted(set(LAYOUTS[0]) - found.keys())
+        if ours and len(found) > 1 and missing:
+            raise damaged(self._name, f"its table {missing[0]} is missing")
         for index in reversed(range(len(LAYOUTS))):
             whole = index == len(LAYOUTS) - 1 or {"respondents", "reports"} <= found.keys()
             if whole and all(LAYOUTS[index].get(table) == columns for table, columns in found.items()):
@@ -435,18 +435,27 @@ class Store:
         Raises
         ------
         InputError
-            The store holds the reports of a survey of other terms (or, claimed by an earlier
-            version, of another question too).
+            ``fingerprint`` is not a hex SHA-256; the store holds the reports of a survey of other terms
+            (or, claimed by an earlier version, of another question too); or what it records of its
+            survey is damaged (not one hex SHA-256 each).
         """
+        if not isinstance(fingerprint, str) or FINGERPRINT.fullmatch(fingerprint) is None:
+            raise InputError("a survey's fingerprint is a hex SHA-256 (Survey.fingerprint())")
+
         def work(cur):
             held = [row[0] for row in cur.execute(self._sql("surveys")).fetchall()]
             terms = [row[0] for row in cur.execute(self._sql("terms")).fetchall()]
+            if not all(isinstance(f, str) and FINGERPRINT.fullmatch(f) for f in held + terms) or len(held) > 1 \
+                    or len(terms) > 1:  # what claim writes is one hex SHA-256 in each
+                raise damaged(self._name, "the survey it holds is not recorded as privrank records it")
             if not held:
                 cur.execute(self._sql("claim"), (fingerprint,))
                 held = [fingerprint]
             elif terms and terms != [fingerprint]:
                 raise InputError("this database holds the reports of a different survey (other items or item order, "
-                                 "design, epsilon, budget or mechanism): give each survey its own --db")
+                                 "design, epsilon, budget or mechanism): if it is this survey's database, put its "
+                                 "terms back as they were (they cannot change once there are reports); else give "
+                                 "each survey its own --db")
             elif not terms and held[0] not in (fingerprint, earlier):
                 raise InputError("this database holds the reports of a different survey, or was started by an "
                                  "earlier privrank that counted the question as part of the survey: if only the "
@@ -668,19 +677,25 @@ class SqliteStore(Store):
         self._idle: list = []
         self._guard = threading.Lock()
         self._closed = self._serving = False
+        self._full = FullDisk(self.path)
         if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
             raise self._unwritable()
         try:  # readable by its owner only whatever the umask; SQLite gives its -wal and -shm files the same mode
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         except FileExistsError:  # an existing database keeps the mode its owner gave it
             pass
-        except OSError:
-            raise self._unwritable() from None
+        except OSError as exc:
+            raise (self._full.at_start() if self._full.explains(exc) else self._unwritable()) from None
+        self._watch = FileIdentity(self.path)
         if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
             conn = None
             try:
                 conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None)
                 self._check_own(conn.cursor())
+                (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
+                if verdict != "ok":
+                    detail = " ".join(verdict.replace("*** in database main ***", "").split())
+                    raise damaged(self.path, f"its integrity check says: {detail}")
             except sqlite3.DatabaseError as exc:
                 raise self._failure(exc) from None
             finally:
@@ -716,10 +731,20 @@ class SqliteStore(Store):
                 continue
 
     def _failure(self, exc: sqlite3.DatabaseError) -> InputError:
-        """The refusal a SQLite error stands for: a lock held by another process (at open: refused;
-        while serving: :class:`StoreUnavailable`), a read-only file or directory, or a file that
-        is not a database."""
+        """The refusal a SQLite error stands for: a lock held by another process, a full disk, a damaged
+        database (at open: refused; while serving: :class:`StoreUnavailable`), a read-only file or
+        directory, or a file that is not a database."""
         name = getattr(exc, "sqlite_errorname", "")
+        if self._full.explains(exc):
+            return self._full.refusal() if self._serving else self._full.at_start()
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            if self._serving:
+                return StoreUnavailable("the survey's database is damaged: nothing was stored (its operator must "
+                                        "restore it from a backup)", "damaged", FileIdentity.RETRY_AFTER)
+            if name.startswith("SQLITE_CORRUPT"):
+                return damaged(self.path, str(exc))
+            return InputError(f"{self.path}: not a usable SQLite database ({exc}): if it is the survey's database, "
+                              "it is damaged: restore it from a backup")
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
             if self._serving:
                 return StoreUnavailable("the database is busy (another process holds its lock): try again in a "
@@ -738,15 +763,30 @@ class SqliteStore(Store):
     def _run(self, conn, work, *, write: bool = True):
         try:
             return super()._run(conn, work, write=write)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
+            if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):  # a constraint, a misuse
+                raise
             failure = self._failure(exc)
             if isinstance(failure, StoreUnavailable) or not self._serving:
                 conn.rollback()
                 raise failure from None
             raise
 
+    def _refusal(self, exc: Exception) -> Exception:
+        if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):
+            failure = self._failure(exc)
+            if isinstance(failure, StoreUnavailable):
+                return failure
+        return exc
+
+    def _commit_group(self, work):
+        results = super()._commit_group(work)  # its connection checked the file before it wrote
+        self._watch.check()  # a write that may have gone to a removed file is not acknowledged
+        return results
+
     @contextmanager
     def _connection(self):
+        self._watch.check()  # never a read or a write on a file no longer at the path
         with self._guard:
             if self._closed:
                 raise InputError("the store is closed")
