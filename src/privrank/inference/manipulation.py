@@ -27,6 +27,8 @@ from ..pairwise.release import WEIGHTS, paper_lambda, release_from_reports
 MAX_FAKES = 10 ** 6
 #: rounds of re-linearising the greedy attack at the fit it reaches
 RELINEARISE_ROUNDS = 2
+#: challengers whose first-order estimate is at least this multiple of the best count found are not searched
+SEARCH_RATIO = 2.0
 #: rounds of the fixed-point search for the region the fakes can reach (PRIVACY.md, step 2), and the
 #: change of a score difference past which it gives up (no bound is then proven for that many fakes)
 REGION_ROUNDS = 40
@@ -320,11 +322,15 @@ class _Reports:
         distinct pairs: every pair's report is oriented to shrink the gap to first order, and ranked
         by its influence ``|w_a - w_b| (y - sigma(s_winner - s_loser))`` with ``w = H^-1 (e_t - e_c)``
         the gap's sensitivity at ``fit`` (H the Hessian of the fit's objective)."""
-        s, pc = fit.scores, fit.release.counts
-        H = weighted_laplacian(pc.i, pc.j, pc.totals * _curvature(s[pc.i] - s[pc.j]), self.m, 2.0 * fit.lam)
-        u = np.zeros(self.m)
-        u[t], u[c] = 1.0, -1.0
-        w = np.linalg.solve(H, u)
+        s = fit.scores
+        if fit is self.fit:
+            w = self.M[:, t] - self.M[:, c]
+        else:
+            pc = fit.release.counts
+            H = weighted_laplacian(pc.i, pc.j, pc.totals * _curvature(s[pc.i] - s[pc.j]), self.m, 2.0 * fit.lam)
+            u = np.zeros(self.m)
+            u[t], u[c] = 1.0, -1.0
+            w = np.linalg.solve(H, u) if fit.lam > 0 else np.linalg.pinv(H) @ u
         dw = w[self.iu] - w[self.ju]
         winner = np.where(dw < 0, self.iu, self.ju)
         loser = np.where(dw < 0, self.ju, self.iu)
@@ -419,17 +425,32 @@ class _Reports:
         self._regions[n] = found
         return found
 
-    def decrease(self, n: int, t: int, c: int, D: np.ndarray) -> float:
+    def decrease(self, n: int, t: int, c: int, D: np.ndarray, loewner: float | None = None,
+                 enough: float = -math.inf) -> float:
         """A proven upper bound on how far ``n`` fakes can shrink the gap ``s_t - s_c`` (PRIVACY.md,
-        step 3), given the region ``D``."""
+        step 3), given the region ``D`` (``loewner``: :meth:`_second_order` for it, if known). The
+        second form of the second-order term, a sum over the honest pairs, is computed only when the
+        first bound is not already below ``enough``."""
         w = (self.M[:, t] - self.M[:, c])[:, None]
         dw = w[self.iu, 0] - w[self.ju, 0]
         coef = np.where(dw != 0, self._coef(np.where(dw < 0, self.d_all, -self.d_all), D), 0.0)  # winner: lower w
         dlo, dhi = self.ridge_range(n)
         dabs = max(-dlo, dhi)
+        first = float(self._first_order(n, w, coef, dabs)[0])
         u_norm = math.sqrt(max(self.M[t, t] + self.M[c, c] - 2.0 * self.M[t, c], 0.0))
-        second = min(u_norm * self._second_order(n, D, dabs), float(self._second_order_by_pair(n, w, D, dabs)[0]))
-        return float(self._first_order(n, w, coef, dabs)[0]) + second
+        second = u_norm * (self._second_order(n, D, dabs) if loewner is None else loewner)
+        if first + second < enough:
+            return first + second
+        return first + min(second, float(self._second_order_by_pair(n, w, D, dabs)[0]))
+
+    def estimate(self, t: int, c: int) -> float:
+        """The first-order number of fakes that closes the gap ``s_t - s_c`` (no region, no ridge
+        change): the order in which challengers are searched, not a bound."""
+        w = self.M[:, t] - self.M[:, c]
+        dw = w[self.iu] - w[self.ju]
+        coef = self._coef(np.where(dw < 0, self.d_all, -self.d_all), np.zeros(dw.size))
+        step = _top_k_sum(np.abs(dw) * coef, self.K)
+        return (self.s[t] - self.s[c]) / step if step > 0 else math.inf
 
     def cannot(self, n: int, targets) -> bool:
         """Proven: no attack of ``n`` fakes (or fewer) puts any ``c`` level with or above its ``t``,
@@ -437,7 +458,10 @@ class _Reports:
         D = self.region(n)
         if D is None:
             return False
-        return all(self.decrease(n, t, c, D) < self.s[t] - self.s[c] for t, c in targets)
+        dlo, dhi = self.ridge_range(n)
+        loewner = self._second_order(n, D, max(-dlo, dhi))
+        return all(self.decrease(n, t, c, D, loewner, self.s[t] - self.s[c]) < self.s[t] - self.s[c]
+                   for t, c in targets)
 
     def at_least(self, targets, cap: int) -> int:
         """The proven ``at_least``: one more than the largest ``n <= cap`` for which :meth:`cannot`
@@ -580,11 +604,13 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
     labels = tally.items
 
     def margin(rank, t, challengers, changes, cap) -> Margin:
-        # challengers in increasing order of the gap over their first-order influence
+        # challengers by their first-order estimate; one estimated to need twice the best found is not
+        # searched (the search is an attack: skipping one can only leave fakes larger, never wrong)
+        estimates = {c: model.estimate(t, c) for c in challengers}
         best = None
-        for c in challengers:
+        for c in sorted(challengers, key=estimates.get):
             limit = cap if best is None else best[0] - 1
-            if limit < 1:
+            if limit < 1 or (best is not None and estimates[c] >= SEARCH_RATIO * best[0]):
                 break
             if best is not None and model.cannot(limit, [(t, c)]):
                 continue  # proven: c cannot be lifted with fewer fakes than the best found
@@ -602,9 +628,7 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
                       tuple((labels[a], labels[b]) for a, b in zip(win, lose)), eps)
 
     top = released[0]
-    gaps = model.s[top] - model.s[released[1:]]
-    others = [int(c) for c in released[1:][np.argsort(gaps, kind="stable")]]
-    best = margin(1, top, others, lambda c: (lambda order: order[0] != top), max_fakes)
+    best = margin(1, top, [int(c) for c in released[1:]], lambda c: (lambda order: order[0] != top), max_fakes)
     adjacent = None
     if pairs is not False:
         shown = m if pairs is True else min(int(pairs), m)
