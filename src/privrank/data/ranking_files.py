@@ -44,8 +44,8 @@ def read_item_list(path) -> list:
     :class:`~privrank.data.pinned.PinnedFile` (standard input, spooled once).
     """
     if not isinstance(path, PinnedFile):
-        path = Path(path)
         check_data_file(path)
+        path = Path(path)
 
     def read(source):
         with open_text(source) as fh:
@@ -187,8 +187,8 @@ def read_ballots(path) -> tuple[tuple, list]:
     line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
-    path = path if isinstance(path, PinnedFile) else Path(path)
     check_data_file(path)
+    path = path if isinstance(path, PinnedFile) else Path(path)
     if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
     elif is_text_table(path):
