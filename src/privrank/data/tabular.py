@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_labels
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
@@ -214,8 +214,8 @@ def arrow_table(obj):
 
 
 def item_list(items) -> tuple:
-    """A caller's item list as a tuple, refusing repeated labels."""
-    labels = tuple(items)
+    """A caller's item list as a tuple, refusing repeated labels (and what :func:`check_labels` refuses)."""
+    labels = check_labels(items)
     if len(set(labels)) != len(labels):
         raise InputError("the item list has a repeated label")
     return labels
