@@ -122,7 +122,7 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
            [1, 0, 2],
            [0, 2, 1]]), array([5, 2, 3]))
     """
-    if partial not in PARTIAL_POLICIES:
+    if not isinstance(partial, str) or partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
     table = is_table(path)
     if table or file_suffix(path) not in PREFLIB_SUFFIXES and file_format(path) != "csv":
