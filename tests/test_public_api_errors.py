@@ -81,6 +81,7 @@ def calls():
     agg = pr.dp_footrule(R, epsilon=1.0, rng=0)
     tally = pr.sufficient_statistics(pr.randomized_response(comps, epsilon=1.0, rng=0))
     eps = {"epsilon": 1.0, "rng": 0}
+    ratings = pa.table({"user": [1, 1, 2, 2], "item": ["a", "b", "a", "c"], "rating": [5, 3, 2, 4]})
     return {
         "Accountant": (pr.Accountant, (pr.PureDP(1.0),), {}),
         "ApproxDP": (pr.ApproxDP, (1.0, 1e-6), {}),
@@ -105,8 +106,7 @@ def calls():
         "aggregate_intervals": (pr.aggregate_intervals, (agg,), {"n_bootstrap": 100, "rng": 0}),
         "approximate_median": (pr.approximate_median, (np.array([0, 1, 2, 1]), 3), eps),
         "classic_randomized_response": (pr.classic_randomized_response, (comps,), eps),
-        "comparisons_from_ratings": (pr.comparisons_from_ratings, (pa.table({"user": [1, 1, 2, 2], "item": ["a", "b", "a", "c"],
-                                                                    "rating": [5, 3, 2, 4]}),), {"rng": 0}),
+        "comparisons_from_ratings": (pr.comparisons_from_ratings, (ratings,), {"rng": 0}),
         "compose": (pr.compose, (release.guarantee, release.guarantee), {}),
         "compose_budgets": (pr.compose_budgets, (pr.PureDP(1.0), pr.PureDP(0.5)), {}),
         "confidence_intervals": (pr.confidence_intervals, (fit,), {}),
