@@ -254,7 +254,7 @@ def index_array(values, *, name: str, what: str = "whole-number indices") -> np.
 def check_labels(labels, *, name: str = "item") -> tuple:
     """``labels`` as a tuple of hashable labels whose text is valid Unicode (a lone surrogate cannot be
     written to a file or a terminal); the message never shows a label."""
-    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+    if isinstance(labels, bytes) or not hasattr(labels, "__iter__"):  # a str is its characters' list
         raise InputError(f"the {name} labels must be a list of labels, got {type(labels).__name__}")
     labels = tuple(labels)
     try:
