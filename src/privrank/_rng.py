@@ -27,7 +27,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
         if rng < 0:
             raise InputError("a seed must be a whole number >= 0")
         return np.random.default_rng(rng)
-    raise TypeError("rng must be None, an int seed or a numpy.random.Generator")
+    raise InputError("rng must be None, an int seed or a numpy.random.Generator")
 
 
 def secure_bits(key: bytes, counter: int = 0):

@@ -172,48 +172,112 @@ def _not_a_number(value) -> bool:
     return isinstance(value, (bool, str, bytes)) or kind in ("b", "S", "U")
 
 
-def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False) -> float:
-    """Validate a privacy parameter: a real number > 0 (``inf`` only where ``allow_inf``); a bool or a
-    string is refused, not read as a number."""
+#: the smallest epsilon any mechanism of the library takes (the audits go down to 1e-10): below it, a
+#: mechanism's arithmetic under- or overflows (1 / expm1(5e-324) is infinite)
+EPSILON_FLOOR = 1e-12
+
+#: the smallest rho (zero-concentrated DP) a mechanism takes: the rho of :data:`EPSILON_FLOOR`
+RHO_MINIMUM = EPSILON_FLOOR ** 2 / 2
+
+
+def _real(value, name: str, what: str) -> float:
+    """``value`` as a float, refusing a bool, text, a complex number or an integer too large for a float."""
     try:
-        if _not_a_number(epsilon):
+        if _not_a_number(value) or isinstance(value, complex):
             raise TypeError
-        eps = float(epsilon)
+        return float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number > 0, got {type(epsilon).__name__}") from None
+        raise InputError(f"{name} must be {what}, got {type(value).__name__}") from None
+    except OverflowError:
+        raise InputError(f"{name} must be {what}: an integer too large for a floating-point number") from None
+
+
+def check_epsilon(epsilon, *, name: str = "epsilon", allow_inf: bool = False,
+                  minimum: float = EPSILON_FLOOR) -> float:
+    """Validate a privacy parameter: a real number >= ``minimum`` (by default :data:`EPSILON_FLOOR`,
+    below which a mechanism's arithmetic under- or overflows; ``inf`` only
+    where ``allow_inf``); a bool or a string is refused, not read as a number."""
+    eps = _real(epsilon, name, "a number > 0")
     if math.isnan(eps) or eps <= 0:
         raise InputError(f"{name} must be > 0 (got {eps!r}); smaller epsilon means stronger privacy")
+    if eps < minimum:
+        raise InputError(f"{name} must be at least {minimum:g}: a smaller one is noise without signal at any data "
+                         "size, and its arithmetic under- or overflows")
     if math.isinf(eps) and not allow_inf:
         raise InputError(f"{name} must be finite; use the non-private method for no privacy")
     return eps
 
 
 def check_epsilons(epsilons, *, name: str = "epsilon") -> np.ndarray:
-    """Validate an array of per-record or per-user epsilons (all finite and > 0)."""
+    """Validate an array of per-record or per-user epsilons (all finite and at least
+    :data:`EPSILON_FLOOR`)."""
     import numpy as np
 
-    try:
-        arr = np.asarray(epsilons, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number > 0 or an array of them") from None
+    arr = real_array(epsilons, name=name, what="a number > 0 or an array of them")
     if arr.size == 0:
         raise InputError(f"{name} is empty")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise InputError(f"every {name} must be finite and > 0")
+    if not np.all(np.isfinite(arr)) or np.any(arr < EPSILON_FLOOR):
+        raise InputError(f"every {name} must be finite and at least {EPSILON_FLOOR:g}")
     return arr
+
+
+def real_array(values, *, name: str, what: str = "an array of numbers", ndim: int | None = None) -> np.ndarray:
+    """``values`` as a float array (of ``ndim`` dimensions when given): text, complex numbers, ragged
+    lists, objects and integers too large for a float are refused (NaN and infinity are the caller's
+    to check)."""
+    import numpy as np
+
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    try:
+        if kind in ("c", "S", "U", "O", "V", "M", "m") or isinstance(values, (str, bytes, complex)):
+            raise TypeError
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be {what} (real, of one shape)") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise InputError(f"{name} must be {what} of {ndim} dimension(s), got {arr.ndim}")
+    return arr
+
+
+def index_array(values, *, name: str, what: str = "whole-number indices") -> np.ndarray:
+    """``values`` as an int64 array of whole numbers (``0.9`` is refused, not truncated to 0)."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray) and values.dtype.kind == "i":
+        return values.astype(np.int64, copy=False)
+    arr = real_array(values, name=name, what=what)
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)) or np.any(np.abs(arr) > MAX_WHOLE):
+        raise InputError(f"{name} must be {what}: whole numbers, not fractions, NaN or infinity")
+    return arr.astype(np.int64)
+
+
+def check_labels(labels, *, name: str = "item") -> tuple:
+    """``labels`` as a tuple of hashable labels whose text is valid Unicode (a lone surrogate cannot be
+    written to a file or a terminal); the message never shows a label."""
+    if isinstance(labels, bytes) or not hasattr(labels, "__iter__"):  # a str is its characters' list
+        raise InputError(f"the {name} labels must be a list of labels, got {type(labels).__name__}")
+    labels = tuple(labels)
+    try:
+        hash(labels)
+    except TypeError:
+        raise InputError(f"an {name} label is not hashable (a list or a dict?): labels are text or numbers") from None
+    try:
+        "".join(x for x in labels if type(x) is str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"an {name} label is not valid Unicode text (it holds a lone surrogate)") from None
+    return labels
 
 
 def check_delta(delta, *, name: str = "delta") -> float:
     """Validate delta in [0, 1) (a bool or a string is refused)."""
-    try:
-        if _not_a_number(delta):
-            raise TypeError
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number in [0, 1)") from None
+    d = _real(delta, name, "a number in [0, 1)")
     if not (0.0 <= d < 1.0):
         raise InputError(f"{name} must lie in [0, 1) (got {d!r}); typical values are 1e-6 or smaller")
     return d
+
+
+#: the largest whole number :func:`check_whole` takes: every integer up to it is exact as a float
+MAX_WHOLE = 2 ** 53
 
 
 def check_whole(value, *, name: str, minimum: int = 1) -> int:
@@ -226,17 +290,22 @@ def check_whole(value, *, name: str, minimum: int = 1) -> int:
     v = int(value)
     if v < minimum:
         raise InputError(f"{name} must be a whole number >= {minimum} (got {v})")
+    if v > MAX_WHOLE:
+        raise InputError(f"{name} must be a whole number at most 2^53 (larger ones are not exact as floats)")
+    return v
+
+
+def check_fraction(value, *, name: str) -> float:
+    """Validate a number strictly between 0 and 1 (a probability, a share of a budget)."""
+    v = _real(value, name, "a number strictly between 0 and 1")
+    if not 0.0 < v < 1.0:
+        raise InputError(f"{name} must lie strictly between 0 and 1")
     return v
 
 
 def check_positive(value, *, name: str, allow_zero: bool = False) -> float:
     """Validate a finite positive real (regularisation strengths, scales); a bool or a string is refused."""
-    try:
-        if _not_a_number(value):
-            raise TypeError
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number") from None
+    v = _real(value, name, "a number")
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise InputError(f"{name} must be finite and {bound} (got {v!r})")

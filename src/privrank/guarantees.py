@@ -22,6 +22,9 @@ from dataclasses import asdict, dataclass, replace
 
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
 
+# Budgets are bookkeeping, not a mechanism's arithmetic: any epsilon > 0 is taken (a remainder may be tiny),
+# without the floor a release's epsilon has (``minimum=0.0``).
+
 UNIT_COMPARISON = "one comparison"
 UNIT_USER = "all comparisons of one user"
 UNIT_RANKING = "one ranking"
@@ -92,14 +95,14 @@ class Guarantee:
     user: str = "user"
 
     def __post_init__(self):
-        if self.model not in ("local", "central", "none"):
+        if not isinstance(self.model, str) or self.model not in ("local", "central", "none"):
             raise InputError("model must be 'local', 'central' or 'none'")
         if self.private:
-            check_epsilon(self.epsilon)
+            check_epsilon(self.epsilon, minimum=0.0)
         check_delta(self.delta)
         for name in ("rho", "epsilon_per_comparison", "epsilon_per_user"):
             if getattr(self, name) is not None:
-                check_epsilon(getattr(self, name), name=name)
+                check_epsilon(getattr(self, name), name=name, minimum=0.0)
 
     @classmethod
     def non_private(cls, mechanism: str = "none", note: str = "") -> "Guarantee":
@@ -254,7 +257,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     >>> round(pr.zcdp_epsilon(0.1, 1e-6), 4)
     2.4508
     """
-    r = check_epsilon(rho, name="rho")
+    r = check_epsilon(rho, name="rho", minimum=0.0)
     d = check_delta(delta)
     if d == 0:
         raise InputError("rho-zCDP implies no pure epsilon-DP statement: give delta > 0")
@@ -274,7 +277,7 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     >>> round(rho, 6), round(pr.zcdp_epsilon(rho, 1e-6), 6)
     (0.017469, 1.0)
     """
-    e = check_epsilon(epsilon)
+    e = check_epsilon(epsilon, minimum=0.0)
     d = check_delta(delta)
     if d == 0:
         raise InputError("a zCDP calibration needs delta > 0")
@@ -300,7 +303,7 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, minimum=0.0))
 
     def to_zcdp(self) -> "ZCDP":
         """Pure epsilon-DP implies ``epsilon^2/2``-zCDP (Bun and Steinke 2016, Prop. 1.4)."""
@@ -328,7 +331,7 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, minimum=0.0))
         object.__setattr__(self, "delta", check_delta(self.delta))
 
     def __str__(self) -> str:
@@ -353,7 +356,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self):
-        object.__setattr__(self, "rho", check_epsilon(self.rho, name="rho"))
+        object.__setattr__(self, "rho", check_epsilon(self.rho, name="rho", minimum=0.0))
 
     def to_approx(self, delta: float) -> ApproxDP:
         """The ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP statement it implies."""

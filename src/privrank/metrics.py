@@ -8,12 +8,12 @@ import numpy as np
 
 from .data.ranking_files import as_rankings
 from .data.rankings import RankingTally, check_permutations, positions_of
-from .errors import InputError, check_positive, check_whole
+from .errors import InputError, check_positive, check_whole, real_array
 
 
 def _pair(est, true):
-    a = np.asarray(est, dtype=float)
-    b = np.asarray(true, dtype=float)
+    a = real_array(est, name="the estimated scores", what="a vector of scores")
+    b = real_array(true, name="the true scores", what="a vector of scores")
     if a.shape != b.shape or a.ndim != 1:
         raise InputError("score vectors must be 1-d and of the same length")
     if a.size < 2:
@@ -237,9 +237,11 @@ def kemeny_cost(order, w):
     >>> np.round(pr.kemeny_cost(np.array([[0, 1, 2], [1, 0, 2]]), w), 4)
     array([0.6667, 1.    ])
     """
-    W = np.asarray(w, dtype=float)
+    W = real_array(w, name="w", what="a square matrix of pairwise preferences")
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
         raise InputError("w must be a square matrix of pairwise preferences")
+    if not np.all(np.isfinite(W)):
+        raise InputError("w must be finite (no NaN or infinity)")
     o = check_permutations(order, what="order")
     if o.shape[1] != W.shape[0]:
         raise InputError("the order and w must have the same number of items")

@@ -293,3 +293,22 @@ def _ledger_fingerprints(cli):
     code, out, _ = cli("ledger", "show", "--format", "json")
     assert code == 0
     return [r["fingerprint"] for r in json.loads(out)["releases"]]
+
+
+def test_a_numpy_structured_array_is_a_table_of_its_fields():
+    records = np.array([("a", "b", 1), ("b", "c", -1), ("a", "c", 0)],
+                       dtype=[("item_a", "U8"), ("item_b", "U8"), ("outcome", "i1")])
+    comps = pr.read_comparisons(records)
+    assert comps.items == ("a", "b", "c") and comps.n_records == 3
+    assert pr.fit_btl(records).items == comps.items
+
+
+@pytest.mark.parametrize("source", [np.array([[0, 1, 1], [1, 2, -1]]), np.array(["votes.csv"]), 7, None,
+                                    [["a", "b", 1]], b"votes.csv"])
+def test_what_is_not_a_path_is_never_read_as_one(source):
+    for read in (pr.read_comparisons, pr.read_rankings):
+        with pytest.raises(InputError, match="is not a file path") as err:
+            read(source)
+        assert "votes.csv" not in str(err.value) and "[[" not in str(err.value)  # never echoes the data
+    if isinstance(source, np.ndarray):
+        assert "from_indices" in str(err.value)

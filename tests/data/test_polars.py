@@ -88,3 +88,12 @@ def test_polars_rankings_are_read_as_their_arrow_table(tmp_path):
     assert same_data(profile, expected)
     frame.write_ipc(tmp_path / "ballots.arrow")
     assert same_data(RankingFile(tmp_path / "ballots.arrow").read(), expected)
+
+
+def test_a_lazy_frame_is_collected_and_read_as_its_frame(votes):
+    frame, _ = votes
+    lazy = frame.lazy()
+    assert same_data(pr.read_comparisons(lazy), pr.read_comparisons(frame))
+    assert pr.fit_btl(lazy).ranking == pr.fit_btl(frame).ranking
+    orders = pl.DataFrame({"rank1": ["a", "b"], "rank2": ["b", "a"], "count": [3, 1]})
+    assert pr.read_rankings(orders.lazy()).n_voters == 4

@@ -128,6 +128,39 @@ def test_preflib_errors_name_the_line_without_echoing_it(tmp_path, body, match):
     assert body.strip() not in str(err.value)
 
 
+@pytest.mark.parametrize("header,body,match", [
+    ("# NUMBER VOTERS: 100\n", "1: 1,2,3\n1: 2,1,3\n", "do not add up to the header's '# NUMBER VOTERS'"),
+    ("# NUMBER UNIQUE ORDERS: 5\n", "1: 1,2,3\n1: 2,1,3\n", "'# NUMBER UNIQUE ORDERS'"),
+    ("# ALTERNATIVE NAME 4: Black\n", "1: 1,2,3\n", "outside 1..3"),
+    ("# ALTERNATIVE NAME 1: Pink\n", "1: 1,2,3\n", "alternative 1 is named twice"),
+])
+def test_preflib_header_that_disagrees_with_the_body_is_refused(tmp_path, header, body, match):
+    p = _write(tmp_path, "h.soc", header + PREFLIB_HEADER + body)
+    with pytest.raises(InputError, match=match) as err:
+        read_rankings(p)
+    assert "100" not in str(err.value)  # no count read from the file
+
+
+def test_preflib_header_counts_that_agree_are_read(tmp_path):
+    p = _write(tmp_path, "ok.toc", "# NUMBER VOTERS: 5\n# NUMBER UNIQUE ORDERS: 3\n" + PREFLIB_HEADER
+               + "3: 1,2,3\n2: 3,{1,2}\n0: 2,1,3\n")
+    assert read_rankings(p, partial="randomize", rng=0).n_voters == 5
+
+
+@pytest.mark.parametrize("order", ["3,{1,2", "{}", "3,{},1,2", "1,,2,3", "1,2}", "{1,{2}},3", "1 2 3"])
+def test_preflib_malformed_order_is_refused_by_line(tmp_path, order):
+    p = _write(tmp_path, "m.toc", PREFLIB_HEADER + f"1: 1,2,3\n7: {order}\n")
+    with pytest.raises(InputError, match="line 7: not an order") as err:
+        read_rankings(p, partial="randomize", rng=0)
+    assert order not in str(err.value)
+
+
+def test_preflib_repeated_alternative_name_is_refused(tmp_path):
+    p = _write(tmp_path, "n.soc", PREFLIB_HEADER.replace("Blue", "Red") + "1: 1,2,3\n")
+    with pytest.raises(InputError, match="two alternatives have the same"):
+        read_rankings(p)
+
+
 def test_csv_order_and_rank_layouts(tmp_path):
     order = _write(tmp_path, "o.csv", "voter,rank1,rank2,rank3,count\n1,b,a,c,2\n2,c,b,a,1\n")
     R = read_rankings(order)

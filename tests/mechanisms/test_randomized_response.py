@@ -150,7 +150,7 @@ def test_record_keys():
     gen = np.random.default_rng(0)
     assert not np.array_equal(record_key(gen), record_key(gen))  # one Generator, independent runs
     assert not np.array_equal(record_key(None), record_key(None))
-    with pytest.raises(TypeError):
+    with pytest.raises(InputError, match="rng must be"):
         record_key("seed")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -158,6 +159,43 @@ def test_a_missing_survey_file_points_at_init(tmp_path, capsys):
     with pytest.raises(InputError, match="privrank serve --init .*none.toml writes a commented template"):
         load_survey(tmp_path / "none.toml")
     assert main(["serve"]) == 2 and "--init FILE" in capsys.readouterr().err
+
+
+def test_a_json_survey_with_a_repeated_key_is_refused_naming_it(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('{"title": "T", "question": "Q?", "items": ["a", "b"], "budget": 10, "epsilon": 1, "epsilon": 5}')
+    with pytest.raises(InputError, match='the key "epsilon" is given twice'):
+        load_survey(path)
+    path.write_text('{"title": "T", "question": "Q?", "items": ["a", "b"], "budget": 10, "epsilon": 1}')
+    assert load_survey(path).epsilon == 1
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_a_survey_nested_too_deeply_is_an_input_error(tmp_path, suffix):
+    path = tmp_path / f"s{suffix}"
+    depth = 100_000
+    path.write_text("[" * depth + "]" * depth if suffix == ".json" else "x = " + "[" * depth + "]" * depth)
+    with pytest.raises(InputError, match="too deeply|not valid TOML"):
+        load_survey(path)
+
+
+def test_a_survey_that_is_not_utf8_says_so(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('title = "T"\n', encoding="utf-16")
+    with pytest.raises(InputError, match="not UTF-8 text .*save it as UTF-8"):
+        load_survey(path)
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys"), reason="needs a folder its user cannot write")
+def test_init_in_a_read_only_folder_says_what_to_do(tmp_path, capsys):
+    folder = Path("/sys")  # read-only even for root
+    if os.geteuid() != 0:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o500)
+    assert main(["serve", "--init", str(folder / "survey-template.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "Permission denied" in err and "a folder you can write to" in err and "(PermissionError)" not in err
 
 
 # ----------------------------------------------------------------------------------- corrections

@@ -84,7 +84,7 @@ from scipy.special import logsumexp
 
 from .._rng import as_generator
 from .. import limits
-from ..errors import InputError, UtilityWarning, check_positive, check_whole
+from ..errors import InputError, UtilityWarning, check_fraction, check_positive, check_whole, real_array
 from ..metrics import kemeny_cost
 
 SOLVERS = ("auto", "exact", "kwiksort", "local-search")
@@ -96,7 +96,7 @@ _DP_CELLS = 1 << 23  # (matrices x subsets x items) held at once by a stacked ex
 
 def _matrix(W, *, stack: bool = False) -> np.ndarray:
     """A validated copy of ``W`` with a zero diagonal (``stack``: of every matrix of ``(B, m, m)``)."""
-    A = np.asarray(W, dtype=float)
+    A = real_array(W, name="the pairwise matrix", what="a square matrix of numbers")
     if A.ndim != 2 + stack or A.shape[-1] != A.shape[-2] or min(A.shape) < 1:
         raise InputError("the pairwise matrix must be square (items x items)"
                          + (", one per entry of a non-empty stack" if stack else ""))
@@ -647,9 +647,7 @@ def kwiksort_query_cap(m: int, fail_probability: float | None = None) -> int:
     D = m * (m - 1) // 2
     if m <= 2:
         return D
-    p = float(m) ** -4 if fail_probability is None else float(fail_probability)
-    if not 0 < p < 1:
-        raise InputError("fail_probability must lie in (0, 1)")
+    p = float(m) ** -4 if fail_probability is None else check_fraction(fail_probability, name="fail_probability")
 
     def bound(log_l):
         lam = math.exp(log_l)
@@ -732,7 +730,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     """
     if callable(solver):
         return solver
-    if solver not in SOLVERS:
+    if not isinstance(solver, str) or solver not in SOLVERS:
         raise InputError(f"solver must be one of {', '.join(SOLVERS)}")
     gen = as_generator(rng)
     k = _best_of(best_of)

@@ -183,7 +183,7 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
     >>> res.guarantee.epsilon, res.guarantee.model, res.guarantee.unit
     (1.0, 'central', 'one ranking')
     """
-    if variant not in PTAS_VARIANTS:
+    if not isinstance(variant, str) or variant not in PTAS_VARIANTS:
         raise InputError(f"variant must be one of {', '.join(PTAS_VARIANTS)}")
     R = releasable(as_rankings(profile, weights))
     budget = Budget(epsilon, delta)

@@ -38,7 +38,7 @@ from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.tabular import is_table
 from ..display import Displayed
-from ..errors import InputError, check_epsilon, check_positive, check_whole
+from ..errors import InputError, check_epsilon, check_fraction, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
@@ -128,16 +128,6 @@ def _pairwise_profile(profile) -> Rankings | RankingTally:
     """``profile`` of an algorithm that reads only ``w``: a :class:`RankingTally` as it is, anything
     else through :func:`~privrank.data.ranking_files.as_rankings`; either checked by :func:`releasable`."""
     return releasable(profile if isinstance(profile, RankingTally) else as_rankings(profile))
-
-
-def _fraction(value, name) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number strictly between 0 and 1") from None
-    if not 0.0 < v < 1.0:
-        raise InputError(f"{name} must lie strictly between 0 and 1")
-    return v
 
 
 def _kwiksort_asking(oracle, m, rng, details):
@@ -314,8 +304,8 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     m, n = R.n_items, R.n_voters
     D = m * (m - 1) // 2
     if fail_probability is not None:
-        _fraction(fail_probability, "fail_probability")
-    fraction = _fraction(fallback_fraction, "fallback_fraction")
+        check_fraction(fail_probability, name="fail_probability")
+    fraction = check_fraction(fallback_fraction, name="fallback_fraction")
     q = kwiksort_query_cap(m, fail_probability) if queries is None else check_whole(queries, name="queries", minimum=0)
     kappa = 0.0 if q >= D else fraction
     details = {"noise": budget.noise, "query_cap": q, "fallback_fraction": kappa, "queries": 0,
@@ -509,7 +499,7 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
     """
     m, q = int(m), int(queries)
     D = m * (m - 1) // 2
-    p = float(m) ** -4 if fail_probability is None else float(fail_probability)
+    p = float(m) ** -4 if fail_probability is None else check_fraction(fail_probability, name="fail_probability")
     if m <= 1:
         return max(D, 1)
     tail = m * bdtrc(np.arange(q + 1), q, 1.0 / m)  # P[Bin(q, 1/m) > k]
@@ -567,8 +557,8 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
     m = R.n_items
     D = m * (m - 1) // 2
     if fail_probability is not None:
-        _fraction(fail_probability, "fail_probability")
-    fraction = _fraction(fallback_fraction, "fallback_fraction")
+        check_fraction(fail_probability, name="fail_probability")
+    fraction = check_fraction(fallback_fraction, name="fallback_fraction")
     if tau is None:
         tau = local_group_cap(m, kwiksort_query_cap(m, fail_probability), fail_probability)
     tau = check_whole(tau, name="tau")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import EPSILON_FLOOR, InputError, check_labels, index_array, real_array
 from .pair_counts import PairCounts
 from .tabular import label_indices
 from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
@@ -174,6 +174,14 @@ class PairwiseComparisons:
     max_answers: int | None = None
     declared_epsilons: tuple | None = None
 
+    def __post_init__(self):
+        columns = (self.item_a, self.item_b, self.outcome) + tuple(
+            c for c in (self.user, self.epsilon) if c is not None)
+        shape = getattr(self.item_a, "shape", None)
+        if any(not isinstance(c, np.ndarray) or c.shape != shape for c in columns) or len(shape) != 1:
+            raise InputError("item_a, item_b, outcome (and user, epsilon) must be 1-d arrays of the same length; "
+                             "build comparisons with PairwiseComparisons.from_labels or from_indices")
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_labels(cls, item_a, item_b, outcome, *, user=None, epsilon=None, items=None):
@@ -191,20 +199,23 @@ class PairwiseComparisons:
             The full item set (default: every label that occurs, sorted). Items listed here but
             never compared are allowed in the container; estimators refuse them.
         """
-        item_a, item_b = (x if hasattr(x, "__len__") else list(x) for x in (item_a, item_b))
-        user = user if user is None or hasattr(user, "__len__") else list(user)
+        item_a, item_b = (_column(x, name) for x, name in ((item_a, "item_a"), (item_b, "item_b")))
+        user = None if user is None else _column(user, "user")
         n = len(item_a)
         if n == 0:
             raise InputError("no comparisons given: the data set is empty")
         if len(item_b) != n:
             raise InputError("item_a and item_b must have the same length")
         out = _as_outcome(outcome, n)
-        if items is not None and len(set(items)) != len(tuple(items)):
+        items = None if items is None else check_labels(items)
+        if items is not None and len(set(items)) != len(items):
             raise InputError("the item list has a repeated label")
         try:
             labels, (a, b) = label_codes([item_a, item_b], items)
         except KeyError:
             raise InputError("a comparison names an item that is not in the given item list") from None
+        except TypeError:  # the dict path hashes every label
+            raise InputError("an item label is not hashable (a list or a dict?): labels are text or numbers") from None
         u = users = None
         if user is not None:
             if len(user) != n:
@@ -216,13 +227,15 @@ class PairwiseComparisons:
     def from_indices(cls, items, item_a, item_b, outcome, *, user=None, users=None, epsilon=None,
                      items_declared: bool = True):
         """Build from internal indices (fast path for simulation and readers)."""
-        a = np.asarray(item_a, dtype=np.int64)
-        b = np.asarray(item_b, dtype=np.int64)
+        a = index_array(item_a, name="item_a", what="item indices")
+        b = index_array(item_b, name="item_b", what="item indices")
+        if a.ndim != 1 or b.ndim != 1:
+            raise InputError("item_a and item_b must be 1-d arrays of item indices")
         out = _as_outcome(outcome, a.size)
-        u = None if user is None else np.asarray(user, dtype=np.int64)
+        u = None if user is None else index_array(user, name="user", what="user indices")
         if u is not None and users is None:
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(tuple(items), a, b, out, u, users, epsilon, items_declared)._one_report_per_pair()
+        return cls._checked(check_labels(items), a, b, out, u, users, epsilon, items_declared)._one_report_per_pair()
 
     @classmethod
     def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False,
@@ -230,6 +243,7 @@ class PairwiseComparisons:
         """Validate and build; ``records_checked``: the items and users are those of a checked
         data set (new outcomes for its records), so only the outcomes and epsilons are checked;
         ``levels``: the :class:`EpsilonLevels` that ``epsilon`` was made from (its values checked)."""
+        labels = check_labels(labels)
         m = len(labels)
         n = a.size
         if out.size != n:
@@ -247,21 +261,22 @@ class PairwiseComparisons:
             if same.any():
                 raise InputError(f"record {int(same.argmax())} compares an item with itself")
             if u is not None:
-                if u.size != n:
+                if u.shape != (n,):
                     raise InputError("user must have one id per comparison")
+                users = check_labels(users, name="user") if users is not None else None
                 if users is None or (u.size and (u.min() < 0 or u.max() >= len(users))):
                     raise InputError("a user index is out of range")
         eps = None
         if epsilon is not None:
-            eps = np.asarray(epsilon, dtype=float)
+            eps = real_array(epsilon, name="epsilon", what="one number per comparison")
             if eps.shape != (n,):
                 raise InputError("epsilon must give one value per comparison")
             shared = eps.strides == (0,)  # one epsilon for every record (a broadcast view): check it once
             values = levels.values if levels is not None else eps[:1] if shared else eps
-            bad = np.flatnonzero(~np.isfinite(values) | (values <= 0))
+            bad = np.flatnonzero(~np.isfinite(values) | (values < EPSILON_FLOOR))
             if bad.size:
-                raise InputError(f"record {int(bad[0])}: epsilon must be finite and > 0" if values is eps
-                                 else "epsilon must be finite and > 0")
+                what = f"epsilon must be finite and at least {EPSILON_FLOOR:g}"
+                raise InputError(f"record {int(bad[0])}: {what}" if values is eps else what)
             ties = np.flatnonzero(out == OUTCOME_TIE)
             if ties.size:
                 raise InputError(f"record {int(ties[0])}: a randomized report must be 1 or -1, "
@@ -457,6 +472,13 @@ class PairwiseComparisons:
         users = "" if self.users is None else f", {len(self.users)} users"
         kind = "randomized reports" if self.is_randomized else "comparisons"
         return f"PairwiseComparisons({self.n_records} {kind}, {self.n_items} items{users})"
+
+
+def _column(values, name: str):
+    """A column of labels as it is (a sequence with a length) or as a list (any other iterable)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InputError(f"{name} must be a sequence of labels, one per comparison")
+    return values if hasattr(values, "__len__") else list(values)
 
 
 def _as_outcome(outcome, n) -> np.ndarray:

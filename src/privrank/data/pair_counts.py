@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, real_array
 
 RUNS_MIN_PAIRS = 512  # below this many pairs one bincount beats the set-up of summing by runs
 
@@ -64,7 +64,7 @@ class PairCounts:
             keys, (tot, win) = group_sums(lo * m + hi, m * m, None, val)
             tot = tot.astype(float)
         else:
-            w = np.asarray(weights, dtype=float)
+            w = real_array(weights, name="weights", what="one number per record")
             keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val * w)
         return cls(int(m), *np.divmod(keys, m), win, tot, tuple(items), items_declared)
 

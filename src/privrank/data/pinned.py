@@ -176,10 +176,20 @@ class _Blocks(io.RawIOBase):
         return done
 
 
-def check_data_file(path) -> None:
+def check_data_file(path, *, remote: bool = False) -> None:
     """Refuse a path that is not a readable regular file, saying what it is instead (a
-    :class:`PinnedFile` was checked when it was pinned)."""
+    :class:`PinnedFile` was checked when it was pinned); with ``remote``, a remote path
+    (``scheme://...``) is taken as it is. Anything but a ``str`` or a path-like object is not a
+    path, whatever its text (an array, a query), and is refused without printing it."""
     if isinstance(path, PinnedFile):
+        return
+    if not isinstance(path, (str, os.PathLike)):
+        kind = type(path)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+        hint = ("pass a DataFrame, PairwiseComparisons.from_indices or Rankings.from_orders"
+                if name.startswith("numpy.") else "pass a file path or a table (a DataFrame, an Arrow table)")
+        raise InputError(f"a value of type {name} is not a file path; {hint}")
+    if remote and "://" in str(path):
         return
     path = Path(path)
     if not path.exists():

@@ -44,8 +44,8 @@ def read_item_list(path) -> list:
     :class:`~privrank.data.pinned.PinnedFile` (standard input, spooled once).
     """
     if not isinstance(path, PinnedFile):
-        path = Path(path)
         check_data_file(path)
+        path = Path(path)
 
     def read(source):
         with open_text(source) as fh:
@@ -122,7 +122,7 @@ def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rank
            [1, 0, 2],
            [0, 2, 1]]), array([5, 2, 3]))
     """
-    if partial not in PARTIAL_POLICIES:
+    if not isinstance(partial, str) or partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
     table = is_table(path)
     if table or file_suffix(path) not in PREFLIB_SUFFIXES and file_format(path) != "csv":
@@ -187,8 +187,8 @@ def read_ballots(path) -> tuple[tuple, list]:
     line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
-    path = path if isinstance(path, PinnedFile) else Path(path)
     check_data_file(path)
+    path = path if isinstance(path, PinnedFile) else Path(path)
     if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
     elif is_text_table(path):

@@ -28,7 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_labels, index_array, real_array
 from .comparisons import first_missing, sorted_labels
 
 # entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
@@ -54,15 +54,11 @@ def check_permutations(rows, *, what: str = "ranking") -> np.ndarray:
     A 1-d input is one row. Raises :class:`InputError` naming the first bad row (by index only:
     its content is an individual's preferences).
     """
-    o = np.asarray(rows)
+    o = index_array(rows, name=f"{what}s", what="an (n, m) array of integer indices 0 .. m-1")
     if o.ndim == 1:
         o = o[None, :]
     if o.ndim != 2 or o.shape[0] < 1 or o.shape[1] < 1:
         raise InputError(f"{what}s must be an (n, m) array with n, m >= 1")
-    if not np.issubdtype(o.dtype, np.integer):
-        if not np.issubdtype(o.dtype, np.number) or not np.all(np.isfinite(o)) or np.any(o != np.round(o)):
-            raise InputError(f"{what}s must hold integer indices 0 .. m-1")
-    o = np.asarray(o, dtype=np.int64)
     m = o.shape[1]
     bad = np.flatnonzero(np.any(np.sort(o, axis=1) != np.arange(m), axis=1))
     if bad.size:
@@ -75,7 +71,7 @@ def check_multiplicities(weights, rows: int) -> np.ndarray:
     """Record multiplicities: one non-negative integer per row, not all zero (``None``: one each)."""
     if weights is None:
         return np.ones(rows, dtype=np.int64)
-    w = np.asarray(weights, dtype=float)
+    w = real_array(weights, name="weights", what="multiplicities, one per ranking")
     if w.shape != (rows,):
         raise InputError("weights must give one multiplicity per ranking")
     if not np.all(np.isfinite(w)) or np.any(w != np.round(w)) or np.any(w < 0):
@@ -168,11 +164,11 @@ class Rankings:
         row (non-negative integers, not all zero, default 1; rows of multiplicity 0 stand for
         nobody and are left out).
         """
+        o = np.array(check_permutations(orders))  # a private copy, frozen below
         if np.ndim(orders) != 2:
             raise InputError("rankings must be an (n, m) array of orders with n, m >= 1")
-        o = np.array(check_permutations(orders))  # a private copy, frozen below
         m = o.shape[1]
-        labels = tuple(range(m)) if items is None else tuple(items)
+        labels = tuple(range(m)) if items is None else check_labels(items)
         if len(labels) != m:
             raise InputError(f"{len(labels)} item labels given for rankings of {m} items")
         if len(set(labels)) != m:

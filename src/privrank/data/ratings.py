@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_whole
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, USER_COLUMNS, arrow_table, first_null, is_table, item_list, label_indices,
@@ -126,9 +126,7 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
     ...  for a, b, o in zip(comps.item_a, comps.item_b, comps.outcome)]
     [('a', 'c', 1), ('b', 'c', 0), ('a', 'c', -1)]
     """
-    k = int(max_pairs)
-    if k < 1 or k != max_pairs:
-        raise InputError("max_pairs must be a whole number >= 1")
+    k = check_whole(max_pairs, name="max_pairs")
     if is_table(source):
         source = arrow_table(source)
     users, labels, values = RatingsFile(source, user=user, item=item, rating=rating).read()

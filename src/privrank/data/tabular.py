@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_labels
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
@@ -166,12 +166,25 @@ def validate_full(table) -> None:
                 raise pa.ArrowInvalid("a dictionary index is out of bounds")
 
 
-def is_table(obj) -> bool:
-    """True for a table in memory: a pyarrow Table or RecordBatch, a pandas DataFrame, or any
-    object that speaks the Arrow PyCapsule stream protocol (polars, DuckDB results, ...)."""
+def _is_lazy_frame(obj) -> bool:
+    """A polars LazyFrame (a query, collected into a DataFrame to be read), told without importing polars."""
     kind = type(obj)
-    return (hasattr(obj, "__arrow_c_stream__") or kind.__module__.startswith(("pyarrow", "pandas"))
-            and kind.__name__ in ("Table", "RecordBatch", "DataFrame"))
+    return kind.__module__.startswith("polars") and kind.__name__ == "LazyFrame"
+
+
+def _is_record_array(obj) -> bool:
+    """A one-dimensional numpy structured array: named columns, read as a table of those columns."""
+    return isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim == 1
+
+
+def is_table(obj) -> bool:
+    """True for a table in memory: a pyarrow Table or RecordBatch, a pandas DataFrame, any object
+    that speaks the Arrow PyCapsule stream protocol (polars, DuckDB results, ...), a polars
+    LazyFrame (collected) or a numpy structured array (its fields are the columns)."""
+    kind = type(obj)
+    return (hasattr(obj, "__arrow_c_stream__") or _is_lazy_frame(obj) or _is_record_array(obj)
+            or kind.__module__.startswith(("pyarrow", "pandas")) and kind.__name__ in ("Table", "RecordBatch",
+                                                                                       "DataFrame"))
 
 
 def arrow_table(obj):
@@ -185,6 +198,10 @@ def arrow_table(obj):
     try:
         if type(obj).__module__.startswith("pandas"):
             return pa.Table.from_pandas(obj, preserve_index=False)
+        if _is_record_array(obj):
+            obj = {name: obj[name] for name in obj.dtype.names}
+        elif _is_lazy_frame(obj):
+            obj = obj.collect()
         table = pa.table(obj)  # the Arrow PyCapsule stream protocol: polars, DuckDB, ...
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
         raise InputError("the table could not be read as columns of one type each (is a column a mix of "
@@ -197,8 +214,8 @@ def arrow_table(obj):
 
 
 def item_list(items) -> tuple:
-    """A caller's item list as a tuple, refusing repeated labels."""
-    labels = tuple(items)
+    """A caller's item list as a tuple, refusing repeated labels (and what :func:`check_labels` refuses)."""
+    labels = check_labels(items)
     if len(set(labels)) != len(labels):
         raise InputError("the item list has a repeated label")
     return labels
@@ -343,11 +360,10 @@ class ColumnarFile:
             self.table = arrow_table(source)
             self.path, self.format = "the table", "table"
         else:
+            check_data_file(source, remote=True)
             self.source = source if isinstance(source, PinnedFile) else str(source)
             self.path = str(source)
             self.format = file_format(source)
-            if "://" not in self.path:
-                check_data_file(self.source)
         self.header = self._header()
 
     def _header(self) -> list[str]:

@@ -181,7 +181,7 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     if not in_memory and not isinstance(source, (str, Path, PinnedFile)):
         raise InputError(f"source must be a file path or {module.CONTAINER.__name__}")
     engine = engine or ("local" if in_memory else "stream")
-    if engine not in ENGINES:
+    if not isinstance(engine, str) or engine not in ENGINES:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}")
     if in_memory and engine != "local":
         raise InputError(f"in-memory data are processed by the local engine; give a file for engine={engine!r} (CLI: --engine {engine})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .. import limits
-from ..errors import InputError, UtilityWarning
+from ..errors import InputError, UtilityWarning, check_fraction
 
 BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
 
@@ -44,8 +44,7 @@ def check_interval_cost(items: int, *, n_bootstrap: int | None = None, pairs: in
 
 
 def check_level(level) -> None:
-    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):
-        raise InputError("level must lie strictly between 0 and 1, e.g. 0.95")
+    check_fraction(level, name="level (e.g. 0.95)")
 
 
 # ---------------------------------------------------------------------------------- estimators

@@ -237,7 +237,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
     0.998
     """
     check_level(level)
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}")
     prob = _problem(result, design)
     replicates = check_whole(n_bootstrap, name="n_bootstrap") if method == "bootstrap" else None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, check_delta, check_epsilon, check_positive
+from ..errors import RHO_MINIMUM, InputError, check_delta, check_epsilon, check_positive
 from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
 from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
@@ -148,7 +148,7 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
         return CountRelease(c + noise, "discrete-laplace", scale, g)
     if dlt == 0:
         raise InputError("a zCDP release states its (epsilon, delta) guarantee at a delta > 0")
-    r = check_epsilon(rho, name="rho") if rho is not None else zcdp_rho(epsilon, dlt)
+    r = check_epsilon(rho, name="rho", minimum=RHO_MINIMUM) if rho is not None else zcdp_rho(epsilon, dlt)
     scale = d2 / math.sqrt(2.0 * r)
     eps = zcdp_epsilon(r, dlt) if rho is not None else check_epsilon(epsilon)
     g = Guarantee(epsilon=eps, delta=dlt, model="central", unit=unit, rho=r,

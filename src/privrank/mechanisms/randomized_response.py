@@ -33,7 +33,7 @@ from scipy.special import expit
 
 from .._rng import as_generator, is_seeded, secure_bits
 from ..data.tally import EpsilonLevels, epsilon_levels
-from ..errors import InputError, check_epsilon, check_epsilons
+from ..errors import InputError, check_epsilon, check_epsilons, real_array
 from ..draws import before_draw, noise_factor
 
 
@@ -254,20 +254,18 @@ def debias(reports01, epsilon, n=1) -> np.ndarray:
     >>> round(float(pr.debias(70, 1.0, n=100)), 4)
     93.2791
     """
+    y = real_array(reports01, name="reports", what="0 or 1, or an array of them")
+    n = real_array(n, name="n (the reports per count)", what="a number >= 0")
+    eps = check_epsilons(epsilon)
     try:
-        y = np.asarray(reports01, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError("reports must be 0 or 1") from None
-    try:
-        n = np.asarray(n, dtype=float)
-    except (TypeError, ValueError):
-        n = np.nan
+        np.broadcast_shapes(y.shape, n.shape, eps.shape)
+    except ValueError:
+        raise InputError("reports, n and epsilon must have the same shape (or be single numbers)") from None
     if not np.all(np.isfinite(n) & (n >= 0)):
         raise InputError("n (the reports per count) must be finite and >= 0")
     if not np.all((y >= 0) & (y <= n)):
         raise InputError("reports must be 0 or 1, or fractions of 1-reports in [0, 1], or counts of "
                          "1-reports between 0 and n (map a report of -1 to 0 first)")
-    eps = check_epsilons(epsilon)
     with np.errstate(over="ignore"):  # e^eps = inf for huge eps: the report is the answer
         return y + (2.0 * y - n) / np.expm1(eps)
 

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
-from ..errors import InputError, check_delta, check_epsilon, check_whole
+from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
@@ -143,7 +143,7 @@ def tree_layout(m: int, kappa: float) -> TreeLayout:
     m = int(m)
     if m < 1:
         raise InputError("the tree needs a domain of at least one value")
-    kappa = float(kappa)
+    kappa = check_positive(kappa, name="kappa")
     if not (1.0 <= kappa < 2.0):
         raise InputError(f"kappa must lie in [1, 2) (got {kappa!r})")
     d = int(math.ceil(math.log2(m))) if m > 1 else 0
@@ -282,7 +282,7 @@ class TreeRelease:
 
 
 def _check_noise(noise: str, kappa) -> tuple[str, float]:
-    if noise not in NOISE_TYPES:
+    if not isinstance(noise, str) or noise not in NOISE_TYPES:
         raise InputError(f"noise must be one of {', '.join(NOISE_TYPES)} (got {noise!r})")
     if kappa is None:
         return noise, DEFAULT_KAPPA[noise]

@@ -239,7 +239,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     m = pc.n_items
     if solver == "auto":
         solver = "dense" if m <= DENSE_MAX_ITEMS else "sparse"
-    if solver not in ("dense", "sparse"):
+    if not isinstance(solver, str) or solver not in ("dense", "sparse"):
         raise InputError("solver must be 'auto', 'dense' or 'sparse'")
     theta = np.zeros(m) if theta0 is None else np.array(theta0, dtype=float)
     # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
@@ -342,7 +342,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
     release it came from, kept on the fit."""
     try:
         lam = float(lam)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         lam = math.nan
     if not (lam >= 0 and np.isfinite(lam)):
         raise InputError("lam must be a finite number >= 0 (0: the maximum-likelihood estimate)")
@@ -434,7 +434,7 @@ def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "unifo
     from .release import WEIGHTS, as_release
 
     data = comparisons_or_arena(data, ys, winners, "fit_btl")
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
     if weights != "uniform" and not getattr(data, "is_randomized", False):
         raise InputError("weights apply when fitting randomized reports (a release is already weighted; raw "

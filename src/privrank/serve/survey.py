@@ -262,14 +262,24 @@ def _items(items, design: str) -> tuple:
     return tuple(items)
 
 
+def _once(pairs) -> dict:
+    """A JSON object's keys and values, refusing a repeated key (as TOML does) rather than keeping its last value."""
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise InputError(f"the key {json.dumps(twice)} is given twice; give each key once")
+    return doc
+
+
 def load_survey(path) -> Survey:
     """Read a survey from a TOML or JSON file (by its suffix) with the keys of :class:`Survey`.
 
     Raises
     ------
     InputError
-        On a missing or unreadable file, a syntax error, an unknown or missing key, or a value
-        :class:`Survey` refuses.
+        On a missing or unreadable file, a file that is not UTF-8 text, a syntax error, a key given
+        twice, nesting too deep, an unknown or missing key, or a value :class:`Survey` refuses.
     """
     path = Path(path)
     if path.suffix.lower() not in (".toml", ".json"):
@@ -279,14 +289,22 @@ def load_survey(path) -> Survey:
     except FileNotFoundError:
         raise InputError(f"{path}: no such survey file (privrank serve --init {path} writes a commented "
                          "template to start from)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the survey file ({type(exc).__name__})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: the survey file is not UTF-8 text (saved as UTF-16 or another encoding?); "
+                         "save it as UTF-8") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the survey file ({exc.strerror or type(exc).__name__})") from None
     try:
-        doc = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        doc = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text, object_pairs_hook=_once)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: the survey nests tables or lists too deeply; a survey is one table of "
+                         f"keys ({', '.join(FIELDS)})") from None
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     if not isinstance(doc, dict):
         raise InputError(f"{path}: the survey must be a table of keys ({', '.join(FIELDS)})")
     unknown = sorted(set(doc) - set(FIELDS))
@@ -388,7 +406,8 @@ def write_template(path) -> Path:
     except FileExistsError:
         raise InputError(f"{path} exists: it is not overwritten (give another file name)") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot write the template ({type(exc).__name__})") from None
+        raise InputError(f"{path}: cannot write the template ({exc.strerror or type(exc).__name__}): give a file "
+                         "name in a folder you can write to") from None
     return path
 
 
