@@ -183,7 +183,6 @@ NOT_YET = {
     'ldp_matrix': ['clip', 'solver'],
     'linf_error': ['relative'],
     'local_laplace': ['epsilon'],
-    'manipulation_margin': ['debiased', 'max_fakes', 'weights'],
     'noisy_counts': [0, 'delta', 'unit'],
     'penalised_mle': ['centre'],
     'perturbed_mle': ['centre', 'diagnostics'],

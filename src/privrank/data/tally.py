@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError, epsilons_out_of_range
+from ..errors import InputError, epsilons_out_of_range, real_array
 from .pair_counts import PairCounts, group_sums
 
 
@@ -42,10 +42,7 @@ def declared_set(epsilons, present, carried=None) -> tuple[float, ...]:
     their epsilons: a report at an undeclared epsilon is what a fake respondent would send, since
     debiasing weighs a report ``(e^eps+1)/(e^eps-1)`` times its answer.
     """
-    try:
-        values = np.asarray(epsilons, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise InputError("the declared epsilons must be numbers") from None
+    values = real_array(epsilons, name="the declared epsilons", what="numbers").ravel()
     if not values.size:
         raise InputError("declare at least one epsilon")
     bad, why = epsilons_out_of_range(values)

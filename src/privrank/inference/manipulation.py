@@ -19,7 +19,7 @@ from scipy.special import expit
 
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import ComparisonTally
-from ..errors import InputError, UtilityWarning
+from ..errors import InputError, UtilityWarning, check_whole
 from ..pairwise.btl import fit_btl, weighted_laplacian
 from ..pairwise.release import WEIGHTS, paper_lambda, release_from_reports
 
@@ -587,10 +587,11 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
     >>> [(p.item, p.at_least <= p.fakes) for p in margin.pairs]
     [(1, True), (2, True), (3, True), (4, True)]
     """
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
-    if isinstance(max_fakes, bool) or not isinstance(max_fakes, (int, np.integer)) or max_fakes < 1:
-        raise InputError("max_fakes must be a whole number >= 1")
+    if not isinstance(debiased, (bool, np.bool_)):
+        raise InputError("debiased must be True or False")
+    max_fakes = check_whole(max_fakes, name="max_fakes")
     if pairs is not True and pairs is not False and (isinstance(pairs, bool) or not isinstance(pairs, (int, np.integer))
                                                       or pairs < 1):
         raise InputError("pairs must be True, False or a number of ranks >= 1")
