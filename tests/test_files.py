@@ -68,7 +68,7 @@ def test_a_reservation_is_exclusive_and_abandoned_when_unused(tmp_path):
     with pytest.raises(InputError, match="reserved by a privrank release that is still running"):
         second.reserve()
     first.abandon()
-    assert list(tmp_path.iterdir()) == []  # neither the placeholder nor its marker is left
+    assert list(tmp_path.iterdir()) == []  # neither the temporary nor the marker is left
 
 
 def test_an_output_that_cannot_be_written_is_refused_at_reserve(tmp_path):

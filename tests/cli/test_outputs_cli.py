@@ -97,7 +97,8 @@ def test_a_reservation_left_by_a_killed_release_is_taken_over(pairs, tmp_path):
     proc.kill()
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
-    assert out.exists() and out.stat().st_size == 0  # the placeholder, beside its marker
+    assert not out.exists()  # the target is never created before its output is complete
+    assert len(list(tmp_path.glob(".r.csv.*.tmp"))) == 1 and (tmp_path / ".r.csv.privrank-reserved").exists()
     run = _rank(pairs, ledger, out)
     assert run.returncode == 0, run.stderr
     assert out.read_text().startswith("rank,item,score,private")
@@ -115,17 +116,14 @@ def test_a_running_release_keeps_its_reservation(pairs, tmp_path):
         assert f"reserved by a privrank release that is still running (process {proc.pid})" in run.stderr
         with Ledger(ledger) as led:  # the running release's charge alone
             assert len(led.releases()) == 1
-        assert out.exists() and out.stat().st_size == 0
+        assert not out.exists()
     finally:
         proc.kill()
         proc.communicate(timeout=60)
 
 
-def test_an_output_that_is_not_an_abandoned_reservation_is_refused(pairs, tmp_path):
+def test_an_existing_output_beside_a_stale_marker_is_refused(pairs, tmp_path):
     ledger, out = tmp_path / "l.sqlite", tmp_path / "r.csv"
-    out.write_bytes(b"")  # empty, but no privrank release reserved it
-    run = _rank(pairs, ledger, out)
-    assert run.returncode == 2 and "an empty file that no privrank release reserved" in run.stderr
     out.write_text("an earlier release\n")  # a release whose run was killed before it removed its marker
     (tmp_path / ".r.csv.privrank-reserved").write_text("999999999")
     run = _rank(pairs, ledger, out)
