@@ -108,3 +108,13 @@ def test_a_device_or_fifo_is_opened_at_reserve(tmp_path):
     out.write_text("x\n")
     reader.join(10)
     assert got == ["x\n"]
+
+
+def test_a_reservation_never_creates_the_target_and_holds_the_room(tmp_path):
+    path = tmp_path / "out.csv"
+    out = Output(path)
+    out.reserve(1 << 20)
+    (tmp,) = tmp_path.glob(".out.csv.*.tmp")
+    assert not path.exists() and tmp.stat().st_blocks * 512 >= 1 << 20  # the room is allocated, not promised
+    out.write_text("x\n")
+    assert path.read_text() == "x\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
