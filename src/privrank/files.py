@@ -119,7 +119,7 @@ class Output:
         if not directory.is_dir():
             raise InputError(f"directory {directory} does not exist")
         self._refuse_existing(target)
-        marker = _lock_marker(target, self.path)
+        self._marker = _lock_marker(target, self.path)
         try:
             self._refuse_existing(target)  # written by the release that held the marker before this one
             if target.exists():
@@ -132,12 +132,9 @@ class Output:
                 self._tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")
             except OSError as exc:
                 raise _unwritable(target, exc) from None
-            self._marker = marker
             self._allocate(size)
         except BaseException:
             self.abandon()
-            if self._marker is None:
-                _unlock_marker(target, marker)
             raise
 
     def _refuse_existing(self, target: Path) -> None:
@@ -167,7 +164,7 @@ class Output:
             except OSError:
                 pass
         if self._tmp is not None:
-            (fd, tmp), self._tmp = self._tmp, None
+            (fd, tmp), self._tmp, self._room = self._tmp, None, 0
             os.close(fd)
             try:
                 os.unlink(tmp)
@@ -216,7 +213,7 @@ class Output:
         except BaseException:
             self.abandon()
             raise
-        self._tmp = None
+        self._tmp, self._room = None, 0
         os.close(fd)
         self._release_marker()
 

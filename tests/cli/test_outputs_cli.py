@@ -157,13 +157,12 @@ def test_an_existing_output_beside_a_stale_marker_is_refused(pairs, tmp_path):
 
 
 #: a release per trial, each forked from one process that has imported everything (the trials cost no
-#: start-up) and SIGKILLed at a random moment of its run; as many trials as fit in the seconds given
+#: start-up) and SIGKILLed at a random moment of its run; as many trials as start in the seconds given
 #: (a disk's fsync can take a second), and their number printed
 FORKED_KILLS = textwrap.dedent("""
     import os, random, signal, sys, time
     from privrank.cli import main
-    data, folder, trials = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    stop = time.monotonic() + float(sys.argv[4])
+    data, folder, trials, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     def release(name):
         return main(["rank", data, "--epsilon", "1", "--seed", "1", "-o", os.path.join(folder, name), "--quiet",
                      "--ledger", os.path.join(folder, "l.sqlite")])
@@ -171,7 +170,8 @@ FORKED_KILLS = textwrap.dedent("""
     began = time.monotonic()
     assert release("timed.csv") == 0
     duration = time.monotonic() - began
-    rng = random.Random(38)
+    stop = time.monotonic() + seconds
+    rng, done = random.Random(38), 0
     for k in range(trials):
         if time.monotonic() > stop:
             break
@@ -181,7 +181,8 @@ FORKED_KILLS = textwrap.dedent("""
         time.sleep(rng.uniform(0, 1.2 * duration))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-    print(k + 1 if trials else 0)
+        done += 1
+    print(done)
 """)
 
 
@@ -193,7 +194,7 @@ def test_sigkill_at_any_moment_leaves_the_target_absent_or_complete(tmp_path):
     data.write_text("user,item_a,item_b,outcome\n" + rows)
     folder = tmp_path / "out"
     folder.mkdir()
-    proc = subprocess.run([sys.executable, "-c", FORKED_KILLS, str(data), str(folder), "20", "6"],
+    proc = subprocess.run([sys.executable, "-c", FORKED_KILLS, str(data), str(folder), "20", "5"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     trials = int(proc.stdout)
