@@ -68,7 +68,7 @@ def test_a_reservation_is_exclusive_and_abandoned_when_unused(tmp_path):
     with pytest.raises(InputError, match="reserved by a privrank release that is still running"):
         second.reserve()
     first.abandon()
-    assert list(tmp_path.iterdir()) == []  # neither the placeholder nor its marker is left
+    assert list(tmp_path.iterdir()) == []  # neither the temporary nor the marker is left
 
 
 def test_an_output_that_cannot_be_written_is_refused_at_reserve(tmp_path):
@@ -108,3 +108,13 @@ def test_a_device_or_fifo_is_opened_at_reserve(tmp_path):
     out.write_text("x\n")
     reader.join(10)
     assert got == ["x\n"]
+
+
+def test_a_reservation_never_creates_the_target_and_holds_the_room(tmp_path):
+    path = tmp_path / "out.csv"
+    out = Output(path)
+    out.reserve(1 << 20)
+    (tmp,) = tmp_path.glob(".out.csv.*.tmp")
+    assert not path.exists() and tmp.stat().st_blocks * 512 >= 1 << 20  # the room is allocated, not promised
+    out.write_text("x\n")
+    assert path.read_text() == "x\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]

@@ -1,37 +1,43 @@
 """The one output layer: every file privrank writes goes through :class:`Output`.
 
-* **Regular files** are written atomically: the text goes to a temporary file beside the
-  target (named ``.NAME.PID.*.tmp``), is flushed to disk, and is renamed over the target; the
-  file gets the permissions the process's umask gives a new file. Temporaries left by a killed
-  process are removed the next time the same target is written.
+* **Regular files** are written atomically: the bytes go to a temporary file beside the target
+  (named ``.NAME.PID.*.tmp``), are flushed to disk, and the file is renamed into the target's
+  place; it gets the permissions the process's umask gives a new file. The target itself is never
+  created or opened for writing before that rename, so after any failure or kill (SIGKILL
+  included) it is absent, unchanged, or the complete output -- never empty or partial.
+  Temporaries left by a killed process are removed the next time the same target is reserved.
 * **Devices, FIFOs and ``-``** (standard output) are written through: nothing is renamed or
   unlinked, and a symbolic link is followed to its target, which is written the same way.
 * **Reserve before you spend.** :meth:`Output.reserve` proves, before a release is charged,
   everything that can be proved without writing the output: the target is not a directory, a
-  plot has a known format, the target does not exist unless ``force``, and the writes the
-  output will need do succeed. For a regular file, a temporary file is created in its directory
-  and one block written to it and removed (a missing, read-only, full or pseudo file system such
-  as ``/proc`` is refused), an existing target is opened for writing without truncating it (it
-  stays whole if the release later fails), and a new target is created exclusively (``O_EXCL``)
-  as an empty placeholder, so that two releases to one path cannot both pass the check and both
-  be charged. A placeholder has a marker beside it (``.NAME.privrank-reserved``, holding the
-  process id) that its process keeps locked (``flock``) until the output is written or abandoned.
-  A process killed in between (SIGKILL) leaves both; the kernel drops its lock, and the next
-  release to that path takes the reservation over (the killed run's spend, if it was charged,
-  stays in the ledger: it over-counts, the safe side). Only an empty file with an unlocked marker
-  is taken over: a file with data is a release (or a file of someone else), an empty file without
-  a marker is not privrank's, and a locked marker is a release still running; each is refused,
-  saying which it is. A device or FIFO is opened for writing at once and kept open until it is written:
-  one that cannot be opened is refused, and a FIFO waits here, before anything is charged, for
-  its reader. (A device can still fail the write itself, as ``/dev/full`` does: that cannot be
-  foreseen without writing.) :meth:`Output.abandon` removes a placeholder that was never
-  written, and closes a device or FIFO (a release that failed).
+  plot has a known format, the target does not exist unless ``force``, and the output will fit.
+  For a regular file the temporary file is created at once in the target's directory and given
+  room for the output's bytes (``reserve(size)``, a bound the caller computes; at least one
+  block) with ``posix_fallocate``, or, where the system has none, by writing zeros and syncing:
+  a missing, read-only, full or pseudo file system (such as ``/proc``) is refused there. (A
+  copy-on-write file system may still fail a write into allocated room: that cannot be foreseen.)
+  An existing target is opened for writing without truncating it (it stays whole if the release
+  later fails). Two releases to one path cannot both pass the check and both be charged: a
+  marker beside the target (``.NAME.privrank-reserved``, holding the process id) is kept locked
+  (``flock``) by the release that reserved it until its output is written or abandoned, and a
+  release that finds it locked is refused (its release is still running). A process killed in
+  between leaves the marker and its temporary; the kernel drops its lock, and the next release
+  to that path takes the marker over and removes the temporary (the killed run's spend, if it
+  was charged, stays in the ledger: it over-counts, the safe side). A new target is put in place
+  by a hard link, which never replaces a file: a file that another program created there while
+  the release ran is left as it is, and the write refused. A device or FIFO is opened for
+  writing at once and kept open until it is written: one that cannot be opened is refused, and
+  a FIFO waits here, before anything is charged, for its reader. (A device can still fail the
+  write itself, as ``/dev/full`` does: that cannot be foreseen without writing.)
+  :meth:`Output.abandon` removes the temporary file and the marker of an output never written,
+  and closes a device or FIFO (a release that failed).
 * **Failed writes** (a full disk, an unwritable device) raise :class:`InputError` ("could not write
   the output ..."), never a bare ``OSError``; a reader that closed its pipe raises ``BrokenPipeError``,
   which the command line ends quietly.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import io
 import os
@@ -62,8 +68,9 @@ class Output:
         self.path = None if self.stdout else Path(path)
         self.force = force
         self.plot = plot
-        self._placeholder = False
-        self._marker = None  # the locked marker of the placeholder (a file descriptor)
+        self._tmp = None  # the temporary file beside a regular file (descriptor, path), from reserve()
+        self._room = 0  # bytes allocated to it
+        self._marker = None  # the locked reservation marker (a file descriptor)
         self._stream = None  # a device or FIFO opened by reserve()
         if plot:
             self.format()
@@ -91,9 +98,13 @@ class Output:
             raise InputError(f"cannot use {self.path} for output ({exc.strerror})") from None
         return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
-    def reserve(self) -> None:
-        """Check that the output can be written, and claim a new regular file; see the module docstring."""
-        if self.stdout:
+    def reserve(self, size: int = 0) -> None:
+        """Check that the output can be written and claim it, with room for ``size`` bytes; see the
+        module docstring. Called again (before the charge), it grows the room to ``size`` bytes."""
+        if self.stdout or self._stream is not None:
+            return
+        if self._tmp is not None:
+            self._allocate(size)
             return
         target = self._target()
         if target.is_dir():
@@ -107,51 +118,59 @@ class Output:
         directory = target.parent if str(target.parent) else Path(".")
         if not directory.is_dir():
             raise InputError(f"directory {directory} does not exist")
-        if target.exists() and not self.force and not _empty_file(target):
-            raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it")
-        _probe_directory(directory, target.name)
-        if target.exists() and self.force:
-            try:  # without O_TRUNC: the file stays whole until the release replaces it
-                os.close(os.open(target, os.O_WRONLY))
-            except OSError as exc:
-                raise InputError(f"{self.path} is not writable ({exc.strerror})") from None
-            return
-        marker, found = _lock_marker(target, self.path)
+        self._refuse_existing(target)
+        self._marker = _lock_marker(target, self.path)
         try:
-            if target.exists() and not (found and _empty_file(target)):  # else an abandoned placeholder: taken over
-                raise InputError(f"{self.path} exists" + (" (an empty file that no privrank release reserved)" if
-                                                          _empty_file(target) else "")
-                                 + "; pass force=True (CLI: --force) to overwrite it")
-            if not target.exists():
-                try:
-                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-                except FileExistsError:
-                    raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it") from None
+            self._refuse_existing(target)  # written by the release that held the marker before this one
+            if target.exists():
+                try:  # without O_TRUNC: the file stays whole until the release replaces it
+                    os.close(os.open(target, os.O_WRONLY))
                 except OSError as exc:
-                    raise InputError(f"cannot create {self.path} ({exc.strerror})") from None
+                    raise InputError(f"{self.path} is not writable ({exc.strerror})") from None
+            _remove_stale_temporaries(target)
+            try:
+                self._tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")
+            except OSError as exc:
+                raise _unwritable(target, exc) from None
+            self._allocate(size)
         except BaseException:
-            _unlock_marker(target, marker)
+            self.abandon()
             raise
-        self._marker = marker
-        self._placeholder = True
+
+    def _refuse_existing(self, target: Path) -> None:
+        if target.exists() and not self.force:
+            raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it")
+
+    def _allocate(self, size: int) -> None:
+        """Give the temporary file room for ``size`` bytes (at least one block); a full disk is refused."""
+        size = max(int(size), _MIN_BYTES)
+        if size <= self._room:
+            return
+        fd = self._tmp[0]
+        try:
+            _allocate(fd, size)
+        except OSError as exc:
+            raise InputError(f"directory {self._target().parent} is not writable: cannot reserve {size:,} bytes for "
+                             f"the output there ({exc.strerror})") from None
+        self._room = size
 
     def abandon(self) -> None:
-        """Remove the placeholder of :meth:`reserve` when nothing was written to it (close a device or FIFO)."""
+        """Give up an output that was never written: remove its temporary file and marker (close a
+        device or FIFO)."""
         if self._stream is not None:
             stream, self._stream = self._stream, None
             try:
                 stream.close()
             except OSError:
                 pass
-        if self._placeholder:
-            self._placeholder = False
-            target = self._target()
+        if self._tmp is not None:
+            (fd, tmp), self._tmp, self._room = self._tmp, None, 0
+            os.close(fd)
             try:
-                if target.is_file() and target.stat().st_size == 0:
-                    target.unlink()
+                os.unlink(tmp)
             except OSError:
                 pass
-            self._release_marker()
+        self._release_marker()
 
     def _release_marker(self) -> None:
         if self._marker is not None:
@@ -162,43 +181,63 @@ class Output:
         self.write_bytes(text.encode("utf-8"))
 
     def write_bytes(self, data: bytes) -> None:
-        """Write ``data``: through for stdout, devices and FIFOs; atomically for a regular file."""
+        """Write ``data``: through for stdout, devices and FIFOs; atomically for a regular file (into
+        the temporary file :meth:`reserve` made, then renamed over the target)."""
         if self.stdout:
             write_stdout(data)
             return
-        target = self._target()
-        if self._special():
+        if self._stream is not None or self._special():
             stream, self._stream = self._stream, None
             try:
-                with stream or open(target, "wb") as fh:
+                with stream or open(self._target(), "wb") as fh:
                     fh.write(data)
             except BrokenPipeError:
                 raise  # the reader has gone: the command ends quietly
             except OSError as exc:
                 raise self._write_error(exc) from None
             return
-        if target.exists() and not (self.force or self._placeholder):
-            raise InputError(f"{self.path} exists; pass force=True (CLI: --force) to overwrite it")
-        _remove_stale_temporaries(target)
+        if self._tmp is None:
+            self.reserve(len(data))
+        fd, tmp = self._tmp
         try:
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp")
+            view = memoryview(data)
+            while view:
+                view = view[os.pwrite(fd, view, len(data) - len(view)):]
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+            os.fchmod(fd, 0o666 & ~_umask())
+            self._rename(tmp)
         except OSError as exc:
+            self.abandon()
             raise self._write_error(exc) from None
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
-        except BaseException as exc:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise self._write_error(exc) from None
+        except BaseException:
+            self.abandon()
             raise
-        self._placeholder = False
+        self._tmp, self._room = None, 0
+        os.close(fd)
         self._release_marker()
+
+    def _rename(self, tmp: str) -> None:
+        """Put the temporary file ``tmp`` in the target's place: over it with ``force``, else only
+        where no file has appeared since :meth:`reserve` (a hard link, which never replaces a file)."""
+        target = self._target()
+        if not self.force:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise InputError(f"{self.path} was created by another program while the release ran; it was "
+                                 "left as it is") from None
+            except OSError as exc:
+                if exc.errno not in _NO_LINKS:
+                    raise
+            else:
+                try:
+                    os.unlink(tmp)
+                except OSError:  # left beside the target: removed as stale by a later release
+                    pass
+                return
+            self._refuse_existing(target)  # a file system without hard links
+        os.replace(tmp, target)
 
     def _write_error(self, exc: OSError) -> InputError:
         return InputError(f"could not write the output to {self.path} ({exc.strerror})")
@@ -241,58 +280,51 @@ def discard_stdout() -> None:
     os.close(null)
 
 
-#: bytes the directory probe of :meth:`Output.reserve` writes (one block of most file systems)
-_PROBE_BYTES = 4096
+#: bytes a reservation allocates at least (one block of most file systems)
+_MIN_BYTES = 4096
+#: errors of a file system that has no hard links
+_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
 
 
-def _probe_directory(directory: Path, name: str) -> None:
-    """Prove that a file can be created and written in ``directory``: a temporary file named like
-    the output's own temporaries gets one block, and is removed."""
-    tmp = None
+def _allocate(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes to the file ``fd``: ``posix_fallocate`` where the system has it, else
+    zeros written past the file's data and synced; a full disk raises ``OSError`` here."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.{os.getpid()}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(bytes(_PROBE_BYTES))
+        os.posix_fallocate(fd, 0, size)
+        return
+    except AttributeError:  # no posix_fallocate (macOS)
+        pass
     except OSError as exc:
-        raise InputError(f"directory {directory} is not writable: cannot create a file there "
-                         f"({exc.strerror})") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def _empty_file(path: Path) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_size == 0
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+    start = os.fstat(fd).st_size
+    zeros = bytes(min(max(size - start, 0), 1 << 20))
+    while start < size:
+        start += os.pwrite(fd, zeros[:size - start], start)
+    os.fsync(fd)
 
 
 def _marker_path(target: Path) -> Path:
     return target.with_name(f".{target.name}.privrank-reserved")
 
 
-def _lock_marker(target: Path, shown) -> tuple[int, bool]:
-    """Lock the reservation marker of ``target`` (created if missing, with this process's id): returns
-    its file descriptor and whether it was there before (left by a process that no longer holds it).
-    A marker that another process holds locked is refused: its release is still running."""
+def _lock_marker(target: Path, shown) -> int:
+    """Lock the reservation marker of ``target`` (created if missing, or left by a process that no
+    longer holds it) and write this process's id in it: returns its file descriptor. A marker that
+    another process holds locked is refused: its release is still running."""
     path = _marker_path(target)
     for _ in range(10):  # a marker removed or replaced between the open and the lock: look again
         try:
-            fd, found = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), False
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             try:
-                fd, found = os.open(path, os.O_RDWR), True
+                fd = os.open(path, os.O_RDWR)
             except FileNotFoundError:
                 continue
             except OSError as exc:
                 raise InputError(f"cannot reserve {shown} ({exc.strerror} on {path})") from None
         except OSError as exc:
-            raise InputError(f"cannot create {shown} ({exc.strerror})") from None
+            raise _unwritable(target, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -306,11 +338,19 @@ def _lock_marker(target: Path, shown) -> tuple[int, bool]:
         except FileNotFoundError:
             same = False
         if same:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-            return fd, found
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
+            except OSError as exc:  # a full file system
+                _unlock_marker(target, fd)
+                raise _unwritable(target, exc) from None
+            return fd
         os.close(fd)
     raise InputError(f"cannot reserve {shown}: other processes keep reserving it; try again")
+
+
+def _unwritable(target: Path, exc: OSError) -> InputError:
+    return InputError(f"directory {target.parent} is not writable: cannot create a file there ({exc.strerror})")
 
 
 def _unlock_marker(target: Path, fd: int) -> None:
@@ -345,10 +385,10 @@ def _alive(pid: int) -> bool:
 
 def write_text_atomic(path, text: str, *, force: bool = False) -> None:
     """Write ``text`` to ``path`` (see :class:`Output`); refuse to overwrite unless ``force``."""
-    out = Output(path, force=force)
-    out.reserve()
+    out, data = Output(path, force=force), text.encode("utf-8")
+    out.reserve(len(data))
     try:
-        out.write_text(text)
+        out.write_bytes(data)
     except BaseException:
         out.abandon()
         raise

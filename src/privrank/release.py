@@ -76,6 +76,7 @@ class Payer:
     output: str = ""
     command: str = ""
     new_data: str | None = None
+    before: object = None
     charged: list = field(default_factory=list)
 
     def pay(self, guarantee, data) -> None:
@@ -91,6 +92,8 @@ class Payer:
         spend = self.accountant is not None and guarantee.private
         if spend and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
+        if self.before is not None:
+            self.before()
         if self.ledger is not None:
             from .ledger import Ledger, identify
 
@@ -109,16 +112,18 @@ _OPEN: ContextVar[tuple | None] = ContextVar("privrank_open_release", default=No
 
 @contextmanager
 def charging(ledger=None, *, accountant=None, fingerprint=None, dataset: str = "", output: str = "",
-             command: str = "", new_data: str | None = None):
+             command: str = "", new_data: str | None = None, before=None):
     """Every release inside this block pays ``ledger``/``accountant`` (the CLI's one place of payment).
 
     ``fingerprint`` identifies the data set when the caller computed it: its
     :class:`~privrank.fingerprints.Identity` (:func:`~privrank.ledger.identify`), or a name.
     ``new_data``: the curator's reason to call data new that resembles a budgeted data set
-    (:meth:`~privrank.ledger.Ledger.key`), recorded with each release. Yields the :class:`Payer`;
-    its ``charged`` list holds the guarantees charged inside.
+    (:meth:`~privrank.ledger.Ledger.key`), recorded with each release. ``before``: called (without
+    arguments) before each spend is recorded; the CLI holds SIGINT and SIGTERM from there until the
+    output is written. Yields the :class:`Payer`; its ``charged`` list holds the guarantees charged
+    inside.
     """
-    payer = Payer(ledger, accountant, fingerprint, dataset, output, command, new_data)
+    payer = Payer(ledger, accountant, fingerprint, dataset, output, command, new_data, before)
     token = _AMBIENT.set(payer)
     try:
         with paying():  # a noise primitive called outside a release here would go unrecorded: refused

@@ -50,7 +50,7 @@ def run_killed(point, argv, ledger_path):
 
 
 def written(path) -> bool:
-    """An output holds released data (a reserved, never written output is an empty placeholder)."""
+    """An output holds released data."""
     return path.exists() and path.stat().st_size > 0
 
 

@@ -127,7 +127,7 @@ def test_full_disk_under_a_regular_file_is_an_error(cli, pairs, tmp_path, monkey
     monkeypatch.setattr(os, "fsync", full)
     code, _, err = cli("rank", pairs, "--epsilon", "1", "-o", tmp_path / "r.csv")
     _clean_failure(code, err, recorded=True)
-    assert not list(tmp_path.glob("*r.csv*"))  # neither the placeholder nor a temporary is left
+    assert not list(tmp_path.glob("*r.csv*"))  # neither the target, the marker nor a temporary is left
     with Ledger(private_ledger) as led:
         assert len(led.releases()) == 1
 

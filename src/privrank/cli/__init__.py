@@ -10,8 +10,10 @@ Input errors print ``privrank: error: <message>`` and exit with code 2; warnings
 ``privrank: warning: <message>``, and ``--quiet`` silences everything on standard error but errors.
 A mistyped option is refused with the usage of the command it was given to. SIGINT and SIGTERM end
 a command cleanly: temporary files are removed, reserved outputs that were never written are
-removed, a ledger transaction under way is rolled back (a spend already committed stays: the safe
-side), and the command prints ``privrank: interrupted`` and exits with 130 (SIGINT) or 143 (SIGTERM).
+removed, a ledger transaction under way is rolled back, and the command prints ``privrank:
+interrupted`` and exits with 130 (SIGINT) or 143 (SIGTERM). Once a release is being charged, the
+signal waits until its output is in place (:func:`privrank.cli.releasing.ledger_release`): no spend
+is recorded without its output.
 """
 from __future__ import annotations
 

@@ -198,6 +198,7 @@ def run_aggregate(args) -> int:
             release.refuse_if_budgeted("--non-private-diagnostics makes this output not private")
         if args.engine == "local" and args.scheduler is None:
             R = read_rankings(args.file, partial=args.partial, rng=partial_rng, items=items)
+            release.expect(R.items)
             method = METHODS[args.method]
         else:  # the engine draws the voters' reports of the local methods: inside the release
             R, method = engine_rankings(args, METHODS)

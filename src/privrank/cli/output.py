@@ -63,6 +63,33 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
     return "\n".join(lines) + "\n"
 
 
+#: a bound on the bytes of a ranking's output beside its rows (header, guarantee, notes, Parquet's
+#: metadata), and on each row's beside its label (CSV repeats the guarantee and the notes on every
+#: row: measured, under 1,100 bytes)
+OUTPUT_FIXED_BYTES = 1 << 16
+OUTPUT_ROW_BYTES = 1 << 12
+
+
+def longest_label(labels) -> int:
+    """Bytes of the longest label (UTF-8)."""
+    return max((len(str(x).encode("utf-8", "surrogatepass")) for x in labels), default=0)
+
+
+def ranking_bytes(labels) -> int:
+    """A generous bound on the bytes of a ranking of ``labels`` in any format: a row per item at most,
+    each taking at most :data:`OUTPUT_ROW_BYTES` beside six bytes per byte of the longest label (JSON
+    writes a control character as ``\\u0000``; the table pads every label to the longest)."""
+    return OUTPUT_FIXED_BYTES + len(labels) * (OUTPUT_ROW_BYTES + 6 * longest_label(labels))
+
+
+def records_bytes(comps) -> int:
+    """A generous bound on the bytes of ``comps`` written as CSV (:func:`~privrank.data.io.comparisons_to_csv`):
+    per record, its user and two item labels (each quoted, its quotes doubled: at most twice its bytes
+    and two) and at most 64 bytes of outcome, epsilon, quota and separators."""
+    longest = longest_label(list(comps.items) + list(comps.users if comps.user is not None else []))
+    return OUTPUT_FIXED_BYTES + comps.n_records * (64 + 3 * (2 * longest + 2))
+
+
 def _fmt_cell(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"

@@ -387,12 +387,13 @@ def run_randomize(args) -> int:
     from ..data.io import comparisons_to_csv
     from ..pairwise.local import randomized_response
     from .releasing import ledger_release
-    from .output import emit
+    from .output import emit, records_bytes
 
     if args.epsilon is None and args.user_epsilon is None:
         raise InputError("randomize needs --epsilon or --user-epsilon")
     comps = read_data(args)
     with ledger_release(args, _identity(args, comps)) as release:
+        release.reserve(records_bytes(comps))
         reports = randomized_response(comps, args.epsilon, user_epsilon=args.user_epsilon, rng=args.seed)
         emit(comparisons_to_csv(reports), release.output)
     return 0

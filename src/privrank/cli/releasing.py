@@ -5,11 +5,19 @@ first, then every private function called inside charges the persistent ledger
 (:mod:`privrank.ledger`) *before it draws its noise* (:mod:`privrank.release`), or is refused
 when it would exceed the data set's budget, in which case nothing is drawn or written. A
 non-private output is recorded when the command reports it (:meth:`LedgerRelease.done`).
+
+No charge without an output: everything that can be foreseen is refused before the charge (an
+output that cannot be written or has no room, a file without records), and from the moment a
+spend is recorded until the output is in place (renamed over its target, or written to standard
+output) SIGINT and SIGTERM are held (:class:`HeldSignals`), then honoured: the command exits with
+130 or 143 with its output complete.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 
 from ..data.pinned import FileChangedError, PinnedFile
@@ -17,7 +25,47 @@ from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
 from ..ledger import Ledger, identify, journal_dir, ledger_files
 from ..release import charging
-from .output import output_format
+from .output import longest_label, output_format, ranking_bytes
+
+
+class HeldSignals:
+    """SIGINT and SIGTERM held from :meth:`hold` until the block ends, then raised again, to the
+    handlers they had (the command line's end the command with 130 or 143).
+
+    Only the main thread receives signals; elsewhere, and for a signal that is ignored, nothing is held.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self._previous = {}
+        self.received = []
+
+    def __enter__(self):
+        return self
+
+    def hold(self) -> None:
+        if self._previous or threading.current_thread() is not threading.main_thread():
+            return
+        for signum in self.SIGNALS:
+            if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+                self._previous[signum] = signal.signal(signum, self._receive)
+
+    def _receive(self, signum, frame) -> None:
+        if not self.received:
+            try:  # a plain write: the signal may have come in the middle of another write to stderr
+                os.write(sys.stderr.fileno(), b"privrank: the release is charged: its output is written before "
+                                              b"privrank stops\n")
+            except (AttributeError, OSError, ValueError):
+                pass
+        self.received.append(signum)
+
+    def __exit__(self, *exc) -> None:
+        previous, self._previous = self._previous, {}
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if self.received:
+            signal.raise_signal(self.received[0])
 
 
 class LedgerRelease:
@@ -32,6 +80,29 @@ class LedgerRelease:
         self.output, self.plot = output, plot
         self._meta = {"dataset": str(args.file), "output": _names(output, plot), "command": args.command,
                       "new_data": getattr(args, "new_data", None)}
+
+    def expect(self, labels) -> None:
+        """Give the outputs room for a ranking of ``labels`` and its plot (:meth:`reserve`)."""
+        plot = 0
+        if self.plot is not None:
+            try:
+                from ..inference.plot import plot_bytes
+                plot = plot_bytes(len(labels), longest_label(labels))
+            except ImportError:
+                raise InputError("plots need matplotlib: pip install matplotlib (nothing was released)") from None
+        self.reserve(ranking_bytes(labels), plot)
+
+    def reserve(self, output: int, plot: int = 0) -> None:
+        """Give the output room for ``output`` bytes and the plot for ``plot`` (a bound computed from
+        public parameters): a file system without the room is refused here. Only before the charge."""
+        if self._payer.charged:
+            raise RuntimeError("an output's room is reserved before the release is charged")
+        for out, size in ((self.output, output), (self.plot, plot)):
+            if out is not None:
+                try:
+                    out.reserve(size)
+                except InputError as exc:
+                    raise InputError(f"{exc} (nothing was released)") from None
 
     def refuse_if_budgeted(self, why: str) -> None:
         """Refuse, before anything is charged, an output that will not be private (``why``) when
@@ -64,6 +135,7 @@ class LedgerRelease:
             return
         if guarantee.private:
             raise RuntimeError("a private output was computed without charging the ledger")
+        self._payer.before()
         self._ledger.record(self._identity, guarantee, **self._meta)
 
 
@@ -79,7 +151,8 @@ def ledger_release(args, data):
     file. Yields a :class:`LedgerRelease`: call its ``done(guarantee)`` with the output's
     guarantee, then write its ``output`` and ``plot`` inside the block. Every check an output can
     have is made before anything is charged (:meth:`~privrank.files.Output.reserve`); if the
-    command fails inside the block, the outputs it reserved and did not write are removed.
+    command fails inside the block, the outputs it reserved and did not write are removed. From the
+    charge to the end of the block, SIGINT and SIGTERM are held (:class:`HeldSignals`).
     """
     path, plot = getattr(args, "output", None), getattr(args, "plot", None)
     if hasattr(args, "format"):
@@ -106,12 +179,16 @@ def ledger_release(args, data):
         identity = identify(data)  # one pass over the records
         args.fingerprint = identity.labels  # the dask engine checks its workers' records against it
         new_data = getattr(args, "new_data", None)
-        with Ledger(args.ledger) as ledger:
+        with HeldSignals() as held, Ledger(args.ledger) as ledger:
             key = ledger.key(identity, new_data=new_data)  # a near-duplicate is refused here, before anything
             with charging(ledger, fingerprint=identity, dataset=str(args.file), output=_names(output, plot),
-                          command=args.command, new_data=new_data) as payer:
+                          command=args.command, new_data=new_data, before=held.hold) as payer:
+                release = LedgerRelease(ledger, payer, key, identity, args, output, plot)
+                labels = _labels(args, data)
+                if labels is not None:
+                    release.expect(labels)
                 try:
-                    yield LedgerRelease(ledger, payer, key, identity, args, output, plot)
+                    yield release
                 except FileChangedError:
                     raise FileChangedError(f"{args.file} changed while it was being released: nothing was released"
                                            + ("; the spend stays recorded in the ledger" if payer.charged else
@@ -120,6 +197,17 @@ def ledger_release(args, data):
         for out in reserved:
             out.abandon()
         raise
+
+
+def _labels(args, data):
+    """The item labels of the release when they are known before it is charged: those of the data
+    in memory, or the declared item list (``--items``); else None."""
+    labels = getattr(data, "items", None)
+    if labels is None and getattr(args, "items", None) is not None:
+        from ..data.io import read_item_list
+
+        labels = read_item_list(args.items)
+    return labels
 
 
 def refuse_overwriting(args, *targets) -> None:

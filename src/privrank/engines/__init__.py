@@ -42,6 +42,7 @@ Adding a kind. A kind is a module of this package registered in ``KINDS`` that p
   ``n_records()``, ``format``, ``path`` and ``names`` (the columns to read), like
   :class:`~privrank.data.io.ComparisonFile`;
 * ``check(source, options)``: refuse requests that make no sense for the source;
+* ``records(batch)``: how many records a batch holds (a file with none is refused before any charge);
 * ``partial(batch, options)``, ``combine(partials)`` and ``finish(partial, options)``: the map,
   an exact and associative sum, and the final statistic.
 
@@ -193,18 +194,18 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     eps = None if epsilon is None else check_epsilon(epsilon)
     options = Options(items=None if items is None else module.item_list(items), epsilon=eps,
                       statistic=statistic, kappa=kappa)
-    if eps is not None:
-        charge(local_guarantee(kind, eps, statistic))
-    if in_memory:
-        module.check(source, options)
-        return module.in_memory(source, options, rng)
-    if engine == "local":
-        data = module.read(source, options)
+    # everything that can be refused is refused before the charge: a file without records too
+    if in_memory or engine == "local":
+        data = source if in_memory else module.read(source, options)
         module.check(data, options)
+        if eps is not None:
+            charge(local_guarantee(kind, eps, statistic))
         return module.in_memory(data, options, rng)
     file = module.open_file(source)
     module.check(file, options)
+    _refuse_empty(module, file, min(int(batch_size), _FIRST_BATCH))
     if eps is not None:
+        charge(local_guarantee(kind, eps, statistic))
         options = replace(options, key=record_key(rng), seeded=is_seeded(rng))
     if engine == "stream":
         return _stream(module, file, options, int(batch_size), progress)
@@ -222,6 +223,18 @@ def local_guarantee(kind: str, epsilon: float, statistic: str | None) -> Guarant
     return Guarantee(epsilon=epsilon, model="local", unit=UNIT_RANKING,
                      mechanism=f"one-round Duchi et al. l2 randomizer of the {vector}",
                      note="Every voter sends one report.")
+
+
+#: the most records a batch of :func:`_refuse_empty` holds
+_FIRST_BATCH = 4096
+
+
+def _refuse_empty(module, file, batch_size: int) -> None:
+    """Read a file up to its first record: a file with a header and none is refused, before any charge."""
+    for batch in file.batches(batch_size):
+        if module.records(batch):
+            return
+    raise InputError(f"{file.path} has a header but no {module.KIND}: there is nothing to release")
 
 
 def _stream(module, file, options: Options, batch_size: int, progress):

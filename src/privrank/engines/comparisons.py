@@ -104,6 +104,10 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
     return randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
 
 
+def records(batch) -> int:
+    return len(batch)
+
+
 def partial(batch, options) -> Partial:
     """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`.
 

@@ -78,6 +78,11 @@ def in_memory(R: Rankings, options, rng) -> RankingTally:
     return replace(tally, items_declared=R.items_declared, selected=R.selected)
 
 
+def records(batch) -> int:
+    """Voters of a batch (a row of count 0 holds none)."""
+    return batch.n_voters
+
+
 def partial(batch, options) -> Partial:
     """Map step: the partial statistic of one :class:`~privrank.data.io.RankingBatch`."""
     return _counted(batch.items, batch.orders, batch.weights, batch.first_voter, options)

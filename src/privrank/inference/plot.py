@@ -61,8 +61,7 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     """
     m = len(ci.items)
     scores = hasattr(ci, "score_label")  # score intervals too (ConfidenceIntervals), else ranks only
-    fig, out = new_figure(path, force=force, figsize=(10, 1.5 + 0.28 * m) if scores else (6, 1.5 + 0.28 * m),
-                          layout="constrained")
+    fig, out = new_figure(path, force=force, figsize=_figsize(m, scores), layout="constrained")
     order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
     y = np.arange(m)
     labels = [str(ci.items[k]) for k in order]
@@ -87,3 +86,25 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     if out is not None:
         out.save_figure(fig)
     return fig
+
+
+def _figsize(m: int, scores: bool) -> tuple:
+    """Inches of the plot of ``m`` items: two panels (scores, ranks) or the rank panel alone."""
+    return (10 if scores else 6, 1.5 + 0.28 * m)
+
+
+#: bytes of a plot file beside what its pixels and labels take
+_PLOT_FIXED_BYTES = 1 << 20
+
+
+def plot_bytes(m: int, longest: int) -> int:
+    """A generous bound on the bytes of the file :func:`plot_intervals` saves for ``m`` items whose
+    longest label has ``longest`` bytes, in any format: four bytes for each of its pixels at the dpi
+    matplotlib saves with (an uncompressed TIFF) and 256 per byte of label per item (an SVG or
+    PostScript file draws each glyph as a path: measured, under 90)."""
+    from matplotlib import rcParams
+
+    dpi = rcParams["savefig.dpi"]
+    dpi = rcParams["figure.dpi"] if dpi == "figure" else dpi
+    width, height = _figsize(m, True)
+    return _PLOT_FIXED_BYTES + int(4 * width * height * dpi * dpi) + 256 * m * longest
