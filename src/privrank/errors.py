@@ -303,6 +303,13 @@ def check_fraction(value, *, name: str) -> float:
     return v
 
 
+def check_flag(value, *, name: str) -> bool:
+    """Validate a switch: True or False (numpy's bool too); anything else, 1 and "yes" included, is refused."""
+    if type(value).__name__ not in ("bool", "bool_"):
+        raise InputError(f"{name} must be True or False")
+    return bool(value)
+
+
 def check_positive(value, *, name: str, allow_zero: bool = False) -> float:
     """Validate a finite positive real (regularisation strengths, scales); a bool or a string is refused."""
     v = _real(value, name, "a number")

@@ -8,7 +8,7 @@ import numpy as np
 
 from .data.ranking_files import as_rankings
 from .data.rankings import RankingTally, check_permutations, positions_of
-from .errors import InputError, check_positive, check_whole, real_array
+from .errors import InputError, check_flag, check_positive, check_whole, real_array
 
 
 def _pair(est, true):
@@ -85,6 +85,7 @@ def _norm(x: np.ndarray, ord) -> float:
 
 
 def _centred_error(est, true, ord, relative: bool) -> float:
+    relative = check_flag(relative, name="relative")
     a, b = _pair(est, true)
     b = b - b.mean()
     err = _norm((a - a.mean()) - b, ord)
@@ -212,6 +213,7 @@ def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float
     m = a.size
     p = positions_of(b)[a]  # positions in b, listed in the order of a
     count = int(np.sum(np.triu(p[:, None] > p[None, :], 1)))
+    normalized = check_flag(normalized, name="normalized")
     if normalized:
         return count / (m * (m - 1) / 2) if m > 1 else 0.0
     return count

@@ -10,7 +10,7 @@ from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
 from ..data.pair_counts import PairCounts
-from ..errors import InputError, UtilityWarning, check_whole
+from ..errors import InputError, UtilityWarning, check_flag, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
 from ..draws import simulating
@@ -241,6 +241,7 @@ def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich
         raise InputError(f"method must be one of {', '.join(METHODS)}")
     prob = _problem(result, design)
     replicates = check_whole(n_bootstrap, name="n_bootstrap") if method == "bootstrap" else None
+    bias_corrected = check_flag(bias_corrected, name="bias_corrected")
     check_interval_cost(prob.m, n_bootstrap=replicates, pairs=prob.i.size, cubic=prob.kind != "copeland")
     if bias_corrected and prob.kind == "copeland":
         raise InputError("noisy Copeland counts are unbiased for the expected win counts: there is no ridge "

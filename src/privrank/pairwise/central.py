@@ -57,7 +57,7 @@ from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
-from ..errors import DisconnectedError, InputError, check_epsilon, check_positive, check_whole
+from ..errors import DisconnectedError, InputError, check_epsilon, check_flag, check_positive, check_whole
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
@@ -404,6 +404,7 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, re
     seed can remove the noise); leave the seed out for a real release.
     """
     link = as_link(link)
+    centre, diagnostics = check_flag(centre, name="centre"), check_flag(diagnostics, name="diagnostics")
     pc, budget, dropped = _budget(data, epsilon, user_epsilon, max_answers)
     respondents = _respondents(respondents, budget)
     g = _gamma(gamma, pc, budget, link, respondents)
@@ -453,6 +454,7 @@ def penalised_mle(data, ys=None, winners=None, *, link="logistic", gamma="theory
     False
     """
     link = as_link(link)
+    centre = check_flag(centre, name="centre")
     pc = _check_counts(_as_counts(comparisons_or_arena(data, ys, winners, "penalised_mle")))
     g = _gamma(gamma, pc, None, link, None)
     theta, diag = _solve(pc, link, g, None, centre, True)

@@ -16,7 +16,7 @@ from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
 from ..data.tally import ComparisonTally, epsilon_list
-from ..errors import InputError, epsilons_out_of_range
+from ..errors import InputError, check_flag, epsilons_out_of_range
 from ..guarantees import UNIT_COMPARISON, UNIT_USER, Guarantee
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
@@ -182,6 +182,9 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
                          "not randomized reports")
     if epsilons is not None:
         reports = reports.with_declared_epsilons(epsilons)
+    debiased = check_flag(debiased, name="debiased")
+    if not isinstance(weights, str) or weights not in WEIGHTS:
+        raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
     quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
     tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
     eps, per_level = tally.epsilons, tally.level_records()
