@@ -174,17 +174,15 @@ NOT_YET = {
     'debiased_randomized_response': ['epsilon', 'weights'],
     'dp_footrule': ['kappa'],
     'exponential_kemeny': ['epsilon'],
-    'fit_btl': ['solver'],
     'footrule_cost_release': [0, 'kappa'],
     'ldp_footrule': ['kappa'],
-    'ldp_matrix': ['clip', 'solver'],
+    'ldp_matrix': ['solver'],
     'local_laplace': ['epsilon'],
     'noisy_counts': [0, 'delta', 'unit'],
-    'private_kemeny': ['clip', 'solver'],
+    'private_kemeny': ['solver'],
     'randomize_answer': [0, 1],
     'randomized_response': ['epsilon'],
     'release_from_reports': ['guarantee'],
-    'sufficient_statistics': ['engine', 'kind'],
 }
 
 #: parameters that name something outside the call (a ledger, a journal, a progress display)

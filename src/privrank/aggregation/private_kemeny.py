@@ -38,7 +38,7 @@ from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.tabular import is_table
 from ..display import Displayed
-from ..errors import InputError, check_epsilon, check_fraction, check_positive, check_whole
+from ..errors import InputError, check_epsilon, check_flag, check_fraction, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.exponential import exponential_mechanism, exponential_probabilities
 from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, local_pairwise_matrix,
@@ -169,7 +169,7 @@ def certified(solver, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
 def _clip_default(clip, solver, m) -> bool:
     """Clip unless an exact solver runs (exact solvers accept any weights; notes §6.1)."""
     if clip is not None:
-        return bool(clip)
+        return check_flag(clip, name="clip")
     return not (solver == "exact" or (solver == "auto" and m <= AUTO_EXACT_MAX))
 
 

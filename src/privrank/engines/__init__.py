@@ -174,10 +174,9 @@ def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | No
     >>> pr.fit_btl(tally).top_k(3)
     ['GPT 4', 'Platypus-2 Instruct (70B)', 'command']
     """
-    try:
-        module = KINDS[kind]
-    except KeyError:
-        raise InputError(f"kind must be one of {', '.join(KINDS)}") from None
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise InputError(f"kind must be one of {', '.join(KINDS)}")
+    module = KINDS[kind]
     in_memory = isinstance(source, module.CONTAINER)
     if not in_memory and not isinstance(source, (str, Path, PinnedFile)):
         raise InputError(f"source must be a file path or {module.CONTAINER.__name__}")

@@ -237,7 +237,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     ``(theta, n_iter, grad_norm, converged, solver)``.
     """
     m = pc.n_items
-    if solver == "auto":
+    if isinstance(solver, str) and solver == "auto":
         solver = "dense" if m <= DENSE_MAX_ITEMS else "sparse"
     if not isinstance(solver, str) or solver not in ("dense", "sparse"):
         raise InputError("solver must be 'auto', 'dense' or 'sparse'")
