@@ -20,7 +20,8 @@ from scipy.special import expit
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import ComparisonTally
 from ..errors import InputError, UtilityWarning, check_whole
-from ..pairwise.btl import fit_btl, weighted_laplacian
+from ..mechanisms.randomized_response import debias
+from ..pairwise.btl import btl_hessian, fit_btl
 from ..pairwise.release import WEIGHTS, paper_lambda, release_from_reports
 
 #: the default cap of the search: no change up to this many fakes is reported as "more than" it
@@ -208,7 +209,7 @@ class _Reports:
         self.iu, self.ju = np.triu_indices(m, 1)
         self.d_all = self.s[self.iu] - self.s[self.ju]
         self.d = self.s[self.pc.i] - self.s[self.pc.j]
-        H = weighted_laplacian(self.pc.i, self.pc.j, self.pc.totals * _curvature(self.d), m, 2.0 * self.lam)
+        H = btl_hessian(self.s, self.pc, self.lam)
         # lam = 0 (the maximum-likelihood fit): scores sum to zero and every vector used is orthogonal to 1
         self.M = np.linalg.inv(H) if self.lam > 0 else np.linalg.pinv(H)
         diag = self.M.diagonal()
@@ -281,9 +282,10 @@ class _Reports:
         return self.omega[np.minimum(k, self.omega.size - 1)]
 
     def _value_of(self, eps):
-        """The largest value a report at ``eps`` adds to its pair: ``e^eps / (e^eps - 1)`` debiased, else 1."""
-        eps = np.asarray(eps, dtype=float)
-        return 1.0 / -np.expm1(-eps) if self.debiased else np.ones(eps.shape)
+        """The largest value a report at ``eps`` adds to its pair: a report of 1, debiased (``e^eps /
+        (e^eps - 1)``) or as it is."""
+        ones = np.ones(np.shape(eps))
+        return debias(ones, eps) if self.debiased else ones
 
     # ------------------------------------------------------------------ refits
     def refit_tally(self, tally):
@@ -326,8 +328,7 @@ class _Reports:
         if fit is self.fit:
             w = self.M[:, t] - self.M[:, c]
         else:
-            pc = fit.release.counts
-            H = weighted_laplacian(pc.i, pc.j, pc.totals * _curvature(s[pc.i] - s[pc.j]), self.m, 2.0 * fit.lam)
+            H = btl_hessian(s, fit.release.counts, fit.lam)
             u = np.zeros(self.m)
             u[t], u[c] = 1.0, -1.0
             w = np.linalg.solve(H, u) if fit.lam > 0 else np.linalg.pinv(H) @ u
@@ -353,17 +354,22 @@ class _Reports:
         over the declared epsilons, given ``s_winner - s_loser >= d_win - D`` (``D`` per pair)."""
         return np.maximum((self.omega[:, None] * (self.y[:, None] - expit(d_win - D)[None, :])).max(axis=0), 0.0)
 
+    def _curvature_range(self, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per honest pair: its curvature at the released fit, and the least and the most it can be
+        within ``D`` of its released difference (``sigma'`` is even and falls away from 0)."""
+        d, Dh = np.abs(self.d), D[self.honest]
+        return _curvature(d), _curvature(d + Dh), _curvature(np.maximum(d - Dh, 0.0))
+
     def _second_order(self, n: int, D: np.ndarray, dabs: float) -> float:
         """``|v|_{H^-1} max(a / (1 - a), b / (1 + b))`` of PRIVACY.md step 3: the Hessian along the
         attack lies between ``(1 - a) H`` and ``(1 + b) H`` (from the curvature of each honest pair
         within ``D`` of its released difference, and the ridge's change ``dabs``); times the largest
         ``H^-1``-norm of the fakes' pull ``v`` on the gradient; inf where ``a >= 1``."""
-        d, Dh = np.abs(self.d), D[self.honest]
-        k0 = _curvature(d)
+        k0, low, high = self._curvature_range(D)
         dlo, dhi = self.ridge_range(n)
         lam = self.lam if self.lam > 0 else math.inf  # no ridge: it cannot change (dlo = dhi = 0)
-        shrink = max(float(np.max(1.0 - _curvature(d + Dh) / k0, initial=0.0)), -dlo / lam)
-        grow = max(float(np.max(_curvature(np.maximum(d - Dh, 0.0)) / k0 - 1.0, initial=0.0)), dhi / lam)
+        shrink = max(float(np.max(1.0 - low / k0, initial=0.0)), -dlo / lam)
+        grow = max(float(np.max(high / k0 - 1.0, initial=0.0)), dhi / lam)
         if shrink >= 1.0:
             return math.inf
         factor = max(shrink / (1.0 - shrink), grow / (1.0 + grow))
@@ -376,10 +382,8 @@ class _Reports:
         over the honest pairs ``h = (k, l)`` (PRIVACY.md step 3, the second form), with the curvature's
         change bounded within ``D_h`` of each pair's released difference and ``|z . Delta|`` by
         ``|z - mean z|_1 max_h D_h`` (``Delta`` sums to zero, so no ``|Delta_k|`` exceeds ``max_h D_h``)."""
-        d, Dh = np.abs(self.d), D[self.honest]
-        k0 = _curvature(d)
-        change = np.maximum(_curvature(np.maximum(d - Dh, 0.0)) - k0, k0 - _curvature(d + Dh))
-        weight = self.pc.totals * change * Dh
+        k0, low, high = self._curvature_range(D)
+        weight = self.pc.totals * np.maximum(high - k0, k0 - low) * D[self.honest]
         dz = np.abs(z[self.pc.i] - z[self.pc.j])
         ridge = 2.0 * dabs * float(D.max(initial=0.0)) * np.abs(z - z.mean(axis=0)).sum(axis=0)
         return weight @ dz + ridge
