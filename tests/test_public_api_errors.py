@@ -254,6 +254,16 @@ def test_a_valid_call_succeeds(name):
         fn(*args, **kwargs)
 
 
+def spoil(args, kwargs, slot, value):
+    """``(args, kwargs)`` of a call with argument ``slot`` (a position or a name) replaced by ``value``."""
+    args, kwargs = list(args), dict(kwargs)
+    if isinstance(slot, int):
+        args[slot] = value
+    else:
+        kwargs[slot] = value
+    return tuple(args), kwargs
+
+
 @pytest.mark.parametrize("name", [n for n in sorted(CALLS) if slots(n)])
 @settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -261,13 +271,7 @@ def test_a_valid_call_succeeds(name):
 def test_a_bad_argument_is_an_input_error(name, data):
     fn, args, kwargs = CALLS[name]
     slot = data.draw(st.sampled_from(slots(name)), label="argument")
-    value = data.draw(bad_values(), label="value")
-    args, kwargs = list(args), dict(kwargs)
-    if isinstance(slot, int):
-        args[slot] = value
-    else:
-        kwargs[slot] = value
-    check_call(fn, tuple(args), kwargs)
+    check_call(fn, *spoil(args, kwargs, slot, data.draw(bad_values(), label="value")))
 
 
 def test_huge_and_tiny_numbers_everywhere():
@@ -275,12 +279,7 @@ def test_huge_and_tiny_numbers_everywhere():
     for name, (fn, args, kwargs) in CALLS.items():
         for slot in slots(name):
             for value in huge_and_tiny():
-                a, k = list(args), dict(kwargs)
-                if isinstance(slot, int):
-                    a[slot] = value
-                else:
-                    k[slot] = value
-                check_call(fn, tuple(a), k)
+                check_call(fn, *spoil(args, kwargs, slot, value))
 
 
 def test_the_time_bound_stops_a_slow_call():
