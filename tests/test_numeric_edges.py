@@ -51,3 +51,11 @@ def test_the_epsilon_floor_is_the_documented_one():
     with pytest.raises(InputError):
         pr.flip_probability(lo / 2)
     assert pr.PureDP(1e-9).epsilon == 1e-9  # a budget is bookkeeping: a tiny remainder is an epsilon
+
+
+def test_user_codes_past_the_records_are_refused_not_expanded():
+    """A user code of 2^40 made a tuple of 2^40 user names (the process was killed for memory)."""
+    with pytest.raises(InputError, match="user indices"):
+        pr.PairwiseComparisons.from_indices(["a", "b"], [0], [1], [1], user=[2 ** 40])
+    with pytest.raises(InputError, match="user indices"):
+        pr.PairwiseComparisons.from_indices(["a", "b"], [0], [1], [1], user=[-1])

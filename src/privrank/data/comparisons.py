@@ -234,6 +234,9 @@ class PairwiseComparisons:
         out = _as_outcome(outcome, a.size)
         u = None if user is None else index_array(user, name="user", what="user indices")
         if u is not None and users is None:
+            if u.size and (u.min() < 0 or u.max() >= u.size):  # codes of at most one user per record
+                raise InputError("user indices must run from 0 up, below the number of comparisons (one code per "
+                                 "user); pass users= to name users with other ids")
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
         return cls._checked(check_labels(items), a, b, out, u, users, epsilon, items_declared)._one_report_per_pair()
 
