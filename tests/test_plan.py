@@ -115,3 +115,60 @@ def test_plan_cli_takes_a_per_user_budget_and_a_like_file(cli, tmp_path):
     (tmp_path / "c.csv").write_text("item_a,item_b,outcome\nA,B,1\nB,C,1\nC,A,1\n")
     code, _, err = cli("plan", "--like", tmp_path / "c.csv", "--epsilon", "1")
     assert code == 2 and "no user column" in err
+
+
+def frontier_points(model):
+    """``(m, n, epsilon) -> {method: row}`` of the shipped frontier's central rankings rows for ``model``."""
+    from privrank.plan import AGGREGATION_METHODS, frontier
+
+    points = {}
+    for r in frontier()["rows"]:
+        if r["family"] == "rankings" and r["model"] == model and r["method"] in AGGREGATION_METHODS["central"]:
+            points.setdefault((r["m"], r["n"], r["epsilon"]), {})[r["method"]] = r
+    return points
+
+
+def test_the_planner_reads_every_measured_point_back():
+    from privrank.plan import frontier, predict_aggregation
+
+    for (m, n, eps), rows in frontier_points(frontier()["planner_model"]).items():
+        for p in predict_aggregation(m, n, eps):
+            assert p.kendall == pytest.approx(rows[p.method]["kendall"], abs=1e-12) and not p.outside
+
+
+def test_auto_is_within_two_standard_errors_of_the_best_method_at_every_point_of_its_model():
+    """The done-when of the frontier: at every grid point of the model the planner assumes, the method
+    auto chooses is within two standard errors of the best one measured (the two errors combined)."""
+    from privrank.plan import choose_aggregation, frontier
+
+    missed = []
+    for (m, n, eps), rows in frontier_points(frontier()["planner_model"]).items():
+        chosen = rows[choose_aggregation(m, n, eps).method]
+        best = min(rows.values(), key=lambda r: r["kendall"])
+        if chosen["kendall"] > best["kendall"] + 2 * np.hypot(chosen["kendall_se"], best["kendall_se"]):
+            missed.append((m, n, eps, chosen["method"], best["method"]))
+    assert not missed
+
+
+def test_the_planner_agrees_with_a_fresh_run_between_grid_points():
+    """Off the grid (m = 15, n = 3,000, epsilon 1.5) the interpolated prediction of each cheap method
+    meets a fresh measurement on the planner's model within three combined standard errors."""
+    from privrank.aggregation.auto import run_method
+    from privrank.metrics import kendall_distance
+    from privrank.plan import frontier, predict_aggregation
+    from privrank.simulate import sample_mallows
+
+    model = frontier()["planner_model"]
+    phi = float(model.split("-")[1])
+    m, n, eps, seeds = 15, 3000, 1.5, 8
+    truth = -np.arange(m, dtype=float)
+    for p in predict_aggregation(m, n, eps, methods=("noisy-matrix+borda", "hay-quicksort", "dp-footrule")):
+        errors = []
+        for seed in range(seeds):
+            R = sample_mallows(m, phi=phi, n=n, rng=seed)
+            order = run_method(p.method, R, epsilon=eps, rng=seed + 100).order
+            scores = np.empty(m)
+            scores[order] = -np.arange(m)
+            errors.append(kendall_distance(scores, truth))
+        measured, se = np.mean(errors), np.std(errors, ddof=1) / np.sqrt(seeds)
+        assert abs(measured - p.kendall) <= 3 * np.hypot(se, p.standard_error) + 0.002, (p.method, measured, p)

@@ -140,6 +140,7 @@ def calls():
         "noisy_counts": (pr.noisy_counts, (np.array([3.0, 4.0]),), {"epsilon": 1.0, "unit": "one vote", "rng": 0}),
         "penalised_mle": (pr.penalised_mle, (comps,), {}),
         "perturbed_mle": (pr.perturbed_mle, (comps,), eps),
+        "private_aggregate": (pr.private_aggregate, (R,), eps),
         "private_kemeny": (pr.private_kemeny, (R,), eps),
         "randomize_answer": (pr.randomize_answer, (1, 1.0), {"rng": 0}),
         "randomized_response": (pr.randomized_response, (comps,), eps),

@@ -79,6 +79,7 @@ _EXPORTS = {
     "penalised_mle": "pairwise.central",
     "perturbed_mle": "pairwise.central",
     "plot_intervals": "inference",
+    "private_aggregate": "aggregation.auto",
     "private_kemeny": "aggregation.private_kemeny",
     "randomize_answer": "mechanisms.randomized_response",
     "randomized_response": "pairwise.local",
@@ -106,7 +107,7 @@ __all__ = [
     "footrule_cost_release", "footrule_distance", "footrule_optimal_order", "hay_quicksort", "kemeny_cost",
     "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_footrule", "ldp_kwiksort", "ldp_matrix",
     "linf_error", "local_laplace", "manipulation_margin", "noisy_copeland", "noisy_counts", "penalised_mle", "perturbed_mle", "plot_intervals",
-    "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality", "rank_position_mismatch",
+    "private_aggregate", "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality", "rank_position_mismatch",
     "read_comparisons", "read_rankings", "release_from_reports", "sufficient_statistics", "top_k_hamming",
     "zcdp_epsilon", "zcdp_rho",
 ]

@@ -43,14 +43,16 @@ Size
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from . import limits
 from ._rng import as_generator
-from .errors import InputError, check_epsilon
+from .errors import InputError, check_epsilon, check_whole
 from .draws import simulating
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, variance_inflation
@@ -66,6 +68,8 @@ MECHANISMS = {"local": ("debiased-rr",), "central": ("objective-perturbation", "
 METRICS = ("kendall", "topk_hamming", "linf")
 EPSILON_GRID = tuple(float(x) for x in np.geomspace(0.02, 50.0, 14))
 BISECTIONS = 5
+#: the utility frontier, in the package (benchmarks/bench_utility.py writes it)
+FRONTIER_FILE = "frontier.json"
 
 
 #: the largest score spread a plan takes: a log-odds range of 60
@@ -319,3 +323,179 @@ def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: boo
     if out is not None:
         out.save_figure(fig)
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# every method's error, and the choice of --method auto
+# --------------------------------------------------------------------------------------------
+
+#: the private aggregation methods of full rankings (``privrank aggregate --method``) by trust model;
+#: ``noisy-matrix+borda`` and ``+copeland`` are the noisy-matrix release ordered by Borda or Copeland
+AGGREGATION_METHODS = {
+    "central": ("noisy-matrix", "noisy-matrix+borda", "noisy-matrix+copeland", "hay-quicksort", "dp-kwiksort",
+                "exponential", "dp-footrule", "dp-ptas"),
+    "local": ("ldp-matrix", "ldp-kwiksort", "ldp-footrule"),
+}
+#: the methods that take no delta (pure epsilon-DP)
+PURE_ONLY = ("exponential", "ldp-matrix", "ldp-kwiksort", "ldp-footrule")
+
+
+@dataclass(frozen=True)
+class MethodPrediction:
+    """One method's expected Kendall distance to the truth (the fraction of pairs it misorders).
+
+    ``source`` says where the number comes from: the utility frontier's measurements (the grid
+    points it is read from) or a simulation of the planner; ``outside`` that the parameters lie
+    outside the measured grid (the nearest measurements are used).
+    """
+
+    method: str
+    kendall: float
+    standard_error: float
+    source: str
+    outside: bool = False
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "kendall": self.kendall, "standard_error": self.standard_error,
+                "source": self.source, "outside_measured_grid": self.outside}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The method ``auto`` chose, every candidate's prediction (best first) and why, in a sentence."""
+
+    method: str
+    predictions: tuple
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "reason": self.reason, "predictions": [p.to_dict() for p in self.predictions]}
+
+
+@lru_cache(maxsize=1)
+def frontier() -> dict:
+    """The utility frontier shipped with privrank (``benchmarks/bench_utility.py``, ``docs/frontier.md``)."""
+    from importlib import resources
+
+    return json.loads((resources.files("privrank") / FRONTIER_FILE).read_text(encoding="utf-8"))
+
+
+def _axis_bracket(values: np.ndarray, x: float) -> tuple[float, float, float]:
+    """The two grid values around ``x`` on one (log) axis and ``x``'s weight on the upper one
+    (clamped to the grid's ends)."""
+    if x <= values[0]:
+        return values[0], values[0], 0.0
+    if x >= values[-1]:
+        return values[-1], values[-1], 0.0
+    k = int(np.searchsorted(values, x))
+    lo, hi = values[k - 1], values[k]
+    return lo, hi, (x - lo) / (hi - lo)
+
+
+def _read_off(rows: list, point: tuple) -> tuple[float, float, str, bool]:
+    """Kendall distance and standard error at ``point = (m, n, epsilon)``, interpolated linearly in
+    the logarithms of the three coordinates between the measured grid points around it; where a
+    corner was not measured, the nearest measurement (in those logarithms) is used."""
+    logs = np.log([[r["m"], r["n"], r["epsilon"]] for r in rows])
+    q = np.log(np.asarray(point, dtype=float))
+    axes = [np.unique(logs[:, a]) for a in range(3)]
+    brackets = [_axis_bracket(axes[a], q[a]) for a in range(3)]
+    outside = any(q[a] < axes[a][0] - 1e-9 or q[a] > axes[a][-1] + 1e-9 for a in range(3))
+    found = {tuple(np.round(l, 9)): r for l, r in zip(logs, rows)}
+    value = se2 = 0.0
+    for corner in np.ndindex(2, 2, 2):
+        w = 1.0
+        key = []
+        for a, upper in enumerate(corner):
+            lo, hi, t = brackets[a]
+            w *= t if upper else 1.0 - t
+            key.append(hi if upper else lo)
+        if w == 0.0:
+            continue
+        row = found.get(tuple(np.round(key, 9)))
+        if row is None:
+            row = rows[int(np.argmin(np.sum((logs - np.asarray(key)) ** 2, axis=1)))]
+        value += w * row["kendall"]
+        se2 += (w * row["kendall_se"]) ** 2
+
+    def span(a, name):
+        lo, hi = (f"{x:,.0f}" if a < 2 else f"{x:g}" for x in (float(np.exp(v)) for v in brackets[a][:2]))
+        return f"{name} {lo}" if lo == hi else f"{name} {lo} to {hi}"
+    where = ", ".join(span(a, name) for a, name in enumerate(("m", "n", "epsilon")))
+    return float(value), math.sqrt(se2), where, outside
+
+
+def predict_aggregation(items: int, rankings: int, epsilon: float, *, trust: str = "central",
+                        methods=None) -> list[MethodPrediction]:
+    """Every aggregation method's expected Kendall distance to the truth (a fraction of the pairs)
+    for ``rankings`` full rankings of ``items`` items at ``epsilon``, best first.
+
+    Read off the utility frontier measured on Mallows data (:func:`frontier`, its ``planner_model``),
+    interpolated between its grid points (linear in the logarithms of items, rankings and
+    epsilon). A method never measured at these sizes (the exponential mechanism and the PTAS
+    are feasible for few items only) is left out.
+    """
+    if trust not in AGGREGATION_METHODS:
+        raise InputError("trust must be 'central' or 'local'")
+    m, n = check_whole(items, name="items"), check_whole(rankings, name="rankings")
+    if m < 2 or n < 1:
+        raise InputError("a plan needs at least 2 items and 1 ranking")
+    eps = check_epsilon(epsilon)
+    table = frontier()
+    wanted = AGGREGATION_METHODS[trust] if methods is None else tuple(methods)
+    model = table["planner_model"]
+    measured = [r for r in table["rows"] if r["family"] == "rankings" and r["model"] == model]
+    largest = max(r["m"] for r in measured)
+    out = []
+    for method in wanted:
+        rows = [r for r in measured if r["method"] == method]
+        if not rows or (m > max(r["m"] for r in rows) and max(r["m"] for r in rows) < largest):
+            continue  # not feasible at this many items
+        kendall, se, where, outside = _read_off(rows, (m, n, eps))
+        out.append(MethodPrediction(method, kendall, se, f"utility frontier ({model}), measured at {where}", outside))
+    return sorted(out, key=lambda p: p.kendall)
+
+
+def _choice(predictions: list[MethodPrediction], what: str) -> Choice:
+    best = predictions[0]
+    others = ", ".join(f"{p.method} {p.kendall:.3g}" for p in predictions[1:4])
+    reason = (f"{best.method} has the smallest expected Kendall distance to the truth {what}: "
+              f"{best.kendall:.3g} +- {best.standard_error:.2g} of the pairs misordered"
+              + (f" (next: {others})" if others else "") + f"; {best.source}"
+              + ("; outside the measured grid, the nearest measurements are used" if best.outside else "")
+              + ". The choice reads only public parameters, never the data")
+    return Choice(best.method, tuple(predictions), reason)
+
+
+def choose_aggregation(items: int, rankings: int, epsilon: float, *, delta: float = 0.0, trust: str = "central",
+                       candidates=None) -> Choice:
+    """The aggregation method ``--method auto`` runs: the smallest predicted error of
+    :func:`predict_aggregation` among ``candidates`` (default every method of ``trust``; with
+    ``delta > 0`` those with Gaussian noise). Public parameters only: the choice costs no privacy."""
+    names = [c for c in (candidates or AGGREGATION_METHODS.get(trust, ())) if not (delta and c in PURE_ONLY)]
+    predictions = predict_aggregation(items, rankings, epsilon, trust=trust, methods=names)
+    if not predictions:
+        raise InputError("no candidate method was measured at these sizes; name one with --method")
+    what = (f"for {items} items, {rankings} rankings, epsilon {epsilon:g}" +
+            (f" (measured at delta 0; delta {delta:g} adds Gaussian noise of a similar scale)" if delta else ""))
+    return _choice(predictions, what)
+
+
+def choose_mechanism(items: int, comparisons: int, epsilon: float, *, rng=0) -> Choice:
+    """The central mechanism of ``privrank rank --mechanism central-auto``: the smaller predicted
+    Kendall distance of objective perturbation and noisy Copeland (:func:`predict`) for
+    ``comparisons`` comparisons of uniformly random pairs of ``items`` items at ``epsilon`` per
+    comparison. Public parameters only: the choice costs no privacy. A study too large to simulate
+    gets objective perturbation, the more accurate of the two wherever both were measured."""
+    predictions = []
+    for mechanism in MECHANISMS["central"]:
+        design = Design(items, comparisons, 1, model="central", mechanism=mechanism)
+        try:
+            p = predict(design, epsilon, rng=rng)
+        except InputError:  # beyond the planner's limits
+            return Choice("objective-perturbation", (), "objective-perturbation: the study is too large to "
+                          "simulate, and it is the more accurate central mechanism wherever both were measured")
+        predictions.append(MethodPrediction(mechanism, p.predicted["kendall"], p.standard_error["kendall"],
+                                            f"the planner's simulation ({p.replications} studies; {design.assumptions()})"))
+    return _choice(sorted(predictions, key=lambda p: p.kendall),
+                   f"for {items} items, {comparisons} comparisons, epsilon {epsilon:g} per comparison")

@@ -272,3 +272,32 @@ def test_dp_footrule_approaches_the_optimum_as_epsilon_grows(capsys):
     (m0, s0), (m1, s1), (m2, _) = stats
     assert m0 > m1 + 2 * np.hypot(s0, s1) and m1 > 2 * s1
     assert m2 == 0.0
+
+
+def test_epsilon_without_method_runs_auto_and_says_which_and_why(capsys, tmp_path):
+    from privrank.plan import choose_aggregation
+
+    R = sample_mallows(6, phi=0.6, n=400, rng=2)
+    path = tmp_path / "r.csv"
+    path.write_text("rank1,rank2,rank3,rank4,rank5,rank6\n" + "".join(
+        ",".join("ABCDEF"[i] for i in order) + "\n" for order in R.expanded()))
+    items = tmp_path / "items.txt"
+    items.write_text("A\nB\nC\nD\nE\nF\n")
+    code, out, err = run(capsys, "aggregate", path, "--items", items, "--epsilon", 1, "--seed", 1, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    expected = choose_aggregation(6, 400, 1.0)
+    assert doc["method"] == expected.method and doc["chosen_because"] == expected.reason
+    assert doc["guarantee"]["private"] and doc["guarantee"]["epsilon"] == 1.0
+    # the choice reads only public numbers: the reversed rankings (same items, count, epsilon) get the same method
+    path.write_text("rank1,rank2,rank3,rank4,rank5,rank6\n" + "".join(
+        ",".join("ABCDEF"[i] for i in order[::-1]) + "\n" for order in R.expanded()))
+    code, out, err = run(capsys, "aggregate", path, "--items", items, "--method", "auto", "--epsilon", 1,
+                         "--new-data", "reversed", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["method"] == expected.method
+    code, _, err = run(capsys, "aggregate", path, "--items", items, "--method", "auto", "--epsilon", 1, "--solver",
+                       "exact")
+    assert code == 2 and "name the method" in err
+    code, _, err = run(capsys, "aggregate", path, "--method", "auto")
+    assert code == 2 and "needs --epsilon" in err

@@ -102,3 +102,24 @@ def test_usage_errors_exit_2(cli, pairs, pairs_items, argv, match):
 def test_top_k_bounds(cli, pairs, pairs_items):
     code, _, err = cli("top-k", str(pairs), "--k", "4", "--epsilon", "1", "--items", pairs_items)
     assert code == 2 and "k must be between" in err
+
+
+def test_central_auto_names_the_mechanism_it_chose_and_why(cli, cems_file):
+    argv = ("rank", cems_file, "--items", items_of(cems_file), "--epsilon", "1", "--seed", "3")
+    doc = run_json(cli, *argv, "--mechanism", "central-auto")
+    assert doc["mechanism"] in ("objective-perturbation", "noisy-copeland")
+    assert "planner's simulation" in doc["chosen_because"] and "never the data" in doc["chosen_because"]
+    assert doc["guarantee"]["model"] == "central" and doc["guarantee"]["epsilon"] == 1.0
+    named = run_json(cli, *argv, "--mechanism", doc["mechanism"], "--new-data", "the same release, named")
+    assert named["ranking"] == doc["ranking"]  # the chosen mechanism, run as if named
+    code, out, _ = cli(*argv, "--mechanism", "central-auto", "--new-data", "again, as a table")
+    assert code == 0 and f"mechanism: {doc['mechanism']}" in out and "chosen_because:" in out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (("--epsilon", "1", "--gamma", "2"), "runs the mechanism it chooses with its defaults"),
+    (("--user-epsilon", "1", "--max-answers", "5"), "give --respondents N"),
+])
+def test_central_auto_refuses_options_of_one_mechanism(cli, cems_file, argv, match):
+    code, _, err = cli("rank", cems_file, "--items", items_of(cems_file), "--mechanism", "central-auto", *argv)
+    assert code == 2 and match in err

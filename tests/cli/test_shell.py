@@ -91,6 +91,9 @@ def test_the_parsers_choices_are_the_librarys():
     assert tuple(aggregate.PTAS_VARIANTS) == tuple(private_footrule.PTAS_VARIANTS)
     assert audit_cli.DEFAULT_DELTA == audit.DEFAULT_DELTA
     assert plan_cli.MECHANISMS == plan.MECHANISMS
+    assert set(aggregate.PURE_ONLY) == set(plan.PURE_ONLY)
+    assert tuple(rank.CENTRAL_MECHANISMS) == tuple(plan.MECHANISMS["central"])
+    assert {m.split("+")[0] for ms in plan.AGGREGATION_METHODS.values() for m in ms} <= set(aggregate.PRIVATE_METHODS)
     assert arguments.LEDGER_ENV == ENV_PATH
     assert ledger_cli.BUDGET_UNIT_CHOICES == tuple(sorted(BUDGET_UNITS))
 

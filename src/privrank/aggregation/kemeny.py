@@ -33,6 +33,10 @@ Solvers
 ``auto``
     ``exact`` when ``m <= AUTO_EXACT_MAX``, otherwise ``local-search`` (polynomial time on any
     matrix, where the exact integer program on a very noisy matrix may take long).
+``borda``, ``copeland``
+    The :func:`borda` and :func:`copeland` orders of the matrix: not Kemeny solvers but positional
+    rules, which on a very noisy matrix of many items land closer to the truth than its Kemeny
+    order (the utility frontier, ``docs/frontier.md``).
 
 Cost of the exact solver, and what happens above it
 ---------------------------------------------------
@@ -87,7 +91,7 @@ from .. import limits
 from ..errors import InputError, UtilityWarning, check_fraction, check_positive, check_whole, real_array
 from ..metrics import kemeny_cost
 
-SOLVERS = ("auto", "exact", "kwiksort", "local-search")
+SOLVERS = ("auto", "exact", "kwiksort", "local-search", "borda", "copeland")
 DP_MAX_ITEMS = 14
 AUTO_EXACT_MAX = 20
 CERTIFY_SECONDS = 10.0  # default time of :func:`certify`: improving an order and proving a lower bound
@@ -757,7 +761,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
 
     return {"auto": auto, "exact": exact,
             "kwiksort": lambda W: kwiksort_matrix(W, gen, best_of=k),
-            "local-search": polished}[solver]
+            "local-search": polished, "borda": borda, "copeland": copeland}[solver]
 
 
 def solve_many(Ws, solver: str = "auto", *, rng=None, best_of: int = 1) -> np.ndarray:

@@ -167,10 +167,11 @@ def certified(solver, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
 
 
 def _clip_default(clip, solver, m) -> bool:
-    """Clip unless an exact solver runs (exact solvers accept any weights; notes §6.1)."""
+    """Clip unless an exact solver or a positional rule runs (they accept any weights, and clipping
+    would bias Borda's sums; notes §6.1)."""
     if clip is not None:
         return check_flag(clip, name="clip")
-    return not (solver == "exact" or (solver == "auto" and m <= AUTO_EXACT_MAX))
+    return not (solver in ("exact", "borda", "copeland") or (solver == "auto" and m <= AUTO_EXACT_MAX))
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,10 +30,11 @@ from .output import add_output_options
 
 #: --solver's choices (privrank.aggregation.kemeny.SOLVERS), --partial's (privrank.data.io.PARTIAL_POLICIES)
 #: and --variant's (privrank.aggregation.private_footrule.PTAS_VARIANTS)
-SOLVERS = ("auto", "exact", "kwiksort", "local-search")
+SOLVERS = ("auto", "exact", "kwiksort", "local-search", "borda", "copeland")
 PARTIAL_POLICIES = ("error", "drop", "randomize")
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
 SOLVER_METHODS = ("noisy-matrix", "dp-kwiksort", "ldp-kwiksort", "ldp-matrix", "dp-ptas")
+#: the methods that take no delta (privrank.plan.PURE_ONLY)
 PURE_ONLY = ("exponential", "ldp-kwiksort", "ldp-matrix", "ldp-footrule")
 
 
@@ -121,8 +122,11 @@ def register(sub) -> None:
                     "ranking.")
     p.add_argument("file", help="rankings file: PrefLib .soc/.soi/.toc, or CSV (rank1,rank2,... "
                                 "columns of item labels, or one rank column per item); " + STDIN_HELP)
-    p.add_argument("--method", choices=list(METHODS), default="exact",
-                   help="aggregation method (default exact Kemeny)")
+    p.add_argument("--method", choices=list(METHODS) + ["auto"],
+                   help="aggregation method (default: auto with --epsilon, exact Kemeny without). auto chooses "
+                        "the central private method with the smallest expected distance to the truth for the "
+                        "public parameters (items, rankings, epsilon, delta), read off the utility frontier "
+                        "(docs/frontier.md), and says which and why; it never reads the rankings to choose")
     p.add_argument("--epsilon", type=float, help="privacy parameter (private methods)")
     p.add_argument("--delta", type=float, default=0.0,
                    help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
@@ -172,6 +176,15 @@ def run_aggregate(args) -> int:
     from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
 
+    if args.method is None:
+        args.method = "auto" if args.epsilon is not None else "exact"
+    if args.method == "auto":
+        if args.epsilon is None:
+            raise InputError("--method auto chooses among the private methods: it needs --epsilon")
+        named = [o for o in ("solver", "variant", "buckets", "kappa") if getattr(args, o) is not None]
+        if named or args.best_of != 1:
+            raise InputError(f"--{(named or ['best-of'])[0]} sets an option of one method, and --method auto "
+                             "runs the method it chooses with its defaults: name the method")
     if args.best_of < 1:
         raise InputError("--best-of must be >= 1")
     limits.check("BEST_OF", args.best_of, "--best-of", "use --solver local-search to polish one run instead")
@@ -183,31 +196,34 @@ def run_aggregate(args) -> int:
             raise InputError(f"--{option} applies to {', '.join(methods)} only")
     partial_rng = None if args.seed is None else np.random.default_rng([args.seed, 1])
     items = read_item_list(args.items) if args.items else None
-    if args.method in PRIVATE_METHODS and args.partial == "drop":
+    private = args.method in PRIVATE_METHODS + ("auto",)
+    if private and args.partial == "drop":
         raise InputError("--partial drop keeps a number of ballots that depends on the data, and the private "
                          "methods calibrate to the number of ballots: use --partial randomize (every ballot is "
                          "kept, each completed at random) or complete the ballots before releasing")
-    if args.method not in PRIVATE_METHODS and (args.ci or args.plot):
+    if not private and (args.ci or args.plot):
         raise InputError(f"--ci and --plot show the privacy noise of a private release; --method {args.method} "
                          "adds none")
-    if (args.ci or args.plot) and args.method not in INTERVAL_METHODS:  # refused before any privacy is spent
+    if (args.ci or args.plot) and args.method not in INTERVAL_METHODS + ("auto",):  # refused before any charge
         raise InputError(f"--ci and --plot re-draw the noise of the released statistic; --method {args.method} "
                          f"releases only an order: use {', '.join(INTERVAL_METHODS)}")
     with ledger_release(args, args.file) as release:
-        if args.non_private_diagnostics and args.method in PRIVATE_METHODS:
+        if args.non_private_diagnostics and private:
             release.refuse_if_budgeted("--non-private-diagnostics makes this output not private")
         if args.engine == "local" and args.scheduler is None:
             R = read_rankings(args.file, partial=args.partial, rng=partial_rng, items=items)
             release.expect(R.items)
+            chosen = _choose(args, len(R.items), R.n_voters) if args.method == "auto" else {}
             method = METHODS[args.method]
         else:  # the engine draws the voters' reports of the local methods: inside the release
-            R, method = engine_rankings(args, METHODS)
+            chosen = {}
+            R, method = engine_rankings(args, METHODS, lambda m, n: chosen.update(_choose(args, m, n)))
         if args.solver is None and args.method != "dp-ptas":
             args.solver = "auto"
         check_interval_size(args, len(R.items),
                             cubic=len(R.items) > DP_MAX_ITEMS and args.solver in ("auto", "exact", "local-search"))
         order, guarantee, extra, result = method(R, args)
-        extra = dict(extra)
+        extra = {**chosen, **extra}
         if guarantee.private and args.non_private_diagnostics:
             guarantee = guarantee.without_privacy(
                 "The output includes kemeny_cost and footrule_cost, computed exactly from the raw "
@@ -229,3 +245,20 @@ def run_aggregate(args) -> int:
             plot_intervals(ci, release.plot, title=guarantee.describe().split(";")[0])
         emit(text, release.output)
     return 0
+
+
+def _choose(args, items: int, rankings: int) -> dict:
+    """``--method auto``: set ``args.method`` (and ``args.solver``) to the central method with the
+    smallest expected error for the public parameters (:func:`privrank.plan.choose_aggregation`);
+    with ``--ci`` or ``--plot`` a method that releases a statistic, on the stream and Dask engines
+    one they run. Returns the output's fields naming the method and why."""
+    from ..plan import AGGREGATION_METHODS, choose_aggregation
+    from .engine_options import ENGINE_AGGREGATION
+
+    candidates = [c for c in AGGREGATION_METHODS["central"]
+                  if (not (args.ci or args.plot) or c.split("+")[0] in INTERVAL_METHODS)
+                  and (args.engine == "local" and args.scheduler is None or c.split("+")[0] in ENGINE_AGGREGATION)]
+    choice = choose_aggregation(items, rankings, args.epsilon, delta=args.delta, candidates=candidates)
+    args.method, _, solver = choice.method.partition("+")
+    args.solver = solver or None
+    return {"method": choice.method, "chosen_because": choice.reason}

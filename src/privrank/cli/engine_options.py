@@ -97,7 +97,7 @@ def engine_release(args, items=None):
                                 guarantee=drawn), tally
 
 
-def engine_rankings(args, methods):
+def engine_rankings(args, methods, choose=None):
     """``(tally, method)`` for ``aggregate --engine stream`` or ``dask``: the statistic of the
     rankings ``--method`` reads, and the method run on it, giving the local engine's output.
 
@@ -105,12 +105,13 @@ def engine_rankings(args, methods):
     randomization key comes from the source the in-memory method takes it from: ``ldp-matrix``
     draws it from its Generator (and then solves with it), ``ldp-footrule`` derives it from the
     seed. Non-private outputs and ``--non-private-diagnostics`` report the Kemeny and footrule
-    costs, so they read both exact statistics.
+    costs, so they read both exact statistics. ``--method auto`` reads both too, then calls
+    ``choose(items, rankings)``, which sets ``args.method`` from those public numbers.
     """
     from .._rng import as_generator
 
     _check_scheduler(args)
-    if args.method not in ENGINE_AGGREGATION:
+    if args.method not in ENGINE_AGGREGATION and args.method != "auto":
         raise InputError(f"--method {args.method} needs the whole profile in memory (ldp-kwiksort asks voters "
                          "adaptively chosen questions; dp-ptas reads every ranking's bucket pattern): use "
                          f"--engine local. --engine {args.engine} runs {', '.join(ENGINE_AGGREGATION)}")
@@ -121,12 +122,14 @@ def engine_rankings(args, methods):
     if local and (args.epsilon is None or args.delta or args.non_private_diagnostics):
         raise InputError(f"--method {args.method} is epsilon-local DP: it needs --epsilon, no --delta, and "
                          "--non-private-diagnostics only with --engine local")
-    both = not local and (args.epsilon is None or args.non_private_diagnostics)
+    both = not local and (args.epsilon is None or args.non_private_diagnostics or args.method == "auto")
     gen = as_generator(args.seed)
     tally = _statistics(args, kind="rankings", statistic=None if both else ENGINE_AGGREGATION[args.method],
                         epsilon=args.epsilon if local else None,
                         kappa=args.kappa if args.method == "ldp-footrule" else None,
                         rng=gen if args.method == "ldp-matrix" else args.seed)
+    if args.method == "auto":
+        choose(len(tally.items), tally.n_voters)
     method = methods[args.method]
     return tally, lambda R, a: method(R, argparse.Namespace(**{**vars(a), "seed": gen}))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import math
 from contextlib import nullcontext
+from dataclasses import replace
 
 from ..errors import InputError, check_epsilon
 from .arguments import STDIN_HELP, add_quiet_option, seed, summary
@@ -23,6 +24,10 @@ def register(sub) -> None:
                         "privrank.limits); with --like, the file's")
     p.add_argument("--users", type=_count, metavar="L",
                    help="number of users (an integer; 1e6 is read as 1000000); with --like, default the file's")
+    p.add_argument("--rankings", type=_count, metavar="N",
+                   help="plan the aggregation of N full rankings of --items items (privrank aggregate) instead of "
+                        "comparisons: every private method's expected distance to the truth at --epsilon, read "
+                        "off the utility frontier (docs/frontier.md), and the one --method auto would run")
     p.add_argument("--like", metavar="FILE",
                    help="a comparisons file like the planned study's (pilot or public data): its non-private BTL "
                         "fit gives the true scores simulated, and its users and comparisons per user the "
@@ -74,6 +79,8 @@ def _target(text: str) -> tuple[str, float]:
 def run_plan(args) -> int:
     from ..plan import BISECTIONS, EPSILON_GRID, Design, check_size, design_like, plot_curve, predict, smallest_epsilon
 
+    if args.rankings is not None:
+        return _plan_aggregation(args)
     if args.mechanism and args.mechanism not in MECHANISMS[args.model]:
         raise InputError(f"--mechanism {args.mechanism} belongs to the "
                          f"{'central' if args.model == 'local' else 'local'} model: add --model")
@@ -108,6 +115,11 @@ def run_plan(args) -> int:
         plot_curve(curve, args.plot, chosen=best, force=args.force)
     doc = best.to_dict()
     doc["target"] = None if target is None else {"metric": target[0], "value": target[1]}
+    if target is None and args.mechanism is None and len(MECHANISMS[design.model]) > 1:
+        others = [best] + [predict(replace(design, mechanism=m), best.epsilon, rng=args.seed)
+                           for m in MECHANISMS[design.model] if m != design.method]
+        doc["methods"] = {p.design.method: {"kendall": p.predicted["kendall"],
+                                            "standard_error": p.standard_error["kendall"]} for p in others}
     if args.format == "json":
         print(dumps(doc))
         return 0
@@ -124,4 +136,39 @@ def run_plan(args) -> int:
         shown = "n/a (counts do not estimate scores)" if value is None else \
             f"{value:.3g} +- {best.standard_error[metric]:.2g}"
         print(f"  {metric:<13} {shown}")
+    if "methods" in doc:
+        print(f"every {design.model} mechanism (kendall; --mechanism central-auto runs the smallest):")
+        for name, p in sorted(doc["methods"].items(), key=lambda kv: kv[1]["kendall"]):
+            print(f"  {name:<24} {p['kendall']:.3g} +- {p['standard_error']:.2g}")
+    return 0
+
+
+def _plan_aggregation(args) -> int:
+    """``--rankings N``: every aggregation method's expected Kendall distance, from the utility frontier."""
+    from ..plan import AGGREGATION_METHODS, choose_aggregation, predict_aggregation
+
+    if args.items is None or args.epsilon is None:
+        raise InputError("--rankings plans at one --epsilon for --items items")
+    for option in ("like", "users", "comparisons_per_user", "mechanism", "target", "plot", "k"):
+        if getattr(args, option) not in (None, False):
+            raise InputError(f"--{option.replace('_', '-')} belongs to a plan of comparisons, not of --rankings")
+    choice = choose_aggregation(args.items, args.rankings, args.epsilon)
+    predictions = {trust: predict_aggregation(args.items, args.rankings, args.epsilon, trust=trust)
+                   for trust in AGGREGATION_METHODS}
+    doc = {"items": args.items, "rankings": args.rankings, "epsilon": args.epsilon, "auto": choice.method,
+           "reason": choice.reason, "metric": "kendall: the expected fraction of pairs misordered against the truth",
+           "methods": {trust: [p.to_dict() for p in ps] for trust, ps in predictions.items()}}
+    if args.format == "json":
+        print(dumps(doc))
+        return 0
+    print(f"plan: aggregating {args.rankings} full rankings of {args.items} items at epsilon {args.epsilon:g} "
+          "(one ranking protected)")
+    print("predicted Kendall distance to the truth (fraction of pairs misordered, +- standard error), "
+          "read off the utility frontier:")
+    for trust, ps in predictions.items():
+        print(f"  {trust}:")
+        for p in ps:
+            mark = "  <- --method auto" if p.method == choice.method else ""
+            print(f"    {p.method:<24} {p.kendall:.3g} +- {p.standard_error:.2g}{mark}")
+    print(f"auto: {choice.reason}")
     return 0

@@ -26,8 +26,10 @@ LOCAL_MECHANISMS = {
     "laplace": "local_laplace",
 }
 CENTRAL_MECHANISMS = ("objective-perturbation", "noisy-copeland")
+#: the central mechanism with the smaller expected error for the public parameters (privrank.plan.choose_mechanism)
+CENTRAL_AUTO = "central-auto"
 BASELINES = ("penalised-mle", "copeland", "rank-centrality")
-MECHANISMS = sorted(LOCAL_MECHANISMS) + list(CENTRAL_MECHANISMS) + ["none"] + list(BASELINES)
+MECHANISMS = sorted(LOCAL_MECHANISMS) + list(CENTRAL_MECHANISMS) + [CENTRAL_AUTO, "none"] + list(BASELINES)
 MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
 MARGINS = ("top", "pairs")
 
@@ -57,7 +59,10 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                                      "of ratings (user,item,rating); "
                                      + STDIN_HELP)
     parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
-                        help=f"privacy mechanism or non-private baseline (default {default_mechanism})")
+                        help=f"privacy mechanism or non-private baseline (default {default_mechanism}); "
+                             f"{CENTRAL_AUTO}: the central mechanism (objective-perturbation or noisy-copeland) with "
+                             "the smaller error the planner predicts for the public parameters (items, comparisons "
+                             "or --respondents, epsilon), named in the output with the reason")
     add_budget_options(parser, reports=True)
     parser.add_argument("--lambda", dest="lam", default="default",
                         help="local mechanisms and none: ridge strength, a number, 'default' (G(eps)) or 'paper'")
@@ -179,24 +184,30 @@ def _check_options(args) -> None:
         raise InputError("--lambda and --weights apply to the local mechanisms and none; "
                          "objective-perturbation and penalised-mle take --gamma")
     if args.mechanism not in MLE_MECHANISMS and (args.link is not None or args.gamma is not None):
-        raise InputError("--link and --gamma apply to objective-perturbation and penalised-mle")
+        raise InputError("--link and --gamma apply to objective-perturbation and penalised-mle"
+                         + (f" (name it: {CENTRAL_AUTO} runs the mechanism it chooses with its defaults)"
+                            if args.mechanism == CENTRAL_AUTO else ""))
+    if args.mechanism == CENTRAL_AUTO and args.user_epsilon is not None and args.respondents is None:
+        raise InputError(f"--mechanism {CENTRAL_AUTO} with --user-epsilon chooses by the public number of "
+                         "respondents: give --respondents N (or name the mechanism)")
     if args.max_answers is not None and args.mechanism in ("none",) + BASELINES:
         raise InputError("--max-answers applies to the private mechanisms")
     if args.max_answers is not None and args.user_epsilon is not None and args.mechanism in LOCAL_MECHANISMS:
         raise InputError("--max-answers goes with --epsilon for local mechanisms (--user-epsilon already "
                          "bounds each respondent)")
-    if args.respondents is not None and not (args.mechanism in CENTRAL_MECHANISMS and args.user_epsilon is not None):
+    central = args.mechanism in CENTRAL_MECHANISMS + (CENTRAL_AUTO,)
+    if args.respondents is not None and not (central and args.user_epsilon is not None):
         raise InputError("--respondents applies to central mechanisms with --user-epsilon")
     if args.non_private_diagnostics and args.mechanism != "objective-perturbation":
         raise InputError("--non-private-diagnostics applies to objective-perturbation")
     if args.mechanism in BASELINES and (args.epsilon is not None or args.user_epsilon is not None):
         raise InputError(f"--mechanism {args.mechanism} is not private: drop --epsilon / --user-epsilon")
-    if args.mechanism in CENTRAL_MECHANISMS and args.epsilon is None and args.user_epsilon is None:
+    if central and args.epsilon is None and args.user_epsilon is None:
         raise InputError(f"--mechanism {args.mechanism} needs --epsilon (per comparison) or --user-epsilon "
                          "with --max-answers (per respondent)")
     if getattr(args, "k", None) is not None and args.k < 1:
         raise InputError("--k must be at least 1")
-    if (getattr(args, "ci", False) or getattr(args, "plot", None)) and args.mechanism in CENTRAL_MECHANISMS \
+    if (getattr(args, "ci", False) or getattr(args, "plot", None)) and central \
             and args.user_epsilon is not None and args.respondents is None:
         raise InputError("intervals of a per-respondent central release need the public number of respondents "
                          "(--respondents N)")
@@ -211,7 +222,7 @@ def _check_data(args, comps) -> None:
     m = comps.n_items
     if getattr(args, "k", None) is not None and args.k > m:
         raise InputError(f"--k must be between 1 and the number of items ({m})")
-    if args.mechanism not in CENTRAL_MECHANISMS + BASELINES:  # a BTL fit needs every item compared
+    if args.mechanism not in CENTRAL_MECHANISMS + (CENTRAL_AUTO,) + BASELINES:  # a BTL fit needs every item compared
         refuse_uncompared(np.bincount(np.concatenate((comps.item_a, comps.item_b)), minlength=m))
 
 
@@ -287,6 +298,7 @@ def fitted_ranking(args, comps=None):
     if comps.is_randomized and args.epsilon is not None:
         comps = comps.with_declared_epsilons(args.epsilon)
     link = args.link or "logistic"
+    chosen = _choose_central(args, comps) if args.mechanism == CENTRAL_AUTO else {}
     if args.mechanism in CENTRAL_MECHANISMS:
         budget = {"epsilon": answers_epsilon(args), "user_epsilon": args.user_epsilon, "max_answers": args.max_answers,
                   "respondents": args.respondents}
@@ -295,7 +307,7 @@ def fitted_ranking(args, comps=None):
                                 diagnostics=args.non_private_diagnostics, rng=args.seed)
         else:
             res = noisy_copeland(comps, **budget, rng=args.seed)
-        return res, {**res.params, **(res.diagnostics or {})}
+        return res, {**chosen, **res.params, **(res.diagnostics or {})}
     if args.mechanism in BASELINES:
         if args.mechanism == "penalised-mle":
             res = penalised_mle(comps, link=link, gamma=_gamma(args.gamma))
@@ -305,6 +317,24 @@ def fitted_ranking(args, comps=None):
             res = rank_centrality(comps)
         return res, {**res.params, **(res.diagnostics or {})}
     return _local_fit(local_release(comps, args), args, comps if margin else None)
+
+
+def _choose_central(args, comps) -> dict:
+    """``--mechanism central-auto``: set ``args.mechanism`` to the central mechanism with the
+    smaller predicted error (:func:`privrank.plan.choose_mechanism`) for the public parameters --
+    the items, and the comparisons (per-comparison epsilon: their number is public there, the
+    theory ridge reads it) or the declared respondents times ``--max-answers`` at the per-answer
+    share of ``--user-epsilon``. Returns the output's fields naming the mechanism and why."""
+    from ..plan import choose_mechanism
+
+    if args.user_epsilon is not None:
+        answers = args.max_answers or comps.n_items * (comps.n_items - 1) // 2
+        n, eps = args.respondents * answers, args.user_epsilon / answers
+    else:
+        n, eps = comps.n_records, answers_epsilon(args)
+    choice = choose_mechanism(comps.n_items, n, eps, rng=0)
+    args.mechanism = choice.method
+    return {"mechanism": choice.method, "chosen_because": choice.reason}
 
 
 def _margin_applies(args, file_holds_reports: bool) -> bool:
@@ -369,7 +399,7 @@ def run_ranking(args) -> int:
         release.done(res.guarantee, reports=reports)
         rows, ci = interval_rows(res, res.table(args.k), args)
         margin = extra.pop("margin", None)
-        notes = extra if args.format == "json" else {}
+        notes = extra if args.format == "json" else {k: extra[k] for k in ("mechanism", "chosen_because") if k in extra}
         if ci is not None:
             notes["intervals"] = ci.describe()
         if margin is not None:
