@@ -140,12 +140,13 @@ def generate(path: Path, battles: int, models: int, seed: int = 0) -> None:
 
 
 def run(command: list[str], work: Path) -> tuple[float, float, str]:
-    """Run ``command``; its wall time (s), peak resident memory (GB) and standard output. The privacy
-    ledger's state lives in ``work``, not in the user's own."""
+    """Run ``command``; its wall time (s), peak resident memory (GB) and standard output. privrank's
+    state lives in ``work/state``, not in the user's own, and apart from the outputs (which the CLI
+    refuses to write inside its state directory)."""
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "PRIVRANK_STATE": str(work)})
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "PRIVRANK_STATE": str(work / "state")})
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)

@@ -44,3 +44,13 @@ def test_the_readme_has_every_section_the_benchmarks_write():
 def test_the_command_is_the_one_the_script_ran_with(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/somewhere/benchmarks/bench_x.py", "--rounds", "7", "--readme"])
     assert spread.command() == "python benchmarks/bench_x.py --rounds 7 --readme"
+
+
+def test_the_arena_benchmark_runs_end_to_end(tmp_path, monkeypatch, capsys):
+    """A tiny arena: its privrank commands write beside, not inside, the state directory they are given."""
+    import bench_arena
+
+    monkeypatch.setattr(bench_arena, "DATA", tmp_path)
+    bench_arena.main(["--battles", "2000", "--models", "8", "--rounds", "1", "--recipe-rounds", "0"])
+    out = capsys.readouterr().out
+    assert "privrank private:" in out and "Kendall tau private vs non-private" in out
