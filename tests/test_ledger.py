@@ -397,3 +397,21 @@ def test_a_ledger_written_before_labels_were_normalised_keeps_its_budgets(tmp_pa
         assert [r["fingerprint"] for r in ledger.releases()] == [identify(data).legacy] * 2
     with sqlite3.connect(private_ledger) as db:
         assert {"identities", "sketches"} <= {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+
+
+def test_a_seeded_run_does_not_bind_its_data_set_to_its_ledger(tmp_path):
+    """A seeded run (research output, not a private release) is recorded, but another ledger may
+    then take the data set; a private release binds it as before."""
+    import dataclasses
+
+    seeded = dataclasses.replace(G1, seeded=True)
+    with Ledger(tmp_path / "project.sqlite") as ledger:
+        ledger.record("data1", seeded)
+        assert len(ledger.releases()) == 1
+    with Ledger(tmp_path / "ci.sqlite") as ledger:
+        ledger.record("data1", seeded)
+        ledger.record("data1", G1)  # the first private release binds the data set here
+    with Ledger(tmp_path / "project.sqlite") as ledger:
+        for g in (G1, seeded):
+            with pytest.raises(InputError, match="another ledger"):
+                ledger.record("data1", g)

@@ -25,7 +25,8 @@ charge and no output.
 A ledger that disappears must not look like a fresh one. Each ledger has a random id (table
 ``meta``), and a *journal* outside it (:func:`journal_dir`, one small file per data set named by
 its fingerprint) remembers which ledger holds each data set's budget and releases, and how many
-releases it had. A release or budget of a data set that the journal places in another ledger,
+releases it had (a seeded run, research output rather than a private release, is recorded
+without binding the data set to its ledger). A release or budget of a data set that the journal places in another ledger,
 or in this ledger with more releases than it now holds (a ledger truncated, deleted, replaced,
 or restored from an older copy), is refused with a message that says where its history is. An
 existing empty file, a file of another application, a damaged file (any damaged page: the ledger
@@ -322,7 +323,9 @@ class Ledger:
         (:func:`spent`), the release is inserted only if all of them still hold, and the journal
         entry is written (to a temporary file beside it) before the commit: a journal folder that
         cannot be written (missing and not creatable, not a folder, read-only, full) is refused
-        with nothing recorded. The entry is renamed into place after the commit.
+        with nothing recorded. The entry is renamed into place after the commit. A seeded run
+        (research output, not a private release: :attr:`Guarantee.seeded`) is recorded but writes no
+        journal entry, so it does not bind the data set to this ledger.
 
         Raises
         ------
@@ -358,7 +361,7 @@ class Ledger:
                  row["delta"], row["epsilon_per_user"], int(row["private"]), output, command, reason))
             release_id = int(cur.lastrowid)
             self._register(key, fingerprint)
-            entry.releases = len(past) + 1
+            entry.releases, entry.bind = len(past) + 1, not guarantee.seeded
         return release_id
 
     def key(self, identity, *, new_data: str | None = None) -> str:
@@ -464,20 +467,24 @@ class Ledger:
         """A write transaction that stages the data set's journal entry before it commits.
 
         The block sets ``entry.key``, the data set's key (resolved inside the transaction), and
-        ``entry.releases``, its release count after it. The entry is written to a temporary file
-        inside the transaction, so a journal that cannot be written rolls the transaction back
-        (nothing is charged), and renamed into place after the commit.
+        ``entry.releases``, its release count after it; ``entry.bind = False`` writes no entry (a
+        seeded run, which is not a private release, does not bind the data set to this ledger).
+        The entry is written to a temporary file inside the transaction, so a journal that cannot
+        be written rolls the transaction back (nothing is charged), and renamed into place after
+        the commit.
         """
-        entry, staged = SimpleNamespace(key=None, releases=0), None
+        entry, staged = SimpleNamespace(key=None, releases=0, bind=True), None
         try:
             with self._transaction():
                 yield entry
-                staged = self._stage_journal(entry.key, entry.releases)
+                if entry.bind:
+                    staged = self._stage_journal(entry.key, entry.releases)
         except BaseException:
             if staged is not None:
                 Path(staged).unlink(missing_ok=True)
             raise
-        self._place_journal(entry.key, staged)
+        if staged is not None:
+            self._place_journal(entry.key, staged)
 
     def _stage_journal(self, fingerprint: str, releases: int) -> str:
         """Write a journal entry to a temporary file beside its place; returns the temporary's name."""
