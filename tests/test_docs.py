@@ -107,3 +107,14 @@ def test_a_parameter_the_signature_lacks_fails_the_build(tmp_path):
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     done = run_mkdocs(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert done.returncode != 0 and "Parameter 'factr' does not appear in the function signature" in done.stderr
+
+
+def test_the_guarantee_the_guide_explains_is_the_one_its_example_prints():
+    """Section 3 of the guide quotes a guarantee (an indented block): it must be, up to line breaks,
+    part of what one of the guide's commands prints (shown in its console blocks, which
+    tests/test_doc_examples.py checks against the commands)."""
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("## 3. Reading the guarantee", 1)[1].split("\n## ", 1)[0]
+    quoted = " ".join(line.strip() for line in section.splitlines() if line.startswith("    "))
+    outputs = " ".join(" ".join(block.split()) for block in re.findall(r"```console\n(.*?)```", guide, re.S))
+    assert quoted and " ".join(quoted.split()) in outputs
