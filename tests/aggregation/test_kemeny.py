@@ -362,4 +362,21 @@ def test_a_heuristic_release_carries_its_certified_gap():
     assert d["noisy_cost"] <= quick["noisy_cost"] + 1e-9
     with pytest.raises(InputError, match="certify_seconds"):
         pr.private_kemeny(R, epsilon=1.0, certify_seconds=float("nan"), rng=1)
-    assert "optimality_gap" not in pr.private_kemeny(R, epsilon=1.0, solver="exact", rng=1).details
+    assert d["solver_ran"] == "local-search"
+    with pytest.warns(pr.UtilityWarning, match="NOT proven optimal"):  # exact refuses this cycle: local search runs
+        fallback = pr.private_kemeny(R, epsilon=1.0, solver="exact", rng=1).details
+    assert fallback["solver_ran"] == "local-search" and "optimality_gap" in fallback
+
+
+@pytest.mark.parametrize("solver, ran", [("auto", "exact"), ("exact", "exact"), ("kwiksort", "kwiksort"),
+                                         ("local-search", "local-search"), ("borda", "borda")])
+def test_every_solver_result_says_which_solver_ran_and_its_certificate(solver, ran):
+    import privrank as pr
+
+    R = sample_mallows(8, phi=0.7, n=300, rng=4)
+    d = pr.private_kemeny(R, epsilon=1.0, solver=solver, rng=1).details
+    assert d["solver"] == solver and d["solver_ran"] == ran
+    assert d["optimality_gap"] == pytest.approx(d["noisy_cost"] - d["noisy_cost_lower_bound"], abs=1e-9)
+    assert d["proved_optimal"] is (d["optimality_gap"] <= 1e-9) or ran != "exact"
+    if ran == "exact":
+        assert d["proved_optimal"] and d["optimality_gap"] == 0.0

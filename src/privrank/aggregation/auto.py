@@ -42,8 +42,10 @@ def run_method(name: str, profile, *, epsilon, delta: float = 0.0, rng=None) -> 
 
 def private_aggregate(profile, *, epsilon, delta: float = 0.0, method: str = "auto", trust: str = "central",
                       rng=None) -> AggregateResult:
-    """One private consensus order of full rankings, by ``method`` or, by default, the method with
-    the smallest expected Kendall distance to the truth for these public parameters.
+    """A private consensus order of full rankings, by the method with the smallest expected error.
+
+    ``method="auto"`` (the default) runs the method with the smallest expected Kendall distance
+    to the truth for these public parameters; a method's name runs that one.
 
     Parameters
     ----------

@@ -730,7 +730,9 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
 
     ``rng`` drives the randomised solvers; ``best_of`` the number of KwikSort runs (at most
     ``PRIVRANK_MAX_BEST_OF``). ``exact`` (and ``auto``) fall back to ``local-search`` with a
-    warning when the exact solver's limits refuse the matrix (module docstring).
+    warning when the exact solver's limits refuse the matrix (module docstring). A named solver's
+    ``ran`` attribute names the algorithm that gave its last order (``exact``, ``local-search``,
+    ``kwiksort``, ``borda`` or ``copeland``): ``auto`` and a refused ``exact`` say which ran.
     """
     if callable(solver):
         return solver
@@ -742,26 +744,40 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     def polished(W):
         A = _matrix(W)
         starts = [borda(A), kwiksort_matrix(A, gen, best_of=k)]
+        solve.ran = "local-search"
         return min((local_search(A, s) for s in starts), key=lambda o: kemeny_cost(o, A))
 
     def exact(W):  # the release is already paid for: fall back rather than refuse
         A = _matrix(W)
         try:
-            return exact_kemeny(A)
+            order = exact_kemeny(A)
         except ExactTooCostly as exc:
             warnings.warn(f"solver exact: {exc.reason}; the order is local search's and NOT proven optimal "
                           "(privacy is unchanged). Choose solver='local-search' (CLI: --solver local-search) to say "
                           f"so, or raise {limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to "
                           "insist on the exact solver", UtilityWarning, stacklevel=2)
             return polished(A)
+        solve.ran = "exact"
+        return order
 
     def auto(W):
         A = _matrix(W)
         return exact(A) if A.shape[0] <= AUTO_EXACT_MAX else polished(A)
 
-    return {"auto": auto, "exact": exact,
-            "kwiksort": lambda W: kwiksort_matrix(W, gen, best_of=k),
-            "local-search": polished, "borda": borda, "copeland": copeland}[solver]
+    def named(name, function):
+        def run(W):
+            solve.ran = name
+            return function(W)
+        return run
+
+    chosen = {"auto": auto, "exact": exact, "kwiksort": named("kwiksort", lambda W: kwiksort_matrix(W, gen, best_of=k)),
+              "local-search": polished, "borda": named("borda", borda), "copeland": named("copeland", copeland)}[solver]
+
+    def solve(W):
+        return chosen(W)
+
+    solve.ran = None
+    return solve
 
 
 def solve_many(Ws, solver: str = "auto", *, rng=None, best_of: int = 1) -> np.ndarray:

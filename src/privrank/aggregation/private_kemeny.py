@@ -149,21 +149,27 @@ def _solver_details(solver, best_of) -> dict:
 GAP_LP_MAX_ITEMS = 300
 
 
-def certified(solver, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
-    """For a heuristic solver (local search, KwikSort, or ``auto`` above ``AUTO_EXACT_MAX`` items):
-    :func:`~privrank.aggregation.kemeny.certify` the order on the released (noisy) matrix it solved
-    for ``seconds``. Returns the order -- for local search and ``auto`` the certificate's, never
-    costlier; KwikSort's own otherwise -- and details: its Kemeny cost on that matrix, a lower bound
-    on every order's cost there, their difference (a certified optimality gap) and whether the order
-    is proved optimal. Post-processing of the release (never a cost on the raw rankings). For exact
-    solvers the order as it is and no details."""
-    m = W.shape[0]
-    if not (solver in ("local-search", "kwiksort") or (solver == "auto" and m > AUTO_EXACT_MAX)):
+def certified(solve, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
+    """The order a solver ``solve`` (of :func:`~privrank.aggregation.kemeny.wfas_solver`) found on the
+    released (noisy) matrix ``W``, and its certificate: which algorithm ran (``solver_ran``), the
+    order's Kemeny cost on that matrix, a lower bound on every order's cost there, their difference
+    (a certified optimality gap) and whether the order is proved optimal. An exact solve is its own
+    proof; after a heuristic (local search, KwikSort, Borda, Copeland) the order is
+    :func:`~privrank.aggregation.kemeny.certify`-ed for ``seconds`` -- for local search the
+    certificate's order, never costlier, else the heuristic's own. Post-processing of the release
+    (never a cost on the raw rankings). A custom callable gets no certificate."""
+    ran = getattr(solve, "ran", None)
+    if ran is None:
         return order, {}
+    if ran == "exact":
+        cost = float(kemeny_cost(order, W))
+        return order, {"solver_ran": ran, "noisy_cost": cost, "noisy_cost_lower_bound": cost, "optimality_gap": 0.0,
+                       "proved_optimal": True}
+    m = W.shape[0]
     c = certify(W, order, time_limit=seconds if m <= GAP_LP_MAX_ITEMS else 0.0,
-                improve=solver != "kwiksort", rng=rng)
-    return c.order, {"noisy_cost": c.cost, "noisy_cost_lower_bound": c.lower_bound, "optimality_gap": c.gap,
-                     "proved_optimal": c.proved_optimal}
+                improve=ran == "local-search", rng=rng)
+    return c.order, {"solver_ran": ran, "noisy_cost": c.cost, "noisy_cost_lower_bound": c.lower_bound,
+                     "optimality_gap": c.gap, "proved_optimal": c.proved_optimal}
 
 
 def _clip_default(clip, solver, m) -> bool:
@@ -240,7 +246,7 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
     solved = clip_pairs(Wt) if do_clip else Wt
-    order, gap = certified(solver, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
+    order, gap = certified(solve, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
     return AggregateResult(order, guarantee,
                            {"noise": budget.noise, "noise_scale": scale, "clipped": do_clip,
                             **_solver_details(solver, best_of), **gap},
@@ -483,7 +489,7 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
         charge(g)
         Wt = local_pairwise_matrix(R.expanded(), eps, gen)
     solved = clip_pairs(Wt) if do_clip else Wt
-    order, gap = certified(solver, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
+    order, gap = certified(solve, solved, np.asarray(solve(solved), dtype=np.int64), seconds, gen)
     sd = local_pairwise_sd(R.n_items, R.n_voters, eps)
     return AggregateResult(order, g, {"noise": "local", "noise_scale": sd, "clipped": do_clip,
                                       **_solver_details(solver, best_of), **gap},
