@@ -189,3 +189,10 @@ def test_a_guarantee_stating_a_per_user_epsilon_is_charged_per_user():
     explicit = Accountant(ApproxDP(10.0, 1e-5), unit=UNIT_COMPARISON)
     explicit.spend(approx)  # a per-comparison accountant charges it per comparison
     assert explicit.spent.epsilon == pytest.approx(0.5)
+
+
+def test_zcdp_conversions_at_a_subnormal_delta():
+    # 1 / 5e-324 overflows: rho came out 0 (and noisy_counts divided by it) and epsilon infinite
+    L = -math.log(5e-324)
+    assert zcdp_rho(1.0, 5e-324) == pytest.approx((math.sqrt(L + 1.0) - math.sqrt(L)) ** 2)
+    assert zcdp_epsilon(0.1, 5e-324) == pytest.approx(0.1 + 2.0 * math.sqrt(0.1 * L))

@@ -172,18 +172,6 @@ NOT_YET = {
     'approximate_median': [0, 'kappa'],
     'classic_randomized_response': ['epsilon'],
     'comparisons_from_ratings': ['item', 'rating', 'rng', 'user'],
-    'debiased_randomized_response': ['epsilon', 'weights'],
-    'dp_footrule': ['kappa'],
-    'exponential_kemeny': ['epsilon'],
-    'footrule_cost_release': [0, 'kappa'],
-    'ldp_footrule': ['kappa'],
-    'ldp_matrix': ['solver'],
-    'local_laplace': ['epsilon'],
-    'noisy_counts': [0, 'delta', 'unit'],
-    'private_kemeny': ['solver'],
-    'randomize_answer': [0, 1],
-    'randomized_response': ['epsilon'],
-    'release_from_reports': ['guarantee'],
 }
 
 #: parameters that name something outside the call (a ledger, a journal, a progress display)

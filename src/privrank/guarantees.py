@@ -245,6 +245,12 @@ def compose(*guarantees: Guarantee) -> Guarantee:
 # typed budgets
 # --------------------------------------------------------------------------------------------
 
+def _log_inverse(delta: float) -> float:
+    """``ln(1/delta)``, also for a subnormal ``delta`` (below 5.6e-309), whose inverse overflows."""
+    inverse = 1.0 / delta
+    return math.log(inverse) if math.isfinite(inverse) else -math.log(delta)
+
+
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """Epsilon of the ``(epsilon, delta)``-DP statement implied by rho-zCDP.
 
@@ -261,7 +267,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     d = check_delta(delta)
     if d == 0:
         raise InputError("rho-zCDP implies no pure epsilon-DP statement: give delta > 0")
-    return r + 2.0 * math.sqrt(r * math.log(1.0 / d))
+    return r + 2.0 * math.sqrt(r * _log_inverse(d))
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
@@ -281,7 +287,7 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     d = check_delta(delta)
     if d == 0:
         raise InputError("a zCDP calibration needs delta > 0")
-    L = math.log(1.0 / d)
+    L = _log_inverse(d)
     return e * e / (math.sqrt(L + e) + math.sqrt(L)) ** 2  # (sqrt(L+e) - sqrt(L))^2, stably
 
 

@@ -304,3 +304,14 @@ def test_one_release_spends_exactly_the_budget(monkeypatch):
     ((_, b, size),) = rec.calls
     assert size == m * (m - 1) // 2
     assert _max_change(up, 1) / n / b == pytest.approx(eps)
+
+
+def test_kappa_must_be_a_number_in_its_range():
+    profile = Rankings.from_orders(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1]]))
+    # text was read as a number, and an integer too large for a float escaped as an OverflowError
+    with pytest.raises(InputError, match="kappa must be a number, got str"):
+        dp_footrule(profile, epsilon=1.0, kappa="1.5", rng=0)
+    with pytest.raises(InputError, match="kappa must be a number: an integer too large"):
+        ldp_footrule(profile, epsilon=1.0, kappa=10 ** 400, rng=0)
+    with pytest.raises(InputError, match=r"kappa must lie in \[1, 2\)"):
+        dp_footrule(profile, epsilon=1.0, kappa=2, rng=0)

@@ -404,3 +404,18 @@ def test_tiny_query_caps_take_the_fallback_without_answering(monkeypatch, q):
     assert res.details["fallback"] and res.details["queries"] == 0
     assert [c[2] for c in rec.calls] == [6]
     assert sorted(res.order) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("release", [pk.private_kemeny, pk.ldp_matrix])
+def test_a_solver_that_is_not_a_name_is_refused(release):
+    R = Rankings.from_orders(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1]]))
+    # an array was compared with "exact" before the solver was checked: numpy's "truth value ... is ambiguous"
+    with pytest.raises(InputError, match="solver must be one of"):
+        release(R, epsilon=1.0, solver=np.array(["exact", "auto"]), rng=0)
+
+
+def test_the_exponential_mechanism_at_a_huge_epsilon_releases_the_optimum():
+    R = Rankings.from_orders(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [0, 1, 2]]))
+    # eps * utility overflowed to -inf and the probabilities were NaN (numpy's ValueError)
+    res = pk.exponential_kemeny(R, epsilon=1e308, rng=0)
+    assert res.order.tolist() == [0, 1, 2]

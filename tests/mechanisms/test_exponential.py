@@ -31,3 +31,9 @@ def test_sampler_frequencies():
                         minlength=3)
     se = np.sqrt(p * (1 - p) / 6000)  # binomial SE of each frequency
     assert np.all(np.abs(draws / 6000 - p) <= 4 * se)
+
+
+def test_an_epsilon_whose_logits_overflow_gives_the_limit():
+    # eps * u overflowed to -inf for every candidate, and -inf - (-inf) made every probability NaN
+    p = exponential_probabilities([-4.0, -2.0, -3.0, -2.0], 1.0, 1e308)
+    assert p.tolist() == [0.0, 0.5, 0.0, 0.5]

@@ -197,3 +197,14 @@ def test_randomize_records_validates():
         randomize_records(np.array([1]), 1.0, record_key(0), first_record=-1)
     with pytest.raises(InputError):
         randomize_bits(np.array([0.25]), 1.0, 0)
+
+
+def test_respondent_side_function_refuses_what_is_not_one_answer():
+    # an array was compared with (1, -1, 0): numpy's "truth value ... is ambiguous"
+    with pytest.raises(InputError, match="outcome must be 1, -1 or 0"):
+        randomize_answer(np.array([1, -1]), 1.0)
+    # False would have been answered as a tie
+    with pytest.raises(InputError, match="outcome must be 1, -1 or 0"):
+        randomize_answer(False, 1.0)
+    with pytest.raises(InputError, match="epsilon must be a number > 0, got list"):
+        randomize_answer(1, [[0.5, 1.0], [2.0]])

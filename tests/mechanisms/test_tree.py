@@ -286,3 +286,11 @@ def test_local_footrule_release_is_unbiased():
     assert np.max(np.abs(z)) < 4.5
     # the stated per-entry sd is an upper bound of the observed one (within sampling error)
     assert np.all(errs.std(0, ddof=1) <= rel.cost_sd[None, :] * 1.35)
+
+
+def test_positions_of_one_shape_only():
+    # a ragged list escaped as numpy's ValueError
+    with pytest.raises(InputError, match=r"positions must be an \(n, m\) array of integer positions \(real, of one shape\)"):
+        footrule_cost_release([[0, 1], [2]], epsilon=1.0, rng=0)
+    with pytest.raises(InputError, match=r"positions must be an \(n, m\) array with n, m >= 1"):
+        footrule_cost_release([0, 1, 2], epsilon=1.0, rng=0)

@@ -169,3 +169,26 @@ def test_inverse_variance_mean_is_unbiased():
     var_rec = np.where(np.arange(100_000) % 2, 1 / np.tanh(0.25) ** 2, 1 / np.tanh(1.5) ** 2) / 4
     se = np.sqrt(np.sum(w ** 2 * var_rec)) / w.sum()
     assert abs(rel.counts.wins[0] / rel.counts.totals[0] - 0.7) < 4 * se
+
+
+def test_a_malformed_epsilon_is_refused_with_a_message():
+    # a ragged list or an integer too large for a float used to escape as numpy's ValueError or an OverflowError
+    with pytest.raises(InputError, match=r"epsilon must be a number > 0 or one per user \(real, of one shape\)"):
+        pr.randomized_response(small(), epsilon=[[1.0, 2.0], [3.0]], rng=0)
+    with pytest.raises(InputError, match="epsilon must be a number > 0 or one per user"):
+        pr.local_laplace(small(), epsilon=[10 ** 400, 1.0], rng=0)
+    with pytest.raises(InputError, match="user_epsilon must be a number > 0 or one per user"):
+        pr.debiased_randomized_response(small(), user_epsilon=[[1.0], [2.0, 3.0]], rng=0)
+
+
+def test_a_bad_weighting_is_refused_before_the_charge():
+    acct = pr.Accountant(pr.PureDP(5.0))
+    with pytest.raises(InputError, match="weights must be one of uniform, inverse_variance"):
+        pr.debiased_randomized_response(small(), epsilon=1.0, weights="optimal", accountant=acct, rng=0)
+    assert acct.remaining == pr.PureDP(5.0)  # nothing spent: the reports were never drawn
+
+
+def test_release_from_reports_refuses_a_guarantee_that_is_not_one():
+    reports = pr.randomized_response(small(), epsilon=1.0, rng=0)
+    with pytest.raises(InputError, match="guarantee must be a privrank Guarantee"):
+        pr.release_from_reports(reports, guarantee=1.0)

@@ -83,11 +83,11 @@ from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
 from ..data.rankings import RankingTally, releasable
-from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole
+from ..errors import InputError, check_delta, check_epsilon, check_whole
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
-from ..mechanisms.tree import (footrule_cost_release, footrule_counts_release, local_footrule_release,
-                               tree_layout)
+from ..mechanisms.tree import (check_kappa, footrule_cost_release, footrule_counts_release,
+                               local_footrule_release, tree_layout)
 from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order
 from .kemeny import wfas_solver
@@ -331,7 +331,7 @@ def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
     tally = _tally(profile, weights)
     if tally is not None:
         _check_size(tally.n_items)
-        if kappa is not None and check_positive(kappa, name="kappa") != tally.kappa:
+        if kappa is not None and check_kappa(kappa) != tally.kappa:
             raise InputError(f"the voters' tree vectors have kappa {tally.kappa:g}: give that kappa or none")
         eps = check_epsilon(epsilon)
         rel = local_footrule_release(tally.local_reports("positions", eps), tally.n_voters,

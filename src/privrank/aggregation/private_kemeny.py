@@ -240,9 +240,9 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
     seconds = check_positive(certify_seconds, name="certify_seconds", allow_zero=True)
     gen = as_generator(rng)
     m = R.n_items
+    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     do_clip = _clip_default(clip, solver, m)
     guarantee = budget.guarantee("noisy pairwise matrix")
-    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     charge(guarantee)
     Wt, scale = noisy_pairwise_matrix(R.pairwise_matrix(), R.n_voters, budget, 1.0, gen)
     solved = clip_pairs(Wt) if do_clip else Wt
@@ -478,10 +478,10 @@ def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, bes
     eps = check_epsilon(epsilon)
     seconds = check_positive(certify_seconds, name="certify_seconds", allow_zero=True)
     gen = as_generator(rng)
+    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     do_clip = _clip_default(clip, solver, R.n_items)
     g = _local_guarantee(eps, "one-round Duchi et al. l2 randomizer of the pairwise vector",
                          "Every voter sends one report.")
-    solve = wfas_solver(solver, rng=gen, best_of=best_of)  # checks the solver's arguments before the charge
     if isinstance(R, RankingTally):  # the voters' reports, drawn and charged where they were tallied
         Wt = pairwise_from_reports(R.local_reports("pairwise", eps), R.n_voters, R.n_items, eps)
         g = replace(g, seeded=R.seeded)

@@ -22,7 +22,7 @@ from ..data.tally import ComparisonTally
 from ..errors import InputError, UtilityWarning, check_whole
 from ..mechanisms.randomized_response import debias
 from ..pairwise.btl import btl_hessian, fit_btl
-from ..pairwise.release import WEIGHTS, paper_lambda, release_from_reports
+from ..pairwise.release import check_weighting, paper_lambda, release_from_reports
 
 #: the default cap of the search: no change up to this many fakes is reported as "more than" it
 MAX_FAKES = 10 ** 6
@@ -591,8 +591,7 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
     >>> [(p.item, p.at_least <= p.fakes) for p in margin.pairs]
     [(1, True), (2, True), (3, True), (4, True)]
     """
-    if not isinstance(weights, str) or weights not in WEIGHTS:
-        raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
+    check_weighting(weights)
     if not isinstance(debiased, (bool, np.bool_)):
         raise InputError("debiased must be True or False")
     max_fakes = check_whole(max_fakes, name="max_fakes")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import RHO_MINIMUM, InputError, check_delta, check_epsilon, check_positive
+from ..errors import MAX_WHOLE, RHO_MINIMUM, InputError, check_delta, check_epsilon, check_positive, index_array
 from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
 from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
@@ -72,15 +72,12 @@ class CountRelease:
 
 
 def _check_counts(counts) -> np.ndarray:
-    c = np.asarray(counts)
+    c = index_array(counts, name="counts", what="integers (use the continuous samplers for real values)")
     if c.size == 0:
         raise InputError("no counts to release")
-    if c.dtype.kind not in "iu":
-        if c.dtype.kind not in "fb" or not np.all(np.isfinite(c)) or np.any(c != np.round(c)):
-            raise InputError("counts must be integers (use the continuous samplers for real values)")
-    if np.any(np.abs(c) > 2 ** 53):
-        raise InputError("counts must be below 2^53 in absolute value")
-    return c.astype(np.int64)
+    if np.any((c > MAX_WHOLE) | (c < -MAX_WHOLE)):  # not np.abs: the abs of int64's minimum is negative
+        raise InputError("counts must be at most 2^53 in absolute value")
+    return c
 
 
 @private_release
@@ -134,7 +131,7 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
         raise InputError("the counts are integers, so any change of them is at least 1: l1_sensitivity and "
                          "l2_sensitivity must be >= 1")
     dlt = check_delta(delta)
-    if not unit or not isinstance(unit, str):
+    if not isinstance(unit, str) or not unit:
         raise InputError("unit must name the protected unit")
     if (epsilon is None) == (rho is None):
         raise InputError("give exactly one of epsilon or rho")

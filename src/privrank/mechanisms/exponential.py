@@ -22,8 +22,11 @@ def exponential_probabilities(utility, sensitivity: float, epsilon) -> np.ndarra
     u = np.asarray(utility, dtype=float)
     if u.ndim != 1 or u.size < 1 or not np.all(np.isfinite(u)):
         raise InputError("utilities must be a non-empty finite vector")
-    logits = eps * u / (2.0 * delta_u)
-    p = np.exp(logits - logits.max())
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = eps * u / (2.0 * delta_u)
+        p = np.exp(logits - logits.max())
+    if not np.all(np.isfinite(p)):  # eps * u overflowed (an epsilon near 1e308): the limit, the best candidates
+        p = (u == u.max()).astype(float)
     return p / p.sum()
 
 

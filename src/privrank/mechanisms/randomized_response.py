@@ -24,6 +24,7 @@ for research and tests: anyone who knows the seed can undo the randomization.
 """
 from __future__ import annotations
 
+import numbers
 import secrets
 
 from dataclasses import replace
@@ -227,9 +228,9 @@ def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     >>> round(float(np.mean(reports == 1)), 3), round(1 - pr.flip_probability(1.0), 3)
     (0.725, 0.731)
     """
-    if outcome not in (1, -1, 0):
+    if isinstance(outcome, bool) or not isinstance(outcome, numbers.Real) or outcome not in (1, -1, 0):
         raise InputError("outcome must be 1, -1 or 0")
-    bit = randomize_bits(np.array([(outcome + 1) / 2]), epsilon, rng)[0]
+    bit = randomize_bits(np.array([(outcome + 1) / 2]), check_epsilon(epsilon), rng)[0]
     return 1 if bit else -1
 
 

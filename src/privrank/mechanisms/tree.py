@@ -60,7 +60,7 @@ import numpy as np
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
-from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole
+from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole, index_array
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
@@ -128,6 +128,14 @@ class TreeLayout:
         return out
 
 
+def check_kappa(kappa) -> float:
+    """The weight growth factor ``kappa`` of a tree: a number in ``[1, 2)`` (module docstring)."""
+    kappa = check_positive(kappa, name="kappa")
+    if not (1.0 <= kappa < 2.0):
+        raise InputError(f"kappa must lie in [1, 2) (got {kappa!r})")
+    return kappa
+
+
 @lru_cache(maxsize=64)
 def tree_layout(m: int, kappa: float) -> TreeLayout:
     """Build (and cache) the released coordinates and the read-off of one tree.
@@ -143,9 +151,7 @@ def tree_layout(m: int, kappa: float) -> TreeLayout:
     m = int(m)
     if m < 1:
         raise InputError("the tree needs a domain of at least one value")
-    kappa = check_positive(kappa, name="kappa")
-    if not (1.0 <= kappa < 2.0):
-        raise InputError(f"kappa must lie in [1, 2) (got {kappa!r})")
+    kappa = check_kappa(kappa)
     d = int(math.ceil(math.log2(m))) if m > 1 else 0
     x = np.arange(m)
     rows_design, rows_level, keys = [], [], {}
@@ -284,12 +290,7 @@ class TreeRelease:
 def _check_noise(noise: str, kappa) -> tuple[str, float]:
     if not isinstance(noise, str) or noise not in NOISE_TYPES:
         raise InputError(f"noise must be one of {', '.join(NOISE_TYPES)} (got {noise!r})")
-    if kappa is None:
-        return noise, DEFAULT_KAPPA[noise]
-    try:
-        return noise, float(kappa)
-    except (TypeError, ValueError):
-        raise InputError("kappa must be a number in [1, 2)") from None
+    return noise, DEFAULT_KAPPA[noise] if kappa is None else check_kappa(kappa)
 
 
 def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
@@ -460,9 +461,10 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     noise, kap = _check_noise(noise, kappa)
-    if np.ndim(positions) != 2:
+    pos = index_array(positions, name="positions", what="an (n, m) array of integer positions")
+    if pos.ndim != 2:
         raise InputError("positions must be an (n, m) array with n, m >= 1")
-    pos = check_permutations(positions, what="row of positions")
+    pos = check_permutations(pos, what="row of positions")
     w = check_multiplicities(weights, pos.shape[0])
     if noise == "local":
         layout = tree_layout(pos.shape[1], kap)

@@ -33,12 +33,24 @@ import numpy as np
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import EpsilonLevels, epsilon_levels
-from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons, check_whole
+from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons, check_whole, real_array
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
-from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
+from .release import (TIE_NOTE, PairwiseRelease, check_weighting, local_guarantee, paper_lambda,
+                      release_from_reports)
+
+
+def _is_per_user(spec) -> bool:
+    """True for a per-user budget: a mapping or an array (a ragged list too, which :func:`_per_user`
+    refuses), False for one number."""
+    if isinstance(spec, Mapping):
+        return True
+    try:
+        return np.ndim(spec) > 0
+    except ValueError:  # a ragged list: not one number
+        return True
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
@@ -52,10 +64,7 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
         except (TypeError, ValueError):
             raise InputError(f"every {name} in the mapping must be a number > 0") from None
     else:
-        try:
-            vals = np.asarray(spec, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"every {name} must be a number > 0") from None
+        vals = real_array(spec, name=name, what="a number > 0 or one per user")
         if vals.shape != (len(comps.users),):
             raise InputError(f"{name} needs one value per user of the data, in the order of its users (or a "
                              "mapping from user id to value)")
@@ -73,10 +82,10 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon (per user)")
     if epsilon is not None:
-        if isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0:
+        if _is_per_user(epsilon):
             return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user)
         return epsilon_levels(check_epsilon(epsilon), comps.n_records)  # one value, no copies
-    if isinstance(user_epsilon, Mapping) or np.ndim(user_epsilon) > 0:
+    if _is_per_user(user_epsilon):
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
         if comps.user is None:
@@ -118,13 +127,12 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         comps = comps.first_answers(max_answers)
     eps = record_epsilon_levels(comps, epsilon, user_epsilon)
     if user_epsilon is not None:
-        budget = float(np.max(user_epsilon if np.ndim(user_epsilon) == 0 and not isinstance(user_epsilon, Mapping)
-                              else _per_user(comps, user_epsilon, "user_epsilon")))
+        budget = float(np.max(_per_user(comps, user_epsilon, "user_epsilon") if _is_per_user(user_epsilon)
+                              else user_epsilon))
         g = Guarantee(epsilon=budget, model="local", unit=UNIT_USER, mechanism=mechanism,
                       note=f"{note} Each user's budget is split evenly over that user's comparisons.")
         return comps, eps, g
-    declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
-        isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps.values[0])
+    declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if _is_per_user(epsilon) else float(eps.values[0])
     per_user = None if max_answers is None else declared * max_answers
     return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
 
@@ -194,6 +202,7 @@ def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, us
     >>> pr.fit_btl(rel).top_k(3)
     ['BAL', 'KC', 'GB']
     """
+    weights = check_weighting(weights)  # before the charge
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "debiased randomized response")
     return release_from_reports(reports, weights=weights, guarantee=g)
 

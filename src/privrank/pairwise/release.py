@@ -99,13 +99,18 @@ def record_weights(eps_records: np.ndarray, weights: str, counts=None) -> tuple[
     records each entry of ``eps_records`` stands for. Weights depend only on the public
     epsilons, so weighting is post-processing.
     """
-    if weights == "uniform":
+    if check_weighting(weights) == "uniform":
         return None, float(np.average(variance_inflation(eps_records), weights=counts))
-    if weights == "inverse_variance":
-        w = np.tanh(np.asarray(eps_records, dtype=float) / 2.0) ** 2
-        mean = float(np.average(w, weights=counts))
-        return w / mean, 1.0 / mean
-    raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
+    w = np.tanh(np.asarray(eps_records, dtype=float) / 2.0) ** 2  # inverse_variance
+    mean = float(np.average(w, weights=counts))
+    return w / mean, 1.0 / mean
+
+
+def check_weighting(weights) -> str:
+    """``weights``, a weighting scheme of :func:`record_weights` (one of :data:`WEIGHTS`)."""
+    if not isinstance(weights, str) or weights not in WEIGHTS:
+        raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
+    return weights
 
 
 def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
@@ -183,8 +188,10 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     if epsilons is not None:
         reports = reports.with_declared_epsilons(epsilons)
     debiased = check_flag(debiased, name="debiased")
-    if not isinstance(weights, str) or weights not in WEIGHTS:
-        raise InputError(f"weights must be one of {', '.join(WEIGHTS)}")
+    weights = check_weighting(weights)
+    if guarantee is not None and not isinstance(guarantee, Guarantee):
+        raise InputError("guarantee must be a privrank Guarantee (the one the reports were randomized under), "
+                         "or left out to have it stated from the reports")
     quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
     tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
     eps, per_level = tally.epsilons, tally.level_records()
