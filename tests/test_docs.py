@@ -118,3 +118,77 @@ def test_the_guarantee_the_guide_explains_is_the_one_its_example_prints():
     quoted = " ".join(line.strip() for line in section.splitlines() if line.startswith("    "))
     outputs = " ".join(" ".join(block.split()) for block in re.findall(r"```console\n(.*?)```", guide, re.S))
     assert quoted and " ".join(quoted.split()) in outputs
+
+
+#: a Markdown link or image: its target
+MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def test_readme_links_resolve_and_become_absolute_once_there_is_an_address():
+    """README.md is also the package's long description (PyPI shows it), where a relative link
+    resolves against PyPI's own pages and breaks. The project names no public address yet, so its
+    links are relative and must each name a file of the repository (they work in a clone and on a
+    forge); once pyproject.toml gives a Documentation or Source address, every link must be absolute."""
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
+    links = MARKDOWN_LINK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert links
+    relative = [link for link in links if not re.match(r"[a-z][a-z0-9+.-]*:", link)]
+    if {"Documentation", "Source"} & set(urls):
+        assert not relative, f"README.md links that PyPI cannot follow: {relative}"
+    broken = [link for link in relative if not (ROOT / link.split("#")[0]).is_file()]
+    assert not broken, f"README.md links to files that do not exist: {broken}"
+
+
+def load_hook(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_api_summary_lists_every_public_name_once_with_its_summary_line():
+    hook = load_hook("api_summary")
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_IgnoreTags)["nav"]
+    page = hook.summary(ROOT / "docs", nav)
+    rows = [line for line in page.splitlines() if line.startswith("| [`")]
+    names = [re.match(r"\| \[`([^`]+)`\]", row).group(1) for row in rows]
+    assert collections.Counter(names) == collections.Counter(pr.__all__)
+    for name, row in zip(names, rows):
+        first = inspect.cleandoc(getattr(pr, name).__doc__).split("\n\n")[0]
+        assert plain(first) in plain(row.split(" | ", 2)[2]), row
+
+
+def plain(text: str) -> str:
+    """A docstring line or a Markdown table cell without its markup: roles, links, code marks."""
+    text = re.sub(r":\w+:`~[\w.]*\.", "`", text)  # :func:`~privrank.fit_btl` shows fit_btl
+    text = re.sub(r"\]\([^)]*\)|:\w+:", "", text).replace("\\|", "|")
+    return " ".join(re.sub(r"[`\[\]]", "", text).split())
+
+
+class _IgnoreTags(yaml.SafeLoader):
+    """mkdocs.yml's !!python/name tags read as None (only the nav is wanted here)."""
+
+
+_IgnoreTags.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def test_the_citing_page_names_this_version():
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert f"version = {{{version}}}" in (ROOT / "docs" / "citing.md").read_text(encoding="utf-8")
+
+
+def test_the_site_has_the_api_summary_install_faq_changelog_and_citing_pages(site):
+    summary = (site / "reference" / "summary" / "index.html").read_text(encoding="utf-8")
+    assert all(f'href="../scores/#privrank.{name}"' in summary for name in ("fit_btl", "BTLFit"))
+    assert all(f"<code>{name}</code>" in summary for name in pr.__all__)
+    assert "WSL" in text_of(site / "install" / "index.html") and "SEEDED RUN" in text_of(site / "faq" / "index.html")
+    changelog = text_of(site / "changelog" / "index.html")
+    assert "[0.1.0] - Unreleased" in changelog and "Known limitations" in changelog
+    citing = text_of(site / "citing" / "index.html")
+    assert "cff-version: 1.2.0" in citing and "Rate-Optimal Rank Aggregation with Private Pairwise Rankings" in citing

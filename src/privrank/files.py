@@ -34,11 +34,17 @@
 * **Failed writes** (a full disk, an unwritable device) raise :class:`InputError` ("could not write
   the output ..."), never a bare ``OSError``; a reader that closed its pipe raises ``BrokenPipeError``,
   which the command line ends quietly.
+* **POSIX only.** The reservation marker's lock is ``flock`` (the kernel drops it when its process
+  dies, which is what lets a killed release's marker be taken over), the writes are positioned
+  (``pwrite``) and a stale temporary's process is probed with signal 0; privrank's data reader pins
+  its file with ``pread`` too. Windows has none of these, so on a system without them
+  :func:`require_posix` refuses with a clear :class:`InputError` (the command line calls it before
+  any command runs, and :meth:`Output.reserve` before it would lock a marker) instead of failing on
+  the first missing call. Importing the module works everywhere.
 """
 from __future__ import annotations
 
 import errno
-import fcntl
 import io
 import os
 import stat
@@ -48,10 +54,35 @@ from pathlib import Path
 
 from .errors import InputError
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system (Windows): require_posix refuses before it is needed
+    fcntl = None
+
 STDOUT = "-"
 #: plot formats by file suffix (matplotlib's names)
 PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg", ".svgz": "svgz", ".jpg": "jpg", ".jpeg": "jpeg",
                 ".eps": "eps", ".ps": "ps", ".tif": "tif", ".tiff": "tiff", ".webp": "webp"}
+
+
+def _posix_calls() -> dict[str, bool]:
+    """The POSIX calls privrank's outputs and data reader rely on, and whether this system has each."""
+    return {"fcntl.flock": fcntl is not None, "os.pread": hasattr(os, "pread"), "os.pwrite": hasattr(os, "pwrite")}
+
+
+def require_posix() -> None:
+    """Refuse, with an :class:`InputError` that says why, to run on a system without the POSIX calls
+    the output layer and the data reader use (Windows); see the module docstring.
+
+    Examples
+    --------
+    >>> require_posix()  # Linux and macOS have them: nothing happens
+    """
+    missing = [name for name, present in _posix_calls().items() if not present]
+    if missing:
+        raise InputError(f"privrank needs a POSIX system (Linux, macOS, or WSL on Windows): it locks its outputs "
+                         f"against concurrent releases and reads its data files with POSIX calls that this system "
+                         f"({sys.platform}) does not have ({', '.join(missing)})")
 
 
 def _umask() -> int:
@@ -312,6 +343,7 @@ def _lock_marker(target: Path, shown) -> int:
     """Lock the reservation marker of ``target`` (created if missing, or left by a process that no
     longer holds it) and write this process's id in it: returns its file descriptor. A marker that
     another process holds locked is refused: its release is still running."""
+    require_posix()
     path = _marker_path(target)
     for _ in range(10):  # a marker removed or replaced between the open and the lock: look again
         try:

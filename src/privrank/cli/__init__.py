@@ -6,7 +6,8 @@ which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exi
 module of the command that runs is imported, and the modules import what their commands use when
 they run, so ``privrank --help`` and ``privrank COMMAND --help`` import neither numpy nor scipy,
 pyarrow, pandas, matplotlib or dask. ``python -m privrank`` is the same command.
-Input errors print ``privrank: error: <message>`` and exit with code 2; warnings print
+Input errors print ``privrank: error: <message>`` and exit with code 2 (so does any command on a
+system without POSIX file calls, such as Windows: :func:`privrank.files.require_posix`); warnings print
 ``privrank: warning: <message>``, and ``--quiet`` silences everything on standard error but errors.
 A mistyped option is refused with the usage of the command it was given to. SIGINT and SIGTERM end
 a command cleanly: temporary files are removed, reserved outputs that were never written are
@@ -99,11 +100,12 @@ def _interrupted(code: int) -> int:
 
 def _run(argv: list[str]) -> int:
     from ..errors import InputError
-    from ..files import discard_stdout
+    from ..files import discard_stdout, require_posix
     from .arguments import check_release_epsilons, pinned_data
 
     try:
         args = _parse(argv)
+        require_posix()  # Windows: a clear refusal, not a traceback at the first POSIX call (--help still works)
         with _quiet(getattr(args, "quiet", False)), warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if args.command in RELEASE_EPSILON_COMMANDS:
