@@ -318,13 +318,12 @@ def _merged_ids(parts) -> tuple[int, np.ndarray]:
 
 
 def _merged_cells(cells):
-    """The (pair, outcome) cells of every batch with their counts added: ``(lo, hi, outcome, counts)``."""
+    """The (pair, outcome) cells of every batch with their counts added: ``(lo, hi, outcome, counts)``.
+    One batch's cells are merged too: its cells ``(a, b, 1)`` and ``(b, a, -1)`` are one record."""
     if not cells:
         empty = np.zeros(0, dtype=np.uint64)
         return empty, empty, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
     lo, hi, o, counts = (np.concatenate(x) for x in zip(*cells))
-    if len(cells) == 1:
-        return lo, hi, o, counts
     order = np.lexsort((o, hi, lo))
     lo, hi, o, counts = lo[order], hi[order], o[order], counts[order]
     start = np.flatnonzero(np.concatenate([[True], (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]) | (o[1:] != o[:-1])]))
