@@ -209,3 +209,21 @@ def test_a_renamed_copy_is_refused_under_a_budget_per_user(tmp_path, private_led
             pr.debiased_randomized_response(read_comparisons(renamed), user_epsilon=0.5, ledger=led)
         pr.debiased_randomized_response(read_comparisons(base.iloc[::-1]), user_epsilon=0.5, ledger=led)
         assert len(led.releases()) == 1
+
+
+def test_the_sketch_of_a_pair_written_both_ways_round_is_the_same_in_one_batch_and_in_many():
+    """Without a user column the sketch's elements are the records, the j-th copy of one its own.
+    Read in one batch, "a beats b" written as (a, b, 1) and as (b, a, -1) were two cells whose
+    copies were counted apart, so the sketch of a file differed with the batches it was read in."""
+    import numpy as np
+
+    from privrank.data.io import ComparisonFile
+    from privrank.fingerprints import _Comparisons
+    from privrank.ledger import identify
+
+    rows = pd.DataFrame({"item_a": ["a", "b"] * 50, "item_b": ["b", "a"] * 50, "outcome": [1, -1] * 50})
+    many = _Comparisons()
+    for batch in ComparisonFile(rows).batches(batch_size=7):
+        many.add_batch(batch)
+    one = identify(rows)
+    assert np.array_equal(one.sketch, many.identity().sketch) and one.size == many.identity().size == 100

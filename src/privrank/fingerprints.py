@@ -91,10 +91,11 @@ def fingerprint(data) -> str:
     never occur, and the user and epsilon columns do not change the fingerprint -- dropping or
     renaming a column does not give a data set a fresh budget -- and one changed answer does.
     (Two data sets with the same answers by different users share a fingerprint, and so a
-    budget: the ledger over-counts, the safe side.) Rankings: each voter's ballot is the set of
-    (item label, place) of the items it ranks (tied items share a place);
-    :class:`~privrank.data.rankings.Rankings` in memory and a file of the same complete ballots
-    have the same fingerprint. Ratings: each user's set of (item, rating), whatever the user's
+    budget: the ledger over-counts, the safe side.) A row of count ``c`` (a file's multiplicity
+    column) is ``c`` records, so a counted file and its rows repeated are one data set. Rankings:
+    each voter's ballot is the set of (item label, place) of the items it ranks (tied items share a
+    place); :class:`~privrank.data.rankings.Rankings` in memory and a file of the same complete
+    ballots have the same fingerprint. Ratings: each user's set of (item, rating), whatever the user's
     id. Labels are compared normalised (:func:`normalise_label`). The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number; a file is streamed batch by batch in bounded memory (without pyarrow, a CSV file is
@@ -179,13 +180,15 @@ def _identify_file(data, table: bool) -> Identity:
 
 def records_digest(batch) -> tuple[int, int]:
     """What one validated batch of a comparisons or rankings file adds to :func:`fingerprint`:
-    the sum (mod 2^64) of its records' digests and their number. The parts of a file's batches,
-    added up, give its fingerprint (:func:`digest_fingerprint`) however the file is split."""
+    the sum (mod 2^64) of its records' digests and their number (a row of count ``c`` being ``c``
+    records, as repeated rows are). The parts of a file's batches, added up, give its fingerprint
+    (:func:`digest_fingerprint`) however the file is split."""
     from .data.io import ComparisonBatch
 
     if isinstance(batch, ComparisonBatch):
         acc = _Comparisons(labels_only=True)
-        acc.add_batch(batch)
+        for piece in batch.pieces():  # a row of count c is c records
+            acc.add_batch(piece)
     else:
         acc = _Rankings(labels_only=True)
         if batch.weights.size:
@@ -318,13 +321,12 @@ def _merged_ids(parts) -> tuple[int, np.ndarray]:
 
 
 def _merged_cells(cells):
-    """The (pair, outcome) cells of every batch with their counts added: ``(lo, hi, outcome, counts)``."""
+    """The (pair, outcome) cells of every batch with their counts added: ``(lo, hi, outcome, counts)``.
+    One batch's cells are merged too: its cells ``(a, b, 1)`` and ``(b, a, -1)`` are one record."""
     if not cells:
         empty = np.zeros(0, dtype=np.uint64)
         return empty, empty, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
     lo, hi, o, counts = (np.concatenate(x) for x in zip(*cells))
-    if len(cells) == 1:
-        return lo, hi, o, counts
     order = np.lexsort((o, hi, lo))
     lo, hi, o, counts = lo[order], hi[order], o[order], counts[order]
     start = np.flatnonzero(np.concatenate([[True], (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]) | (o[1:] != o[:-1])]))

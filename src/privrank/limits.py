@@ -24,7 +24,9 @@ variable                        default                         bounds
                                                                 items x items matrix), and of the "ahead"
                                                                 comparisons of a score bootstrap
 ``PRIVRANK_MAX_MEMORY_MB``      4096                            estimated peak memory (MiB) of confidence
-                                                                intervals and of one planner prediction
+                                                                intervals, of one planner prediction and of the
+                                                                comparisons a count column stands for, read in
+                                                                memory
 ``PRIVRANK_MAX_PLAN_CELLS``     5e7                             planner simulation size: replications x items^2,
                                                                 summed over the epsilons simulated (one for
                                                                 ``--epsilon``, 19 for ``--target``, 15 with
@@ -35,6 +37,10 @@ variable                        default                         bounds
 ``PRIVRANK_MAX_FOOTRULE_ITEMS`` 1000                            items of a footrule aggregation (its tree release
                                                                 and assignment grow as items^3: 1,000 items take
                                                                 about half a minute and 0.7 GB)
+``PRIVRANK_MAX_COUNTED_RECORDS`` 3e8                           comparisons a file's count column stands for in
+                                                                all (each is read as a record: the stream engine
+                                                                reads about 5 million a second, so 3e8 take a
+                                                                minute)
 ==============================  ==============================  ===================================================
 
 Privacy never depends on a limit: limits only decide whether, and by which solver, post-processing
@@ -58,6 +64,7 @@ DEFAULTS = {
     "PLAN_PAIR_COUNT": 10_000_000,
     "AUDIT_TRIALS": 20_000_000,
     "FOOTRULE_ITEMS": 1000,
+    "COUNTED_RECORDS": 300_000_000,
 }
 
 

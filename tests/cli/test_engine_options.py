@@ -9,6 +9,7 @@ from privrank.progress import RecordsBar
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyarrow.csv")
 
 
 @pytest.fixture
@@ -48,6 +49,36 @@ def test_every_engine_prints_the_same_bytes(capsys, files, options):
             assert code == 0 and err == ""  # no progress bar unless standard error is a terminal
             outputs.add(out)
     assert len(outputs) == 1
+
+
+@pytest.fixture
+def counted(files, tmp_path):
+    """``(counted, rows)``: the votes with a count column (0 to 3) as CSV and Parquet, and the
+    comparisons they stand for, one per row."""
+    table = pq.read_table(files[1])
+    table = table.append_column("count", pa.array(np.random.default_rng(1).integers(0, 4, table.num_rows)))
+    rows = table.take(np.repeat(np.arange(table.num_rows), table.column("count").to_numpy())).drop_columns("count")
+    paths = tmp_path / "counted.csv", tmp_path / "counted.parquet", tmp_path / "rows.csv"
+    pa.csv.write_csv(table, paths[0])
+    pq.write_table(table, paths[1], row_group_size=500)
+    pa.csv.write_csv(rows, paths[2])
+    return paths[:2], paths[2]
+
+
+@pytest.mark.parametrize("options", [
+    ("--epsilon", "1", "--seed", "3", "--format", "json"),
+    ("--mechanism", "none", "--format", "csv"),
+])
+def test_a_counted_file_prints_what_its_rows_repeated_print(capsys, counted, options):
+    paths, rows = counted
+    code, expected, _ = run(capsys, "rank", rows, "--engine", "local", *options)
+    assert code == 0
+    for path in paths:
+        for engine in ("local", "stream", "dask"):
+            assert run(capsys, "rank", path, "--engine", engine, "--batch-size", "333", *options)[1] == expected
+    # a counted row is that many of its user's answers: the first N answers per user are those of the rows
+    bounded = ("--epsilon", "1", "--seed", "3", "--max-answers", "20", "--format", "json")
+    assert run(capsys, "rank", paths[0], *bounded)[1] == run(capsys, "rank", rows, *bounded)[1]
 
 
 def test_different_seeds_differ(capsys, files):

@@ -1,4 +1,5 @@
 """CSV reading and writing of comparisons."""
+import contextlib
 import os
 import time
 
@@ -10,6 +11,7 @@ import privrank as pr
 from privrank.data.io import comparisons_to_csv, read_comparisons, read_rankings
 from privrank.errors import InputError
 from privrank.files import write_text_atomic
+from data_checks import same_data
 
 
 def write(tmp_path, text, name="c.csv"):
@@ -379,10 +381,115 @@ def test_a_file_with_the_columns_of_two_layouts_is_refused_naming_both(tmp_path,
         assert all(name in str(caught.value) for name in both) and "b,a" not in str(caught.value)
 
 
-@pytest.mark.parametrize("column", ["count", "weight"])
-def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
-    """Rows with counts 100, 50 and 70 were read as 3 comparisons."""
-    path = tmp_path / "counted.csv"
-    path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
-    with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
-        pr.read_comparisons(path)
+COUNTED = "item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n"
+
+
+def expanded(text: str) -> str:
+    """A counted CSV text (the count last) as the same comparisons, one per row."""
+    header, *rows = text.strip().split("\n")
+    return "\n".join([header.rsplit(",", 1)[0]] + [row.rsplit(",", 1)[0] for row in rows
+                                                    for _ in range(int(row.rsplit(",", 1)[1]))]) + "\n"
+
+
+@pytest.mark.parametrize("column", ["count", "Weight", "weights", "multiplicity"])
+def test_a_multiplicity_column_is_read_as_that_many_comparisons(tmp_path, column):
+    """Rows with counts 100, 50 and 70 were read as 3 comparisons (then refused): they are 220."""
+    text = COUNTED.format(column=column)
+    counted, rows = read_comparisons(write(tmp_path, text)), read_comparisons(write(tmp_path, expanded(text), "e.csv"))
+    assert counted.n_records == 220 and np.bincount(counted.outcome + 1).tolist() == [70, 0, 150]
+    assert same_data(counted, rows)
+    table = pyarrow.csv.read_csv(tmp_path / "c.csv")  # integers in memory, and floats holding whole numbers
+    floats = table.set_column(3, column, table.column(3).cast("float64"))
+    for source in (table, table.to_pandas(), floats, floats.to_pandas()):
+        assert same_data(read_comparisons(source), rows)
+
+
+def test_a_counted_row_is_its_users_comparisons_and_rows_of_count_zero_are_dropped(tmp_path):
+    text = "user,item_a,item_b,outcome,count\nu1,a,b,1,5\nu2,a,b,-1,2\nu1,b,c,0,1\nu3,c,z,1,0\n"
+    counted = read_comparisons(write(tmp_path, text))
+    assert same_data(counted, read_comparisons(write(tmp_path, expanded(text), "e.csv")))
+    assert counted.items == ("a", "b", "c") and counted.users == ("u1", "u2")  # z and u3: only a row of count 0
+    assert np.bincount(counted.user).tolist() == [6, 2]  # u1 made six comparisons: a per-user bound counts six
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow"])
+def test_a_count_column_of_a_parquet_or_arrow_file_or_a_named_table_is_read(tmp_path, suffix):
+    import pyarrow.feather
+    import pyarrow.parquet
+
+    table = pyarrow.table({"model_a": ["a", "b", "a"], "model_b": ["b", "c", "c"],
+                           "winner": ["model_a", "tie", "model_b"], "weight": [3, 0, 2]})
+    path = tmp_path / f"c{suffix}"
+    (pyarrow.parquet.write_table if suffix == ".parquet" else pyarrow.feather.write_feather)(table, path)
+    repeat = table.column("weight").to_numpy()
+    reference = read_comparisons(pyarrow.table({name: np.repeat(table.column(name).to_numpy(), repeat)
+                                                for name in table.column_names[:3]}))
+    assert reference.n_records == 5
+    assert same_data(read_comparisons(path), reference)
+    named = table.rename_columns(["x", "y", "who", "weight"])  # keywords name the others; the count keeps its name
+    assert same_data(read_comparisons(named, left="x", right="y", winner="who"), reference)
+
+
+@pytest.mark.parametrize("value", ["2.5", "-1", "nan", "", "lots", "3.0", str(2 ** 53 + 1)])
+def test_a_bad_count_is_refused_naming_its_line_never_its_contents(tmp_path, value):
+    """A CSV count is written as an integer ("3.0": a float column written out, refused as the
+    rankings readers refuse it); a float column of a table may hold whole numbers."""
+    path = write(tmp_path, f"item_a,item_b,outcome,count\nsecret1,secret2,1,4\nsecret3,secret4,1,{value}\n")
+    for read in (read_comparisons, lambda p: pr.sufficient_statistics(p, engine="stream")):
+        with pytest.raises(InputError, match="line 3: a count must be a whole number") as caught:
+            read(path)
+        assert "secret" not in str(caught.value) and (len(value) < 3 or value not in str(caught.value))
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.5], [1.0, -3.0], [1.0, float("nan")], [1.0, None], [1.0, 1e300],
+                                    ["1", "2"], [True, False]])
+def test_a_bad_count_in_a_table_is_refused_by_record(values):
+    table = pyarrow.table({"item_a": ["a", "b"], "item_b": ["b", "c"], "outcome": [1, 1], "count": values})
+    with pytest.raises(InputError, match="record [12]: a count must be a whole number") if values != ["1", "2"] \
+            else contextlib.nullcontext():
+        read_comparisons(table)
+
+
+def test_two_multiplicity_columns_are_refused_naming_both(tmp_path):
+    with pytest.raises(InputError, match="'count' and 'weight' both say how many comparisons") as caught:
+        read_comparisons(write(tmp_path, "item_a,item_b,outcome,count,weight\na,b,1,2,3\n"))
+    assert "a,b" not in str(caught.value)
+    with pytest.raises(InputError, match="'count' appears more than once"):
+        read_comparisons(write(tmp_path, "item_a,item_b,outcome,count,count\na,b,1,2,3\n"))
+
+
+def test_counts_standing_for_too_many_comparisons_are_refused_before_they_are_built(tmp_path, monkeypatch):
+    """A few bytes of counts declared 2^52 comparisons: np.repeat would have asked for petabytes."""
+    path = write(tmp_path, f"item_a,item_b,outcome,count\na,b,1,{2 ** 52}\nb,c,1,3\n")
+    for read in (read_comparisons, lambda p: pr.sufficient_statistics(p, engine="stream", epsilon=1.0)):
+        with pytest.raises(InputError, match="PRIVRANK_MAX_COUNTED_RECORDS") as caught:
+            read(path)
+        assert str(2 ** 52) not in str(caught.value)
+    monkeypatch.setenv("PRIVRANK_MAX_COUNTED_RECORDS", "1e300")  # raised past what is counted exactly
+    with pytest.raises(InputError, match=r"more than 2\^53"):
+        read_comparisons(write(tmp_path, f"item_a,item_b,outcome,count\na,b,1,{2 ** 53}\nb,c,1,3\n"))
+    monkeypatch.setenv("PRIVRANK_MAX_MEMORY_MB", "1")  # in memory: refused by the memory it would take
+    small = write(tmp_path, "item_a,item_b,outcome,count\na,b,1,100000\nb,c,1,3\n", "small.csv")
+    with pytest.raises(InputError, match="PRIVRANK_MAX_MEMORY_MB.*engine stream"):
+        read_comparisons(small)
+    assert pr.sufficient_statistics(small, engine="stream").n_records == 100_003  # in bounded memory
+
+
+def test_counted_reports_are_the_reports_repeated(tmp_path):
+    """A count in a file of randomized reports says how many respondents sent that report: the
+    same as repeating the row. With a user column, a count above 1 is one respondent reporting a
+    pair more than once, refused as the repeated rows are."""
+    text = "item_a,item_b,outcome,epsilon,count\na,b,1,1.0,30\na,b,-1,1.0,10\nb,c,1,2.0,7\nb,c,-1,2.0,2\n"
+    counted = read_comparisons(write(tmp_path, text))
+    assert counted.is_randomized and same_data(counted, read_comparisons(write(tmp_path, expanded(text), "e.csv")))
+    fits = [pr.fit_btl(pr.release_from_reports(pr.sufficient_statistics(tmp_path / name, engine=engine),
+                                               epsilons=[1.0, 2.0])).scores
+            for name in ("c.csv", "e.csv") for engine in ("local", "stream")]
+    assert all(np.array_equal(fit, fits[0]) for fit in fits)
+    errors = []
+    for body in ("user,item_a,item_b,outcome,epsilon,count\nu1,a,b,1,1.0,2\nu2,b,c,1,1.0,1\n",
+                 "user,item_a,item_b,outcome,epsilon\nu1,a,b,1,1.0\nu1,a,b,1,1.0\nu2,b,c,1,1.0\n"):
+        with pytest.raises(InputError) as caught:
+            read_comparisons(write(tmp_path, body, "u.csv"))
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and "u1" not in errors[0]

@@ -39,7 +39,7 @@ def test_arrow_memory_error_while_reading_too(tmp_path, monkeypatch):
     def batches(self, batch_size=None):
         raise pa.ArrowMemoryError("malloc of size 1073741824 failed")
         yield
-    monkeypatch.setattr(comparison_files.ComparisonFile, "batches", batches)
+    monkeypatch.setattr(comparison_files.ComparisonFile, "raw_batches", batches)
     with pytest.raises(InputError, match="do not fit in memory"):
         pr.read_comparisons(votes(tmp_path))
 

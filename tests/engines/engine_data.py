@@ -48,6 +48,17 @@ def write_all(directory, cols, row_group=700):
     return paths
 
 
+def make_counted(cols, seed=2):
+    """``(counted, rows)``: the records with a ``count`` column of 0 to 3 (about one row in four of
+    count 0) and a last row of count 0 naming an item and a user no other row names, and the
+    comparisons the file stands for, each row repeated its count times in file order."""
+    last = {"user": USERS, "item_a": "item zz", "item_b": "item 00", "outcome": 1, "epsilon": USER_EPSILONS[0]}
+    cols = {k: np.append(v, last[k]) for k, v in cols.items()}
+    counts = np.random.default_rng(seed).integers(0, 4, len(cols["outcome"]))
+    counts[-1] = 0
+    return {**cols, "count": counts}, {k: np.repeat(v, counts) for k, v in cols.items()}
+
+
 def assert_same_tally(t, ref):
     """Identical tallies: same items, levels, integer counts and seededness (exactly)."""
     assert t.items == ref.items

@@ -74,6 +74,31 @@ def test_engines_and_batchings_give_identical_tallies(raw_files, report_files, k
             assert_same_tally(sufficient_statistics(path, engine="dask", epsilon=eps, rng=11), ref)
 
 
+def test_a_counted_file_gives_what_its_rows_repeated_give_on_every_engine(counted_files):
+    """A row of count c is c comparisons: the tallies, seeded randomization (record r of the
+    repeated rows is record r of the counted file), the ledger's identity and the progress
+    count are those of the rows repeated, whatever the format, engine and batching (a batch of 97
+    records ends inside a row)."""
+    from privrank.fingerprints import identify
+
+    counted, rows = counted_files
+    reports = "epsilon" in pq.read_schema(rows["parquet"]).names
+    for eps in (None,) if reports else (None, 1.5):
+        ref = sufficient_statistics(rows["csv"], engine="local", epsilon=eps, rng=11)
+        for fmt, path in counted.items():
+            assert_same_tally(sufficient_statistics(path, engine="local", epsilon=eps, rng=11), ref)
+            for size in BATCH_SIZES:
+                assert_same_tally(sufficient_statistics(path, engine="stream", epsilon=eps, rng=11, batch_size=size),
+                                  ref)
+            if fmt != "arrow":
+                assert_same_tally(sufficient_statistics(path, engine="dask", epsilon=eps, rng=11), ref)
+    identities = [identify(path) for path in [rows["csv"], *counted.values()]]
+    assert len({(i.labels, i.structure, i.users, i.sketch.tobytes(), i.size) for i in identities}) == 1
+    calls = []
+    sufficient_statistics(counted["parquet"], batch_size=4096, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (ref.n_records,) * 2
+
+
 def test_dask_partitionings_agree(raw_files, tmp_path, monkeypatch):
     cols = make_records()
     ref = sufficient_statistics(raw_files["csv"], epsilon=2.0, rng=3)

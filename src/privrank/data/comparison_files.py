@@ -7,11 +7,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS, arrow_table,
-                      dictionary_encoded, first_null, integer_range_codes, is_table, is_text_type, item_list,
-                      label_indices, pick_column, present_labels, pyarrow_module, sorted_codes)
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, MAX_FIELD_CHARS, OUTCOME_COLUMNS,
+                      USER_COLUMNS, arrow_table, dictionary_encoded, first_null, integer_range_codes, is_table,
+                      is_text_type, item_list, label_indices, pick_column, present_labels, pyarrow_module,
+                      sorted_codes)
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -21,8 +23,12 @@ WINNER_COLUMNS = ("winner", "label")
 #: values of a winner column, lower case, and the outcome they mean (else: the winning item's label)
 #: the optional column of a reports file that declares the quota of reports per respondent
 QUOTA_COLUMN = "max_answers"
-#: columns that would make a row stand for several comparisons, which the readers refuse rather than ignore
+#: the names of the optional column that says how many comparisons a row stands for (its multiplicity)
 MULTIPLICITY_COLUMNS = ("count", "counts", "weight", "weights", "multiplicity")
+#: bytes the in-memory reader holds per comparison at its peak (the batches read, the arrays they
+#: are gathered into and the comparisons built from them; measured 67 to 76 with a user column),
+#: for its memory check of a file with a count column
+RECORD_BYTES = 80
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
@@ -36,7 +42,8 @@ class ComparisonColumns:
     ``winner_column`` the outcome column names the winner (:data:`WINNER_WORDS`, or the label of
     one of the record's two items) instead of holding 1, -1 or 0. ``layout`` names the layout read.
     ``max_answers``: the optional column of a reports file that declares the quota of reports per
-    respondent (the same positive integer on every row).
+    respondent (the same positive integer on every row); ``count``: the optional multiplicity column
+    (:data:`MULTIPLICITY_COLUMNS`), how many comparisons each row stands for.
     """
 
     item_a: int
@@ -47,6 +54,7 @@ class ComparisonColumns:
     winner_column: bool = False
     layout: str = "item_a,item_b,outcome"
     max_answers: int | None = None
+    count: int | None = None
 
     @classmethod
     def from_header(cls, header, source) -> "ComparisonColumns":
@@ -55,7 +63,7 @@ class ComparisonColumns:
         names = [str(h).strip().lower() for h in header]
         sides = [s for pair in SIDE_COLUMNS for s in pair]
         known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
-                 *sides, *WINNER_COLUMNS}
+                 *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}
         repeated = sorted({n for n in names if n in known and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
@@ -73,9 +81,9 @@ class ComparisonColumns:
             raise InputError(f"{source}: the header names the columns of two layouts ({layouts[0]} and {layouts[1]}); "
                              "they may disagree, so keep the columns of one")
         counted = [n for n in names if n in MULTIPLICITY_COLUMNS]
-        if counted:
-            raise InputError(f"{source}: a {counted[0]!r} column (how many times a record occurred) is not read: "
-                             "privrank reads one comparison per row; repeat each row that many times")
+        if len(counted) > 1:
+            raise InputError(f"{source}: the columns {counted[0]!r} and {counted[1]!r} both say how many comparisons "
+                             "a row stands for; keep one")
         winner_column = False
         if "winner" in names and "loser" in names:
             a, b, outcome = "winner", "loser", None
@@ -101,13 +109,14 @@ class ComparisonColumns:
         def pos(name):
             return None if name is None else names.index(name)
         return cls(pos(a), pos(b), pos(outcome), pos(user), pos("epsilon" if "epsilon" in names else None),
-                   winner_column, layout, pos(QUOTA_COLUMN if QUOTA_COLUMN in names else None))
+                   winner_column, layout, pos(QUOTA_COLUMN if QUOTA_COLUMN in names else None),
+                   pos(counted[0] if counted else None))
 
     def positions(self) -> list[int]:
         """Header positions of the fields present, in the order item_a, item_b, outcome, user, epsilon,
-        max_answers."""
-        return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon, self.max_answers)
-                if k is not None]
+        max_answers, count."""
+        return [k for k in (self.item_a, self.item_b, self.outcome, self.user, self.epsilon, self.max_answers,
+                            self.count) if k is not None]
 
 
 def read_comparisons(source, *, items=None, left=None, right=None, winner=None, outcome=None,
@@ -119,14 +128,16 @@ def read_comparisons(source, *, items=None, left=None, right=None, winner=None, 
     column names (module docstring of :mod:`privrank.data.io`); a table with other names says
     which column is which: ``left=`` and ``right=`` name the two items' columns, and ``winner=``
     (left, right, tie or the winning item's label) or ``outcome=`` (1, -1, 0) the result;
-    ``user=`` the respondent's column. Every source goes through the same Arrow reader
-    (:class:`ComparisonFile`).
+    ``user=`` the respondent's column. A multiplicity column (``count``, ``weight``...: how many
+    comparisons a row stands for) is read under its own name. Every source goes through the same
+    Arrow reader (:class:`ComparisonFile`).
 
     Raises
     ------
     InputError
-        On a missing file or column, an unknown outcome, an empty field, NaN, or fewer than two
-        items; the message names the line (CSV) or the record, never its contents.
+        On a missing file or column, an unknown outcome, an empty field, NaN, a count that is not a
+        whole number from 0 to 2^53, or fewer than two items; the message names the line (CSV) or
+        the record, never its contents.
 
     Examples
     --------
@@ -161,7 +172,8 @@ def as_comparisons(data):
 
 def named_columns(table, *, left=None, right=None, winner=None, outcome=None, user=None):
     """``table`` with the columns named by keywords renamed to a layout :class:`ComparisonColumns`
-    knows (``item_a,item_b,outcome`` or ``left,right,winner``); unchanged without keywords."""
+    knows (``item_a,item_b,outcome`` or ``left,right,winner``), and a multiplicity column
+    (:data:`MULTIPLICITY_COLUMNS`) kept as it is; unchanged without keywords."""
     if all(k is None for k in (left, right, winner, outcome, user)):
         return table
     if left is None or right is None or (winner is None) == (outcome is None):
@@ -176,6 +188,8 @@ def named_columns(table, *, left=None, right=None, winner=None, outcome=None, us
         raise InputError("left=, right=, winner= (or outcome=) and user= must name different columns")
     if winner is not None:  # the winner layout's own names
         given = {left: "left", right: "right", winner: "winner", **({user: "user"} if user is not None else {})}
+    given.update({name: name for name in table.column_names  # rows standing for several comparisons stay so
+                  if str(name).strip().lower() in MULTIPLICITY_COLUMNS and name not in given})
     return table.select(list(given)).rename_columns(list(given.values()))
 
 
@@ -185,8 +199,15 @@ class ComparisonBatch:
 
     ``item_a``, ``item_b`` and ``user`` are pyarrow arrays of labels (possibly
     dictionary-encoded); ``outcome`` int8 in {1, -1, 0}; ``epsilon`` the per-record epsilon of
-    randomized reports or None. ``first_record`` is the index in the file of the first record;
+    randomized reports or None. ``first_record`` is the index in the file of the first record
+    (comparisons are numbered in file order, a row of count ``c`` holding ``c`` of them);
     ``max_answers`` the quota the batch's ``max_answers`` column declares (None without the column).
+
+    With ``counts`` (a file with a count column) the arrays hold the batch's rows and ``counts``
+    how many comparisons each stands for; :meth:`pieces` gives them as ordinary records, which is
+    how every consumer reads them. ``first_row`` is the index in the file of the batch's first
+    row (None: ``first_record``, every row one record) and ``rows`` each record's row in the batch,
+    when rows were repeated: error messages name a record's row.
     """
 
     item_a: object
@@ -195,11 +216,39 @@ class ComparisonBatch:
     user: object
     epsilon: np.ndarray | None
     first_record: int
-    where: object = str  # record index -> where it is, for error messages (ColumnarFile.where)
+    where: object = str  # row index -> where it is, for error messages (ColumnarFile.where)
     max_answers: int | None = None
+    first_row: int | None = None
+    counts: np.ndarray | None = None
+    rows: np.ndarray | None = None
 
     def __len__(self) -> int:
-        return int(self.outcome.size)
+        """The number of comparisons (with ``counts``, their sum)."""
+        return int(self.outcome.size if self.counts is None else self.counts.sum())
+
+    def locate(self, record: int) -> str:
+        """Where record ``record`` of the batch is in the file (its row's line or number), for an error message."""
+        if self.first_row is None:
+            return self.where(self.first_record + record)
+        return self.where(self.first_row + int(record if self.rows is None else self.rows[record]))
+
+    def pieces(self, size: int = DEFAULT_BATCH_SIZE):
+        """The batch as ordinary records, in batches of at most ``size``: each row repeated as many
+        times as its count says (rows of count 0 dropped), in file order. A batch without counts is
+        its own one piece; a batch with counts gives at least one (possibly empty) piece."""
+        if self.counts is None:
+            yield self
+            return
+        pa = pyarrow_module()
+        ends = np.cumsum(self.counts)
+        total = int(ends[-1]) if ends.size else 0
+        for start in range(0, max(total, 1), size):
+            rows = np.searchsorted(ends, np.arange(start, min(start + size, total)), side="right")
+            taken = pa.array(rows, type=pa.int64())
+            yield replace(self, item_a=self.item_a.take(taken), item_b=self.item_b.take(taken),
+                          outcome=self.outcome[rows], user=None if self.user is None else self.user.take(taken),
+                          epsilon=None if self.epsilon is None else self.epsilon[rows],
+                          first_record=self.first_record + start, counts=None, rows=rows)
 
     def labels(self, used_only: bool = True) -> set:
         """Item labels that occur in the batch; with ``used_only=False`` possibly more: the whole
@@ -226,12 +275,17 @@ class ComparisonBatch:
         """``(a, b)`` (indices, or any per-label codes), refusing a record that compares an item with itself."""
         same = np.flatnonzero(a == b)
         if same.size:
-            raise InputError(f"{self.where(self.first_record + int(same[0]))}: a comparison of an item with itself")
+            raise InputError(f"{self.locate(int(same[0]))}: a comparison of an item with itself")
         return a, b
 
 
 class ComparisonFile(ColumnarFile):
-    """A comparison file (CSV, Parquet or Arrow IPC) read in batches (:class:`ColumnarFile`)."""
+    """A comparison file (CSV, Parquet or Arrow IPC) read in batches (:class:`ColumnarFile`).
+
+    A position in the file is the pair (row, record): a row of count ``c`` (a file with a
+    multiplicity column) holds ``c`` records, every other row one. :meth:`validate` takes the
+    position of a table's first row and :meth:`extent` returns how far a table reaches.
+    """
 
     def __init__(self, path):
         super().__init__(path)
@@ -251,6 +305,50 @@ class ComparisonFile(ColumnarFile):
     def has_users(self) -> bool:
         return self.columns.user is not None
 
+    @property
+    def counted(self) -> bool:
+        """True when the file has a multiplicity column (:data:`MULTIPLICITY_COLUMNS`)."""
+        return self.columns.count is not None
+
+    @property
+    def extent_columns(self) -> list:
+        return [self.header[self.columns.count]] if self.counted else self.names[:1]
+
+    def extent(self, table) -> np.ndarray:
+        """``[rows, records]`` of a table of this file's :attr:`extent_columns`."""
+        return np.array([len(table), self._add_records(0, self._counts(table, None)) if self.counted else len(table)])
+
+    def n_records(self) -> int | None:
+        """Number of comparisons: from the file's metadata (None for CSV), or, with a count column,
+        the sum of its counts, read through the file (that column only) and refused, as the
+        batches are, past what the readers take on (:meth:`_add_records`)."""
+        if not self.counted:
+            return super().n_records()
+        column = copy.copy(self)
+        column.names, column.label_names = self.extent_columns, []
+        row = done = 0
+        for raw in column.raw_batches(DEFAULT_BATCH_SIZE):
+            done = self._add_records(done, self._counts(raw, row))
+            row += len(raw)
+        return done
+
+    def _counts(self, table, first_row: int | None) -> np.ndarray:
+        """Comparisons per row of a table of this file, which has a count column
+        (:meth:`~privrank.data.tabular.ColumnarFile.counts`)."""
+        return self.counts(table, self.header[self.columns.count], first_row)
+
+    def _add_records(self, done: int, counts) -> int:
+        """``done`` comparisons and those ``counts`` stand for, refused past the limit
+        ``PRIVRANK_MAX_COUNTED_RECORDS`` (:mod:`privrank.limits`) and past 2^53, which counts as
+        floats are no longer exact: a few bytes of a count column must not start hours of work."""
+        total = done + float(counts.sum(dtype=np.float64))
+        limits.check("COUNTED_RECORDS", total, f"{self.path}: the number of comparisons its count column stands for",
+                     "read a sample of the file, or lower its counts")
+        if total > MAX_EXACT_COUNT:
+            raise InputError(f"{self.path}: the count column stands for more than 2^53 comparisons, more than "
+                             "privrank counts exactly")
+        return done + int(counts.sum())
+
     def without_users(self) -> "ComparisonFile":
         """This file with its user column left unread: its batches carry no users."""
         file, user = copy.copy(self), self.header[self.columns.user]
@@ -259,18 +357,28 @@ class ComparisonFile(ColumnarFile):
         return file
 
     def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
-        """Validated :class:`ComparisonBatch` objects covering the file in order."""
-        first = 0
+        """Validated :class:`ComparisonBatch` objects of ordinary records (:meth:`ComparisonBatch.pieces`),
+        at most ``batch_size`` each, covering the file in order."""
+        for batch in self._row_batches(batch_size):
+            yield from batch.pieces(batch_size)
+
+    def _row_batches(self, batch_size: int):
+        """Validated batches of at most ``batch_size`` rows covering the file, with their counts if any;
+        a batch whose counts take the file past the limit of :meth:`_add_records` is refused before it
+        is given."""
+        row = record = 0
         for raw in self.raw_batches(batch_size):
-            batch = self.validate(raw, first)
-            first += len(batch)
+            batch = self.validate(raw, (row, record))
+            row += batch.outcome.size
+            record = self._add_records(record, batch.counts) if self.counted else record + len(batch)
             yield batch
 
-    def validate(self, table, first_record: int) -> ComparisonBatch:
-        """Check and convert a table (or record batch) of this file's columns, whose first record
-        has index ``first_record`` in the file (see the class docstring)."""
+    def validate(self, table, first) -> ComparisonBatch:
+        """Check and convert a table (or record batch) of this file's columns, whose first row is at
+        position ``first = (row, record)`` of the file (see the class docstring)."""
         pa = pyarrow_module()
         c = self.columns
+        first_row, first_record = (int(x) for x in first)
 
         def column(pos):
             return self.column(table, self.header[pos])
@@ -278,7 +386,7 @@ class ComparisonFile(ColumnarFile):
         def check_present(col, name):
             missing = first_null(col)
             if missing is not None:
-                raise InputError(f"{self.where(first_record + missing)}: empty {name}")
+                raise InputError(f"{self.where(first_row + missing)}: empty {name}")
             dictionary = pa.types.is_dictionary(col.type)
             values = col.dictionary if dictionary else col
             t = values.type
@@ -296,7 +404,7 @@ class ComparisonFile(ColumnarFile):
                     bad = np.flatnonzero(np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(long))
                                          if dictionary else long)
                     kind = "CSV" if self.format == "csv" else "data"
-                    raise InputError(f"{self.where(first_record + int(bad[0]))}: malformed {kind}: a field "
+                    raise InputError(f"{self.where(first_row + int(bad[0]))}: malformed {kind}: a field "
                                      f"longer than {MAX_FIELD_CHARS:,} characters")
             elif pa.types.is_floating(t):
                 empty = np.isnan(values.to_numpy(zero_copy_only=False))
@@ -305,7 +413,7 @@ class ComparisonFile(ColumnarFile):
                     empty = np.isin(col.indices.to_numpy(zero_copy_only=False), np.flatnonzero(empty))
                 bad = np.flatnonzero(empty)
                 if bad.size:
-                    raise InputError(f"{self.where(first_record + int(bad[0]))}: empty or NaN {name}")
+                    raise InputError(f"{self.where(first_row + int(bad[0]))}: empty or NaN {name}")
             return col
 
         item_a = check_present(column(c.item_a), "item")
@@ -314,40 +422,42 @@ class ComparisonFile(ColumnarFile):
         if c.outcome is None:
             outcome = np.ones(n, dtype=np.int8)
         elif c.winner_column:
-            outcome = self._winner_outcome(check_present(column(c.outcome), "winner"), item_a, item_b, first_record)
+            outcome = self._winner_outcome(check_present(column(c.outcome), "winner"), item_a, item_b, first_row)
         else:
-            x = self._numbers(check_present(column(c.outcome), "outcome"), "outcome", first_record)
+            x = self._numbers(check_present(column(c.outcome), "outcome"), "outcome", first_row)
             if not (np.issubdtype(x.dtype, np.integer) and (not x.size or x.min() >= -1 and x.max() <= 1)):
                 bad = np.flatnonzero((x != 1) & (x != -1) & (x != 0))  # integers from -1 to 1 need no pass
                 if bad.size:
-                    raise InputError(f"{self.where(first_record + int(bad[0]))}: outcome must be 1, -1 or 0")
+                    raise InputError(f"{self.where(first_row + int(bad[0]))}: outcome must be 1, -1 or 0")
             outcome = x.astype(np.int8, copy=False)
         user = None if c.user is None else check_present(column(c.user), "user id")
         epsilon = None
         if c.epsilon is not None:
-            epsilon = self._numbers(check_present(column(c.epsilon), "epsilon"), "epsilon", first_record)
+            epsilon = self._numbers(check_present(column(c.epsilon), "epsilon"), "epsilon", first_row)
             bad, why = epsilons_out_of_range(epsilon)
             if bad.size:
-                raise InputError(f"{self.where(first_record + int(bad[0]))}: {why}")
+                raise InputError(f"{self.where(first_row + int(bad[0]))}: {why}")
             ties = np.flatnonzero(outcome == 0)
             if ties.size:
-                raise InputError(f"{self.where(first_record + int(ties[0]))}: a randomized report must be 1 or -1, "
+                raise InputError(f"{self.where(first_row + int(ties[0]))}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
         quota = None if c.max_answers is None else self._quota(
-            self._numbers(check_present(column(c.max_answers), QUOTA_COLUMN), QUOTA_COLUMN, first_record), first_record)
-        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, int(first_record), self.where, quota)
+            self._numbers(check_present(column(c.max_answers), QUOTA_COLUMN), QUOTA_COLUMN, first_row), first_row)
+        counts = self._counts(table, first_row) if self.counted else None
+        return ComparisonBatch(item_a, item_b, outcome, user, epsilon, first_record, self.where, quota, first_row,
+                               counts)
 
-    def _quota(self, values, first_record) -> int | None:
+    def _quota(self, values, first_row) -> int | None:
         """The one quota a batch's ``max_answers`` column declares (None for an empty batch)."""
         if not values.size:
             return None
         bad = np.flatnonzero((values != values[0]) | (values < 1) | (values != np.floor(values)))
         if bad.size:
-            raise InputError(f"{self.where(first_record + int(bad[0]))}: {QUOTA_COLUMN} must be the same whole "
+            raise InputError(f"{self.where(first_row + int(bad[0]))}: {QUOTA_COLUMN} must be the same whole "
                              "number >= 1 on every row (the declared quota of reports per respondent)")
         return int(values[0])
 
-    def _winner_outcome(self, winner, item_a, item_b, first_record) -> np.ndarray:
+    def _winner_outcome(self, winner, item_a, item_b, first_row) -> np.ndarray:
         """Outcomes from a winner column: the label of one of the two items, or a word of
         :data:`WINNER_WORDS` (an item label matches first, so an item may be called "left").
 
@@ -379,7 +489,7 @@ class ComparisonFile(ColumnarFile):
             outcome[named_a[a] == w] = 1
         bad = np.flatnonzero(outcome == 2)
         if bad.size:
-            raise InputError(f"{self.where(first_record + int(bad[0]))}: the winner must be left, right, tie "
+            raise InputError(f"{self.where(first_row + int(bad[0]))}: the winner must be left, right, tie "
                              "(or model_a, model_b, tie (bothbad)) or the label of one of the two items")
         return outcome
 
@@ -393,7 +503,13 @@ class ComparisonFile(ColumnarFile):
                              "engine='stream'); CLI: --engine stream)") from None
 
     def _read(self, items) -> PairwiseComparisons:
-        batches = list(self.batches())
+        batches = list(self._row_batches(DEFAULT_BATCH_SIZE))
+        if self.counted:  # a few bytes of counts may stand for more comparisons than memory holds
+            limits.check("MEMORY_MB", sum(len(b) for b in batches) * RECORD_BYTES / 2 ** 20,
+                         f"{self.path}: the memory (MiB) the comparisons its count column stands for take",
+                         "the stream engine reads them in bounded memory (privrank.sufficient_statistics(path, "
+                         "engine='stream'); CLI: --engine stream)")
+            batches = [piece for b in batches for piece in b.pieces()]
         if not batches or not sum(len(b) for b in batches):
             raise InputError(f"{self.path} has a header but no comparisons")
         labels = sorted_labels(set().union(*(b.labels() for b in batches))) if items is None else item_list(items)

@@ -26,6 +26,22 @@ A table whose columns have other names says which is which: ``read_comparisons(d
 right=..., winner=... or outcome=..., user=...)``. Every function that takes comparisons or
 rankings also takes such a table directly.
 
+An optional multiplicity column, ``count`` (also ``counts``, ``weight``, ``weights`` or
+``multiplicity``: pre-aggregated data such as arena exports and evalica's ``weights``), says how
+many comparisons a row stands for. A row of count ``c`` is ``c`` comparisons, exactly as if it
+were repeated ``c`` times: on every engine (each repeats the rows as it reads them, in batches of
+bounded size), in seeded randomization (comparisons are numbered in file order, the row's ``c``
+one after another) and in the ledger's fingerprint. With a user column they are ``c`` comparisons
+of that user (a per-user bound such as ``max_answers`` counts ``c``); the privacy unit is
+unchanged. A count is a whole number from 0 to 2^53: an integer column, a float column holding
+whole numbers, or in CSV an integer (``3``, not ``3.0``); rows of count 0 are dropped; a file has
+at most one such column. The comparisons a file's counts stand for are bounded by
+``PRIVRANK_MAX_COUNTED_RECORDS`` and, read in memory, by the memory they take
+(``PRIVRANK_MAX_MEMORY_MB``; :mod:`privrank.limits`), and refused before they are built. In a file
+of randomized reports (below) a count is that many respondents who sent the same report, the same
+as the row repeated; with a user column a count above 1 is one respondent reporting a pair more
+than once, which is refused.
+
 An optional ``epsilon`` column marks the records as randomized reports (respondents already
 applied randomized response with that epsilon on their device): they will be debiased, never
 randomized again, at most one per respondent and pair when a user column names the respondents,

@@ -20,7 +20,7 @@ from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      file_suffix, is_count, is_number, is_table, is_text_table, item_list, open_text, pyarrow_module,
+                      file_suffix, is_number, is_table, is_text_table, item_list, open_text, pyarrow_module,
                       read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
@@ -369,7 +369,7 @@ class RankingFile(ColumnarFile):
 
     def extent(self, table) -> np.ndarray:
         """``[rows, voters]`` of a table of this file's columns."""
-        return np.array([len(table), int(self._counts(table, 0).sum())])
+        return np.array([len(table), int(self._counts(table, None).sum())])
 
     def batches(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated :class:`RankingBatch` objects covering the file in order."""
@@ -390,24 +390,12 @@ class RankingFile(ColumnarFile):
         return Rankings.from_orders(np.concatenate([b.orders for b in batches]), items=batches[0].items,
                                     weights=np.concatenate([b.weights for b in batches]))
 
-    def _counts(self, table, first_row: int) -> np.ndarray:
-        """Voters per row (the count column, or 1)."""
-        pa = pyarrow_module()
+    def _counts(self, table, first_row: int | None) -> np.ndarray:
+        """Voters per row (the count column, or 1); ``first_row`` as in
+        :meth:`~privrank.data.tabular.ColumnarFile.counts`."""
         if self.count is None:
             return np.ones(len(table), dtype=np.int64)
-        col = self.column(table, self.count)
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            try:
-                x = col.cast(pa.int64()).to_numpy(zero_copy_only=False)
-            except pa.ArrowInvalid:  # find the culprit only on the error path
-                x = np.array([int(text) if is_count(text) else -1 for text in col.to_pylist()])
-        else:
-            x = self._numbers(col, "count", first_row)
-        x = np.asarray(x, dtype=float)
-        bad = np.flatnonzero(~np.isfinite(x) | (x < 0) | (x != np.round(x)))
-        if bad.size:
-            raise InputError(f"record {first_row + int(bad[0]) + 1}: count must be an integer >= 0")
-        return x.astype(np.int64)
+        return self.counts(table, self.count, first_row)
 
     def validate(self, table, first) -> RankingBatch:
         """Check and convert a table (or record batch) of this file's columns whose first row is

@@ -573,6 +573,33 @@ class ColumnarFile:
             next(lines, None)  # the header
             return f"line {next(itertools.islice(lines, record, None), '?')}"
 
+    def counts(self, table, name: str, first_row: int | None) -> np.ndarray:
+        """The column ``name`` of a table of this file as counts: int64 whole numbers from 0 to
+        ``MAX_EXACT_COUNT`` (integers, or floats holding whole numbers; text must be written as an
+        integer). ``first_row`` is the file index of the table's first row, for the message that
+        names a bad value's row (None: the row is not known, the message names the file)."""
+        pa = pyarrow_module()
+        col = self.column(table, name)
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        if is_text_type(col.type):
+            try:
+                x = col.cast(pa.int64()).to_numpy(zero_copy_only=False)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # find the culprit only on the error path
+                x = np.array([int(text) if is_count(text) else -1 for text in col.to_pylist()], dtype=object)
+        elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            x = col.to_numpy(zero_copy_only=False)  # a null becomes NaN
+        else:
+            x = np.full(len(col), -1)
+        whole = np.isfinite(x) & (x >= 0) & (x <= MAX_EXACT_COUNT) & (np.floor(x) == x) if x.dtype.kind == "f" \
+            else (x >= 0) & (x <= MAX_EXACT_COUNT)
+        bad = np.flatnonzero(~whole)
+        if bad.size:
+            where = self.path if first_row is None else self.where(first_row + int(bad[0]))
+            raise InputError(f"{where}: a {name} must be a whole number from 0 to 2^53 (how many times the "
+                             "row occurred), written as an integer")
+        return x.astype(np.int64)
+
     def _numbers(self, col, name, first_record) -> np.ndarray:
         pa = pyarrow_module()
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):

@@ -86,12 +86,17 @@ def read(path, options) -> PairwiseComparisons:
 
 
 def check(source, options) -> None:
-    """Refuse to randomize randomized reports (``source`` is a file or in-memory data)."""
+    """Refuse to randomize randomized reports (``source`` is a file or in-memory data), and a file
+    whose count column stands for more comparisons than the readers take on
+    (:meth:`~privrank.data.io.ComparisonFile.n_records` reads that column through the file), so
+    that neither is refused after the charge."""
     if options.statistic is not None or options.kappa is not None:
         raise InputError("statistic and kappa apply to kind='rankings'")
     if options.epsilon is not None and source.is_randomized:
         raise InputError("the data are randomized reports with their own epsilon column; they are "
                          "counted as they are, so give no epsilon")
+    if isinstance(source, ComparisonFile) and source.counted:
+        source.n_records()
 
 
 def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
@@ -109,12 +114,20 @@ def records(batch) -> int:
 
 
 def partial(batch, options) -> Partial:
-    """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`.
+    """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`, reduced
+    piece by piece (:meth:`~privrank.data.io.ComparisonBatch.pieces`: a batch of rows with counts,
+    a Dask partition of a counted file, as ordinary records of bounded number).
 
     Labels are counted as the codes of the batch's dictionaries (:func:`item_codes`), and the small
     table of counts is mapped to items once, not each record, when the table is small (a few
     entries per record at most); the records naming an unknown item or one item twice are refused
     from that table."""
+    parts = [_partial(piece, options) for piece in batch.pieces()]
+    return parts[0] if len(parts) == 1 else combine(parts)
+
+
+def _partial(batch, options) -> Partial:
+    """The partial statistic of a batch of ordinary records (:func:`partial`)."""
     items, (a, index_a), (b, index_b) = item_codes(batch, options.items)
     values2 = batch.outcome + np.int8(1)
     epsilon = batch.epsilon
