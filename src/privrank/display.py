@@ -1,25 +1,19 @@
-"""How results show themselves: a short ``repr``, an HTML table for notebooks, a pandas DataFrame.
+"""How ranking results show themselves: a short ``repr``, an HTML card for notebooks, a pandas DataFrame.
 
-Every result a user holds (a fitted or private ranking, an aggregate, intervals) shows the
-same three things: what it is, its first items in ranking order, and its guarantee in plain
-words. The repr stays under ~1,000 characters whatever the number of items; the full table is
-``to_pandas()`` (pandas is imported only then).
+Every ranking result a user holds (a fitted or private ranking, an aggregate, intervals) shows
+the same three things: what it is, its items in ranking order, and its guarantee in plain words.
+The repr stays under ~1,000 characters whatever the number of items, and so does the notebook's
+card (its first and last rows, :mod:`privrank.html_cards`); the full table is ``to_pandas()``
+(pandas is imported only then).
 """
 from __future__ import annotations
 
-import html
-
 from .errors import InputError
-
-#: rows shown by a repr and by a notebook's HTML table
-SHOWN_ROWS = 10
-#: longest item label shown in a repr (labels can be long answers or titles)
-SHOWN_LABEL = 40
+from .html_cards import SHOWN_LABEL, Shown, clip
 
 
 def _label(x) -> str:
-    text = str(x)
-    return text if len(text) <= SHOWN_LABEL else text[: SHOWN_LABEL - 3] + "..."
+    return clip(x, SHOWN_LABEL)
 
 
 def short_repr(kind: str, rows: list[dict], n_items: int, guarantee) -> str:
@@ -29,27 +23,6 @@ def short_repr(kind: str, rows: list[dict], n_items: int, guarantee) -> str:
     text = f"{kind}({n_items} items; top: {top}"
     text += f"; {plain}" if plain else ""
     return (text if len(text) <= 990 else text[:987] + "...") + ")"
-
-
-def html_table(kind: str, rows: list[dict], n_items: int, guarantee) -> str:
-    """An HTML table of the first :data:`SHOWN_ROWS` rows, with the guarantee under it."""
-    if not rows:
-        return f"<p>{html.escape(kind)}: no items</p>"
-    columns = list(rows[0])
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in columns) + "</tr>"
-                   for r in rows[:SHOWN_ROWS])
-    more = f"<p>... {n_items - SHOWN_ROWS} more items (<code>.to_pandas()</code>)</p>" if n_items > SHOWN_ROWS else ""
-    words = "" if guarantee is None else (f"<p><b>Guarantee:</b> {html.escape(guarantee.plain())}</p>"
-                                          f"<p><small>{html.escape(guarantee.describe())}</small></p>")
-    return (f"<div><p><b>{html.escape(kind)}</b>, {n_items} items</p><table><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>{more}{words}</div>")
-
-
-def _cell(x) -> str:
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return _label(x)
 
 
 def data_frame(rows: list[dict], guarantee):
@@ -67,9 +40,10 @@ def data_frame(rows: list[dict], guarantee):
     return frame
 
 
-class Displayed:
+class Displayed(Shown):
     """Mixin of a result with ``_rows()`` (ranking rows, best first), ``items`` and ``guarantee``:
-    a short repr, an HTML table for notebooks, and ``to_pandas()``."""
+    a short repr, an HTML card for notebooks (its first and last rows: :mod:`privrank.html_cards`),
+    and ``to_pandas()``."""
 
     def _rows(self) -> list[dict]:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -77,8 +51,10 @@ class Displayed:
     def __repr__(self) -> str:
         return short_repr(type(self).__name__, self._rows(), len(self.items), self.guarantee)
 
-    def _repr_html_(self) -> str:
-        return html_table(type(self).__name__, self._rows(), len(self.items), self.guarantee)
+    def _card(self) -> dict:
+        n = len(self.items)
+        return {"summary": f"{n} item{'' if n == 1 else 's'}", "rows": self._rows(),
+                "more": "all of them: .to_pandas()", "guarantee": self.guarantee}
 
     def to_pandas(self):
         """Every item's row, best first, as a pandas DataFrame (the guarantee in ``.attrs``)."""

@@ -21,6 +21,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
+from .html_cards import Rows, Shown
 
 # Budgets are bookkeeping, not a mechanism's arithmetic: any epsilon > 0 is taken (a remainder may be tiny),
 # without the floor a release's epsilon has (``minimum=0.0``).
@@ -32,7 +33,7 @@ UNIT_EDGE = "one comparison (one outcome on one edge of the comparison graph)"
 
 
 @dataclass(frozen=True)
-class Guarantee:
+class Guarantee(Shown):
     """What a release protects.
 
     Attributes
@@ -169,6 +170,15 @@ class Guarantee:
                      "noise, is trusted with the raw data.")
         return text + (" SEEDED RUN: not a private release." if self.seeded else "")
 
+    def _card(self) -> dict:
+        d = self.to_dict()
+        facts = [(name, d[key]) for name, key in (("epsilon", "epsilon"), ("delta", "delta"), ("rho (zCDP)", "rho"),
+                                                   ("epsilon per comparison", "epsilon_per_comparison"),
+                                                   (f"epsilon per {self.user}", "epsilon_per_user"))]
+        facts += [("model", self.model), ("protects", self.unit), ("mechanism", self.mechanism),
+                  ("seeded run", "yes: not a private release" if self.seeded else None)]
+        return {"summary": "private" if self.private else "NOT PRIVATE", "facts": facts, "guarantee": self}
+
     def _dp_words(self) -> str:
         params = f"({_fmt(self.epsilon)}, {self.delta:g})" if self.delta > 0 else _fmt(self.epsilon)
         zcdp = f" (from {_fmt(self.rho)}-zCDP)" if self.rho is not None else ""
@@ -291,8 +301,15 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     return e * e / (math.sqrt(L + e) + math.sqrt(L)) ** 2  # (sqrt(L+e) - sqrt(L))^2, stably
 
 
+class _Budget(Shown):
+    """A privacy budget's card: its statement and its parameters."""
+
+    def _card(self) -> dict:
+        return {"summary": str(self), "facts": [(k, v) for k, v in asdict(self).items()]}
+
+
 @dataclass(frozen=True)
-class PureDP:
+class PureDP(_Budget):
     """A pure epsilon-DP budget.
 
     Examples
@@ -320,7 +337,7 @@ class PureDP:
 
 
 @dataclass(frozen=True)
-class ApproxDP:
+class ApproxDP(_Budget):
     """An approximate ``(epsilon, delta)``-DP budget (``delta`` may be 0).
 
     Examples
@@ -345,7 +362,7 @@ class ApproxDP:
 
 
 @dataclass(frozen=True)
-class ZCDP:
+class ZCDP(_Budget):
     """A rho-zero-concentrated-DP budget (Bun and Steinke 2016).
 
     Examples
@@ -462,7 +479,7 @@ def _parts(b) -> tuple[float, ...]:
         ((b.epsilon, b.delta) if isinstance(b, ApproxDP) else (b.epsilon,))
 
 
-class Accountant:
+class Accountant(Shown):
     """Spends a total privacy budget by sequential composition and refuses to overspend.
 
     Parameters
@@ -526,6 +543,14 @@ class Accountant:
         model = "" if self.model is None else f", model={self.model!r}"
         return (f"Accountant(total={self.total}, spent={self.spent or 'nothing'}, remaining={self.remaining or 'nothing'}, "
                 f"spends={len(self._history)}{unit}{model})")
+
+    def _card(self) -> dict:
+        spends = self._history
+        return {"summary": f"{len(spends)} spend{'' if len(spends) == 1 else 's'}",
+                "facts": [("total", self.total), ("spent", self.spent or "nothing"),
+                          ("remaining", self.remaining or "nothing"), ("unit", self.unit), ("model", self.model)],
+                "rows": Rows(len(spends), lambda k: {"spend": k + 1, "label": spends[k][0], "cost": str(spends[k][1])}),
+                "more": "all of them: .history"}
 
     @property
     def history(self) -> tuple:

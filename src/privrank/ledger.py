@@ -65,6 +65,7 @@ from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
 from .fingerprints import NEAR_DUPLICATE, SKETCH_BINS, Identity, fingerprint, identify, shared, users_digest
 from .guarantees import (UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee, cost_in_unit,
                          PureDP, compose_budgets)
+from .html_cards import Shown
 
 __all__ = ["BUDGET_UNITS", "ENV_PATH", "ENV_STATE", "Identity", "Ledger", "RELEASE_COLUMNS", "charge",
            "default_path", "fingerprint", "identify", "journal_dir", "ledger_files", "spent", "users_digest"]
@@ -161,7 +162,7 @@ def _release_row(guarantee: Guarantee) -> dict:
             "private": bool(guarantee.private)}
 
 
-class Ledger:
+class Ledger(Shown):
     """A privacy ledger in one SQLite file (created on first use); usable as a context manager.
 
     Parameters
@@ -223,6 +224,23 @@ class Ledger:
                     except OSError:  # a read-only file system, where nothing was made either
                         pass
             raise
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    def _card(self) -> dict:  # the budgets and what is spent of them (no data: a data set is its fingerprint)
+        try:
+            self._db.total_changes  # noqa: B018 - raises on a closed connection
+        except (sqlite3.ProgrammingError, AttributeError):  # closed, or never opened
+            return {"summary": "closed", "facts": [("file", self.path)]}
+        budgets = self.budgets()
+        return {"summary": f"{len(budgets)} budget{'' if len(budgets) == 1 else 's'}",
+                "facts": [("file", self.path), ("releases recorded", f"{len(self._releases(None)):,}")],
+                "rows": [{"data set": b["dataset"] or b["fingerprint"][:12], "unit": b["unit"],
+                          "budget epsilon": b["epsilon"], "spent epsilon": b["spent_epsilon"],
+                          "remaining epsilon": b["remaining_epsilon"]}
+                         for b in budgets],
+                "more": "all of them: .budgets()"}
 
     def _open(self) -> None:
         with _database_errors(self.path):

@@ -304,7 +304,8 @@ def _simulate(design: Design, eps: float, R: int, gen) -> np.ndarray:
 def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: bool = False):
     """Predicted errors against epsilon (log scale), marking the chosen epsilon; needs matplotlib.
 
-    Returns the :class:`matplotlib.figure.Figure` (built without pyplot), also saved to ``path`` if given.
+    Returns the :class:`matplotlib.figure.Figure` (built without pyplot, shown inline by a notebook:
+    :class:`~privrank.inline_figure.InlineFigure`), also saved to ``path`` if given.
     """
     fig, out = new_figure(path, force=force, figsize=(6, 4), layout="tight")
     ax = fig.subplots()

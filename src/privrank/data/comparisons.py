@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import EPSILON_FLOOR, InputError, check_labels, index_array, real_array
+from ..html_cards import Shown
 from .pair_counts import PairCounts
 from .tabular import label_indices
 from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
@@ -95,7 +96,7 @@ def _dict_codes(columns, items, name: str) -> tuple[tuple, list]:
 
 
 @dataclass(frozen=True, eq=False)
-class PairwiseComparisons:
+class PairwiseComparisons(Shown):
     """Validated pairwise comparisons with item labels and optional user ids.
 
     Build with :meth:`from_labels` (labels in, validated) rather than directly.
@@ -475,6 +476,12 @@ class PairwiseComparisons:
         users = "" if self.users is None else f", {len(self.users)} users"
         kind = "randomized reports" if self.is_randomized else "comparisons"
         return f"PairwiseComparisons({self.n_records} {kind}, {self.n_items} items{users})"
+
+    def _card(self) -> dict:  # what the repr says: never raw preferences
+        kind = "randomized reports" if self.is_randomized else "comparisons"
+        return {"summary": f"{self.n_records:,} {kind}",
+                "facts": [("items", f"{self.n_items:,}" + ("" if self.items_declared else " (read off the data)")),
+                          ("users", None if self.users is None else f"{len(self.users):,}")]}
 
 
 def _column(values, name: str):

@@ -17,12 +17,13 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError, real_array
+from ..html_cards import Shown
 
 RUNS_MIN_PAIRS = 512  # below this many pairs one bincount beats the set-up of summing by runs
 
 
 @dataclass(frozen=True, eq=False)
-class PairCounts:
+class PairCounts(Shown):
     """Per-pair sufficient statistic for BTL-type likelihoods.
 
     For each observed unordered pair ``(i[k], j[k])`` with ``i < j``: ``totals[k]`` is the
@@ -50,6 +51,10 @@ class PairCounts:
     totals: np.ndarray
     items: tuple = field(default=())
     items_declared: bool = True
+
+    def _card(self) -> dict:  # sizes only: the per-pair sums are for code
+        return {"summary": f"{self.n_pairs:,} pairs of {self.n_items:,} items",
+                "facts": [("items declared", "yes" if self.items_declared else "no (read off the data)")]}
 
     @classmethod
     def from_records(cls, m: int, a, b, values, weights=None, items=(), items_declared: bool = True) -> "PairCounts":

@@ -29,6 +29,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError, check_labels, index_array, real_array
+from ..html_cards import Shown
 from .comparisons import first_missing, sorted_labels
 
 # entries of the (rows x pairs) indicator evaluated at once by Rankings.preference
@@ -109,7 +110,7 @@ def position_counts(positions, weights=None) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Rankings:
+class Rankings(Shown):
     """Validated complete rankings with item labels and integer multiplicities.
 
     Build with :meth:`from_orders` or :meth:`from_labels` rather than directly.
@@ -224,6 +225,10 @@ class Rankings:
     def __repr__(self) -> str:  # never print raw preferences
         return f"Rankings({self.n_voters} rankings of {self.n_items} items, {self.orders.shape[0]} stored rows, each with its count)"
 
+    def _card(self) -> dict:  # what the repr says: never raw preferences
+        return {"summary": f"{self.n_voters:,} rankings of {self.n_items:,} items",
+                "facts": [("stored rows (each with its count)", f"{self.orders.shape[0]:,}")]}
+
     # ------------------------------------------------------------------ views
     @cached_property
     def positions(self) -> np.ndarray:
@@ -289,7 +294,7 @@ TALLY_STATISTICS = ("pairwise", "positions")
 
 
 @dataclass(frozen=True, eq=False)
-class RankingTally:
+class RankingTally(Shown):
     """Sufficient statistics of ``n`` complete rankings, without the rankings.
 
     Built by :func:`privrank.sufficient_statistics` (``kind="rankings"``). It answers the
@@ -362,6 +367,11 @@ class RankingTally:
     def __repr__(self) -> str:  # never print statistics of the raw data
         held = [name for name in ("pair_counts", "position_counts", "reports") if getattr(self, name) is not None]
         return f"RankingTally({self.n_voters} rankings of {self.n_items} items; {', '.join(held)})"
+
+    def _card(self) -> dict:  # what the repr says: never statistics of the raw data
+        held = [name for name in ("pair_counts", "position_counts", "reports") if getattr(self, name) is not None]
+        return {"summary": f"{self.n_voters:,} rankings of {self.n_items:,} items",
+                "facts": [("statistics held", ", ".join(held) or "none")]}
 
     def labels_of(self, order) -> list:
         """Item labels of an order of item indices."""

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError, epsilons_out_of_range, real_array
+from ..html_cards import Shown
 from .pair_counts import PairCounts, group_sums
 
 
@@ -197,7 +198,7 @@ def folded_counts(m: int, a, b, values2, level, size: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ComparisonTally:
+class ComparisonTally(Shown):
     """Exact integer tally of comparison records, per privacy level and pair.
 
     For each observed unordered pair ``(i[k], j[k])``, ``i < j``, at privacy level ``level[k]``:
@@ -352,3 +353,7 @@ class ComparisonTally:
     def __repr__(self) -> str:  # never print counts
         kind = "randomized reports" if self.is_randomized else "comparisons"
         return f"ComparisonTally({kind}, {self.n_items} items, {self.i.size} entries)"
+
+    def _card(self) -> dict:  # what the repr says: never counts
+        return {"summary": "randomized reports" if self.is_randomized else "comparisons",
+                "facts": [("items", f"{self.n_items:,}"), ("entries (pairs x privacy levels)", f"{self.i.size:,}")]}

@@ -20,6 +20,7 @@ from scipy.special import expit
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import ComparisonTally
 from ..errors import InputError, UtilityWarning, check_whole
+from ..html_cards import Shown
 from ..mechanisms.randomized_response import debias
 from ..pairwise.btl import btl_hessian, fit_btl
 from ..pairwise.release import check_weighting, paper_lambda, release_from_reports
@@ -97,7 +98,7 @@ class Margin:
 
 
 @dataclass(frozen=True)
-class ManipulationMargin:
+class ManipulationMargin(Shown):
     """Result of :func:`manipulation_margin`.
 
     Attributes
@@ -154,6 +155,15 @@ class ManipulationMargin:
         found = "" if self.top.more_than else f"found: {self.top.attack}, {self.top.item} then leads; "
         return (f"{self.top.sentence(self.unit, 'the top item')} (proven); {found}{quota}; local DP does not "
                 "prevent such manipulation")
+
+    def _card(self) -> dict:
+        pairs = self.pairs or ()
+        return {"summary": f"{self.top.shown} {self.unit}s to change the top item",
+                "facts": [("margin", self.describe()), ("quota per respondent", self.max_answers),
+                          ("reports per fake", self.reports_per_fake), ("epsilon of the reports", f"{self.epsilon:g}")],
+                "rows": [{"rank": p.rank, "item": p.item, "lifted above": p.above, f"{self.unit}s": p.shown,
+                          "attack": p.attack} for p in pairs],
+                "more": "all of them: .pairs"}
 
     def to_dict(self) -> dict:
         doc = {"fakes": self.top.fakes, "at_least": self.top.at_least, "more_than": self.top.more_than,

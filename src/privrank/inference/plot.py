@@ -1,8 +1,9 @@
 """Plots of score and rank intervals (matplotlib, an optional dependency).
 
 Every plot is a :class:`matplotlib.figure.Figure` built without pyplot: it never chooses a backend
-or registers with pyplot's figure manager, so a notebook shows it inline (it is the cell's value)
-and the user's own ``plt.show()`` is unaffected; with a path it is also saved.
+or registers with pyplot's figure manager, so the user's own ``plt.show()`` is unaffected. It is an
+:class:`~privrank.inline_figure.InlineFigure`, which a notebook shows inline when it is a cell's
+value, in a fresh kernel too (no ``%matplotlib inline`` needed); with a path it is also saved.
 """
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ from ..files import Output
 
 
 def new_figure(path=None, *, force: bool = False, **options):
-    """A new matplotlib ``Figure(**options)`` and the :class:`~privrank.files.Output` it is saved to.
+    """A new matplotlib figure (an :class:`~privrank.inline_figure.InlineFigure` made with ``**options``, shown
+    inline by a notebook) and the :class:`~privrank.files.Output` it is saved to.
 
     ``path`` is None (the Output is None), a file name (checked, and reserved once matplotlib is
     known to be installed) or an Output already reserved.
     """
     out = None if path is None or isinstance(path, Output) else Output(path, force=force, plot=True)
     try:
-        from matplotlib.figure import Figure
+        from ..inline_figure import InlineFigure
     except ImportError:
         raise InputError("plots need matplotlib: pip install matplotlib") from None
     if out is not None:
         out.reserve()
-    return Figure(**options), (path if isinstance(path, Output) else out)
+    return InlineFigure(**options), (path if isinstance(path, Output) else out)
 
 
 def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = None):
@@ -47,7 +49,9 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     Returns
     -------
     matplotlib.figure.Figure
-        Not registered with pyplot (the backend is left as it is): a notebook shows it inline.
+        Not registered with pyplot (the backend is left as it is); a notebook shows it inline when it
+        is a cell's value, with or without ``%matplotlib inline``
+        (:class:`~privrank.inline_figure.InlineFigure`).
 
     Examples
     --------
@@ -56,8 +60,9 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     >>> comps = btl_complete_design([1.0, 0.5, 0.0, -0.5, -1.0], L=200, rng=0)
     >>> ci = pr.confidence_intervals(pr.fit_btl(pr.debiased_randomized_response(comps, epsilon=1.0, rng=1)))
     >>> fig = pr.plot_intervals(ci, title="BTL scores")
-    >>> type(fig).__name__, len(fig.axes)
-    ('Figure', 2)
+    >>> from matplotlib.figure import Figure
+    >>> isinstance(fig, Figure), len(fig.axes), fig._repr_png_()[1:4]  # a notebook shows the PNG
+    (True, 2, b'PNG')
     """
     m = len(ci.items)
     scores = hasattr(ci, "score_label")  # score intervals too (ConfidenceIntervals), else ranks only

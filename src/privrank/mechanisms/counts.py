@@ -30,12 +30,13 @@ import numpy as np
 
 from ..errors import MAX_WHOLE, RHO_MINIMUM, InputError, check_delta, check_epsilon, check_positive, index_array
 from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
+from ..html_cards import Rows, Shown
 from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
 
 
 @dataclass(frozen=True, repr=False)
-class CountRelease:
+class CountRelease(Shown):
     """Noisy integer counts and what they protect.
 
     Attributes
@@ -69,6 +70,15 @@ class CountRelease:
 
     def __repr__(self) -> str:  # short: the counts are for code, not for a notebook cell
         return f"CountRelease({self.counts.size} counts, {self.noise} noise; {self.guarantee.plain()})"
+
+    def _card(self) -> dict:  # the released counts, flattened, first and last
+        flat = self.counts.reshape(-1)
+        shape = " x ".join(str(n) for n in self.counts.shape)
+        return {"summary": f"{flat.size:,} counts", "guarantee": self.guarantee,
+                "facts": [("shape", shape if self.counts.ndim > 1 else None), ("noise", self.noise),
+                          ("scale", f"{self.scale:.4g}")],
+                "rows": Rows(flat.size, lambda k: {"index": k, "released count": int(flat[k])}),
+                "more": "all of them: .counts"}
 
 
 def _check_counts(counts) -> np.ndarray:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..errors import InputError, check_delta, check_epsilon
 from ..guarantees import UNIT_RANKING, Guarantee
+from ..html_cards import Shown
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import discrete_gaussian, discrete_gaussian_mu, discrete_laplace
 from .randomized_response import record_key
@@ -98,7 +99,7 @@ def count_noise(scale: float, n: int, size, rng=None) -> np.ndarray:
 
 
 @dataclass(frozen=True, repr=False)
-class MatrixRelease:
+class MatrixRelease(Shown):
     """A private release of the pairwise-preference matrix ``w``.
 
     Attributes
@@ -124,6 +125,11 @@ class MatrixRelease:
     def __repr__(self) -> str:  # short: the matrix is for code, not for a notebook cell
         m = self.matrix.shape[0]
         return f"MatrixRelease({m} x {m} noisy pairwise matrix, {self.noise} noise of scale {self.scale:.4g})"
+
+    def _card(self) -> dict:  # the parameters: the matrix is for code
+        m = self.matrix.shape[0]
+        return {"summary": f"{m} x {m} noisy pairwise matrix",
+                "facts": [("noise", self.noise), ("scale", f"{self.scale:.4g}"), ("voters (public n)", f"{self.n:,}")]}
 
 
 @lru_cache(maxsize=64)

@@ -62,6 +62,7 @@ from ..data.rankings import check_multiplicities, check_permutations, position_c
 from .. import limits
 from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole, index_array
 from ..guarantees import UNIT_RANKING, Guarantee
+from ..html_cards import Shown
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import discrete_gaussian_mu, gaussian_release, laplace_release
@@ -225,7 +226,7 @@ def parallel_sensitivity(layout: TreeLayout, p: int) -> float:
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, repr=False)
-class TreeRelease:
+class TreeRelease(Shown):
     """A private release of mean absolute deviations from the modified binary tree.
 
     Attributes
@@ -285,6 +286,13 @@ class TreeRelease:
     def __repr__(self) -> str:  # short: the arrays are for code, not for a notebook cell
         k, m = self.costs.shape
         return f"TreeRelease({k} x {m} footrule costs, {self.noise} noise; {self.guarantee.plain()})"
+
+    def _card(self) -> dict:  # the parameters: the arrays are for code
+        k, m = self.costs.shape
+        return {"summary": f"{k} x {m} footrule costs", "guarantee": self.guarantee,
+                "facts": [("noise", self.noise), ("noise scale", f"{self.noise_scale:.4g}"),
+                          ("kappa", f"{self.kappa:g}"), ("sensitivity", f"{self.sensitivity:g}"),
+                          ("rankings (public n)", f"{self.n:,}")]}
 
 
 def _check_noise(noise: str, kappa) -> tuple[str, float]:

@@ -18,6 +18,7 @@ from ..data.pair_counts import PairCounts
 from ..data.tally import ComparisonTally, epsilon_list
 from ..errors import InputError, check_flag, epsilons_out_of_range
 from ..guarantees import UNIT_COMPARISON, UNIT_USER, Guarantee
+from ..html_cards import Shown
 from ..mechanisms.randomized_response import added_variance, debias, variance_inflation
 
 WEIGHTS = ("uniform", "inverse_variance")
@@ -25,7 +26,7 @@ TIE_NOTE = "Ties are answered as a fair coin before randomization."
 
 
 @dataclass(frozen=True, repr=False)
-class PairwiseRelease:
+class PairwiseRelease(Shown):
     """Per-pair statistic of record values, with its guarantee.
 
     Attributes
@@ -76,6 +77,11 @@ class PairwiseRelease:
 
     def __repr__(self) -> str:
         return f"PairwiseRelease({len(self.items)} items; {self.guarantee.plain()})"
+
+    def _card(self) -> dict:  # the sizes and the variance: the per-pair statistic is for code (.counts)
+        return {"summary": f"{len(self.items):,} items", "guarantee": self.guarantee,
+                "facts": [("pairs with records", f"{self.counts.n_pairs:,}"),
+                          ("variance factor G", f"{self.variance_factor:.4g}")]}
 
 
 def local_guarantee(epsilon: float, epsilon_per_user: float | None, mechanism: str,
