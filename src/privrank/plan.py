@@ -70,6 +70,8 @@ EPSILON_GRID = tuple(float(x) for x in np.geomspace(0.02, 50.0, 14))
 BISECTIONS = 5
 #: the utility frontier, in the package (benchmarks/bench_utility.py writes it)
 FRONTIER_FILE = "frontier.json"
+#: the floor of an interpolated error: one misordered pair in this many runs (_read_off)
+FLOOR_PAIRS = 10
 
 
 #: the largest score spread a plan takes: a log-odds range of 60
@@ -333,10 +335,17 @@ def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: boo
 #: the private aggregation methods of full rankings (``privrank aggregate --method``) by trust model;
 #: ``noisy-matrix+borda`` and ``+copeland`` are the noisy-matrix release ordered by Borda or Copeland
 AGGREGATION_METHODS = {
-    "central": ("noisy-matrix", "noisy-matrix+borda", "noisy-matrix+copeland", "hay-quicksort", "dp-kwiksort",
-                "exponential", "dp-footrule", "dp-ptas"),
+    "central": ("noisy-matrix", "noisy-matrix+borda", "noisy-matrix+copeland", "noisy-matrix+kwiksort",
+                "hay-quicksort", "dp-kwiksort", "exponential", "dp-footrule", "dp-ptas"),
     "local": ("ldp-matrix", "ldp-kwiksort", "ldp-footrule"),
 }
+#: the model of full rankings the planner assumes (a model of the utility frontier): Mallows around
+#: the true order with dispersion 0.8, a clear but noisy consensus
+PLANNER_MODEL = "mallows-0.8"
+#: the models of full rankings over which ``--method auto`` guards against the worst case: a
+#: concentrated and a dispersed Mallows model and Plackett-Luce (how dispersed the rankings are
+#: is a fact of the data, which the choice may not read)
+ROBUST_MODELS = ("mallows-0.8", "mallows-0.95", "plackett-luce")
 #: the methods that take no delta (pure epsilon-DP)
 PURE_ONLY = ("exponential", "ldp-matrix", "ldp-kwiksort", "ldp-footrule")
 
@@ -389,52 +398,69 @@ def _axis_bracket(values: np.ndarray, x: float) -> tuple[float, float, float]:
     if x >= values[-1]:
         return values[-1], values[-1], 0.0
     k = int(np.searchsorted(values, x))
+    if abs(values[k] - x) < 1e-9:
+        return values[k], values[k], 0.0
     lo, hi = values[k - 1], values[k]
     return lo, hi, (x - lo) / (hi - lo)
 
 
 def _read_off(rows: list, point: tuple) -> tuple[float, float, str, bool]:
-    """Kendall distance and standard error at ``point = (m, n, epsilon)``, interpolated linearly in
-    the logarithms of the three coordinates between the measured grid points around it; where a
-    corner was not measured, the nearest measurement (in those logarithms) is used."""
+    """Kendall distance and standard error at ``point = (m, n, epsilon)``, interpolated between the
+    measured grid points around it: at each of the two numbers of items around ``m``, bilinearly
+    in the logarithms of the rankings, of epsilon and of the error (plus a floor of one pair in
+    ``FLOOR_PAIRS`` runs, so a measured zero stays finite: errors fall geometrically as rankings
+    and epsilon grow), then linearly between the two in the logarithm of the items (the error
+    grows with them about linearly). Where a corner was not measured, the nearest measurement (in
+    the coordinates' logarithms) is used."""
     logs = np.log([[r["m"], r["n"], r["epsilon"]] for r in rows])
     q = np.log(np.asarray(point, dtype=float))
     axes = [np.unique(logs[:, a]) for a in range(3)]
     brackets = [_axis_bracket(axes[a], q[a]) for a in range(3)]
     outside = any(q[a] < axes[a][0] - 1e-9 or q[a] > axes[a][-1] + 1e-9 for a in range(3))
     found = {tuple(np.round(l, 9)): r for l, r in zip(logs, rows)}
-    value = se2 = 0.0
-    for corner in np.ndindex(2, 2, 2):
-        w = 1.0
-        key = []
-        for a, upper in enumerate(corner):
-            lo, hi, t = brackets[a]
-            w *= t if upper else 1.0 - t
-            key.append(hi if upper else lo)
-        if w == 0.0:
-            continue
+
+    def corner_row(key):
         row = found.get(tuple(np.round(key, 9)))
-        if row is None:
-            row = rows[int(np.argmin(np.sum((logs - np.asarray(key)) ** 2, axis=1)))]
-        value += w * row["kendall"]
-        se2 += (w * row["kendall_se"]) ** 2
+        return rows[int(np.argmin(np.sum((logs - np.asarray(key)) ** 2, axis=1)))] if row is None else row
+
+    value = se2 = 0.0
+    for upper_m in (0, 1):
+        wm = brackets[0][2] if upper_m else 1.0 - brackets[0][2]
+        if wm == 0.0:
+            continue
+        log_value = log_floor = 0.0
+        for corner in np.ndindex(2, 2):
+            w, key = 1.0, [brackets[0][upper_m]]
+            for a, upper in zip((1, 2), corner):
+                lo, hi, t = brackets[a]
+                w *= t if upper else 1.0 - t
+                key.append(hi if upper else lo)
+            if w == 0.0:
+                continue
+            row = corner_row(key)
+            floor = 2.0 / (row["m"] * (row["m"] - 1) * FLOOR_PAIRS)
+            log_value += w * math.log(row["kendall"] + floor)
+            log_floor += w * math.log(floor)
+            se2 += (wm * w * row["kendall_se"]) ** 2
+        value += wm * max(0.0, math.exp(log_value) - math.exp(log_floor))
 
     def span(a, name):
         lo, hi = (f"{x:,.0f}" if a < 2 else f"{x:g}" for x in (float(np.exp(v)) for v in brackets[a][:2]))
         return f"{name} {lo}" if lo == hi else f"{name} {lo} to {hi}"
     where = ", ".join(span(a, name) for a, name in enumerate(("m", "n", "epsilon")))
-    return float(value), math.sqrt(se2), where, outside
+    return value, math.sqrt(se2), where, outside
 
 
 def predict_aggregation(items: int, rankings: int, epsilon: float, *, trust: str = "central",
-                        methods=None) -> list[MethodPrediction]:
+                        methods=None, model: str = PLANNER_MODEL) -> list[MethodPrediction]:
     """Every aggregation method's expected Kendall distance to the truth (a fraction of the pairs)
     for ``rankings`` full rankings of ``items`` items at ``epsilon``, best first.
 
-    Read off the utility frontier measured on Mallows data (:func:`frontier`, its ``planner_model``),
-    interpolated between its grid points (linear in the logarithms of items, rankings and
-    epsilon). A method never measured at these sizes (the exponential mechanism and the PTAS
-    are feasible for few items only) is left out.
+    Read off the utility frontier (:func:`frontier`) measured on data of ``model`` (default
+    :data:`PLANNER_MODEL`), interpolated between its grid points (:func:`_read_off`; a model
+    measured at one number of rankings is read there). A
+    method never measured at these sizes (the exponential mechanism and the PTAS are feasible
+    for few items only) is left out.
     """
     if trust not in AGGREGATION_METHODS:
         raise InputError("trust must be 'central' or 'local'")
@@ -444,8 +470,9 @@ def predict_aggregation(items: int, rankings: int, epsilon: float, *, trust: str
     eps = check_epsilon(epsilon)
     table = frontier()
     wanted = AGGREGATION_METHODS[trust] if methods is None else tuple(methods)
-    model = table["planner_model"]
     measured = [r for r in table["rows"] if r["family"] == "rankings" and r["model"] == model]
+    if not measured:
+        raise InputError(f"the utility frontier has no rankings of the model {model!r}")
     largest = max(r["m"] for r in measured)
     out = []
     for method in wanted:
@@ -457,12 +484,13 @@ def predict_aggregation(items: int, rankings: int, epsilon: float, *, trust: str
     return sorted(out, key=lambda p: p.kendall)
 
 
-def _choice(predictions: list[MethodPrediction], what: str) -> Choice:
-    best = predictions[0]
-    others = ", ".join(f"{p.method} {p.kendall:.3g}" for p in predictions[1:4])
-    reason = (f"{best.method} has the smallest expected Kendall distance to the truth {what}: "
-              f"{best.kendall:.3g} +- {best.standard_error:.2g} of the pairs misordered"
-              + (f" (next: {others})" if others else "") + f"; {best.source}"
+def _choice(predictions: list[MethodPrediction], what: str, best: MethodPrediction | None = None,
+            why: str = "") -> Choice:
+    best = best or predictions[0]
+    others = ", ".join(f"{p.method} {p.kendall:.3g}" for p in predictions if p is not best)
+    reason = (f"{best.method}: an expected Kendall distance to the truth of {best.kendall:.3g} +- "
+              f"{best.standard_error:.2g} of the pairs misordered {what}" + (f" (others: {others})" if others else "")
+              + f"{why}; {best.source}"
               + ("; outside the measured grid, the nearest measurements are used" if best.outside else "")
               + ". The choice reads only public parameters, never the data")
     return Choice(best.method, tuple(predictions), reason)
@@ -470,16 +498,39 @@ def _choice(predictions: list[MethodPrediction], what: str) -> Choice:
 
 def choose_aggregation(items: int, rankings: int, epsilon: float, *, delta: float = 0.0, trust: str = "central",
                        candidates=None) -> Choice:
-    """The aggregation method ``--method auto`` runs: the smallest predicted error of
-    :func:`predict_aggregation` among ``candidates`` (default every method of ``trust``; with
-    ``delta > 0`` those with Gaussian noise). Public parameters only: the choice costs no privacy."""
+    """The aggregation method ``--method auto`` runs, among ``candidates`` (default every method of
+    ``trust``; with ``delta > 0`` those with Gaussian noise).
+
+    The methods whose predicted error (:func:`predict_aggregation`, on :data:`PLANNER_MODEL`)
+    is within two standard errors of the smallest are the contenders; of them, the one whose
+    largest excess error over the best method, on any model of :data:`ROBUST_MODELS`, is
+    smallest: the choice must hold however dispersed the rankings are, which it cannot see.
+    Public parameters only: the choice costs no privacy.
+    """
     names = [c for c in (candidates or AGGREGATION_METHODS.get(trust, ())) if not (delta and c in PURE_ONLY)]
     predictions = predict_aggregation(items, rankings, epsilon, trust=trust, methods=names)
     if not predictions:
         raise InputError("no candidate method was measured at these sizes; name one with --method")
+    top = predictions[0]
+    contenders = [p for p in predictions
+                  if p.kendall <= top.kendall + 2 * math.hypot(p.standard_error, top.standard_error)]
+    why = ""
+    if len(contenders) > 1:
+        worst = dict.fromkeys((p.method for p in contenders), 0.0)
+        for model in ROBUST_MODELS:
+            there = {p.method: p.kendall for p in predict_aggregation(items, rankings, epsilon, trust=trust,
+                                                                      methods=list(worst), model=model)}
+            for method in worst:
+                if method in there:
+                    worst[method] = max(worst[method], there[method] - min(there.values()))
+        chosen = min(contenders, key=lambda p: worst[p.method])
+        if chosen is not top:
+            why = (f"; chosen over {top.method} (within two standard errors) for its smaller worst-case excess "
+                   f"error on the other rankings models measured ({', '.join(ROBUST_MODELS)})")
+        top = chosen
     what = (f"for {items} items, {rankings} rankings, epsilon {epsilon:g}" +
             (f" (measured at delta 0; delta {delta:g} adds Gaussian noise of a similar scale)" if delta else ""))
-    return _choice(predictions, what)
+    return _choice(predictions, what, top, why)
 
 
 def choose_mechanism(items: int, comparisons: int, epsilon: float, *, rng=0) -> Choice:

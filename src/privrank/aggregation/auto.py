@@ -20,6 +20,7 @@ RUNS = {
     "noisy-matrix": ("private_kemeny", {}),
     "noisy-matrix+borda": ("private_kemeny", {"solver": "borda"}),
     "noisy-matrix+copeland": ("private_kemeny", {"solver": "copeland"}),
+    "noisy-matrix+kwiksort": ("private_kemeny", {"solver": "kwiksort"}),
     "hay-quicksort": ("hay_quicksort", {}),
     "dp-kwiksort": ("dp_kwiksort", {}),
     "exponential": ("exponential_kemeny", {}),
