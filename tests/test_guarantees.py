@@ -1,6 +1,7 @@
 """Typed budgets, conversions, composition and the accountant."""
 import math
 
+import numpy as np
 import pytest
 
 from privrank.errors import BudgetExceededError, InputError
@@ -189,3 +190,17 @@ def test_a_guarantee_stating_a_per_user_epsilon_is_charged_per_user():
     explicit = Accountant(ApproxDP(10.0, 1e-5), unit=UNIT_COMPARISON)
     explicit.spend(approx)  # a per-comparison accountant charges it per comparison
     assert explicit.spent.epsilon == pytest.approx(0.5)
+
+
+def test_the_accountant_history_is_label_cost_pairs():
+    with pytest.raises(InputError, match=r"history must be a list of \(label, cost\) pairs"):
+        Accountant(PureDP(1.0), history="x")
+    with pytest.raises(InputError, match=r"every entry of history must be a \(label, cost\) pair"):
+        Accountant(PureDP(1.0), history=[PureDP(0.5)])
+    assert Accountant(PureDP(1.0), history=[("first", PureDP(0.25))]).remaining == PureDP(0.75)
+
+
+def test_private_is_true_or_false():
+    with pytest.raises(InputError, match="private must be True or False"):
+        Guarantee(1.0, "central", UNIT_RANKING, "m", private=np.array([]))
+    assert Guarantee(1.0, "central", UNIT_RANKING, "m", private=np.True_).private is True

@@ -397,3 +397,14 @@ def test_a_ledger_written_before_labels_were_normalised_keeps_its_budgets(tmp_pa
         assert [r["fingerprint"] for r in ledger.releases()] == [identify(data).legacy] * 2
     with sqlite3.connect(private_ledger) as db:
         assert {"identities", "sketches"} <= {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+
+
+@pytest.mark.parametrize("path,message", [
+    (5, "the ledger path must be a file path"),
+    ("\ud800.sqlite", "not valid Unicode text"),
+    ("a\x00b.sqlite", "NUL character"),
+])
+def test_a_ledger_path_that_names_no_file_is_refused(tmp_path, monkeypatch, path, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=message):
+        Ledger(path)
