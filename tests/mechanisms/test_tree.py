@@ -286,3 +286,10 @@ def test_local_footrule_release_is_unbiased():
     assert np.max(np.abs(z)) < 4.5
     # the stated per-entry sd is an upper bound of the observed one (within sampling error)
     assert np.all(errs.std(0, ddof=1) <= rel.cost_sd[None, :] * 1.35)
+
+
+def test_approximate_median_refuses_text_values_and_a_kappa_too_large_for_a_float():
+    with pytest.raises(InputError, match="values must be integers in 0 .. m-1"):
+        approximate_median(np.array(["a", "b"]), 3, epsilon=1.0, rng=0)
+    with pytest.raises(InputError, match="kappa must be a number: an integer too large"):
+        approximate_median(np.array([0, 1]), 3, epsilon=1.0, kappa=10 ** 400, rng=0)

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
-from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole
+from ..errors import InputError, check_delta, check_epsilon, check_positive, check_whole, index_array
 from ..guarantees import UNIT_RANKING, Guarantee
 from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
@@ -286,24 +286,17 @@ def _check_noise(noise: str, kappa) -> tuple[str, float]:
         raise InputError(f"noise must be one of {', '.join(NOISE_TYPES)} (got {noise!r})")
     if kappa is None:
         return noise, DEFAULT_KAPPA[noise]
-    try:
-        return noise, float(kappa)
-    except (TypeError, ValueError):
-        raise InputError("kappa must be a number in [1, 2)") from None
+    return noise, check_positive(kappa, name="kappa")  # in [1, 2): checked by tree_layout
 
 
 def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(values).reshape(-1)
-    if x.size and not np.issubdtype(x.dtype, np.integer):
-        if not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
-            raise InputError("values must be integers in 0 .. m-1")
-        x = x.astype(np.int64)
+    x = index_array(values, name="values", what="integers in 0 .. m-1").reshape(-1)
     if x.size and (x.min() < 0 or x.max() >= m):
         raise InputError("values must lie in 0 .. m-1")
     w = check_multiplicities(weights, x.shape[0])
     if not int(np.sum(w)):
         raise InputError("values must hold at least one record (the release is a mean over them)")
-    return x.astype(np.int64), w
+    return x, w
 
 
 FOOTRULE_COSTS = "binary-tree footrule costs"

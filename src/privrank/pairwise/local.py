@@ -33,7 +33,7 @@ import numpy as np
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.tally import EpsilonLevels, epsilon_levels
-from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons, check_whole
+from ..errors import InputError, PrivacyWarning, check_epsilon, check_epsilons, check_whole, real_array
 from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
@@ -41,21 +41,27 @@ from ..release import charge, private_release
 from .release import TIE_NOTE, PairwiseRelease, local_guarantee, paper_lambda, release_from_reports
 
 
+def _is_per_user(spec) -> bool:
+    """True for per-user values (a mapping, or an array or list of them, ragged ones too), False for one number."""
+    if isinstance(spec, Mapping):
+        return True
+    try:
+        return np.ndim(spec) > 0
+    except ValueError:  # a ragged list: per-user values of no one shape, refused by _per_user
+        return True
+
+
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
     if comps.user is None:
         raise InputError(f"{name} per user needs user ids in the data")
     if isinstance(spec, Mapping):
         try:
-            vals = np.array([float(spec[u]) for u in comps.users])
+            spec = [spec[u] for u in comps.users]
         except KeyError:
             raise InputError(f"{name} mapping is missing a user of the data") from None
-        except (TypeError, ValueError):
-            raise InputError(f"every {name} in the mapping must be a number > 0") from None
+        vals = real_array(spec, name=name, what="a number > 0 per user", ndim=1)
     else:
-        try:
-            vals = np.asarray(spec, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"every {name} must be a number > 0") from None
+        vals = real_array(spec, name=name, what="a number > 0 per user")
         if vals.shape != (len(comps.users),):
             raise InputError(f"{name} needs one value per user of the data, in the order of its users (or a "
                              "mapping from user id to value)")
@@ -73,10 +79,10 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon (per user)")
     if epsilon is not None:
-        if isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0:
+        if _is_per_user(epsilon):
             return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user)
         return epsilon_levels(check_epsilon(epsilon), comps.n_records)  # one value, no copies
-    if isinstance(user_epsilon, Mapping) or np.ndim(user_epsilon) > 0:
+    if _is_per_user(user_epsilon):
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
         if comps.user is None:
@@ -118,13 +124,13 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
         comps = comps.first_answers(max_answers)
     eps = record_epsilon_levels(comps, epsilon, user_epsilon)
     if user_epsilon is not None:
-        budget = float(np.max(user_epsilon if np.ndim(user_epsilon) == 0 and not isinstance(user_epsilon, Mapping)
+        budget = float(np.max(user_epsilon if not _is_per_user(user_epsilon)
                               else _per_user(comps, user_epsilon, "user_epsilon")))
         g = Guarantee(epsilon=budget, model="local", unit=UNIT_USER, mechanism=mechanism,
                       note=f"{note} Each user's budget is split evenly over that user's comparisons.")
         return comps, eps, g
-    declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if (
-        isinstance(epsilon, Mapping) or np.ndim(epsilon) > 0) else float(eps.values[0])
+    declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if _is_per_user(epsilon) \
+        else float(eps.values[0])
     per_user = None if max_answers is None else declared * max_answers
     return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
 
@@ -294,10 +300,9 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
     >>> [round(pr.adaptive_epsilon(scheme, 10, 400), 4) for scheme in ("log_over", "critical", "log_under")]
     [0.6003, 0.5, 0.4164]
     """
-    try:
-        L = np.asarray(L, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError("L must be a number of users >= 1") from None
+    if not isinstance(scheme, str) or scheme not in ADAPTIVE_SCHEMES:
+        raise InputError(f"scheme must be one of {', '.join(ADAPTIVE_SCHEMES)}")
+    L = real_array(L, name="L", what="a number of users >= 1 or an array of them")
     if not np.all(np.isfinite(L)) or np.any(L < 1):
         raise InputError("L and L0 must be finite numbers of users >= 1")
     L0 = check_whole(L0, name="L0 (users)")
@@ -307,8 +312,6 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
         out = base
     elif scheme == "log_over":
         out = np.log(m * L) / np.log(m * L0) * base
-    elif scheme == "log_under":
-        out = np.log(m * L0) / np.log(m * L) * base
     else:
-        raise InputError(f"scheme must be one of {', '.join(ADAPTIVE_SCHEMES)}")
+        out = np.log(m * L0) / np.log(m * L) * base
     return float(out) if out.ndim == 0 else out
