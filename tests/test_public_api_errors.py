@@ -159,18 +159,6 @@ def calls():
 #: arguments of a call whose bad values still raise another error type than InputError (validators
 #: not yet used there): left out until they are converted
 NOT_YET = {
-    'Accountant': ['history'],
-    'Guarantee': ['private'],
-    'Ledger': [0],
-    'PairCounts.from_records': [0, 1, 2, 3, 'items', 'weights'],
-    'PairwiseComparisons.from_indices': [3, 'items_declared'],
-    'PairwiseComparisons.from_labels': [0, 1, 2, 'items', 'user'],
-    'Rankings.from_labels': [0, 'items'],
-    'adaptive_epsilon': [0, 2],
-    'aggregate_intervals': ['items'],
-    'approximate_median': [0, 'kappa'],
-    'classic_randomized_response': ['epsilon'],
-    'comparisons_from_ratings': ['item', 'rating', 'rng', 'user'],
     'debiased_randomized_response': ['epsilon', 'weights'],
     'dp_footrule': ['kappa'],
     'exponential_kemeny': ['epsilon'],
