@@ -1,6 +1,7 @@
 """Typed budgets, conversions, composition and the accountant."""
 import math
 
+import numpy as np
 import pytest
 
 from privrank.errors import BudgetExceededError, InputError
@@ -196,3 +197,17 @@ def test_zcdp_conversions_at_a_subnormal_delta():
     L = -math.log(5e-324)
     assert zcdp_rho(1.0, 5e-324) == pytest.approx((math.sqrt(L + 1.0) - math.sqrt(L)) ** 2)
     assert zcdp_epsilon(0.1, 5e-324) == pytest.approx(0.1 + 2.0 * math.sqrt(0.1 * L))
+
+
+def test_the_accountant_history_is_label_cost_pairs():
+    with pytest.raises(InputError, match=r"history must be a list of \(label, cost\) pairs"):
+        Accountant(PureDP(1.0), history="x")
+    with pytest.raises(InputError, match=r"every entry of history must be a \(label, cost\) pair"):
+        Accountant(PureDP(1.0), history=[PureDP(0.5)])
+    assert Accountant(PureDP(1.0), history=[("first", PureDP(0.25))]).remaining == PureDP(0.75)
+
+
+def test_private_is_true_or_false():
+    with pytest.raises(InputError, match="private must be True or False"):
+        Guarantee(1.0, "central", UNIT_RANKING, "m", private=np.array([]))
+    assert Guarantee(1.0, "central", UNIT_RANKING, "m", private=np.True_).private is True

@@ -353,6 +353,14 @@ def test_rank_interval_refusals():
         aggregate_intervals(res, items="ab")
 
 
+def test_rank_interval_item_labels_are_a_list_of_distinct_labels():
+    res = dp_footrule(sample_mallows(3, phi=0.5, n=50, rng=0), epsilon=1.0, rng=0)
+    with pytest.raises(InputError, match="the item labels must be a list of labels, got int"):
+        aggregate_intervals(res, items=5, n_bootstrap=100, rng=0)
+    with pytest.raises(InputError, match="the item list has a repeated label"):
+        aggregate_intervals(res, items=["a", "a", "b"], n_bootstrap=100, rng=0)
+
+
 def test_rank_interval_plot(tmp_path):
     pytest.importorskip("matplotlib")
     ci = aggregate_intervals(pr.private_kemeny(sample_mallows(6, phi=0.7, n=100, rng=1), epsilon=1.0, rng=2), rng=3)

@@ -415,3 +415,14 @@ def test_a_seeded_run_does_not_bind_its_data_set_to_its_ledger(tmp_path):
         for g in (G1, seeded):
             with pytest.raises(InputError, match="another ledger"):
                 ledger.record("data1", g)
+
+
+@pytest.mark.parametrize("path,message", [
+    (5, "the ledger path must be a file path"),
+    ("\ud800.sqlite", "not valid Unicode text"),
+    ("a\x00b.sqlite", "NUL character"),
+])
+def test_a_ledger_path_that_names_no_file_is_refused(tmp_path, monkeypatch, path, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=message):
+        Ledger(path)

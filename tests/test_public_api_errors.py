@@ -157,23 +157,6 @@ def calls():
     }
 
 
-#: arguments of a call whose bad values still raise another error type than InputError (validators
-#: not yet used there): left out until they are converted
-NOT_YET = {
-    'Accountant': ['history'],
-    'Guarantee': ['private'],
-    'Ledger': [0],
-    'PairCounts.from_records': [0, 1, 2, 3, 'items', 'weights'],
-    'PairwiseComparisons.from_indices': [3, 'items_declared'],
-    'PairwiseComparisons.from_labels': [0, 1, 2, 'items', 'user'],
-    'Rankings.from_labels': [0, 'items'],
-    'adaptive_epsilon': [0, 2],
-    'aggregate_intervals': ['items'],
-    'approximate_median': [0, 'kappa'],
-    'classic_randomized_response': ['epsilon'],
-    'comparisons_from_ratings': ['item', 'rating', 'rng', 'user'],
-}
-
 #: parameters that name something outside the call (a ledger, a journal, a progress display)
 EXTERNAL = {"ledger", "accountant", "new_data", "progress", "scheduler", "fingerprint"}
 CALLS = calls()
@@ -188,8 +171,7 @@ def slots(name):
         params = ()
     named = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
              and p.name not in EXTERNAL][len(args):]
-    left = set(NOT_YET.get(name, ()))
-    return [k for k in range(len(args)) if k not in left] + sorted((set(named) | set(kwargs)) - left)
+    return list(range(len(args))) + sorted(set(named) | set(kwargs))
 
 
 class TooSlow(Exception):

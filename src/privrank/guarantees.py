@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
-from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
+from .errors import BudgetExceededError, InputError, check_delta, check_epsilon, check_flag
 from .html_cards import Rows, Shown
 
 # Budgets are bookkeeping, not a mechanism's arithmetic: any epsilon > 0 is taken (a remainder may be tiny),
@@ -98,6 +98,7 @@ class Guarantee(Shown):
     def __post_init__(self):
         if not isinstance(self.model, str) or self.model not in ("local", "central", "none"):
             raise InputError("model must be 'local', 'central' or 'none'")
+        object.__setattr__(self, "private", check_flag(self.private, name="private"))
         if self.private:
             check_epsilon(self.epsilon, minimum=0.0)
         check_delta(self.delta)
@@ -534,7 +535,12 @@ class Accountant(Shown):
         self.unit = unit
         self.model = model
         self._history: list = []
-        for label, cost in history:
+        if isinstance(history, (str, bytes)) or not hasattr(history, "__iter__"):
+            raise InputError("history must be a list of (label, cost) pairs")
+        for entry in history:
+            if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+                raise InputError("every entry of history must be a (label, cost) pair")
+            label, cost = entry
             self._history.append((str(label), self._cost(cost)))
             self._take_unit(cost)
 

@@ -105,10 +105,26 @@ def default_path() -> Path:
     return Path(base) / "privrank" / "ledger.sqlite"
 
 
+def _ledger_path(path=None) -> Path:
+    """``path`` (default :func:`default_path`) as a Path, refused unless it is text or a path-like
+    object that names a file: valid Unicode (no lone surrogate) and no NUL character."""
+    if path is None:
+        return default_path()
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"the ledger path must be a file path (text), got {type(path).__name__}")
+    try:
+        name = os.fsencode(path)
+    except (TypeError, UnicodeError):
+        raise InputError("the ledger path is not valid Unicode text (it holds a lone surrogate)") from None
+    if b"\0" in name:
+        raise InputError("the ledger path holds a NUL character, which no file name can")
+    return Path(os.fsdecode(name))
+
+
 def ledger_files(path=None) -> list[Path]:
     """The files of the ledger at ``path`` (default :func:`default_path`): the database, and SQLite's
     write-ahead log and shared-memory index beside it. Writing over any of them loses the ledger's history."""
-    path = Path(path) if path is not None else default_path()
+    path = _ledger_path(path)
     return [path] + [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
 
 
@@ -199,7 +215,7 @@ class Ledger(Shown):
     """
 
     def __init__(self, path=None):
-        self.path = Path(path) if path is not None else default_path()
+        self.path = _ledger_path(path)
         if self.path.is_dir():
             raise InputError(f"the ledger {self.path} is a directory; give a file")
         if self.path.exists() and not self.path.is_file():

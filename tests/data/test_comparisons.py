@@ -279,3 +279,26 @@ def test_outcome_lists_of_whole_numbers_floats_and_numpy_scalars_read_alike():
     for outcome in ([1, -1, 0], [1.0, -1.0, 0.0], [np.int64(1), np.int8(-1), 0], [True, -1, False]):
         got = PairwiseComparisons.from_labels(["a", "b", "c"], ["b", "c", "a"], outcome).outcome
         assert got.dtype == np.int8 and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("args,kwargs,match", [
+    ((3, [0, 1], [0, 2], [1.0, 0.0]), {}, "compares an item with itself"),
+    ((3, [0, 5], [1, 2], [1.0, 0.0]), {}, "an item index is out of range"),
+    ((3, [0, 1], [1, 2], [1.0]), {}, "the same length"),
+    ((3, [0], [1], [np.nan]), {}, "every value must be a finite number"),
+    ((3, [0, 1], [1, 2], [1.0, 0.0]), {"weights": [1.0, -1.0]}, "every weight must be a finite number >= 0"),
+    ((3, [0, 1], [1, 2], [1.0, 0.0]), {"items": ["a", "b"]}, "2 item labels given for m = 3 items"),
+    ((10 ** 12, [0], [1], [1.0]), {}, "m \\(the number of items\\) must be at most"),
+])
+def test_pair_counts_from_records_refuses_bad_records(args, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        PairCounts.from_records(*args, **kwargs)
+
+
+def test_from_indices_and_from_labels_refuse_bad_flags_outcomes_and_user_ids():
+    with pytest.raises(InputError, match="items_declared must be True or False"):
+        PairwiseComparisons.from_indices(["a", "b", "c"], [0, 1], [1, 2], [1, -1], items_declared=np.array([1, 0]))
+    with pytest.raises(InputError, match="outcome must be numeric"):
+        PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [10 ** 400, -1])
+    with pytest.raises(InputError, match="a user id is not hashable"):
+        PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [1, -1], user=[[0, 1], [2]])

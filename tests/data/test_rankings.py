@@ -213,3 +213,12 @@ def test_a_line_of_spaces_in_a_one_column_ranking_file_is_a_clear_error(tmp_path
     path.write_text("x\n \n")
     with pytest.raises(InputError, match="no rankings"):
         pr.read_rankings(path)
+
+
+def test_from_labels_refuses_what_is_not_a_list_of_rankings_of_labels():
+    with pytest.raises(InputError, match="rankings must be a list of rankings"):
+        Rankings.from_labels(5)
+    with pytest.raises(InputError, match="an item label is not hashable"):
+        Rankings.from_labels([[["a"], ["b"]]])
+    with pytest.raises(InputError, match="not valid Unicode text"):
+        Rankings.from_labels([["a", "b"]], items=["\ud800", "a"])

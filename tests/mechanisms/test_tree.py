@@ -294,3 +294,10 @@ def test_positions_of_one_shape_only():
         footrule_cost_release([[0, 1], [2]], epsilon=1.0, rng=0)
     with pytest.raises(InputError, match=r"positions must be an \(n, m\) array with n, m >= 1"):
         footrule_cost_release([0, 1, 2], epsilon=1.0, rng=0)
+
+
+def test_approximate_median_refuses_text_values_and_a_kappa_too_large_for_a_float():
+    with pytest.raises(InputError, match="values must be integers in 0 .. m-1"):
+        approximate_median(np.array(["a", "b"]), 3, epsilon=1.0, rng=0)
+    with pytest.raises(InputError, match="kappa must be a number: an integer too large"):
+        approximate_median(np.array([0, 1]), 3, epsilon=1.0, kappa=10 ** 400, rng=0)

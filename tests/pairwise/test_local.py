@@ -192,3 +192,17 @@ def test_release_from_reports_refuses_a_guarantee_that_is_not_one():
     reports = pr.randomized_response(small(), epsilon=1.0, rng=0)
     with pytest.raises(InputError, match="guarantee must be a privrank Guarantee"):
         pr.release_from_reports(reports, guarantee=1.0)
+
+
+def test_adaptive_epsilon_refuses_a_scheme_that_is_not_text_and_a_size_too_large_for_a_float():
+    with pytest.raises(InputError, match="scheme must be one of log_over, critical, log_under"):
+        pr.adaptive_epsilon(np.array(["critical"]), 5, 100)
+    with pytest.raises(InputError, match="L must be a number of users >= 1"):
+        pr.adaptive_epsilon("critical", 5, 10 ** 400)
+
+
+@pytest.mark.parametrize("epsilon", [[10 ** 400, 1.0], [[0.5, 1.0], [2.0]], {"u1": 10 ** 400, "u2": 1.0}])
+def test_per_user_epsilons_that_are_not_one_real_per_user_are_refused(epsilon):
+    comps = pr.PairwiseComparisons.from_labels(["a", "a", "b"], ["b", "c", "c"], [1, 1, -1], user=["u1", "u1", "u2"])
+    with pytest.raises(InputError, match="epsilon must be a number > 0 per user"):
+        pr.classic_randomized_response(comps, epsilon=epsilon, rng=0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import EPSILON_FLOOR, InputError, check_labels, index_array, real_array
+from ..errors import EPSILON_FLOOR, InputError, check_flag, check_labels, index_array, real_array
 from ..html_cards import Shown
 from .pair_counts import PairCounts
 from .tabular import label_indices
@@ -221,7 +221,10 @@ class PairwiseComparisons(Shown):
         if user is not None:
             if len(user) != n:
                 raise InputError("user must have one id per comparison")
-            users, (u,) = label_codes([user], None, "user")
+            try:
+                users, (u,) = label_codes([user], None, "user")
+            except TypeError:  # the dict path hashes every id
+                raise InputError("a user id is not hashable (a list or a dict?): user ids are text or numbers") from None
         return cls._checked(labels, a, b, out, u, users, epsilon, items is not None)._one_report_per_pair()
 
     @classmethod
@@ -239,7 +242,8 @@ class PairwiseComparisons(Shown):
                 raise InputError("user indices must run from 0 up, below the number of comparisons (one code per "
                                  "user); pass users= to name users with other ids")
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(check_labels(items), a, b, out, u, users, epsilon, items_declared)._one_report_per_pair()
+        return cls._checked(check_labels(items), a, b, out, u, users, epsilon,
+                            check_flag(items_declared, name="items_declared"))._one_report_per_pair()
 
     @classmethod
     def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False,
@@ -507,11 +511,11 @@ def _as_outcome(outcome, n) -> np.ndarray:
     if isinstance(outcome, list):
         try:  # a list of numbers: 3x faster than asarray, which first discovers the list's type
             arr = np.fromiter(outcome, float, len(outcome))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass  # anything else is read, and refused, as below
     try:
         arr = np.asarray(outcome, dtype=float) if arr is None else arr
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError("outcome must be numeric: 1 (item_a preferred), -1 (item_b), 0 (tie)") from None
     if arr.shape != (n,):
         raise InputError("outcome must give one value per comparison")

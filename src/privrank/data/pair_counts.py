@@ -16,9 +16,11 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import InputError, real_array
+from ..errors import InputError, check_flag, check_labels, check_whole, index_array, real_array
 from ..html_cards import Shown
 
+#: the most items :meth:`PairCounts.from_records` takes: a pair ``i < j`` is keyed by ``i * m + j`` in 64 bits
+MAX_ITEMS = 3_037_000_499  # floor(sqrt(2^63 - 1))
 RUNS_MIN_PAIRS = 512  # below this many pairs one bincount beats the set-up of summing by runs
 
 
@@ -58,9 +60,59 @@ class PairCounts(Shown):
 
     @classmethod
     def from_records(cls, m: int, a, b, values, weights=None, items=(), items_declared: bool = True) -> "PairCounts":
-        a = np.asarray(a, dtype=np.int64)
-        b = np.asarray(b, dtype=np.int64)
-        v = np.asarray(values, dtype=float)
+        """Sum records into per-pair statistics.
+
+        Parameters
+        ----------
+        m : int
+            Number of items (at least 2).
+        a, b : sequence of int
+            Item indices of each record, in ``0 .. m-1``; never equal.
+        values : sequence of float
+            Value of each record for "``a`` beats ``b``" (1, 0, 1/2 for a tie, or a debiased
+            value), finite.
+        weights : sequence of float, optional
+            Weight of each record, finite and >= 0 (default 1: the totals are counts).
+        items : sequence of labels, optional
+            The ``m`` item labels (default none).
+        items_declared : bool
+            False when the item list was read off the data (see the class docstring).
+
+        Raises
+        ------
+        InputError
+            For records of different lengths, an item index out of range, a record comparing an
+            item with itself, a value or weight that is not a finite number (or a negative weight).
+
+        Examples
+        --------
+        >>> from privrank.data.pair_counts import PairCounts
+        >>> counts = PairCounts.from_records(3, [0, 2, 1], [1, 0, 2], [1.0, 0.0, 0.5])
+        >>> counts.i, counts.j, counts.wins, counts.totals
+        (array([0, 0, 1]), array([1, 2, 2]), array([1. , 1. , 0.5]), array([1., 1., 1.]))
+        """
+        m = check_whole(m, name="m (the number of items)", minimum=2)
+        if m > MAX_ITEMS:
+            raise InputError(f"m (the number of items) must be at most {MAX_ITEMS:,}: pairs are keyed by i * m + j "
+                             "in 64 bits")
+        a = index_array(a, name="a", what="item indices")
+        b = index_array(b, name="b", what="item indices")
+        v = real_array(values, name="values", what="one number per record")
+        n = a.size
+        if a.shape != (n,) or b.shape != (n,) or v.shape != (n,):
+            raise InputError("a, b and values must be 1-d arrays of the same length, one entry per record")
+        if n and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= m):
+            raise InputError("an item index is out of range: indices run from 0 to m - 1")
+        if np.any(a == b):
+            raise InputError("a record compares an item with itself")
+        if not np.all(np.isfinite(v)):
+            raise InputError("every value must be a finite number")
+        items = check_labels(items)
+        if items and len(items) != m:
+            raise InputError(f"{len(items)} item labels given for m = {m} items")
+        if len(set(items)) != len(items):
+            raise InputError("the item list has a repeated label")
+        items_declared = check_flag(items_declared, name="items_declared")
         swap = a > b
         lo = np.where(swap, b, a)
         hi = np.where(swap, a, b)
@@ -70,8 +122,12 @@ class PairCounts(Shown):
             tot = tot.astype(float)
         else:
             w = real_array(weights, name="weights", what="one number per record")
+            if w.shape != (n,):
+                raise InputError("weights must give one number per record")
+            if not np.all(np.isfinite(w) & (w >= 0)):
+                raise InputError("every weight must be a finite number >= 0")
             keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val * w)
-        return cls(int(m), *np.divmod(keys, m), win, tot, tuple(items), items_declared)
+        return cls(m, *np.divmod(keys, m), win, tot, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":

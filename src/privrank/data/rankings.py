@@ -192,10 +192,12 @@ class Rankings(Shown):
         ``items`` fixes the item set and its order (default: the labels of the first ranking in
         sorted order).
         """
-        rows = [list(r) for r in rankings]
+        if isinstance(rankings, (str, bytes)) or not hasattr(rankings, "__iter__"):
+            raise InputError("rankings must be a list of rankings, each a list of item labels, best first")
+        rows = [check_labels(r) for r in rankings]
         if not rows:
             raise InputError("no rankings given: the data set is empty")
-        labels = sorted_labels(rows[0]) if items is None else tuple(items)
+        labels = sorted_labels(rows[0]) if items is None else check_labels(items)
         missing = first_missing(labels)
         if missing is not None:
             raise InputError("an item label is empty or missing (None, NaN or '')")

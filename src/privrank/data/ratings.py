@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._rng import as_generator
 from ..errors import InputError, check_whole
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
@@ -54,6 +55,8 @@ class RatingsFile(ColumnarFile):
         for given, aliases, what in ((user, RATING_USER_COLUMNS, "user"), (item, RATING_ITEM_COLUMNS, "item"),
                                      (rating, RATING_VALUE_COLUMNS, "rating")):
             if given is not None:
+                if not isinstance(given, str):
+                    raise InputError(f"{what}= names the {what} column: give its name as text")
                 if given not in self.header:
                     raise InputError(f"{self.path} has no column {given!r}")
                 chosen.append(given)
@@ -127,6 +130,7 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
     [('a', 'c', 1), ('b', 'c', 0), ('a', 'c', -1)]
     """
     k = check_whole(max_pairs, name="max_pairs")
+    gen = as_generator(rng)
     if is_table(source):
         source = arrow_table(source)
     users, labels, values = RatingsFile(source, user=user, item=item, rating=rating).read()
@@ -141,7 +145,6 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
     u, x, values = u[order], x[order], values[order]
     if np.any((u[1:] == u[:-1]) & (x[1:] == x[:-1])):
         raise InputError("a user rated the same item twice; keep one rating per user and item")
-    gen = np.random.default_rng(rng)
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
     ends = np.r_[starts[1:], u.size]
     a, b = [], []

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._rng import as_generator
-from ..errors import InputError, check_whole
+from ..errors import InputError, check_labels, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
 from ..draws import simulating
@@ -174,9 +174,11 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     m = order.size
     if items is None:
         items = getattr(result, "items", ()) or range(m)
-    labels = tuple(items)
+    labels = check_labels(items)
     if len(labels) != m:
         raise InputError(f"{len(labels)} item labels for an aggregate of {m} items")
+    if len(set(labels)) != m:
+        raise InputError("the item list has a repeated label")
     name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
         else None
     from ..aggregation.kemeny import DP_MAX_ITEMS  # the solvers import scipy.optimize: only where aggregates are

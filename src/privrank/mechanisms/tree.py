@@ -302,17 +302,13 @@ def _check_noise(noise: str, kappa) -> tuple[str, float]:
 
 
 def _check_values(values, m: int, weights) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(values).reshape(-1)
-    if x.size and not np.issubdtype(x.dtype, np.integer):
-        if not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
-            raise InputError("values must be integers in 0 .. m-1")
-        x = x.astype(np.int64)
+    x = index_array(values, name="values", what="integers in 0 .. m-1").reshape(-1)
     if x.size and (x.min() < 0 or x.max() >= m):
         raise InputError("values must lie in 0 .. m-1")
     w = check_multiplicities(weights, x.shape[0])
     if not int(np.sum(w)):
         raise InputError("values must hold at least one record (the release is a mean over them)")
-    return x.astype(np.int64), w
+    return x, w
 
 
 FOOTRULE_COSTS = "binary-tree footrule costs"

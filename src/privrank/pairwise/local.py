@@ -58,11 +58,10 @@ def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
         raise InputError(f"{name} per user needs user ids in the data")
     if isinstance(spec, Mapping):
         try:
-            vals = np.array([float(spec[u]) for u in comps.users])
+            spec = [spec[u] for u in comps.users]
         except KeyError:
             raise InputError(f"{name} mapping is missing a user of the data") from None
-        except (TypeError, ValueError):
-            raise InputError(f"every {name} in the mapping must be a number > 0") from None
+        vals = real_array(spec, name=name, what="a number > 0 per user", ndim=1)
     else:
         vals = real_array(spec, name=name, what="a number > 0 or one per user")
         if vals.shape != (len(comps.users),):
@@ -303,10 +302,9 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
     >>> [round(pr.adaptive_epsilon(scheme, 10, 400), 4) for scheme in ("log_over", "critical", "log_under")]
     [0.6003, 0.5, 0.4164]
     """
-    try:
-        L = np.asarray(L, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError("L must be a number of users >= 1") from None
+    if not isinstance(scheme, str) or scheme not in ADAPTIVE_SCHEMES:
+        raise InputError(f"scheme must be one of {', '.join(ADAPTIVE_SCHEMES)}")
+    L = real_array(L, name="L", what="a number of users >= 1 or an array of them")
     if not np.all(np.isfinite(L)) or np.any(L < 1):
         raise InputError("L and L0 must be finite numbers of users >= 1")
     L0 = check_whole(L0, name="L0 (users)")
@@ -316,8 +314,6 @@ def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
         out = base
     elif scheme == "log_over":
         out = np.log(m * L) / np.log(m * L0) * base
-    elif scheme == "log_under":
-        out = np.log(m * L0) / np.log(m * L) * base
     else:
-        raise InputError(f"scheme must be one of {', '.join(ADAPTIVE_SCHEMES)}")
+        out = np.log(m * L0) / np.log(m * L) * base
     return float(out) if out.ndim == 0 else out
