@@ -495,15 +495,6 @@ def test_counted_reports_are_the_reports_repeated(tmp_path):
     assert errors[0] == errors[1] and "u1" not in errors[0]
 
 
-@pytest.mark.parametrize("column", ["count", "weight"])
-def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
-    """Rows with counts 100, 50 and 70 were read as 3 comparisons."""
-    path = tmp_path / "counted.csv"
-    path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
-    with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
-        pr.read_comparisons(path)
-
-
 def test_ratings_refuse_a_column_named_by_anything_but_text_and_a_bad_seed():
     pa = pytest.importorskip("pyarrow")
     ratings = pa.table({"user": [1, 1, 2, 2], "item": ["a", "b", "a", "c"], "rating": [5, 3, 2, 4]})
