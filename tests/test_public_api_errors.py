@@ -136,6 +136,7 @@ def calls():
         "linf_error": (pr.linf_error, ([0.1, 0.2], [0.2, 0.1]), {}),
         "local_laplace": (pr.local_laplace, (comps,), eps),
         "manipulation_margin": (pr.manipulation_margin, (tally,), {}),
+        "noisy_borda": (pr.noisy_borda, (R,), eps),
         "noisy_copeland": (pr.noisy_copeland, (comps,), eps),
         "noisy_counts": (pr.noisy_counts, (np.array([3.0, 4.0]),), {"epsilon": 1.0, "unit": "one vote", "rng": 0}),
         "penalised_mle": (pr.penalised_mle, (comps,), {}),

@@ -335,7 +335,7 @@ def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: boo
 #: the private aggregation methods of full rankings (``privrank aggregate --method``) by trust model;
 #: ``noisy-matrix+borda`` and ``+copeland`` are the noisy-matrix release ordered by Borda or Copeland
 AGGREGATION_METHODS = {
-    "central": ("noisy-matrix", "noisy-matrix+borda", "noisy-matrix+copeland", "noisy-matrix+kwiksort",
+    "central": ("noisy-borda", "noisy-matrix", "noisy-matrix+borda", "noisy-matrix+copeland", "noisy-matrix+kwiksort",
                 "hay-quicksort", "dp-kwiksort", "exponential", "dp-footrule", "dp-ptas"),
     "local": ("ldp-matrix", "ldp-kwiksort", "ldp-footrule"),
 }

@@ -18,7 +18,7 @@ from privrank.data.io import read_rankings
 from privrank.metrics import footrule_cost, kemeny_cost
 from privrank.simulate import sample_mallows
 
-PRIVATE = ["noisy-matrix", "dp-kwiksort", "exponential", "hay-quicksort", "ldp-kwiksort",
+PRIVATE = ["noisy-borda", "noisy-matrix", "dp-kwiksort", "exponential", "hay-quicksort", "ldp-kwiksort",
            "ldp-matrix", "dp-footrule", "ldp-footrule", "dp-ptas"]
 
 

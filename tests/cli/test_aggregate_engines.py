@@ -10,7 +10,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("dask.dataframe")
 
 ITEMS = list("QPMKHDCA")  # labels whose sorted order differs from the generation order
-PRIVATE = ("noisy-matrix", "dp-kwiksort", "exponential", "hay-quicksort", "dp-footrule") + LOCAL_AGGREGATION
+PRIVATE = ("noisy-borda", "noisy-matrix", "dp-kwiksort", "exponential", "hay-quicksort", "dp-footrule") + LOCAL_AGGREGATION
 
 
 @pytest.fixture(scope="module")

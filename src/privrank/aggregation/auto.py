@@ -15,30 +15,32 @@ from ..mechanisms.pairwise_matrix import Budget
 from ..plan import AGGREGATION_METHODS, PURE_ONLY, choose_aggregation
 from .private_kemeny import AggregateResult, _pairwise_profile
 
-#: the function that runs each method of :data:`privrank.plan.AGGREGATION_METHODS`, and its fixed arguments
+#: the function (``module:function`` of privrank.aggregation) that runs each method of
+#: :data:`privrank.plan.AGGREGATION_METHODS`, and its fixed arguments
 RUNS = {
-    "noisy-matrix": ("private_kemeny", {}),
-    "noisy-matrix+borda": ("private_kemeny", {"solver": "borda"}),
-    "noisy-matrix+copeland": ("private_kemeny", {"solver": "copeland"}),
-    "noisy-matrix+kwiksort": ("private_kemeny", {"solver": "kwiksort"}),
-    "hay-quicksort": ("hay_quicksort", {}),
-    "dp-kwiksort": ("dp_kwiksort", {}),
-    "exponential": ("exponential_kemeny", {}),
-    "dp-footrule": ("dp_footrule", {}),
-    "dp-ptas": ("dp_ptas", {}),
-    "ldp-matrix": ("ldp_matrix", {}),
-    "ldp-kwiksort": ("ldp_kwiksort", {}),
-    "ldp-footrule": ("ldp_footrule", {}),
+    "noisy-borda": ("private_borda:noisy_borda", {}),
+    "noisy-matrix": ("private_kemeny:private_kemeny", {}),
+    "noisy-matrix+borda": ("private_kemeny:private_kemeny", {"solver": "borda"}),
+    "noisy-matrix+copeland": ("private_kemeny:private_kemeny", {"solver": "copeland"}),
+    "noisy-matrix+kwiksort": ("private_kemeny:private_kemeny", {"solver": "kwiksort"}),
+    "hay-quicksort": ("private_kemeny:hay_quicksort", {}),
+    "dp-kwiksort": ("private_kemeny:dp_kwiksort", {}),
+    "exponential": ("private_kemeny:exponential_kemeny", {}),
+    "dp-footrule": ("private_footrule:dp_footrule", {}),
+    "dp-ptas": ("private_footrule:dp_ptas", {}),
+    "ldp-matrix": ("private_kemeny:ldp_matrix", {}),
+    "ldp-kwiksort": ("private_kemeny:ldp_kwiksort", {}),
+    "ldp-footrule": ("private_footrule:ldp_footrule", {}),
 }
 
 
 def run_method(name: str, profile, *, epsilon, delta: float = 0.0, rng=None) -> AggregateResult:
     """Run the aggregation method ``name`` (a key of :data:`RUNS`) with its default options."""
-    function, fixed = RUNS[name]
-    module = importlib.import_module(".private_footrule" if "footrule" in function or function == "dp_ptas"
-                                     else ".private_kemeny", __package__)
+    where, fixed = RUNS[name]
+    module, function = where.split(":")
     kwargs = dict(fixed) if name in PURE_ONLY else {**fixed, "delta": delta}
-    return getattr(module, function)(profile, epsilon=epsilon, rng=rng, **kwargs)
+    return getattr(importlib.import_module(f".{module}", __package__), function)(profile, epsilon=epsilon, rng=rng,
+                                                                                  **kwargs)
 
 
 def private_aggregate(profile, *, epsilon, delta: float = 0.0, method: str = "auto", trust: str = "central",

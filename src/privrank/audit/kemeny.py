@@ -11,6 +11,8 @@ Central
     in (``n/2`` voters for Laplace; for Gaussian noise one standard deviation further).
     ``exponential-kemeny``: exact, from the mechanism's own output distribution over all orders
     of three items, for every choice of the one ranking that differs.
+    ``noisy-borda``: the released noisy Borda scores of two items for one voter, whose two
+    rankings are as far apart as rankings of two items can be (both scores move by one point).
 Local
     ``ldp-matrix``: every voter's fixed-point Duchi et al. report (voters 0, 1, ... under the
     seed's key), batched and checked bit for bit against
@@ -26,6 +28,7 @@ import math
 
 import numpy as np
 
+from ..aggregation.private_borda import noisy_borda
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, exponential_kemeny,
                                           hay_quicksort, ldp_kwiksort, ldp_matrix, private_kemeny)
 from ..data.rankings import Rankings
@@ -45,6 +48,11 @@ def _private_kemeny(epsilon, delta, trials, rng) -> Samples:
         lambda solver, o=o: private_kemeny(o[None, :], epsilon=epsilon, delta=delta,
                                            solver=solver, clip=False, rng=rng), trials, 1)
         for o in TWO_ITEMS))
+
+
+def _noisy_borda(epsilon, delta, trials, rng) -> Samples:
+    return Samples(*(np.stack([noisy_borda(o[None, :], epsilon=epsilon, delta=delta, rng=rng).release.scores
+                               for _ in range(trials)]) for o in TWO_ITEMS))
 
 
 def _gap(epsilon, delta) -> int:
@@ -116,6 +124,10 @@ _ORACLE = "privrank.mechanisms.query_oracle.NoisyPairOracle"
 for _noise, _words in (("laplace", "Laplace, epsilon-DP"),
                        ("gaussian", "discrete Gaussian, (epsilon, delta)-DP")):
     gaussian = _noise == "gaussian"
+    register(Mechanism(
+        name=f"noisy-borda/{_noise}", description=f"noisy Borda scores and their order, {_words}", unit=UNIT,
+        covers=("privrank.aggregation.private_borda.noisy_borda",), run=_noisy_borda, approximate=gaussian,
+        trials=10_000, control=0.2 if gaussian else 0.5, note=GAUSSIAN_TAILS_NOTE.format(f=0.2) if gaussian else ""))
     register(Mechanism(
         name=f"private-kemeny/{_noise}",
         description=f"noisy pairwise matrix then a Kemeny solver (Alabi et al. Thm 1), {_words}",

@@ -261,6 +261,12 @@ NOT_MECHANISMS = {
         "randomized-response/counts and local-laplace)",
     "privrank.plan.predict":
         "simulation: predicts the error of a planned study from synthetic data; reads no data",
+    "privrank.plan.choose_mechanism":
+        "simulation: compares the predicted errors of the central mechanisms on synthetic data; reads no data",
+    "privrank.aggregation.auto.private_aggregate":
+        "dispatch: runs the registered aggregation method it chooses from public parameters",
+    "privrank.aggregation.auto.run_method":
+        "dispatch: runs a registered aggregation method by its name",
 }
 
 

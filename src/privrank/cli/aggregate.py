@@ -93,12 +93,13 @@ def _private(name, function, **options):
     return method
 
 
-KEMENY, FOOTRULE = "aggregation.private_kemeny", "aggregation.private_footrule"
+KEMENY, FOOTRULE, BORDA = "aggregation.private_kemeny", "aggregation.private_footrule", "aggregation.private_borda"
 METHODS = {
     "exact": _non_private("exact Kemeny", _matrix_order("exact_kemeny")),
     "kwiksort": _non_private("KwikSort", _kwiksort),
     "borda": _non_private("Borda", _matrix_order("borda")),
     "copeland": _non_private("Copeland", _matrix_order("copeland")),
+    "noisy-borda": _private("noisy-borda", f"{BORDA}:noisy_borda"),
     "noisy-matrix": _private("noisy-matrix", f"{KEMENY}:private_kemeny", solver="solver", best_of="best_of"),
     "dp-kwiksort": _private("dp-kwiksort", f"{KEMENY}:dp_kwiksort", fallback_solver="solver"),
     "exponential": _private("exponential", f"{KEMENY}:exponential_kemeny"),

@@ -25,8 +25,8 @@ DEFAULT_BATCH_SIZE = 1 << 20
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
 #: aggregate methods the stream and dask engines run, and the statistic of the rankings each reads
 ENGINE_AGGREGATION = {
-    **dict.fromkeys(("exact", "kwiksort", "borda", "copeland", "noisy-matrix", "dp-kwiksort", "exponential",
-                     "hay-quicksort", "ldp-matrix"), "pairwise"),
+    **dict.fromkeys(("exact", "kwiksort", "borda", "copeland", "noisy-borda", "noisy-matrix", "dp-kwiksort",
+                     "exponential", "hay-quicksort", "ldp-matrix"), "pairwise"),
     **dict.fromkeys(("footrule", "dp-footrule", "ldp-footrule"), "positions"),
 }
 #: methods whose voters randomize their own rankings (in the engine)
