@@ -40,7 +40,7 @@ import platform
 import sys
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -86,8 +86,8 @@ MODELS = {
             "truth: the order of the scores"),
     "sushi": ("PrefLib sushi (00014-00000001): 5,000 complete rankings of 10 sushi; truth: the exact Kemeny "
               "order of all 5,000; each seed releases the same data with new noise"),
-    "llmfao": ("LLMFAO crowd comparisons (shipped): 8,931 comparisons of 59 LLMs, ties as half wins; truth: the "
-               "non-private BTL fit of all of them; each seed new noise"),
+    "llmfao": ("LLMFAO crowd comparisons (shipped): 8,931 comparisons of 59 LLMs, ties as half wins, the list of "
+               "59 models declared public; truth: the non-private BTL fit of all of them; each seed new noise"),
     "nfl-2019": ("NFL 2019 season games (shipped, FiveThirtyEight): 267 games of 32 teams; truth: the "
                  "non-private BTL fit of the season; each seed new noise"),
 }
@@ -376,8 +376,6 @@ def run_grid(ms, ns, epsilons, seeds, models, progress, checkpoint):
     for model in sorted(models, key=RUN_ORDER.index):
         if model in ("mallows-0.8", "mallows-0.95", "plackett-luce"):
             points = ranking_points(ms, ns)
-            if model != "mallows-0.8":  # the second and third ranking models on a thinner grid
-                points = [(m, n) for m, n in points if n == 10_000 or len(ns) == 1]
             for m, n in points:
                 r, s_ = checkpoint.point(
                     (model, m, n, seeds, epsilons),
@@ -405,6 +403,8 @@ def run_grid(ms, ns, epsilons, seeds, models, progress, checkpoint):
                 missing.append(f"{model}: {exc}")
                 progress(f"skipped {model}: {exc}")
                 continue
+            if model == "llmfao":  # its 59 models are a published list: declared public, as central releases need
+                loaded = replace(loaded, items_declared=True)
             if model == "sushi":
                 data = RankingData(loaded)
                 methods, family = RANKING_METHODS, "rankings"
@@ -424,9 +424,9 @@ def run_grid(ms, ns, epsilons, seeds, models, progress, checkpoint):
 # output
 # --------------------------------------------------------------------------------------------
 
-def write_json(path: Path, rows, skipped, missing, grid, command):
-    head = {"generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": command, "machine": f"{platform.machine()}, {spread.load()}",
+def write_json(path: Path, rows, skipped, missing, grid, command, took, generated=None):
+    head = {"generated": generated or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command, "took": took, "machine": f"{platform.machine()}, {spread.load()}",
             "grid": grid, "metrics": {
                 "kendall": "normalised Kendall distance of the method's order to the truth (fraction of pairs misordered)",
                 "recall": "top-k recall, k = max(1, m // 10): the fraction of the true top k in the method's top k",
@@ -449,11 +449,12 @@ def _key(r):
     return (r["family"], r["model"], r["m"], r["n"], r["epsilon"])
 
 
-def best_by_point(rows):
-    """{point: (best row, runner-up row or None)} over the private methods, by mean Kendall distance."""
+def best_by_point(rows, trust=None):
+    """{point: (best row, runner-up row or None)} over the private methods (of one trust model, if given),
+    by mean Kendall distance (ties by recall, then seconds)."""
     points = {}
     for r in rows:
-        if r["method"] != "none":
+        if r["method"] != "none" and trust in (None, r["trust"]):
             points.setdefault(_key(r), []).append(r)
     out = {}
     for point, rs in points.items():
@@ -470,9 +471,9 @@ def _fmt(r):
     return f"{r['kendall']:.3f} ± {r['kendall_se']:.3f}"
 
 
-def summary_table(rows, model, epsilons):
+def summary_table(rows, model, epsilons, trust=None):
     """Markdown: per (m, n), per epsilon, the best private method, its distance and its margin."""
-    best, refs = best_by_point(rows), references(rows)
+    best, refs = best_by_point(rows, trust), references(rows)
     points = sorted({(m, n) for (f, mo, m, n, e) in best if mo == model})
     head = "| m | n | non-private | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |"
     out = [head, "|---" * (3 + len(epsilons)) + "|"]
@@ -533,6 +534,8 @@ def plot(rows, path: Path, panels):
     cols = min(3, len(panels))
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
+    names = [m.name for m in RANKING_METHODS + COMPARISON_METHODS]
+    colours = {name: plt.get_cmap("tab20")(k % 20) for k, name in enumerate(names)}
     for ax, (model, m, n) in zip(axes.ravel(), panels):
         sel = [r for r in rows if (r["model"], r["m"], r["n"]) == (model, m, n)]
         for method in dict.fromkeys(r["method"] for r in sel):
@@ -542,7 +545,8 @@ def plot(rows, path: Path, panels):
                 continue
             eps = [r["epsilon"] for r in rs]
             ax.errorbar(eps, [r["kendall"] for r in rs], yerr=[r["kendall_se"] for r in rs], marker="o", ms=3,
-                        lw=1.2, capsize=2, label=method, ls="--" if rs[0]["trust"] == "local" else "-")
+                        lw=1.2, capsize=2, label=method, ls="--" if rs[0]["trust"] == "local" else "-",
+                        color=colours.get(method))
         ax.set_xscale("log")
         ax.set_title(f"{model}, m = {m}, n = {n:,}", fontsize=10)
         ax.set_xlabel("epsilon")
@@ -561,6 +565,86 @@ def plot(rows, path: Path, panels):
 PANELS = [("mallows-0.8", 10, 1000), ("mallows-0.8", 50, 10_000), ("mallows-0.8", 200, 10_000),
           ("mallows-0.95", 20, 10_000), ("plackett-luce", 50, 10_000), ("sushi", 10, 5000),
           ("btl", 20, 10_000), ("btl", 100, 100_000), ("llmfao", 59, 8931)]
+
+
+def wins_table(rows):
+    """Markdown: per family and trust model, how many grid points each method wins (best mean Kendall
+    distance among that trust model's methods), and how many more it ties (within 2 standard errors of the best)."""
+    groups = {}
+    for r in rows:
+        if r["method"] != "none":
+            groups.setdefault((r["family"], r["trust"], r["model"], r["m"], r["n"], r["epsilon"]), []).append(r)
+    wins, ties, points = {}, {}, {}
+    for (family, trust, *_), rs in groups.items():
+        rs = sorted(rs, key=lambda r: (r["kendall"], -r["recall"], r["seconds"]))
+        best = rs[0]
+        points[family, trust] = points.get((family, trust), 0) + 1
+        wins[family, trust, best["method"]] = wins.get((family, trust, best["method"]), 0) + 1
+        for r in rs[1:]:
+            if r["kendall"] - best["kendall"] <= 2 * math.hypot(r["kendall_se"], best["kendall_se"]):
+                ties[family, trust, r["method"]] = ties.get((family, trust, r["method"]), 0) + 1
+    out = ["| family | trust | method | best at | within 2 se of the best at | of points |", "|---|---|---|---|---|---|"]
+    methods = sorted({key for key in [*wins, *ties]}, key=lambda k: (k[0] != "rankings", k[1], -wins.get(k, 0), -ties.get(k, 0), k[2]))
+    for family, trust, method in methods:
+        out.append(f"| {family} | {trust} | `{method}` | {wins.get((family, trust, method), 0)} | "
+                   f"{ties.get((family, trust, method), 0)} | {points[family, trust]} |")
+    return out
+
+
+def far_from_floor(rows, epsilon=1.0, gap=0.1):
+    """Points at ``epsilon`` where even the best private method is more than ``gap`` above the non-private floor."""
+    best, refs = best_by_point(rows), references(rows)
+    out = []
+    for (family, model, m, n, e), (first, _) in sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3])):
+        ref = refs.get((family, model, m, n))
+        if e == epsilon and ref and first["kendall"] - ref["kendall"] > gap:
+            out.append(f"{model} m={m} n={n:,} ({first['kendall']:.2f} against {ref['kendall']:.2f})")
+    return out
+
+
+#: what the committed run says, written from its numbers (a rerun rewrites the tables, not this text)
+FINDINGS = """
+**Rankings, central.** Hay et al.'s budgeted quicksort (`hay-quicksort`) is the most accurate central
+method on most of the grid from m = 20 up, on all three ranking models: at m = 200, n = 10,000 and
+epsilon 1 it misorders 6% of the pairs of the concentrated Mallows profile where the noisy matrix
+misorders 14% and DPKwikSort 32%. Its comparisons are few (q = 2(m + 1)H_m - 4m, about 2 m ln m)
+and get the whole budget, so each carries Laplace noise of scale q/(eps n); the noisy matrix pays
+m(m - 1)/2/(eps n) on every entry, and DPKwikSort about 3.1 m ln m/(eps n/2) per comparison (its
+cap is a tail bound, and half of the budget is kept for the fallback), four times Hay's. Hay's
+weakness is the one its analysis states: groups it cannot finish within its budget stay in random
+order, so its error does not reach 0 as n grows: at m = 10 and n = 100,000 it misorders 1% to 8% of
+the pairs at every epsilon, where every other central method is exact from epsilon 0.5 up.
+
+**One release, four answers.** On the same released matrix, Borda or Copeland scores do as well as
+the Kemeny solve of the default solver or better wherever the noise is large: solving the noisy
+matrix exactly fits the noise. With little noise all four agree. The fast heuristic solver
+(`noisy-matrix+kwiksort`, one KwikSort run) loses much from m = 50 up (0.43 against 0.14 at m = 200,
+n = 10,000, epsilon 1). `dp-footrule` trails the noisy matrix at every size, and `dp-ptas` (its
+`auto` variant picks `buckets` when n epsilon is small, whose marginals are released the simple way,
+not by the projection mechanisms its rate needs) trails it badly at small epsilon. The exponential
+mechanism (m = 5 only) is among the best at m = 5 and nowhere else to be had.
+
+**Rankings, local.** No local method comes near the central ones. `ldp-matrix` is the best local
+method wherever it runs (its reports have m(m - 1)/2 entries, so it is capped at n m(m-1)/2 <= 2.5e6
+here); `ldp-kwiksort` is close to a random order (0.4 to 0.5) at nearly every point with m >= 10:
+voters are split into m groups and each answer is randomized at epsilon/(2 tau) (tau = 15 at m = 10,
+so epsilon 0.033 per answer at epsilon 1) from n/m voters. `ldp-footrule` is the slowest method
+(every voter's tree report has about 2 m^2 entries) and behind `ldp-matrix`.
+
+**Comparisons.** Central: noisy Copeland counts win at small epsilon (<= 1) and on small or sparse
+designs; objective perturbation wins once n epsilon is large (epsilon >= 2 at n >= 10,000), where
+it comes within 0.01 of the non-private fit's floor at n = 100,000. Local: debiased randomized response beats the Laplace
+baseline at almost every point, as Xu et al. predict; the two tie at epsilon 0.1 with few
+comparisons, where both are near random.
+
+**Where nothing private helps.** With n = 100 rankings of m >= 10 items, or n = 1,000 of m >= 50, no
+private method comes within 0.14 of the truth at epsilon 1, where the non-private answer is (nearly)
+exact; at m = 200 even the best needs n epsilon of about 10,000 to misorder fewer than 10% of the
+pairs (`hay-quicksort`: 0.085 at n = 1,000 and epsilon 8, 0.06 at n = 10,000 and epsilon 1). On the real data the
+floor is 0 by construction (the truth is the full data's own answer), so the distance is all privacy
+noise: sushi (5,000 rankings of 10) is within 0.05 of its Kemeny order at every epsilon, the NFL
+season (267 games) needs epsilon 8 to come within 0.05.
+"""
 
 
 def docs_page(rows, skipped, missing, epsilons, command, took, png) -> str:
@@ -591,13 +675,24 @@ def docs_page(rows, skipped, missing, epsilons, command, took, png) -> str:
         lines.append(f"* `{model}`: {MODELS[model]}.")
     for text in missing:
         lines.append(f"* not run (data missing): {text}")
+    lines += ["", "## What it says", "", FINDINGS.strip(), "",
+              "How often each method is the best of its trust model (central methods against central ones, local "
+              "against local), over every grid point and epsilon, and how often it is within two standard errors "
+              "of that best:", "", *wins_table(rows), ""]
+    far = far_from_floor(rows)
+    if far:
+        lines += [f"At epsilon 1, no private method comes within 0.1 of the non-private floor at {len(far)} points: "
+                  + "; ".join(far) + ".", ""]
     lines += ["", f"![Kendall distance to the truth against epsilon]({png})", "",
               "Solid lines are central methods, dashed lines local ones; the dotted line is the non-private "
               "answer on the same data.", "", "## Best method per grid point", "",
-              "Each cell names the private method closest to the truth on average, its Kendall distance, and "
-              "how much further the runner-up is (a margin within about two standard errors is a tie).", ""]
+              "Each cell names the private method closest to the truth on average (central methods against "
+              "central ones, local against local), its Kendall distance, and how much further the runner-up is "
+              "(a margin within two standard errors is marked: a tie at this number of seeds).", ""]
     for model in models:
-        lines += [f"### {model}", "", *summary_table(rows, model, epsilons), ""]
+        for trust in ("central", "local"):
+            if any(r["model"] == model and r["trust"] == trust for r in rows):
+                lines += [f"### {model}, {trust} methods", "", *summary_table(rows, model, epsilons, trust), ""]
     lines += ["## Every method", "", "Kendall distance to the truth, mean ± standard error; the best per row "
               "in bold.", ""]
     for model in models:
@@ -632,6 +727,29 @@ def readme_table(rows, epsilons):
     return out
 
 
+CUTS = ["n = 100,000 only for m <= 50 (rankings) and m <= 100 (btl; the Laplace baseline's fit takes seconds there)",
+        "btl: only where n >= (m/2) ln(20 m), so that every item is compared (a design leaving one out is redrawn)",
+        "ldp-matrix only where n m(m-1)/2 <= 2.5e6, ldp-footrule only where n m^2 <= 5e5, ldp-kwiksort where n >= m",
+        "dp-ptas only for m <= 20; exponential only for m <= 8",
+        "noisy-matrix and ldp-matrix with certify_seconds = 0 (no certification polish after local search)"]
+
+
+def write_outputs(rows, skipped, missing, grid, command, took, json_path, docs, readme, generated=None):
+    """The JSON, the page, the plot and (``readme``) the README section, from the rows of a run."""
+    write_json(json_path, rows, skipped, missing, grid, command, took, generated)
+    png = "frontier.png"
+    quick = len(grid["epsilon"]) < len(EPSILONS)
+    plotted = plot(rows, docs / png, PANELS if not quick else sorted({(r["model"], r["m"], r["n"]) for r in rows})[:3])
+    (docs / "frontier.md").write_text(docs_page(rows, skipped, missing, grid["epsilon"], command, took,
+                                                png if plotted else ""))
+    if readme:
+        table = "\n".join(["Kendall distance to the truth of the best private method (fraction of pairs misordered; "
+                           f"mean of {grid['seeds']} seeds), and of the non-private answer on the same data:", "",
+                           *readme_table(rows, grid["epsilon"])])
+        spread.readme_section("utility", table, command,
+                              note=f"{took}; mean over seeds (each seed new data and new noise).")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tiny grid, in seconds (the test's)")
@@ -642,7 +760,19 @@ def main(argv=None):
     parser.add_argument("--readme", action="store_true", help="rewrite the utility section of README.md")
     parser.add_argument("--resume", action="store_true",
                         help="reuse the points of an interrupted run (frontier.partial.jsonl beside the page)")
+    parser.add_argument("--from-json", type=Path, metavar="PATH",
+                        help="run nothing: rewrite the page, the plot (and with --readme the README) from a frontier.json")
     args = parser.parse_args(argv)
+    json_path = JSON_PATH if args.out is None else args.out / "frontier.json"
+    docs = DOCS if args.out is None else args.out
+    docs.mkdir(parents=True, exist_ok=True)
+    if args.from_json:
+        data = json.loads(args.from_json.read_text())
+        grid = data["grid"]
+        write_outputs(data["rows"], data["not_run"], data["missing_data"], grid, data["command"], data["took"],
+                      json_path, docs, args.readme, data["generated"])
+        print(f"rewrote {json_path} and {docs / 'frontier.md'} from {args.from_json}")
+        return
     if args.quick:
         ms, ns, epsilons, seeds, models = QUICK["ms"], QUICK["ns"], QUICK["epsilons"], QUICK["seeds"], QUICK["models"]
     else:
@@ -653,9 +783,6 @@ def main(argv=None):
         unknown = set(models) - set(MODELS)
         if unknown:
             parser.error(f"unknown models: {', '.join(sorted(unknown))}")
-    json_path = JSON_PATH if args.out is None else args.out / "frontier.json"
-    docs = DOCS if args.out is None else args.out
-    docs.mkdir(parents=True, exist_ok=True)
     command = spread.command()
     print(f"# before: {spread.load()}", flush=True)
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -667,25 +794,10 @@ def main(argv=None):
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     print(f"# after: {spread.load()}; {seconds:.0f} s wall, {cpu:.0f} s CPU", flush=True)
     grid = {"m": list(ms), "n": list(ns), "epsilon": list(epsilons), "seeds": seeds, "models": list(models),
-            "cuts": ["n = 100,000 only for m <= 50",
-                     "mallows-0.95 and plackett-luce only at n = 10,000",
-                     "btl: n = 100,000 only for m <= 100; n large enough that every item is compared",
-                     "ldp-matrix only where n m(m-1)/2 <= 2.5e6, ldp-footrule only where n m^2 <= 5e5",
-                     "dp-ptas only for m <= 50; exponential only for m <= 8",
-                     "noisy-matrix and ldp-matrix with certify_seconds = 0 (no certification polish)"]}
-    write_json(json_path, rows, skipped, missing, grid, command)
-    png = "frontier.png"
-    plotted = plot(rows, docs / png, PANELS if not args.quick else sorted({(r["model"], r["m"], r["n"]) for r in rows})[:3])
+            "cuts": [] if args.quick else CUTS}
     took = (f"{cpu / 60:.0f} minutes of CPU in one process ({seconds / 60:.0f} minutes of wall time on a shared "
             "2-core machine)")
-    (docs / "frontier.md").write_text(docs_page(rows, skipped, missing, epsilons, command, took,
-                                                png if plotted else ""))
-    if args.readme:
-        table = "\n".join(["Kendall distance to the truth of the best private method (fraction of pairs misordered; "
-                           f"mean of {seeds} seeds), and of the non-private answer on the same data:", "",
-                           *readme_table(rows, epsilons)])
-        spread.readme_section("utility", table, command,
-                              note=f"{took}; mean over seeds (each seed new data and new noise).")
+    write_outputs(rows, skipped, missing, grid, command, took, json_path, docs, args.readme)
     checkpoint.path.unlink(missing_ok=True)
     print(f"wrote {json_path} ({len(rows)} rows), {docs / 'frontier.md'}", flush=True)
 
