@@ -27,7 +27,11 @@ rows the same release), and the mean seconds per run.
 ``--out DIR`` writes ``frontier.json`` (default: ``src/privrank/frontier.json``, shipped with the
 package and read by the planner), ``frontier.md`` and ``frontier.png`` (default: ``docs/``);
 ``--readme`` rewrites the ``utility`` section of README.md; ``--quick`` runs a tiny grid in
-seconds (the test's); ``--seeds N`` sets the seeds (default 6).
+seconds (the test's); ``--seeds N`` sets the seeds (default 6); ``--models`` runs a subset. Every
+finished point is appended to ``frontier.partial.jsonl`` beside the page, so ``--resume`` continues
+a run that was stopped; ``--from-json PATH`` runs nothing and rewrites the page, the plot and (with
+``--readme``) the README section from a results file. Per-run seconds are CPU (process) time, with
+one BLAS thread: the wall time of a shared machine says little.
 """
 from __future__ import annotations
 
