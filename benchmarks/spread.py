@@ -69,10 +69,12 @@ def command() -> str:
     return shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
 
 
-def readme_section(name: str, table: str, command: str, path: Path = README) -> None:
+def readme_section(name: str, table: str, command: str, path: Path = README,
+                   note: str = "median (min-max) over interleaved rounds.") -> None:
     """Replace the README's text between ``<!-- bench:name -->`` and its closing marker.
 
-    The new text is ``table`` followed by a line naming ``command``, today's date and the load.
+    The new text is ``table`` followed by a line naming ``command``, today's date, the load and
+    ``note`` (what the figures are; by default the timings' median and range).
     A README without the markers is an error, so that a renamed section is not silently skipped.
     """
     start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
@@ -81,6 +83,5 @@ def readme_section(name: str, table: str, command: str, path: Path = README) -> 
         raise SystemExit(f"{path.name} has no single {start} ... {end} section to update")
     before, rest = text.split(start)
     _, after = rest.split(end)
-    made = (f"`{command}` on {datetime.date.today().isoformat()}, {load()}; "
-            "median (min-max) over interleaved rounds.")
+    made = f"`{command}` on {datetime.date.today().isoformat()}, {load()}; {note}"
     path.write_text(f"{before}{start}\n{table.strip()}\n\n{made}\n{end}{after}")

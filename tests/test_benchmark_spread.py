@@ -37,7 +37,7 @@ def test_a_readme_section_is_replaced_between_its_markers_only(tmp_path):
 
 def test_the_readme_has_every_section_the_benchmarks_write():
     text = spread.README.read_text()
-    for name in ("btl", "local", "kemeny", "arena", "serve"):
+    for name in ("btl", "local", "kemeny", "arena", "serve", "utility"):
         assert text.count(f"<!-- bench:{name} -->") == 1 and text.count(f"<!-- /bench:{name} -->") == 1
 
 
