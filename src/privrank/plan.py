@@ -517,7 +517,8 @@ def choose_aggregation(items: int, rankings: int, epsilon: float, *, delta: floa
     why = ""
     if len(contenders) > 1:
         worst = dict.fromkeys((p.method for p in contenders), 0.0)
-        for model in ROBUST_MODELS:
+        measured = {r["model"] for r in frontier()["rows"] if r["family"] == "rankings"}
+        for model in (m for m in ROBUST_MODELS if m in measured):
             there = {p.method: p.kendall for p in predict_aggregation(items, rankings, epsilon, trust=trust,
                                                                       methods=list(worst), model=model)}
             for method in worst:
