@@ -36,7 +36,7 @@ from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
-from ..data.tabular import is_table
+from ..data.arrow_columns import is_table
 from ..display import Displayed
 from ..errors import InputError, check_epsilon, check_flag, check_fraction, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
