@@ -176,7 +176,7 @@ def test_the_incremental_ranking_is_the_full_refit(store):
 
 
 def test_the_incremental_ballot_ranking_is_the_full_refit(tmp_path):
-    from privrank.aggregation.kemeny import exact_kemeny
+    from privrank.aggregation.kemeny_exact import exact_kemeny
     from privrank.inference.manipulation import ballot_margin
     from privrank.mechanisms.pairwise_matrix import matrix_from_upper
     from privrank.serve.dashboard import LiveRanking

@@ -542,7 +542,8 @@ def ballot_margin(total, count: int, items, norm: float, method: str) -> Margin:
     method : {"kemeny", "borda"}
         The ranking as released.
     """
-    from ..aggregation.kemeny import borda, exact_kemeny
+    from ..aggregation.kemeny_exact import exact_kemeny
+    from ..aggregation.kemeny_heuristics import borda
     from ..mechanisms.pairwise_matrix import matrix_from_upper
 
     orders = {"kemeny": exact_kemeny, "borda": borda}
