@@ -17,7 +17,7 @@ import numpy as np
 import privrank as pr
 from spread import load
 from privrank.aggregation.footrule import footrule_optimal_order
-from privrank.aggregation.kemeny import exact_kemeny
+from privrank.aggregation.kemeny_exact import exact_kemeny
 from privrank.aggregation.private_footrule import dp_footrule, ldp_footrule
 from privrank.simulate import sample_mallows
 

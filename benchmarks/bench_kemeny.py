@@ -41,7 +41,8 @@ import numpy as np
 import spread
 
 import privrank as pr
-from privrank.aggregation.kemeny import exact_dp, exact_ilp, kwiksort
+from privrank.aggregation.kemeny_exact import exact_dp, exact_ilp
+from privrank.aggregation.kemeny_heuristics import kwiksort
 from privrank.errors import InputError
 from privrank.mechanisms.pairwise_matrix import Budget, noisy_pairwise_matrix
 from privrank.metrics import kemeny_cost
@@ -71,7 +72,7 @@ def part_pref_voting(rng):
     except ImportError:
         print("# pref_voting is not installed (pip install pref_voting): its comparison is skipped")
         return
-    from privrank.aggregation.kemeny import exact_kemeny
+    from privrank.aggregation.kemeny_exact import exact_kemeny
     print("# exact Kemeny against pref_voting's kemeny_young (its default 'marginal' algorithm) on the same")
     print("# Mallows profiles (phi = 0.5, n = 1000); checked: privrank's winner is one of its Kemeny-Young winners")
     print(f"{'m':>3} {'pref_voting s':>22} {'privrank s':>26} {'ratio':>22}  agree")

@@ -7,6 +7,9 @@ package's ``__init__``, or the submodule when the name imported is one. Two rule
 * no module imports, directly or through others, a module that imports it back;
 * the release contract (:mod:`privrank.release` and its draw gate :mod:`privrank.draws`) imports
   nothing from :mod:`privrank.mechanisms`: the primitives check the gate, never the other way.
+
+And no module is longer than one reader holds: at most ``MAX_LINES`` lines (a longer one is split
+along its seams).
 """
 import ast
 from collections import deque
@@ -16,6 +19,7 @@ import privrank
 
 SRC = Path(privrank.__file__).parent
 RELEASE_CONTRACT = ("privrank.release", "privrank.draws")
+MAX_LINES = 650
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -116,6 +120,26 @@ def test_the_release_contract_imports_nothing_from_the_mechanisms():
     offenders = [f"{m} imports {t} (line {line})" for m in RELEASE_CONTRACT for t, line in graph.get(m, {}).items()
                  if t == "privrank.mechanisms" or t.startswith("privrank.mechanisms.")]
     assert offenders == []
+
+
+def long_modules(root: Path, limit: int = MAX_LINES) -> dict[str, int]:
+    """``{module: lines}`` of every module of the package at ``root`` longer than ``limit`` lines."""
+    lengths = {name: len(path.read_text().splitlines()) for name, path in module_names(root).items()}
+    return {name: n for name, n in sorted(lengths.items()) if n > limit}
+
+
+def test_no_module_is_longer_than_one_reader_holds():
+    assert long_modules(SRC) == {}
+
+
+def test_the_length_guard_counts_lines(tmp_path):
+    """The broken variant: a module one line past the limit is named, one at the limit is not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (pkg / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert long_modules(pkg) == {"pkg.long": MAX_LINES + 1}
 
 
 def test_the_guard_sees_a_cycle_through_a_function_level_import(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 
 import privrank as pr
 from privrank.aggregation.footrule import footrule_optimal_order
-from privrank.aggregation.kemeny import exact_kemeny
+from privrank.aggregation.kemeny_exact import exact_kemeny
 from privrank.aggregation.private_footrule import dp_footrule, ldp_footrule
 from privrank.aggregation.private_kemeny import AggregateResult
 from privrank.data.pair_counts import PairCounts

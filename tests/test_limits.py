@@ -6,7 +6,7 @@ import pytest
 
 import privrank as pr
 from privrank import limits
-from privrank.aggregation import kemeny as K
+from privrank.aggregation import kemeny_heuristics as H
 from privrank.errors import InputError
 from privrank.plan import Design, predict, smallest_epsilon
 from privrank.simulate import sample_debiased_release
@@ -23,7 +23,7 @@ def test_limits_read_their_environment_variable(monkeypatch):
 
 def test_best_of_is_bounded(monkeypatch):
     with pytest.raises(InputError, match="PRIVRANK_MAX_BEST_OF"):
-        K.kwiksort_matrix(np.full((5, 5), 0.5), 0, best_of=100_000_000)
+        H.kwiksort_matrix(np.full((5, 5), 0.5), 0, best_of=100_000_000)
 
 
 def test_best_of_cli_refused_before_any_work(cli, tmp_path):

@@ -322,7 +322,7 @@ def ballots(m: int, n: int, epsilon: float, seed: int = 0):
 
 
 def kemeny_top(total, count, m):
-    from privrank.aggregation.kemeny import exact_kemeny
+    from privrank.aggregation.kemeny_exact import exact_kemeny
     from privrank.mechanisms.pairwise_matrix import matrix_from_upper
     return int(exact_kemeny(matrix_from_upper(0.5 + total / count, m))[0])
 

@@ -54,7 +54,7 @@ _EXPORTS = {
     "dp_footrule": "aggregation.private_footrule",
     "dp_kwiksort": "aggregation.private_kemeny",
     "dp_ptas": "aggregation.private_footrule",
-    "exact_kemeny": "aggregation.kemeny",
+    "exact_kemeny": "aggregation.kemeny_exact",
     "exponential_kemeny": "aggregation.private_kemeny",
     "fit_btl": "pairwise.btl",
     "flip_probability": "mechanisms.randomized_response",

@@ -128,7 +128,7 @@ def identify(data) -> Identity:
         acc.add_orders(data.items, data.orders, data.weights)
         return acc.identity()
     from .data.pinned import PinnedFile
-    from .data.tabular import is_table
+    from .data.arrow_columns import is_table
 
     table = is_table(data)  # a DataFrame is read as the file of the same columns would be
     if table or isinstance(data, (str, Path, PinnedFile)):
@@ -230,7 +230,7 @@ class _Comparisons:
 
     def add_batch(self, batch) -> None:
         """A validated :class:`~privrank.data.io.ComparisonBatch` (a self-comparison is refused here)."""
-        from .data.tabular import dictionary_encoded
+        from .data.arrow_columns import dictionary_encoded
 
         (la, a), (lb, b) = (_encoded(col) for col in (batch.item_a, batch.item_b))
         batch.distinct(la[1][a], lb[1][b])  # a self-comparison is refused here, before the release reads (and pays)
@@ -312,7 +312,7 @@ def _merged_ids(parts) -> tuple[int, np.ndarray]:
     if isinstance(parts[0], np.ndarray):
         ids, group = np.unique(np.concatenate(parts), return_inverse=True)
         return ids.size, group
-    from .data.tabular import pyarrow_module
+    from .data.arrow_columns import pyarrow_module
     import pyarrow.compute as pc
 
     pa = pyarrow_module()
@@ -355,7 +355,7 @@ def _ratings_identity(path) -> Identity:
     so that neither the order of the records nor the users' ids (renamed, re-typed) change it.
     The pairs a run draws from the ratings change from run to run; the data set does not."""
     from .data.ratings import RatingsFile
-    from .data.tabular import dictionary_encoded
+    from .data.arrow_columns import dictionary_encoded
 
     users, items, values = RatingsFile(path).read()
     user = dictionary_encoded(users).indices.to_numpy(zero_copy_only=False)
@@ -472,7 +472,7 @@ def _encoded(labels) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
     """``((normalised, as written), codes)``: digests of the distinct labels of a pyarrow array and
     each record's code into them. A label that is not text is written as Python writes its value,
     as for the data in memory (Arrow writes the float 1.0 as ``1``, Python and a CSV file as ``1.0``)."""
-    from .data.tabular import dictionary_encoded
+    from .data.arrow_columns import dictionary_encoded
 
     encoded = dictionary_encoded(labels)
     return _label_digests(encoded.dictionary.to_pylist()), encoded.indices.to_numpy(zero_copy_only=False)

@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import chisquare, norm
 
 from privrank.aggregation import private_kemeny as pk
-from privrank.aggregation.kemeny import exact_kemeny, kwiksort
+from privrank.aggregation.kemeny_exact import exact_kemeny
+from privrank.aggregation.kemeny_heuristics import kwiksort
 from privrank.data.rankings import Rankings
 from privrank.errors import InputError
 from privrank.mechanisms import pairwise_matrix, query_oracle

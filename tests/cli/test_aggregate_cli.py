@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from privrank.aggregation.kemeny import exact_dp
+from privrank.aggregation.kemeny_exact import exact_dp
 from privrank.cli import main
 from privrank.cli.aggregate import METHODS
 from privrank.exports import GUARANTEE_COLUMNS

@@ -136,7 +136,7 @@ def target(request, tmp_path):
 @pytest.fixture
 def store(target):
     """A fresh store at ``target`` (SQLite and PostgreSQL), closed after the test."""
-    from privrank.serve.store import open_store
+    from privrank.serve import open_store
 
     with open_store(target) as s:
         yield s

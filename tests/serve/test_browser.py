@@ -424,7 +424,7 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
 def real_app(survey: dict, directory: Path):
     """The real application for the same survey, on a new SQLite store in ``directory``."""
     from privrank.serve.app import admin_token_hash, create_app
-    from privrank.serve.store import SqliteStore
+    from privrank.serve.sqlite_store import SqliteStore
     from privrank.serve.survey import Survey
 
     declared = Survey(title=survey["title"], question=survey["question"], items=tuple(survey["items"]),
@@ -1099,7 +1099,7 @@ def real_server(survey, db: Path, *, port: int = 0, page: Path | None = None):
     (with the page from ``page`` when given); yields ``(recorder, base URL, store)``."""
     pytest.importorskip("starlette")
     from privrank.serve.app import admin_token_hash, create_app
-    from privrank.serve.store import SqliteStore
+    from privrank.serve.sqlite_store import SqliteStore
     store = SqliteStore(db)
     try:
         app = create_app(survey, store, admin_token_hash(secrets.token_urlsafe(24)))
@@ -1441,7 +1441,7 @@ def test_end_to_end_with_the_real_server(driver, tmp_path, capsys):
     pytest.importorskip("starlette")
     from privrank.cli import main
     from privrank.serve.app import admin_token_hash, create_app
-    from privrank.serve.store import SqliteStore
+    from privrank.serve.sqlite_store import SqliteStore
     from privrank.serve.survey import Survey
 
     truth = ["Gelato", "Crème brûlée", "Apple pie", "Flan", "Brownie", "Eclair", "Doughnut"]
@@ -1485,7 +1485,7 @@ def screenshot_dashboard(driver, tmp_path):
     from privrank.mechanisms.randomized_response import randomize_answer
     from privrank.serve.app import admin_token_hash, create_app
     from privrank.serve.dashboard import survey_threshold
-    from privrank.serve.store import SqliteStore
+    from privrank.serve.sqlite_store import SqliteStore
     from privrank.serve.survey import Survey, demo_survey
 
     demo = demo_survey()

@@ -15,7 +15,7 @@ from serve_helpers import key
 from test_server import ADMIN, ballot, dashboard_order, make_client, respondent
 
 import privrank as pr
-from privrank.serve.store import open_store
+from privrank.serve import open_store
 from privrank.serve.survey import Survey
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
@@ -176,7 +176,7 @@ def test_the_incremental_ranking_is_the_full_refit(store):
 
 
 def test_the_incremental_ballot_ranking_is_the_full_refit(tmp_path):
-    from privrank.aggregation.kemeny import exact_kemeny
+    from privrank.aggregation.kemeny_exact import exact_kemeny
     from privrank.inference.manipulation import ballot_margin
     from privrank.mechanisms.pairwise_matrix import matrix_from_upper
     from privrank.serve.dashboard import LiveRanking
@@ -317,8 +317,7 @@ def test_the_dashboard_answers_while_the_planner_works(tmp_path, monkeypatch):
 
 SERVER_IMPORTS = """
 import itertools, sys, time
-from privrank.serve import dashboard
-from privrank.serve.store import open_store
+from privrank.serve import dashboard, open_store
 from privrank.serve.survey import Survey
 
 survey = Survey(title="T", question="Q", items=("ant", "bee", "cat"), epsilon=1.0, budget=3.0)

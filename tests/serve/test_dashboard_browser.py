@@ -11,9 +11,9 @@ from test_browser import driver, serving  # noqa: F401 (driver is a fixture)
 from test_dashboard import fill
 from test_server import ballot
 
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app
 from privrank.serve.dashboard import reports_needed, survey_threshold
-from privrank.serve.store import open_store
 from privrank.serve.survey import Survey
 
 ADMIN = "dashboard-browser-admin-token-0123"

@@ -19,9 +19,10 @@ from serve_helpers import key
 from test_server import ballot
 
 from privrank.errors import InputError
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app, export_csv
 from privrank.serve.ballots import pair_names, rank_ballots, read_ballots
-from privrank.serve.store import credential_hash, open_store
+from privrank.serve.store import credential_hash
 from privrank.serve.survey import Survey
 
 pd = pytest.importorskip("pandas")

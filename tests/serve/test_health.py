@@ -15,9 +15,10 @@ import pytest
 from serve_helpers import free_port, key
 
 from privrank.errors import InputError
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app
 from privrank.serve.health import FullDisk
-from privrank.serve.store import SqliteStore, open_store
+from privrank.serve.sqlite_store import SqliteStore
 from privrank.serve.survey import Survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")

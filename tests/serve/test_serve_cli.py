@@ -16,7 +16,7 @@ import time
 import pytest
 from serve_helpers import free_port, key
 
-from privrank.serve.store import open_store
+from privrank.serve import open_store
 
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")

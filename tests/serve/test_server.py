@@ -24,9 +24,9 @@ from privrank.data.datasets import load_llmfao
 from privrank.errors import InputError
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
 from privrank.pairwise.release import TIE_NOTE, local_guarantee
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app, static_dir
 from privrank.serve.dashboard import reports_needed, unit_note
-from privrank.serve.store import open_store
 from privrank.serve.survey import Survey, demo_survey, load_survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")

@@ -16,9 +16,9 @@ import pytest
 from serve_helpers import key
 
 from privrank.errors import InputError
+from privrank.serve import open_store
 from privrank.serve.app import RateLimit, admin_token_hash, create_app
 from privrank.serve.integrity import static_dir, static_hashes
-from privrank.serve.store import open_store
 from privrank.serve.survey import Survey, load_survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")

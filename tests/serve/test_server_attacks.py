@@ -9,8 +9,8 @@ import threading
 import pytest
 from serve_helpers import key
 
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app
-from privrank.serve.store import open_store
 from privrank.serve.survey import Survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")

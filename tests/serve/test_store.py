@@ -15,13 +15,9 @@ from serve_helpers import fingerprint, free_port, key
 
 import privrank as pr
 from privrank.errors import InputError
-from privrank.serve.store import (
-    AnswersExhausted,
-    SqliteStore,
-    UnknownRespondent,
-    credential_hash,
-    open_store,
-)
+from privrank.serve import open_store
+from privrank.serve.sqlite_store import SqliteStore
+from privrank.serve.store import AnswersExhausted, UnknownRespondent, credential_hash
 
 #: every column the store has; none could hold a true answer, an address or a user agent
 COLUMNS = {"respondents": {"token_hash", "created"},

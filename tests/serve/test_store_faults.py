@@ -17,8 +17,11 @@ import pytest
 from serve_helpers import free_port, key
 
 from privrank.errors import InputError
+from privrank.serve import open_store
 from privrank.serve.app import admin_token_hash, create_app
-from privrank.serve.store import PostgresStore, SqliteStore, credential_hash, open_store
+from privrank.serve.postgres_store import PostgresStore
+from privrank.serve.sqlite_store import SqliteStore
+from privrank.serve.store import credential_hash
 from privrank.serve.survey import Survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")

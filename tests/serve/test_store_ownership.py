@@ -9,7 +9,7 @@ from serve_helpers import fingerprint
 
 from privrank.errors import InputError
 from privrank.ledger import Ledger
-from privrank.serve.store import open_store
+from privrank.serve import open_store
 
 
 def digest(path: Path) -> str:

@@ -13,17 +13,11 @@ import pytest
 from serve_helpers import execute, fingerprint, key
 
 from privrank.errors import InputError
+from privrank.serve import open_store
 from privrank.serve.app import pseudonym
-from privrank.serve.store import (
-    AnswersExhausted,
-    InvitationRefused,
-    PostgresStore,
-    ReportConflict,
-    SqliteStore,
-    UnknownRespondent,
-    credential_hash,
-    open_store,
-)
+from privrank.serve.postgres_store import PostgresStore
+from privrank.serve.sqlite_store import SqliteStore
+from privrank.serve.store import AnswersExhausted, InvitationRefused, ReportConflict, UnknownRespondent, credential_hash
 
 
 def rows(target, query: str) -> list:

@@ -13,7 +13,7 @@ from serve_helpers import execute, key
 
 from privrank.cli import main
 from privrank.errors import InputError
-from privrank.serve.store import open_store
+from privrank.serve import open_store
 from privrank.serve.survey import (
     FIELDS,
     MISSING_VALUE_LABELS,

@@ -36,7 +36,7 @@ from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
-from ..data.tabular import is_table
+from ..data.arrow_columns import is_table
 from ..display import Displayed
 from ..errors import InputError, check_epsilon, check_flag, check_fraction, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
@@ -45,7 +45,9 @@ from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, loc
                                           local_pairwise_sd, noisy_pairwise_matrix, pairwise_from_reports)
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
-from .kemeny import AUTO_EXACT_MAX, CERTIFY_SECONDS, certify, kwiksort, kwiksort_query_cap, wfas_solver
+from .kemeny import AUTO_EXACT_MAX, wfas_solver
+from .kemeny_exact import CERTIFY_SECONDS, certify
+from .kemeny_heuristics import kwiksort, kwiksort_query_cap
 
 EXPONENTIAL_MAX_ITEMS = 8
 
@@ -155,7 +157,7 @@ def certified(solve, W, order, seconds, rng) -> tuple[np.ndarray, dict]:
     order's Kemeny cost on that matrix, a lower bound on every order's cost there, their difference
     (a certified optimality gap) and whether the order is proved optimal. An exact solve is its own
     proof; after a heuristic (local search, KwikSort, Borda, Copeland) the order is
-    :func:`~privrank.aggregation.kemeny.certify`-ed for ``seconds`` -- for local search the
+    :func:`~privrank.aggregation.kemeny_exact.certify`-ed for ``seconds`` -- for local search the
     certificate's order, never costlier, else the heuristic's own. Post-processing of the release
     (never a cost on the raw rankings). A custom callable gets no certificate."""
     ran = getattr(solve, "ran", None)
@@ -280,7 +282,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     Parameters
     ----------
     queries
-        The cap ``q``. Default: :func:`~privrank.aggregation.kemeny.kwiksort_query_cap`, the
+        The cap ``q``. Default: :func:`~privrank.aggregation.kemeny_heuristics.kwiksort_query_cap`, the
         Chernoff bound with which the fallback runs with probability at most
         ``fail_probability`` (default ``m^-4``); about ``3.1 m ln m`` for large ``m``.
     fallback_solver
@@ -538,7 +540,7 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
     ----------
     tau
         Per-group cap; default :func:`local_group_cap` of
-        :func:`~privrank.aggregation.kemeny.kwiksort_query_cap` (both at ``fail_probability``,
+        :func:`~privrank.aggregation.kemeny_heuristics.kwiksort_query_cap` (both at ``fail_probability``,
         default ``m^-4``), ``Theta(log m)``.
 
     Examples

@@ -55,12 +55,12 @@ def _non_private(name, order_fn):
 
 
 def _matrix_order(function: str):
-    """A non-private method: ``function`` of privrank.aggregation.kemeny on the pairwise matrix."""
-    return lambda R, args: _function(f"aggregation.kemeny:{function}")(R.pairwise_matrix())
+    """A non-private method: ``function`` (``module:function`` of privrank.aggregation) on the pairwise matrix."""
+    return lambda R, args: _function(f"aggregation.{function}")(R.pairwise_matrix())
 
 
 def _kwiksort(R, args):
-    from ..aggregation.kemeny import kwiksort, kwiksort_matrix
+    from ..aggregation.kemeny_heuristics import kwiksort, kwiksort_matrix
 
     if args.best_of == 1:  # query access: w is never built
         return kwiksort(R.n_items, lambda a, b: R.preference(a, b) > 0.5, args.seed).order
@@ -95,10 +95,10 @@ def _private(name, function, **options):
 
 KEMENY, FOOTRULE, BORDA = "aggregation.private_kemeny", "aggregation.private_footrule", "aggregation.private_borda"
 METHODS = {
-    "exact": _non_private("exact Kemeny", _matrix_order("exact_kemeny")),
+    "exact": _non_private("exact Kemeny", _matrix_order("kemeny_exact:exact_kemeny")),
     "kwiksort": _non_private("KwikSort", _kwiksort),
-    "borda": _non_private("Borda", _matrix_order("borda")),
-    "copeland": _non_private("Copeland", _matrix_order("copeland")),
+    "borda": _non_private("Borda", _matrix_order("kemeny_heuristics:borda")),
+    "copeland": _non_private("Copeland", _matrix_order("kemeny_heuristics:copeland")),
     "noisy-borda": _private("noisy-borda", f"{BORDA}:noisy_borda"),
     "noisy-matrix": _private("noisy-matrix", f"{KEMENY}:private_kemeny", solver="solver", best_of="best_of"),
     "dp-kwiksort": _private("dp-kwiksort", f"{KEMENY}:dp_kwiksort", fallback_solver="solver"),
@@ -168,7 +168,7 @@ def run_aggregate(args) -> int:
     import numpy as np
 
     from .. import limits
-    from ..aggregation.kemeny import DP_MAX_ITEMS
+    from ..aggregation.kemeny_exact import DP_MAX_ITEMS
     from ..data.io import read_item_list, read_rankings
     from ..inference import plot_intervals
     from ..metrics import footrule_cost, kemeny_cost

@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
-from ..ledger import Ledger, identify, journal_dir, ledger_files
+from ..journal import journal_dir
+from ..ledger import Ledger, identify, ledger_files
 from ..release import charging
 from .output import longest_label, output_format, ranking_bytes
 

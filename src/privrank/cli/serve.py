@@ -280,10 +280,10 @@ def run_serve(args) -> int:
     except ImportError:
         raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
                          "pip install -e '.[serve]')") from None
+    from ..serve import open_store
     from ..serve.app import RESPONDENT_UNITS, RateLimit, admin_token_hash, create_app
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
-    from ..serve.store import open_store
     from ..serve.survey import demo_survey, load_survey
 
     if (args.survey is None) == (not args.demo):

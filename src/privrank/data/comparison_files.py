@@ -10,10 +10,10 @@ import numpy as np
 from .. import limits
 from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, MAX_FIELD_CHARS, OUTCOME_COLUMNS,
-                      USER_COLUMNS, arrow_table, dictionary_encoded, first_null, integer_range_codes, is_table,
-                      is_text_type, item_list, label_indices, pick_column, present_labels, pyarrow_module,
-                      sorted_codes)
+from .arrow_columns import (arrow_table, dictionary_encoded, first_null, integer_range_codes, is_table, is_text_type,
+                            label_indices, present_labels, pyarrow_module, sorted_codes)
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS,
+                      item_list, pick_column)
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's

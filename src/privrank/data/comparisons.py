@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import EPSILON_FLOOR, InputError, check_flag, check_labels, index_array, real_array
 from ..html_cards import Shown
 from .pair_counts import PairCounts
-from .tabular import label_indices
+from .arrow_columns import label_indices
 from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
 
 OUTCOME_A = 1
@@ -47,7 +47,7 @@ def first_missing(labels) -> int | None:
 def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     """``(labels, codes)``: the labels (``items``, or every label of ``columns`` in
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
-    type are encoded by Arrow (:func:`~privrank.data.tabular.label_indices`: strings, integers,
+    type are encoded by Arrow (:func:`~privrank.data.arrow_columns.label_indices`: strings, integers,
     10x faster than a dict); anything else (mixed types, missing labels) by a dict, and so are lists
     of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
     ``items`` is an :class:`InputError` (``KeyError`` on the dict path), and so is a missing

@@ -19,9 +19,9 @@ from .comparison_files import ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
+from .arrow_columns import is_table, pyarrow_module
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      file_suffix, is_number, is_table, is_text_table, item_list, open_text, pyarrow_module,
-                      read_text)
+                      file_suffix, is_number, is_text_table, item_list, open_text, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20

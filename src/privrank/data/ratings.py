@@ -19,8 +19,8 @@ from .._rng import as_generator
 from ..errors import InputError, check_whole
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
-from .tabular import (ColumnarFile, USER_COLUMNS, arrow_table, first_null, is_table, item_list, label_indices,
-                      pick_column, present_labels, pyarrow_module)
+from .arrow_columns import arrow_table, first_null, is_table, label_indices, present_labels, pyarrow_module
+from .tabular import ColumnarFile, USER_COLUMNS, item_list, pick_column
 
 #: column names of a ratings table (matched case-insensitively)
 RATING_USER_COLUMNS = (*USER_COLUMNS, "userid")

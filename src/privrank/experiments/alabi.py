@@ -67,7 +67,8 @@ import math
 
 import numpy as np
 
-from ..aggregation.kemeny import borda, copeland, exact_kemeny, kwiksort_matrix, kwiksort_query_cap
+from ..aggregation.kemeny_exact import exact_kemeny
+from ..aggregation.kemeny_heuristics import borda, copeland, kwiksort_matrix, kwiksort_query_cap
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_kemeny, hay_quicksort,
                                           ldp_kwiksort, ldp_matrix, local_group_cap, private_kemeny)
 from ..data.datasets import load_netflix, load_sushi

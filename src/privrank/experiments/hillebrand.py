@@ -40,7 +40,7 @@ Decisions where the paper is silent:
   computed from the tree layouts, add 0.07 to 0.18 to the slope on these grids.
 * Mallows profiles: 10 items, dispersion 0.8, 1,000 rankings, redrawn every replication. The
   Kemeny baselines use their defaults (DPKwikSort: the query cap of
-  :func:`~privrank.aggregation.kemeny.kwiksort_query_cap`, which with 10 items covers all 45
+  :func:`~privrank.aggregation.kemeny_heuristics.kwiksort_query_cap`, which with 10 items covers all 45
   pairs, so it never falls back).
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ import functools
 import numpy as np
 
 from ..aggregation.footrule import assignment_order, footrule_cost_matrix
-from ..aggregation.kemeny import exact_kemeny
+from ..aggregation.kemeny_exact import exact_kemeny
 from ..aggregation.private_footrule import dp_footrule, ldp_footrule
 from ..aggregation.private_kemeny import dp_kwiksort, private_kemeny
 from ..data.datasets import load_netflix, load_sushi

@@ -181,7 +181,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
         raise InputError("the item list has a repeated label")
     name = (result.details.get("solver") if solver is None else solver) if isinstance(release, MatrixRelease) \
         else None
-    from ..aggregation.kemeny import DP_MAX_ITEMS  # the solvers import scipy.optimize: only where aggregates are
+    from ..aggregation.kemeny_exact import DP_MAX_ITEMS  # the solvers import scipy.optimize: only where aggregates are
     heavy = name in ("local-search", "exact", "auto") and m > DP_MAX_ITEMS
     check_interval_cost(m, n_bootstrap=B, pairs=release.aggregates.size if isinstance(release, TreeRelease)
                         else None, cubic=heavy,

@@ -73,3 +73,25 @@ Every response carries ``Content-Security-Policy: default-src 'self'`` (no inlin
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the
 static files ``Cache-Control: no-store``.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+def open_store(target) -> Store:
+    """The store at ``target``: a ``postgresql://`` URL, or else the path of a SQLite file (created if absent)."""
+    from .postgres_store import PostgresStore
+    from .sqlite_store import SqliteStore
+
+    text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(text)
+    if text == ":memory:" or text.startswith("file:"):
+        raise InputError(f"--db {text}: a survey's reports must outlive the server (an in-memory or URI database "
+                         "would lose every acknowledged report): give a file path or a postgresql:// URL")
+    return SqliteStore(text)

@@ -30,8 +30,9 @@ from collections import deque
 from ..errors import InputError
 from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
 from .integrity import static_dir
+from .health import StoreUnavailable
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
-                    StoreUnavailable, UnknownRespondent, is_urlsafe_token)
+                    UnknownRespondent, is_urlsafe_token)
 from .survey import NORM_TOLERANCE, RESPONDENT_UNITS
 
 MAX_BODY_BYTES = 64 * 1024

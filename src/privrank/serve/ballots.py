@@ -148,7 +148,8 @@ def rank_ballots(ballots):
         ``details`` the method, the number of ballots and the ``manipulation_margin`` (as the
         dashboard states it: :func:`~privrank.inference.manipulation.ballot_margin`).
     """
-    from ..aggregation.kemeny import borda, exact_kemeny
+    from ..aggregation.kemeny_exact import exact_kemeny
+    from ..aggregation.kemeny_heuristics import borda
     from ..aggregation.private_kemeny import AggregateResult
     from ..guarantees import UNIT_RANKING, Guarantee
     from ..inference.manipulation import ballot_margin

@@ -354,7 +354,8 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     whatever the ballots; none before ``needed`` ballots (None: not known yet). Rank intervals: an
     item is surely behind another when their difference is resolved at level ``1 - 0.05/(m - 1)``
     (Bonferroni over the other items, as :func:`privrank.confidence_intervals`)."""
-    from ..aggregation.kemeny import borda, exact_kemeny
+    from ..aggregation.kemeny_exact import exact_kemeny
+    from ..aggregation.kemeny_heuristics import borda
     from ..guarantees import UNIT_RANKING, Guarantee
     from ..inference.manipulation import ballot_margin
     from ..mechanisms.pairwise_matrix import matrix_from_upper

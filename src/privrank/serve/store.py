@@ -1,4 +1,9 @@
-"""Append-only storage of randomized reports: SQLite (a file) or PostgreSQL (a URL).
+"""Append-only storage of randomized reports: what the SQLite and PostgreSQL stores share.
+
+:func:`privrank.serve.open_store` opens a store: a SQLite file
+(:class:`~privrank.serve.sqlite_store.SqliteStore`) or a PostgreSQL database at a URL
+(:class:`~privrank.serve.postgres_store.PostgresStore`). Their base, :class:`Store`, holds the
+schema, every statement, the rules of a report's write and the group commit.
 
 What is stored, and what is not
 -------------------------------
@@ -32,46 +37,39 @@ and it commits before it returns, so no respondent's reports ever exceed the dec
 however many requests race (SQLite: ``BEGIN IMMEDIATE`` takes the write lock first;
 PostgreSQL: the function ``privrank_add_report`` locks the respondent's row (``FOR UPDATE``)
 before it reads, and a unique index on ``(token_hash, report_key)`` backs the key rule), and a report
-acknowledged to the browser is on disk (SQLite: WAL mode with ``synchronous=FULL``, the reports
-waiting at one moment committed together by one writer thread, each in a savepoint of its own,
-see :class:`SqliteStore`; PostgreSQL: its default synchronous commit).
+acknowledged to the browser is on disk (SQLite: WAL mode with ``synchronous=FULL``; PostgreSQL:
+its default synchronous commit). The reports waiting at one moment are committed together, each
+in a savepoint of its own (group commit: SQLite by one writer thread, PostgreSQL by a few).
 
 The two dialects share every statement but the migration and a report's write (one call of a
 stored function on PostgreSQL, one round trip instead of five), and differ only in placeholders
-and the type of the autoincrement key. A store may be used from many threads: SQLite's
-writes go to its one writer thread and its reads to a pool of connections of its own; PostgreSQL's
-connections come from a :class:`psycopg_pool.ConnectionPool` that replaces a broken one.
+and the type of the autoincrement key. A store may be used from many threads.
 
 Faults
 ------
-A database the store cannot write to (a read-only file or directory), or whose lock another
-process holds for more than a few seconds, is refused when it is opened, before anything is
-created. While serving, a write that cannot get SQLite's lock, or a working PostgreSQL connection
-or lock, in a bounded time raises :class:`StoreUnavailable` (HTTP 503 with ``Retry-After``):
-nothing of it was stored, or -- a connection broken at the very commit -- its resend under the
-same key is answered as a duplicate, so a retried report is never lost nor stored twice. A SQLite
-file removed or replaced while serving, a full disk and a damaged database are
-:mod:`privrank.serve.health`'s: refused with 503 while serving, with a sentence at open.
+A database the store cannot write to, or whose lock another process holds for more than a few
+seconds, is refused when it is opened, before anything is created. While serving, a write that
+cannot get a lock or a working connection in a bounded time raises
+:class:`~privrank.serve.health.StoreUnavailable` (HTTP 503 with ``Retry-After``): nothing of it
+was stored, or -- a connection broken at the very commit -- its resend under the same key is
+answered as a duplicate, so a retried report is never lost nor stored twice. Each dialect's
+module says how it meets this.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-import os
 import queue
 import re
 import secrets
-import sqlite3
 import threading
 import time
 from concurrent.futures import Future
-from contextlib import contextmanager
-from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BudgetExceededError, InputError
-from .health import FileIdentity, FullDisk, StoreUnavailable, damaged
+from .health import damaged
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
 TOKEN_BYTES, INVITATION_BYTES, KEY_BYTES = 24, 16, 16
@@ -227,7 +225,7 @@ def report_receipt(outcome: str, answered: int, stored, content: tuple, max_answ
 
 
 class Store:
-    """The reports of one survey (module docstring); :func:`open_store` opens one."""
+    """The reports of one survey (module docstring); :func:`privrank.serve.open_store` opens one."""
 
     placeholder = "?"
     id_type = "INTEGER"
@@ -638,372 +636,3 @@ class Store:
             cur.execute(self._sql("forget_admin"))
             cur.execute(self._sql("set_admin"), (digest,))
         self._write(work)
-
-
-class SqliteStore(Store):
-    """A store in a SQLite file: WAL mode, ``synchronous=FULL``, ``BEGIN IMMEDIATE`` per write.
-
-    Every write (a report, a registration, invitations) goes to one writer thread, which takes
-    every write waiting, runs each in turn in a savepoint of its own in one transaction and
-    commits once (group commit: one sync to disk for the group); each caller returns only after
-    that commit. A refused write writes nothing, so it leaves the others of its group untouched,
-    and the writers of one process never wait for each other's lock. Reads use connections of
-    their own (a hand-made pool, one per concurrent reader): in WAL mode they never hold up the
-    writer.
-
-    Another process holding the database's write lock is waited for at most :attr:`LOCK_WAIT`
-    seconds: at open the store is then refused (:class:`~privrank.errors.InputError`), while
-    serving the writes of that moment get :class:`StoreUnavailable` (``"busy"``). A file or a
-    directory the store cannot write to is refused at open. A new database is created with mode 0600
-    (its -wal and -shm files take the same), whatever the umask: it holds every report.
-    """
-
-    #: seconds a write waits for a lock another process holds
-    LOCK_WAIT = 3.0
-    #: seconds between checkpoints (the WAL copied into the database file), made by a thread of their
-    #: own: left to SQLite, a commit makes one every 1,000 pages, and the whole group waits for it
-    CHECKPOINT_SECONDS = 1.0
-    #: pages of WAL after which a commit checkpoints all the same (should the checkpoints fall behind)
-    WAL_PAGES = 16_384
-    _checkpointer: threading.Thread | None = None
-
-    def __init__(self, path):
-        self.path = Path(path)
-        if not self.path.parent.is_dir():
-            raise InputError(f"{self.path}: its directory does not exist")
-        if self.path.is_dir():
-            raise InputError(f"{self.path} is a directory: give the path of a SQLite file (created if absent)")
-        self._name = str(self.path)
-        self._idle: list = []
-        self._guard = threading.Lock()
-        self._closed = self._serving = False
-        self._full = FullDisk(self.path)
-        if self.path.exists() and not os.access(self.path, os.W_OK):  # before SQLite makes its -wal and -shm files
-            raise self._unwritable()
-        try:  # readable by its owner only whatever the umask; SQLite gives its -wal and -shm files the same mode
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:  # an existing database keeps the mode its owner gave it
-            pass
-        except OSError as exc:
-            raise (self._full.at_start() if self._full.explains(exc) else self._unwritable()) from None
-        self._watch = FileIdentity(self.path)
-        if self.path.is_file() and self.path.stat().st_size:  # look before WAL mode changes the file
-            conn = None
-            try:
-                conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None)
-                self._check_own(conn.cursor())
-                (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
-                if verdict != "ok":
-                    detail = " ".join(verdict.replace("*** in database main ***", "").split())
-                    raise damaged(self.path, f"its integrity check says: {detail}")
-            except sqlite3.DatabaseError as exc:
-                raise self._failure(exc) from None
-            finally:
-                if conn is not None:
-                    conn.close()
-        try:
-            super().__init__()
-            with self._connection() as conn:
-                try:  # a write, rolled back: an unwritable file is refused now, not at every request once serving
-                    conn.execute("BEGIN IMMEDIATE")
-                    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                    conn.execute(f"PRAGMA user_version = {version}")
-                except sqlite3.DatabaseError as exc:
-                    raise self._failure(exc) from None
-                finally:
-                    conn.rollback()
-        except BaseException:
-            self.close()
-            raise
-        self._serving = True
-        self._stop_checkpoints = threading.Event()
-        self._checkpointer = threading.Thread(target=self._checkpoints, name="privrank-store-checkpoints", daemon=True)
-        self._checkpointer.start()
-
-    def _checkpoints(self) -> None:
-        """Every :attr:`CHECKPOINT_SECONDS` until the store closes: a passive checkpoint, which waits for
-        no writer and no reader (what it cannot copy yet, the next one does)."""
-        while not self._stop_checkpoints.wait(self.CHECKPOINT_SECONDS):
-            try:
-                with self._connection() as conn:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-            except (InputError, sqlite3.Error):  # closed, or a passing fault: the next one tries again
-                continue
-
-    def _failure(self, exc: sqlite3.DatabaseError) -> InputError:
-        """The refusal a SQLite error stands for: a lock held by another process, a full disk, a damaged
-        database (at open: refused; while serving: :class:`StoreUnavailable`), a read-only file or
-        directory, or a file that is not a database."""
-        name = getattr(exc, "sqlite_errorname", "")
-        if self._full.explains(exc):
-            return self._full.refusal() if self._serving else self._full.at_start()
-        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-            if self._serving:
-                return StoreUnavailable("the survey's database is damaged: nothing was stored (its operator must "
-                                        "restore it from a backup)", "damaged", FileIdentity.RETRY_AFTER)
-            if name.startswith("SQLITE_CORRUPT"):
-                return damaged(self.path, str(exc))
-            return InputError(f"{self.path}: not a usable SQLite database ({exc}): if it is the survey's database, "
-                              "it is damaged: restore it from a backup")
-        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-            if self._serving:
-                return StoreUnavailable("the database is busy (another process holds its lock): try again in a "
-                                        "moment", "busy")
-            return InputError(f"{self.path} is locked by another process (another privrank serve?): stop it, or "
-                              "give this survey a --db of its own")
-        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or name == "SQLITE_PERM":
-            return self._unwritable()
-        return InputError(f"{self.path}: not a usable SQLite database ({exc})")
-
-    def _unwritable(self) -> InputError:
-        return InputError(f"{self.path}: cannot write to the database (read-only file or directory, or no "
-                          "permission to create its -wal and -shm files beside it): the survey's reports could "
-                          "not be stored")
-
-    def _run(self, conn, work, *, write: bool = True):
-        try:
-            return super()._run(conn, work, write=write)
-        except sqlite3.DatabaseError as exc:
-            if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):  # a constraint, a misuse
-                raise
-            failure = self._failure(exc)
-            if isinstance(failure, StoreUnavailable) or not self._serving:
-                conn.rollback()
-                raise failure from None
-            raise
-
-    def _refusal(self, exc: Exception) -> Exception:
-        if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):
-            failure = self._failure(exc)
-            if isinstance(failure, StoreUnavailable):
-                return failure
-        return exc
-
-    def _commit_group(self, work):
-        results = super()._commit_group(work)  # its connection checked the file before it wrote
-        self._watch.check()  # a write that may have gone to a removed file is not acknowledged
-        return results
-
-    @contextmanager
-    def _connection(self):
-        self._watch.check()  # never a read or a write on a file no longer at the path
-        with self._guard:
-            if self._closed:
-                raise InputError("the store is closed")
-            conn = self._idle.pop() if self._idle else None
-        conn = conn or self._connect()
-        reusable = False
-        try:
-            yield conn
-            reusable = True
-        except InputError:  # refused inside a transaction that was rolled back: the connection is clean
-            reusable = True
-            raise
-        finally:  # any other error leaves the connection in an unknown state: never hand it out again
-            with self._guard:
-                if reusable and not self._closed:
-                    self._idle.append(conn)
-                else:
-                    conn.close()
-
-    def _connect(self):
-        try:
-            conn = sqlite3.connect(self.path, timeout=self.LOCK_WAIT, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute(f"PRAGMA wal_autocheckpoint={self.WAL_PAGES}")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.create_function("privrank_credential_hash", 1, credential_hash, deterministic=True)
-        except sqlite3.DatabaseError as exc:
-            raise self._failure(exc) from None
-        return conn
-
-    def close(self) -> None:
-        self._stop_writers()
-        if self._checkpointer is not None:  # None when the store was refused at open
-            self._stop_checkpoints.set()
-            self._checkpointer.join(timeout=30)
-        with self._guard:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
-
-class PostgresStore(Store):
-    """A store in a PostgreSQL database (psycopg 3); the respondent's row is locked per write.
-
-    Connections come from a :class:`psycopg_pool.ConnectionPool` of at most :attr:`POOL_SIZE`. A
-    write whose connection turns out broken (the server restarted since it was last used) has the
-    pool check every idle connection, replacing the broken ones, and runs once more (a report whose
-    commit went through just before the break is found by its key and answered as a resend).
-    Checking on failure, not each connection as it is lent, saves a round trip per report. A write
-    that still cannot get a working connection within :attr:`POOL_WAIT` seconds gets :class:`StoreUnavailable` (``"unavailable"``). A lock
-    another session holds is waited for at most :attr:`LOCK_WAIT` seconds (``lock_timeout``), then
-    the write gets :class:`StoreUnavailable` (``"busy"``) alone.
-
-    Writes are committed in groups, as in :class:`SqliteStore`: one commit (one flush of
-    PostgreSQL's log) for the writes waiting, each in a savepoint of its own (a report's write: one
-    call of :attr:`routines`' function, which undoes itself on error), by :attr:`WRITERS` threads at
-    once (the respondent's row lock orders two writes of one respondent).
-    """
-
-    placeholder = "%s"
-    id_type = "BIGSERIAL"
-    real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
-    begin = "BEGIN"
-    #: the tokens are hashed in one statement: the foreign key is checked at its end, when both tables hold
-    #: the hashes; the report's function is dropped first, to be created anew with a renamed parameter
-    migrations = (("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
-                   "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-                   "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
-                   "USING to_char(to_timestamp(received) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-                   "ALTER TABLE reports ADD COLUMN report_key TEXT"),
-                  ("DROP FUNCTION IF EXISTS privrank_add_report",
-                   "ALTER TABLE respondents RENAME COLUMN token TO token_hash",
-                   "ALTER TABLE reports RENAME COLUMN token TO token_hash",
-                   "WITH respondent AS (UPDATE respondents SET token_hash = "
-                   "encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')) "
-                   "UPDATE reports SET token_hash = encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')"))
-    #: (table, column) of every table and view in the schema the store writes to
-    tables = ("SELECT t.table_name, c.column_name FROM information_schema.tables AS t "
-              "LEFT JOIN information_schema.columns AS c "
-              "ON c.table_schema = t.table_schema AND c.table_name = t.table_name "
-              "WHERE t.table_schema = current_schema()")
-    #: most connections open at once, and seconds a caller waits for one (or for the database to come back)
-    POOL_SIZE, POOL_WAIT = 16, 5.0
-    WRITERS = 4
-    #: seconds a statement waits for a lock another session holds
-    LOCK_WAIT = 3.0
-    #: a report's write in one statement (one round trip, not five): the same rules as the generic
-    #: write, in the same order, each statement of a VOLATILE function reading a new snapshot, so the
-    #: reads after the row lock see every report committed before it. An error inside (a lock not got
-    #: within ``lock_timeout``) undoes the function's work alone and comes back as ``error:SQLSTATE``.
-    #: Its tables are those of the schema it was created in (``SET search_path FROM CURRENT``).
-    routines = ("""
-CREATE OR REPLACE FUNCTION privrank_add_report(p_token_hash TEXT, p_key TEXT, p_item_a TEXT, p_item_b TEXT,
-    p_report INTEGER, p_vector TEXT, p_epsilon DOUBLE PRECISION, p_max_answers BIGINT, p_day TEXT)
-RETURNS TABLE (outcome TEXT, answered BIGINT, stored_a TEXT, stored_b TEXT, stored_report INTEGER, stored_vector TEXT)
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $body$
-DECLARE
-    n BIGINT;
-    k RECORD;
-BEGIN
-    PERFORM 1 FROM respondents WHERE token_hash = p_token_hash FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT 'unknown', 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
-        RETURN;
-    END IF;
-    SELECT count(*) INTO n FROM reports WHERE token_hash = p_token_hash;
-    SELECT r.item_a, r.item_b, r.report, r.vector INTO k FROM reports AS r
-        WHERE r.token_hash = p_token_hash AND r.report_key = p_key;
-    IF FOUND THEN
-        RETURN QUERY SELECT 'stored', n, k.item_a, k.item_b, k.report, k.vector;
-        RETURN;
-    END IF;
-    IF p_report IS NOT NULL AND EXISTS (SELECT 1 FROM reports WHERE token_hash = p_token_hash
-            AND ((item_a = p_item_a AND item_b = p_item_b) OR (item_a = p_item_b AND item_b = p_item_a))) THEN
-        RETURN QUERY SELECT 'paired', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
-        RETURN;
-    END IF;
-    IF n >= p_max_answers THEN
-        RETURN QUERY SELECT 'exhausted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
-        RETURN;
-    END IF;
-    INSERT INTO reports (token_hash, report_key, item_a, item_b, report, vector, epsilon, received)
-        VALUES (p_token_hash, p_key, p_item_a, p_item_b, p_report, p_vector, p_epsilon, p_day);
-    RETURN QUERY SELECT 'inserted', n, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
-EXCEPTION WHEN OTHERS THEN
-    RETURN QUERY SELECT 'error:' || SQLSTATE, 0::BIGINT, NULL::TEXT, NULL::TEXT, NULL::INTEGER, NULL::TEXT;
-END
-$body$""",)
-
-    def __init__(self, url: str):
-        try:
-            import psycopg
-            from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
-        except ImportError:
-            raise InputError("a PostgreSQL store needs: pip install 'privrank[postgres]'") from None
-        self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
-        self._lock_error = psycopg.errors.LockNotAvailable
-        self._sql_error = psycopg.errors.lookup
-        options = {"autocommit": True, "connect_timeout": 10}
-        try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
-            psycopg.connect(url, **options).close()
-        except psycopg.OperationalError:
-            raise InputError("cannot connect to the PostgreSQL database (check the URL, the server and the "
-                             "credentials)") from None
-        self._name = "the PostgreSQL database's current schema"  # never the URL: it may hold a password
-        # reconnect_timeout: a reconnection that keeps failing gives up soon, and the next caller starts a new one
-        # at once, so the store is back as soon as the server is (not after a backoff that doubled while it was down)
-        self._pool = ConnectionPool(url, kwargs=options, min_size=1, max_size=self.POOL_SIZE, timeout=self.POOL_WAIT,
-                                    reconnect_timeout=self.POOL_WAIT,
-                                    configure=self._configure, name="privrank-store", open=False)
-        self._pool.open()
-        self._guard, self._closed = threading.Lock(), False
-        try:
-            super().__init__()
-        except BaseException:
-            self.close()
-            raise
-
-    def _configure(self, conn) -> None:
-        """Each new connection's settings (not in the URL's options, which stay the user's)."""
-        conn.execute(f"SET lock_timeout = {round(1000 * self.LOCK_WAIT)}")
-
-    @contextmanager
-    def _connection(self):
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except self._closed_error:
-            raise InputError("the store is closed") from None
-        except self._lock_error:
-            raise StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
-                                   "again in a moment", "busy") from None
-        except self._pool_errors:
-            raise StoreUnavailable("the database cannot be reached right now: try again in a moment",
-                                   "unavailable") from None
-
-    def _refusal(self, exc: Exception) -> Exception:
-        if isinstance(exc, self._lock_error):
-            return StoreUnavailable("the database is busy (another session holds a lock the write needs): try "
-                                    "again in a moment", "busy")
-        return exc
-
-    def _report_work(self, token, key, epsilon, max_answers, item_a, item_b, report, vector):
-        content = report_content(item_a, item_b, report, vector)
-
-        def work(cur):
-            cur.execute("SELECT * FROM privrank_add_report(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (credential_hash(token), key, *content, float(epsilon), int(max_answers), utc_day()))
-            outcome, answered, *stored = cur.fetchone()
-            if outcome.startswith("error:"):  # undone inside: raised here as the error it was
-                raise self._sql_error(outcome[len("error:"):])("a report's write failed in the database")
-            return report_receipt(outcome, int(answered), stored, content, max_answers)
-        work.self_contained = True
-        return work
-
-    def _commit_group(self, work):
-        try:
-            return super()._commit_group(work)
-        except StoreUnavailable as exc:
-            if exc.reason != "unavailable":
-                raise
-            self._pool.check()  # a connection broke: replace every broken idle one, then once more
-            return super()._commit_group(work)
-
-    def close(self) -> None:
-        self._stop_writers()
-        self._pool.close()
-
-
-def open_store(target) -> Store:
-    """The store at ``target``: a ``postgresql://`` URL, or else the path of a SQLite file (created if absent)."""
-    text = str(target)
-    if text.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(text)
-    if text == ":memory:" or text.startswith("file:"):
-        raise InputError(f"--db {text}: a survey's reports must outlive the server (an in-memory or URI database "
-                         "would lose every acknowledged report): give a file path or a postgresql:// URL")
-    return SqliteStore(text)
