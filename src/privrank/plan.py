@@ -510,7 +510,7 @@ def choose_aggregation(items: int, rankings: int, epsilon: float, *, delta: floa
     names = [c for c in (candidates or AGGREGATION_METHODS.get(trust, ())) if not (delta and c in PURE_ONLY)]
     predictions = predict_aggregation(items, rankings, epsilon, trust=trust, methods=names)
     if not predictions:
-        raise InputError("no candidate method was measured at these sizes; name one with --method")
+        raise InputError("no candidate method was measured at these sizes; name one (method=; CLI: --method)")
     top = predictions[0]
     contenders = [p for p in predictions
                   if p.kendall <= top.kendall + 2 * math.hypot(p.standard_error, top.standard_error)]
