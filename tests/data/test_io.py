@@ -120,6 +120,18 @@ def test_streamed_csv_reads_like_the_csv_module(tmp_path):
     np.testing.assert_array_equal(batch.outcome, ref.outcome)
 
 
+@pytest.mark.parametrize("read", [
+    pr.read_comparisons, read_rankings,
+    lambda p: __import__("privrank.engines", fromlist=["x"]).sufficient_statistics(p, "comparisons", engine="stream")])
+def test_a_csv_with_two_byte_order_marks_is_refused_not_a_crash(tmp_path, read):
+    # Arrow drops one byte order mark from the records and, reading the header line alone, a second one
+    # from the header: the names differed and the read failed with an ArrowKeyError
+    path = tmp_path / "c.csv"
+    path.write_bytes("\ufeff\ufeffuser,item_a,item_b,outcome\nu1,A,B,1\nu2,B,C,-1\n".encode("utf-8"))
+    with pytest.raises(InputError, match="more than one byte order mark"):
+        read(path)
+
+
 @pytest.mark.parametrize("text,match", [  # the same line numbers as the in-memory reader
     ("item_a,item_b,outcome\nA,B,1\nA,C,2\n", "line 3: outcome must be 1, -1 or 0"),
     ("item_a,item_b,outcome\nA,B,1\n\nA,C,yes\n", "line 4: outcome must be a number"),

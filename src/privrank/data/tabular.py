@@ -696,6 +696,8 @@ def csv_header(path) -> list[str]:
         raise InputError(f"{path} is not a readable gzip file") from None
     if line is None:
         raise InputError(f"{path} is empty")
+    if line.startswith("\ufeff"):  # Arrow would drop this one too, from the header only: its names and the records' would differ
+        raise InputError(f"{path} starts with more than one byte order mark (U+FEFF); save it as UTF-8 with at most one")
     data = pa.py_buffer(line.rstrip("\r\n").encode("utf-8") + b"\n")
     names = pcsv.ReadOptions(autogenerate_column_names=True)
     parse = pcsv.ParseOptions(delimiter=delimiter(path))
