@@ -398,3 +398,16 @@ def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
     path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
     with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
         pr.read_comparisons(path)
+
+
+@pytest.mark.parametrize("suffix", [".soc", ".soi", ".toc"])
+def test_a_preflib_file_read_as_comparisons_says_it_holds_rankings(tmp_path, suffix):
+    # it was read as a CSV of one column: "need a header row naming the columns of one layout ..."
+    path = tmp_path / f"ballots{suffix}"
+    path.write_text("# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 2\n# ALTERNATIVE NAME 1: a\n# ALTERNATIVE NAME 2: b\n"
+                    "1: 1,2\n1: 2,1\n")
+    from privrank.engines import sufficient_statistics
+    for read in (pr.read_comparisons, lambda p: sufficient_statistics(p, "comparisons", engine="stream")):
+        with pytest.raises(InputError, match="PrefLib file of rankings.*read_rankings"):
+            read(path)
+    read_rankings(path)  # what reads it

@@ -361,6 +361,10 @@ class ColumnarFile:
             self.path, self.format = "the table", "table"
         else:
             check_data_file(source, remote=True)
+            from .preflib import PREFLIB_SUFFIXES
+            if file_suffix(source) in PREFLIB_SUFFIXES:  # else read as a CSV of one column: "need a header row ..."
+                raise InputError(f"{source} is a PrefLib file of rankings, not a table of comparisons or ratings: read "
+                                 "it with read_rankings (CLI: privrank aggregate)")
             self.source = source if isinstance(source, PinnedFile) else str(source)
             self.path = str(source)
             self.format = file_format(source)
