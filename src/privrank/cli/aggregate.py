@@ -168,10 +168,11 @@ def run_aggregate(args) -> int:
     from ..inference import plot_intervals
     from ..metrics import footrule_cost, kemeny_cost
     from .engine_options import engine_rankings
-    from .intervals import check_interval_size, interval_rows
+    from .intervals import check_interval_size, check_level, interval_rows
     from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
 
+    check_level(args)
     if args.best_of < 1:
         raise InputError("--best-of must be >= 1")
     limits.check("BEST_OF", args.best_of, "--best-of", "use --solver local-search to polish one run instead")
