@@ -110,3 +110,15 @@ def test_a_bad_interval_level_or_ridge_is_refused_before_the_charge(cli, pairs, 
     assert code == 2 and err.startswith("privrank: error: "), err
     with Ledger(private_ledger) as led:
         assert led.releases() == []
+
+
+def test_ldp_kwiksort_with_fewer_rankings_than_items_is_refused_before_the_charge(cli, tmp_path, private_ledger):
+    """The query oracle refused n < m after the release was charged."""
+    ballots = tmp_path / "ballots.csv"
+    labels = [f"x{k}" for k in range(8)]
+    ballots.write_text(",".join(f"rank{k + 1}" for k in range(8)) + "\n" +
+                       "".join(",".join(labels[k:] + labels[:k]) + "\n" for k in range(5)))
+    code, _, err = cli("aggregate", ballots, "--method", "ldp-kwiksort", "--epsilon", "1", "--seed", "1")
+    assert code == 2 and "at least as many rankings as items" in err
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []
