@@ -411,3 +411,13 @@ def test_a_preflib_file_read_as_comparisons_says_it_holds_rankings(tmp_path, suf
         with pytest.raises(InputError, match="PrefLib file of rankings.*read_rankings"):
             read(path)
     read_rankings(path)  # what reads it
+
+
+def test_a_truncated_gzip_item_list_is_refused_not_an_eoferror(tmp_path):
+    import gzip
+
+    from privrank.data.io import read_item_list
+    path = tmp_path / "items.txt.gz"
+    path.write_bytes(gzip.compress(b"apple\nbanana\ncherry\n" * 40)[:30])
+    with pytest.raises(InputError, match="not a readable gzip file"):
+        read_item_list(path)

@@ -91,6 +91,10 @@ def read_text(read, path: Path, *args):
         return read(path, *args)
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
+    except (OSError, EOFError):  # a damaged or truncated .gz file (gzip'd standard input too)
+        if not is_gzip(path):
+            raise
+        raise InputError(f"{path} is not a readable gzip file") from None
 
 
 def pyarrow_module():
