@@ -421,3 +421,11 @@ def test_a_truncated_gzip_item_list_is_refused_not_an_eoferror(tmp_path):
     path.write_bytes(gzip.compress(b"apple\nbanana\ncherry\n" * 40)[:30])
     with pytest.raises(InputError, match="not a readable gzip file"):
         read_item_list(path)
+
+
+@pytest.mark.parametrize("name", ["x" * 300 + ".csv", "d" * 200 + "/" + "e" * 4000 + ".csv"])
+def test_an_input_name_too_long_is_refused_not_an_oserror(tmp_path, name):
+    # Path.exists() raised ENAMETOOLONG: every command printed a traceback
+    for read in (pr.read_comparisons, read_rankings):
+        with pytest.raises(InputError, match="cannot read .*File name too long"):
+            read(tmp_path / name)
