@@ -81,6 +81,16 @@ def test_an_output_that_cannot_be_written_is_refused_at_reserve(tmp_path):
         Output(tmp_path / "file" / "x.csv").reserve()
 
 
+@pytest.mark.parametrize("name", ["x" * 300 + ".csv", "d" * 200 + "/" + "e" * 4000 + "/x.csv"])
+def test_a_name_too_long_is_refused_as_input_not_an_oserror(tmp_path, name):
+    # Path.is_symlink() raises ENAMETOOLONG, which the command line printed as a traceback
+    with pytest.raises(InputError, match="cannot use .* for output"):
+        Output(tmp_path / name).reserve()
+    with pytest.raises(InputError, match="cannot use .* for output"):
+        write_text_atomic(tmp_path / name, "x\n")
+    assert os.listdir(tmp_path) == []
+
+
 def test_an_output_on_a_full_or_read_only_file_system_is_refused_and_left_whole(small_fs):
     old = small_fs.path / "old.csv"
     old.write_text("earlier release\n")

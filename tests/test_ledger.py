@@ -426,3 +426,40 @@ def test_a_ledger_path_that_names_no_file_is_refused(tmp_path, monkeypatch, path
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match=message):
         Ledger(path)
+
+
+@pytest.mark.parametrize("table, change", [
+    ("budgets", "epsilon = -5"), ("budgets", "delta = 2"), ("budgets", "epsilon = 'abc'"),
+    ("releases", "epsilon = 'abc'"), ("releases", "epsilon = 1e999"), ("releases", "epsilon_per_user = -1"),
+    ("releases", "private = 7"),
+])
+def test_a_ledger_holding_an_invalid_number_is_damaged_not_the_callers_epsilon(tmp_path, table, change):
+    """A recorded budget of -5 was refused as "epsilon must be > 0 (got -5.0)", a recorded epsilon of inf as
+    "epsilon must be finite; use the non-private method": as if the release's own epsilon were wrong."""
+    import sqlite3
+
+    path = tmp_path / "l.sqlite"
+    fp = fingerprint(comps(ROWS))
+    with Ledger(path) as ledger:
+        ledger.set_budget(fp, "comparison", 5.0, dataset="votes.csv")
+        ledger.record(fp, LOCAL, output="a.csv")
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE {table} SET {change}")
+    db.commit()
+    db.close()
+    with Ledger(path) as ledger:
+        for call in (lambda: ledger.record(fp, LOCAL, output="b.csv"), ledger.budgets):
+            with pytest.raises(InputError, match="is damaged .* restore it from a backup"):
+                call()
+        if table == "releases":
+            with pytest.raises(InputError, match="is damaged"):
+                ledger.releases()
+
+
+def test_a_non_private_release_records_an_infinite_epsilon_and_is_sound(tmp_path):
+    path = tmp_path / "l.sqlite"
+    fp = fingerprint(comps(ROWS))
+    with Ledger(path) as ledger:
+        ledger.record(fp, Guarantee.non_private())
+        ledger.set_budget(fingerprint(comps(ROWS[:3])), "comparison", 5.0, dataset="other")
+        assert math.isinf(ledger.releases(fp)[0]["epsilon"]) and len(ledger.budgets()) == 1

@@ -117,7 +117,10 @@ class Output:
         return PLOT_FORMATS[suffix]
 
     def _target(self) -> Path:
-        return self.path.resolve() if self.path.is_symlink() else self.path
+        try:  # a name too long for the file system (or a path too long) fails here first
+            return self.path.resolve() if self.path.is_symlink() else self.path
+        except OSError as exc:
+            raise InputError(f"cannot use {self.path} for output ({exc.strerror})") from None
 
     def _special(self) -> bool:
         """True for a device, FIFO or socket: written through, never renamed over."""

@@ -49,6 +49,7 @@ import math
 import os
 import secrets
 import sqlite3
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -359,7 +360,7 @@ class Ledger(Journalled, Shown):
             entry.key = key
             self._check_journal(key)
             past = self._releases(key)
-            for budget in self._db.execute("SELECT * FROM budgets WHERE fingerprint = ?", (key,)).fetchall():
+            for budget in self._budget_rows("WHERE fingerprint = ?", (key,)):
                 refusal = _refusal(budget, past, row, guarantee)
                 if refusal:
                     raise BudgetExceededError(refusal)
@@ -462,9 +463,7 @@ class Ledger(Journalled, Shown):
         """Budgets with what has been spent on them and what remains."""
         where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
         out = []
-        with _database_errors(self.path):
-            rows = self._db.execute(f"SELECT * FROM budgets {where} ORDER BY time", params).fetchall()
-        for b in rows:
+        for b in self._budget_rows(f"{where} ORDER BY time", params):
             eps, delta = spent(self._releases(b["fingerprint"]), b["unit"])
             out.append({**dict(b), "spent_epsilon": eps, "spent_delta": delta,
                         "remaining_epsilon": max(b["epsilon"] - eps, 0.0),
@@ -475,7 +474,12 @@ class Ledger(Journalled, Shown):
         where, params = ("WHERE fingerprint = ?", (fingerprint,)) if fingerprint else ("", ())
         with _database_errors(self.path):
             rows = self._db.execute(f"SELECT * FROM releases {where} ORDER BY id", params).fetchall()
-        return [{**dict(r), "private": bool(r["private"])} for r in rows]
+        return [{**dict(r), "private": bool(r["private"])} for r in _checked_rows(rows, "release", self.path)]
+
+    def _budget_rows(self, where: str = "", params=()) -> list:
+        with _database_errors(self.path):
+            rows = self._db.execute(f"SELECT * FROM budgets {where}", params).fetchall()
+        return _checked_rows(rows, "budget", self.path)
 
     def _transaction(self):
         return _Transaction(self._db, self.path)
@@ -494,6 +498,29 @@ class _Transaction:
     def __exit__(self, exc_type, *exc):
         with _database_errors(self._path):
             self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _number(value, *, low: float = 0.0, high: float = math.inf, optional: bool = False) -> bool:
+    if value is None:
+        return optional
+    return type(value) in (int, float) and not math.isnan(value) and low <= value <= high
+
+
+def _checked_rows(rows, what: str, path) -> list:
+    """``rows`` of the budgets or releases table, each with sound numbers (an epsilon >= 0, a delta in [0, 1], an
+    epsilon per user >= 0 or none, a budget's epsilon finite), else the ledger is damaged: the message says so
+    instead of blaming the command's own epsilon for a value that a damaged file holds."""
+    for row in rows:
+        finite = what == "budget" or row["private"] != 0  # a non-private release records epsilon = inf
+        sound = _number(row["epsilon"], high=sys.float_info.max if finite else math.inf) and \
+            _number(row["delta"], high=1.0)
+        if what == "release":
+            sound = sound and _number(row["epsilon_per_user"], optional=True) and row["private"] in (0, 1)
+        if not sound:
+            raise InputError(f"the ledger {path} is damaged (a recorded {what} holds an epsilon or delta that is not a "
+                             "valid number): restore it from a backup. privrank does not start a new ledger in its "
+                             "place, since a ledger that forgets releases would let their budget be spent again")
+    return rows
 
 
 class _database_errors:

@@ -262,3 +262,21 @@ def test_ledger_show_states_no_epsilon_for_a_release_that_is_not_private(cli, pa
     code, out, _ = cli("ledger", "show", "--format", "json")
     release = json.loads(out, parse_constant=lambda name: pytest.fail(f"JSON holds {name}"))["releases"][0]
     assert code == 0 and release["private"] is False and release["epsilon"] is None
+
+
+@pytest.mark.parametrize("header, message", [
+    ("user,item_a,item_b,outcome,winner,loser", "two layouts"),
+    ("user,user,item_a,item_b,outcome", "'user' appears more than once"),
+    ("user,item_a,item_b,outcome,ITEM_A", "'item_a' appears more than once"),
+])
+@pytest.mark.parametrize("command", [("ledger", "set-budget", "--epsilon", "5"), ("ledger", "show"),
+                                     ("rank", "--epsilon", "1", "--engine", "stream")])
+def test_a_comparisons_header_with_a_mistake_is_refused_as_comparisons(cli, tmp_path, private_ledger, header,
+                                                                       message, command):
+    """Such a file was taken for rankings: set-budget said "use --unit ranking", and every command
+    "ranks must be numbers" (a ballot's message) instead of what is wrong with the header."""
+    path = tmp_path / "both.csv"
+    fields = len(header.split(","))
+    path.write_text(header + "\n" + "\n".join(",".join(["u1", "A", "B", "1", "A", "B"][:fields]) for _ in range(3)) + "\n")
+    code, out, err = cli(*command[:2], path, *command[2:]) if command[0] == "ledger" else cli(command[0], path, *command[1:])
+    assert code == 2 and message in err and "ranks must be numbers" not in err and "--unit ranking" not in err

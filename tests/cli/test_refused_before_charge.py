@@ -82,3 +82,43 @@ def test_the_room_reserved_bounds_the_output(cli, tmp_path, monkeypatch):
         out = tmp_path / f"r.{fmt}"
         assert cli("rank", data, "--epsilon", "1", "--ci", "--format", fmt, "-o", out)[0] == 0
         assert reserved[-1] == ranking_bytes(labels) >= 2 * out.stat().st_size
+
+
+@pytest.mark.parametrize("args", [
+    ("rank", "{pairs}", "--epsilon", "1", "--ci", "--ci-level", "nan"),
+    ("rank", "{pairs}", "--epsilon", "1", "--ci", "--ci-level", "1.5"),
+    ("top-k", "{pairs}", "--k", "1", "--epsilon", "1", "--items", "{items}", "--ci", "--ci-level", "-1"),
+    ("aggregate", "{ballots}", "--method", "noisy-matrix", "--epsilon", "1", "--ci", "--ci-level", "0"),
+    ("rank", "{pairs}", "--epsilon", "1", "--ci-level", "0.9"),  # without --ci
+    ("rank", "{pairs}", "--epsilon", "1", "--bias-corrected"),
+    ("aggregate", "{ballots}", "--method", "ldp-matrix", "--epsilon", "1", "--ci-level", "0.5"),
+    ("aggregate", "{ballots}", "--method", "ldp-matrix", "--epsilon", "1", "--ci", "--ci-level", "2"),
+    ("rank", "{pairs}", "--epsilon", "1", "--engine", "stream", "--ci", "--ci-level", "5"),
+    ("rank", "{pairs}", "--epsilon", "1", "--lambda", "nan"),
+    ("rank", "{pairs}", "--epsilon", "1", "--lambda", "0x10"),
+    ("rank", "{pairs}", "--epsilon", "1", "--lambda", "-1"),
+    ("rank", "{pairs}", "--epsilon", "1", "--engine", "stream", "--lambda", "inf"),
+])
+def test_a_bad_interval_level_or_ridge_is_refused_before_the_charge(cli, pairs, pairs_items, tmp_path, private_ledger,
+                                                                    args):
+    """They were checked only when the intervals or the fit were computed: after the release was charged,
+    so the ledger recorded a spend whose output never existed."""
+    ballots = tmp_path / "ballots.csv"
+    ballots.write_text("rank1,rank2,rank3\n" + "A,B,C\nB,A,C\nC,B,A\n" * 5)
+    argv = [a.format(pairs=pairs, items=pairs_items, ballots=ballots) for a in args]
+    code, _, err = cli(*argv)
+    assert code == 2 and err.startswith("privrank: error: "), err
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []
+
+
+def test_ldp_kwiksort_with_fewer_rankings_than_items_is_refused_before_the_charge(cli, tmp_path, private_ledger):
+    """The query oracle refused n < m after the release was charged."""
+    ballots = tmp_path / "ballots.csv"
+    labels = [f"x{k}" for k in range(8)]
+    ballots.write_text(",".join(f"rank{k + 1}" for k in range(8)) + "\n" +
+                       "".join(",".join(labels[k:] + labels[:k]) + "\n" for k in range(5)))
+    code, _, err = cli("aggregate", ballots, "--method", "ldp-kwiksort", "--epsilon", "1", "--seed", "1")
+    assert code == 2 and "at least as many rankings as items" in err
+    with Ledger(private_ledger) as led:
+        assert led.releases() == []

@@ -122,6 +122,18 @@ def test_streamed_csv_reads_like_the_csv_module(tmp_path):
     np.testing.assert_array_equal(batch.outcome, ref.outcome)
 
 
+@pytest.mark.parametrize("read", [
+    pr.read_comparisons, read_rankings,
+    lambda p: __import__("privrank.engines", fromlist=["x"]).sufficient_statistics(p, "comparisons", engine="stream")])
+def test_a_csv_with_two_byte_order_marks_is_refused_not_a_crash(tmp_path, read):
+    # Arrow drops one byte order mark from the records and, reading the header line alone, a second one
+    # from the header: the names differed and the read failed with an ArrowKeyError
+    path = tmp_path / "c.csv"
+    path.write_bytes("\ufeff\ufeffuser,item_a,item_b,outcome\nu1,A,B,1\nu2,B,C,-1\n".encode("utf-8"))
+    with pytest.raises(InputError, match="more than one byte order mark"):
+        read(path)
+
+
 @pytest.mark.parametrize("text,match", [  # the same line numbers as the in-memory reader
     ("item_a,item_b,outcome\nA,B,1\nA,C,2\n", "line 3: outcome must be 1, -1 or 0"),
     ("item_a,item_b,outcome\nA,B,1\n\nA,C,yes\n", "line 4: outcome must be a number"),
@@ -502,3 +514,43 @@ def test_ratings_refuse_a_column_named_by_anything_but_text_and_a_bad_seed():
         pr.comparisons_from_ratings(ratings, user=np.array(["user"]))
     with pytest.raises(InputError, match="rng must be None, an int seed or a numpy.random.Generator"):
         pr.comparisons_from_ratings(ratings, rng=0.5)
+
+
+@pytest.mark.parametrize("column", ["count", "weight"])
+def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
+    """Rows with counts 100, 50 and 70 were read as 3 comparisons."""
+    path = tmp_path / "counted.csv"
+    path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
+    with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
+        pr.read_comparisons(path)
+
+
+@pytest.mark.parametrize("suffix", [".soc", ".soi", ".toc"])
+def test_a_preflib_file_read_as_comparisons_says_it_holds_rankings(tmp_path, suffix):
+    # it was read as a CSV of one column: "need a header row naming the columns of one layout ..."
+    path = tmp_path / f"ballots{suffix}"
+    path.write_text("# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 2\n# ALTERNATIVE NAME 1: a\n# ALTERNATIVE NAME 2: b\n"
+                    "1: 1,2\n1: 2,1\n")
+    from privrank.engines import sufficient_statistics
+    for read in (pr.read_comparisons, lambda p: sufficient_statistics(p, "comparisons", engine="stream")):
+        with pytest.raises(InputError, match="PrefLib file of rankings.*read_rankings"):
+            read(path)
+    read_rankings(path)  # what reads it
+
+
+def test_a_truncated_gzip_item_list_is_refused_not_an_eoferror(tmp_path):
+    import gzip
+
+    from privrank.data.io import read_item_list
+    path = tmp_path / "items.txt.gz"
+    path.write_bytes(gzip.compress(b"apple\nbanana\ncherry\n" * 40)[:30])
+    with pytest.raises(InputError, match="not a readable gzip file"):
+        read_item_list(path)
+
+
+@pytest.mark.parametrize("name", ["x" * 300 + ".csv", "d" * 200 + "/" + "e" * 4000 + ".csv"])
+def test_an_input_name_too_long_is_refused_not_an_oserror(tmp_path, name):
+    # Path.exists() raised ENAMETOOLONG: every command printed a traceback
+    for read in (pr.read_comparisons, read_rankings):
+        with pytest.raises(InputError, match="cannot read .*File name too long"):
+            read(tmp_path / name)

@@ -394,6 +394,10 @@ def raw_request(base: str, request: bytes) -> tuple[int, dict, bytes]:
     (b"PUT /static/index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405),
     (b"PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
     (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
+    # a WebSocket handshake (the server has none): uvicorn's wsproto answered 403 or 400 with an empty body
+    (b"GET /api/survey HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n"
+     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 200),
+    (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n\r\n", 404),
 ])
 def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, request_bytes, status):
     """uvicorn used to answer a request it could not parse (an unknown method, a malformed line) in plain text."""
@@ -402,7 +406,7 @@ def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, reque
         got, headers, body = raw_request(server.base, request_bytes)
         assert got == status, body
         assert headers["content-type"] == "application/json" and headers["x-content-type-options"] == "nosniff"
-        assert isinstance(json.loads(body)["error"], str)
+        assert status < 400 or isinstance(json.loads(body)["error"], str)
         assert httpx.get(f"{server.base}/api/survey", timeout=30).status_code == 200  # the others are served still
     finally:
         server.stop(signal.SIGINT)

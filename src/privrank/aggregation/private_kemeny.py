@@ -576,6 +576,9 @@ def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: 
     note = (f"Each voter answers at most {tau} comparisons at epsilon {eps * (1 - kappa) / tau:.4g} each"
             + (f" and sends at most one fallback report at epsilon {eps * kappa:.4g}" if kappa else "") + ".")
     g = _local_guarantee(eps, "LDPKwikSort (randomized response per comparison)", note)
+    if m > 1 and len(orders) < m:  # the oracle's own refusal came after the charge: a spend without a release
+        raise InputError(f"LDPKwikSort needs at least as many rankings as items (n >= m = {m}): every item pair is "
+                         "answered by a group of n/m voters")
     charge(g)
     details = {"tau": tau, "fallback_fraction": kappa, "fallback": False}
     if m == 1:

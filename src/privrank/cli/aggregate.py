@@ -173,7 +173,7 @@ def run_aggregate(args) -> int:
     from ..inference import plot_intervals
     from ..metrics import footrule_cost, kemeny_cost
     from .engine_options import engine_rankings
-    from .intervals import check_interval_size, interval_rows
+    from .intervals import check_interval_size, check_level, interval_rows
     from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
 
@@ -186,6 +186,7 @@ def run_aggregate(args) -> int:
         if named or args.best_of != 1:
             raise InputError(f"--{(named or ['best-of'])[0]} sets an option of one method, and --method auto "
                              "runs the method it chooses with its defaults: name the method")
+    check_level(args)
     if args.best_of < 1:
         raise InputError("--best-of must be >= 1")
     limits.check("BEST_OF", args.best_of, "--best-of", "use --solver local-search to polish one run instead")

@@ -26,6 +26,22 @@ def add_interval_options(parser, *, scores: bool = True) -> None:
                              "--ci; needs matplotlib)")
 
 
+def check_level(args) -> None:
+    """Refuse a ``--ci-level`` that is not strictly between 0 and 1, before the release is charged (found only when
+    the intervals were computed, it came after the charge: a spend recorded without its output)."""
+    import math
+
+    scores = hasattr(args, "ci_method")
+    if not (args.ci or args.plot):
+        if args.ci_level != 0.95 or (scores and (args.ci_method != "sandwich" or args.bias_corrected)):
+            raise InputError("--ci-level, --ci-method and --bias-corrected apply with --ci" if scores else
+                             "--ci-level applies with --ci")
+        return
+    level = args.ci_level
+    if not (isinstance(level, float) and math.isfinite(level) and 0.0 < level < 1.0):
+        raise InputError("--ci-level must lie strictly between 0 and 1 (e.g. 0.95)")
+
+
 def check_interval_size(args, items: int, *, cubic: bool) -> None:
     """Refuse ``--ci``/``--plot`` whose cost exceeds :mod:`privrank.limits`, before the release is charged.
 

@@ -6,6 +6,7 @@ print the same columns and guarantee.
 """
 from __future__ import annotations
 
+import math
 import sys
 
 from ..errors import InputError
@@ -135,9 +136,13 @@ def _lam(text):
     if text in ("default", "paper"):
         return text
     try:
-        return float(text)
+        lam = float(text)
     except ValueError:
-        raise InputError("--lambda must be a number, 'default' or 'paper'") from None
+        lam = math.nan
+    if not (math.isfinite(lam) and lam >= 0):  # checked with the options, before any release is charged
+        raise InputError("--lambda must be a finite number >= 0 (0: the maximum-likelihood estimate), 'default' or "
+                         "'paper'")
+    return lam
 
 
 def _gamma(text):
@@ -179,7 +184,11 @@ def local_release(comps, args):
 
 def _check_options(args) -> None:
     """Refuse options that do not apply to ``--mechanism`` rather than ignore them."""
+    from .intervals import check_level
+
     local = args.mechanism in LOCAL_MECHANISMS or args.mechanism == "none"
+    _lam(args.lam)
+    check_level(args)
     if not local and (args.lam != "default" or args.weights != "uniform"):
         raise InputError("--lambda and --weights apply to the local mechanisms and none; "
                          "objective-perturbation and penalised-mle take --gamma")

@@ -254,7 +254,8 @@ def _serve(app, sock: socket.socket) -> None:
     from ..serve.app import json_http_protocol
 
     config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=LOG_CONFIG, server_header=False,
-                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS, http=json_http_protocol())
+                            lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS, http=json_http_protocol(),
+                            ws="none")  # no WebSocket route: a handshake is answered as the HTTP request it is, in JSON
     # what start-up made lives as long as the server: out of the collector's sight, a full collection
     # looks at a request's objects only (tens of milliseconds less, every report waiting, each time)
     gc.collect()

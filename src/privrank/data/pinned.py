@@ -192,8 +192,12 @@ def check_data_file(path, *, remote: bool = False) -> None:
     if remote and "://" in str(path):
         return
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"no such file: {path}")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except OSError as exc:  # a name too long for the file system, a loop of links: Path.exists() raises these
+        raise InputError(f"cannot read {path} ({exc.strerror})") from None
     if path.is_dir():
         raise InputError(f"{path} is a directory; give a data file")
     if not path.is_file():

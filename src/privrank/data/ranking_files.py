@@ -15,7 +15,7 @@ from ..errors import InputError
 from .comparisons import sorted_labels
 from .rankings import Rankings, RankingTally
 from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
-from .comparison_files import ComparisonColumns
+from .comparison_files import SIDE_COLUMNS, WINNER_COLUMNS, ComparisonColumns
 from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
@@ -216,14 +216,26 @@ def holds_rankings(path) -> bool:
         if remote:
             return False
         check_data_file(source)
+    header = None
     try:
         header = ColumnarFile(source).header
         if holds_ratings(header):  # ratings give comparisons
             return False
         ComparisonColumns.from_header(header, where)
     except InputError:
+        if header is not None and names_comparison_items(header):
+            raise  # a comparisons header with a mistake (a column twice, two layouts): its own message, not a ballot's
         return True
     return False
+
+
+def names_comparison_items(header) -> bool:
+    """Whether a header names the two items of a comparison (item_a and item_b, winner and loser, or
+    the two sides of a winner column's layout): a file of comparisons, whatever else is wrong with it."""
+    names = {str(h).strip().lower() for h in header}
+    pairs = (("item_a", "item_b"), ("winner", "loser"))
+    return any(a in names and b in names for a, b in pairs) or \
+        any(a in names and b in names and names & set(WINNER_COLUMNS) for a, b in SIDE_COLUMNS)
 
 
 def _read_ranking_csv(path: Path):

@@ -98,6 +98,10 @@ def read_text(read, path: Path, *args):
         return read(path, *args)
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
+    except (OSError, EOFError):  # a damaged or truncated .gz file (gzip'd standard input too)
+        if not is_gzip(path):
+            raise
+        raise InputError(f"{path} is not a readable gzip file") from None
 
 
 def item_list(items) -> tuple:
@@ -137,6 +141,10 @@ class ColumnarFile:
             self.path, self.format = "the table", "table"
         else:
             check_data_file(source, remote=True)
+            from .preflib import PREFLIB_SUFFIXES
+            if file_suffix(source) in PREFLIB_SUFFIXES:  # else read as a CSV of one column: "need a header row ..."
+                raise InputError(f"{source} is a PrefLib file of rankings, not a table of comparisons or ratings: read "
+                                 "it with read_rankings (CLI: privrank aggregate)")
             self.source = source if isinstance(source, PinnedFile) else str(source)
             self.path = str(source)
             self.format = file_format(source)
@@ -499,6 +507,8 @@ def csv_header(path) -> list[str]:
         raise InputError(f"{path} is not a readable gzip file") from None
     if line is None:
         raise InputError(f"{path} is empty")
+    if line.startswith("\ufeff"):  # Arrow would drop this one too, from the header only: its names and the records' would differ
+        raise InputError(f"{path} starts with more than one byte order mark (U+FEFF); save it as UTF-8 with at most one")
     data = pa.py_buffer(line.rstrip("\r\n").encode("utf-8") + b"\n")
     names = pcsv.ReadOptions(autogenerate_column_names=True)
     parse = pcsv.ParseOptions(delimiter=delimiter(path))
