@@ -516,15 +516,6 @@ def test_ratings_refuse_a_column_named_by_anything_but_text_and_a_bad_seed():
         pr.comparisons_from_ratings(ratings, rng=0.5)
 
 
-@pytest.mark.parametrize("column", ["count", "weight"])
-def test_a_multiplicity_column_is_refused_not_ignored(tmp_path, column):
-    """Rows with counts 100, 50 and 70 were read as 3 comparisons."""
-    path = tmp_path / "counted.csv"
-    path.write_text(f"item_a,item_b,outcome,{column}\na,b,1,100\nb,c,1,50\na,c,-1,70\n")
-    with pytest.raises(InputError, match=f"'{column}' column .* is not read"):
-        pr.read_comparisons(path)
-
-
 @pytest.mark.parametrize("suffix", [".soc", ".soi", ".toc"])
 def test_a_preflib_file_read_as_comparisons_says_it_holds_rankings(tmp_path, suffix):
     # it was read as a CSV of one column: "need a header row naming the columns of one layout ..."
