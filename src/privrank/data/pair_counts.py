@@ -71,7 +71,8 @@ class PairCounts(Shown):
         else:
             w = real_array(weights, name="weights", what="one number per record")
             keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val * w)
-        return cls(int(m), *np.divmod(keys, m), win, tot, tuple(items), items_declared)
+        i, j = np.divmod(keys, m)
+        return cls(int(m), i, j, win, tot, tuple(items), items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":

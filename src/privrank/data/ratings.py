@@ -11,7 +11,10 @@ is the declared bound a per-user guarantee uses: ``max_answers=max_pairs`` (cent
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -90,8 +93,10 @@ class RatingsFile(ColumnarFile):
         return users, items, np.concatenate([p[2] for p in parts])
 
 
-def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, items=None, user=None, item=None,
-                             rating=None, rng=None) -> PairwiseComparisons:
+def comparisons_from_ratings(source: str | os.PathLike[str] | Any, *, max_pairs: int = DEFAULT_MAX_PAIRS,
+                             items: Sequence[Hashable] | None = None, user: str | None = None,
+                             item: str | None = None, rating: str | None = None,
+                             rng: int | np.random.Generator | None = None) -> PairwiseComparisons:
     """Comparisons implied by ratings, at most ``max_pairs`` per user (module docstring).
 
     Parameters
@@ -144,13 +149,13 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
     gen = np.random.default_rng(rng)
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
     ends = np.r_[starts[1:], u.size]
-    a, b = [], []
+    firsts, seconds = [], []
     for s, e in zip(starts, ends):
         i, j = _user_pairs(e - s, k, gen)
-        a.append(s + i)
-        b.append(s + j)
-    a = np.concatenate(a) if a else np.zeros(0, np.int64)
-    b = np.concatenate(b) if b else np.zeros(0, np.int64)
+        firsts.append(s + i)
+        seconds.append(s + j)
+    a = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+    b = np.concatenate(seconds) if seconds else np.zeros(0, np.int64)
     if not a.size:
         raise InputError("no user rated two items: ratings give comparisons only between a user's own items")
     outcome = np.sign(values[a] - values[b]).astype(np.int8)
@@ -173,7 +178,7 @@ def _user_pairs(r: int, k: int, gen) -> tuple[np.ndarray, np.ndarray]:
         i, j = np.triu_indices(r, 1)
         pick = np.sort(gen.choice(total, size=k, replace=False))
         return i[pick], j[pick]
-    chosen = {}  # in draw order: uniform draws with repeats skipped give a uniform set of k pairs
+    chosen: dict[tuple[int, int], None] = {}  # in draw order: uniform draws with repeats skipped give a uniform set of k pairs
     while len(chosen) < k:
         i, j = gen.integers(0, r, size=(2, 2 * (k - len(chosen))))
         for p, q in zip(i.tolist(), j.tolist()):

@@ -451,7 +451,8 @@ class ColumnarFile:
             if meta.schema.column(leaves[0]).max_definition_level == 0:
                 return True
             stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
-            return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
+            return all(s is not None and s.has_null_count and s.null_count == 0  # type: ignore[attr-defined]  # in pyarrow, not in its stubs
+                       for s in stats)
 
     @property
     def extent_columns(self) -> list:
@@ -667,7 +668,7 @@ def csv_batches(path, **options):
     stream = reader = None
     try:
         stream = pa.CompressedInputStream(source, "gzip") if is_gzip(path) else source
-        reader = pcsv.open_csv(stream, **options)
+        reader = pcsv.open_csv(stream, **options)  # type: ignore[arg-type]  # pyarrow reads any object with read(); the stubs ask for IO
         for batch in reader:
             yield batch
     finally:
