@@ -73,8 +73,10 @@ Kemeny through a private pairwise matrix (Section 5, Algorithms 3 and 4, Lemma B
 """
 from __future__ import annotations
 
+import os
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -92,6 +94,10 @@ from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order
 from .kemeny import wfas_solver
 from .private_kemeny import AggregateResult, labelled
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
 #: Algorithm 4's noise must keep every noisy entry within this of its mean (notes E8)
@@ -141,7 +147,9 @@ def _auto_variant(m: int, n: int, budget: Budget) -> tuple[str, float]:
 @labelled
 @private_release
 def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solver="exact",
-            buckets: int | None = None, weights=None, rng=None) -> AggregateResult:
+            buckets: int | None = None, weights=None, rng=None,
+            ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+            new_data: str | None = None) -> AggregateResult:
     """Private Kemeny aggregation through a privately released pairwise matrix (Section 5).
 
     Parameters
@@ -254,7 +262,9 @@ def _tally(profile, weights) -> RankingTally | None:
 @labelled
 @private_release
 def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = None,
-                weights=None, rng=None) -> AggregateResult:
+                weights=None, rng=None,
+                ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                new_data: str | None = None) -> AggregateResult:
     """Central-DP footrule aggregation (Hillebrand et al. Algorithm 2).
 
     Laplace noise (``delta = 0``, epsilon-DP) or discrete Gaussian noise (``delta > 0``,
@@ -302,7 +312,9 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
 @labelled
 @private_release
 def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
-                 rng=None) -> AggregateResult:
+                 rng=None,
+                 ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                 new_data: str | None = None) -> AggregateResult:
     """One-round epsilon-local-DP footrule aggregation (Hillebrand et al. §4, Theorem 4.1).
 
     Every ranking's weighted tree vector is randomized by the Duchi et al. l2 randomizer

@@ -25,9 +25,11 @@ unchanged and the approximation ratio is the solver's.
 """
 from __future__ import annotations
 
+import os
 import functools
 import itertools
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import bdtrc
@@ -46,6 +48,10 @@ from ..mechanisms.pairwise_matrix import (Budget, MatrixRelease, clip_pairs, loc
 from ..mechanisms.query_oracle import LocalPairOracle, NoisyPairOracle, QueryCapExceeded
 from ..metrics import kemeny_cost
 from .kemeny import AUTO_EXACT_MAX, CERTIFY_SECONDS, certify, kwiksort, kwiksort_query_cap, wfas_solver
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 EXPONENTIAL_MAX_ITEMS = 8
 
@@ -187,7 +193,9 @@ def _clip_default(clip, solver, m) -> bool:
 @labelled
 @private_release
 def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
-                   best_of: int = 1, certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
+                   best_of: int = 1, certify_seconds: float = CERTIFY_SECONDS, rng=None,
+                   ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                   new_data: str | None = None) -> AggregateResult:
     """Noisy-matrix reduction: privately release ``w``, then solve (Alabi et al. Theorem 1).
 
     The upper triangle of ``w`` gets Laplace noise of scale ``M/(eps n)`` (``delta = 0``,
@@ -257,7 +265,9 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
 @private_release
 def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
                 fail_probability: float | None = None, fallback_fraction: float = 0.5,
-                fallback_solver="auto", rng=None) -> AggregateResult:
+                fallback_solver="auto", rng=None,
+                ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                new_data: str | None = None) -> AggregateResult:
     """DPKwikSort (Alabi et al. Algorithm 1, Theorem 5, Corollaries 6 and 7).
 
     KwikSort asks a :class:`~privrank.mechanisms.query_oracle.NoisyPairOracle` for at most
@@ -356,7 +366,9 @@ def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarra
 
 @labelled
 @private_release
-def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
+def exponential_kemeny(profile, *, epsilon, rng=None,
+                       ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                       new_data: str | None = None) -> AggregateResult:
     """The exponential mechanism over all orders (McSherry and Talwar; Hay et al. 2017).
 
     Releases order ``s`` with probability proportional to ``exp(-eps n K(s, w) / (2 M))``,
@@ -388,7 +400,9 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
 @labelled
 @private_release
 def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
-                  rng=None) -> AggregateResult:
+                  rng=None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> AggregateResult:
     """Hay et al.'s budgeted private quicksort (the baseline Alabi et al. §1.2 improve on).
 
     KwikSort with all of the budget on at most ``q`` noisy comparisons (Laplace scale
@@ -445,7 +459,9 @@ def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
 @labelled
 @private_release
 def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
-               certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
+               certify_seconds: float = CERTIFY_SECONDS, rng=None,
+               ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+               new_data: str | None = None) -> AggregateResult:
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
 
     Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
@@ -517,7 +533,9 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
 @labelled
 @private_release
 def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: float | None = None,
-                 fallback_fraction: float = 0.5, fallback_solver="auto", rng=None) -> AggregateResult:
+                 fallback_fraction: float = 0.5, fallback_solver="auto", rng=None,
+                 ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                 new_data: str | None = None) -> AggregateResult:
     """LDPKwikSort (Alabi et al. Algorithm 3 as rebuilt in the notes §2.7; Theorem 11).
 
     KwikSort asks a :class:`~privrank.mechanisms.query_oracle.LocalPairOracle`: voters are

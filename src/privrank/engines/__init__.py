@@ -57,8 +57,10 @@ per-ranking contributions, so their ``partial`` reduces a batch of rankings and 
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -70,6 +72,10 @@ from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
 from ..mechanisms.randomized_response import record_key
 from ..release import charge, private_release
 from . import comparisons, rankings
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 ENGINES = ("local", "stream", "dask")
 KINDS = {"comparisons": comparisons, "rankings": rankings}
@@ -100,7 +106,9 @@ MAX_BATCH_SIZE = 2 ** 31
 @private_release
 def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
                           epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
-                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None, fingerprint=None):
+                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None, fingerprint=None,
+                          ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                          new_data: str | None = None):
     """Compute the sufficient statistic of ``source`` on an engine (see the module docstring).
 
     Parameters

@@ -23,8 +23,10 @@ calibration of the *continuous* Gaussian (which does not carry over to the integ
 """
 from __future__ import annotations
 
+import os
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +35,10 @@ from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
 from ..html_cards import Rows, Shown
 from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,7 +99,9 @@ def _check_counts(counts) -> np.ndarray:
 @private_release
 def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensitivity=1,
                  l2_sensitivity=None, unit: str, mechanism: str = "noisy counts",
-                 rng=None) -> CountRelease:
+                 rng=None,
+                 ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                 new_data: str | None = None) -> CountRelease:
     """Release integer counts with exact discrete Laplace or discrete Gaussian noise.
 
     Parameters

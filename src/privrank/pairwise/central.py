@@ -46,8 +46,10 @@ Calibration (Proposition 2.1 and §3.1, with the notes' corrections)
 """
 from __future__ import annotations
 
+import os
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse
@@ -64,6 +66,10 @@ from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
 from .arena import comparisons_or_arena
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 THEORY_RIDGE_CONSTANT = 2.0
 #: smallest ridge, relative to the mean number of comparisons per item: below it the ridge is lost in
@@ -341,7 +347,9 @@ def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostic
 
 @private_release
 def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None, link="logistic",
-                  gamma="theory", centre: bool = True, diagnostics: bool = False, rng=None) -> CentralRanking:
+                  gamma="theory", centre: bool = True, diagnostics: bool = False, rng=None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> CentralRanking:
     """Objective-perturbed penalised MLE (Cai, Chakraborty, Wang, Algorithm 1, eq. 2.2).
 
     Minimises ``L(theta) + gamma/2 ||theta||^2 + w @ theta`` where ``L`` is the negative
@@ -497,7 +505,9 @@ def _respondents(respondents, budget: _Budget) -> int | None:
 
 @private_release
 def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None,
-                   rng=None) -> CentralRanking:
+                   rng=None,
+                   ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                   new_data: str | None = None) -> CentralRanking:
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
 
     Every item's number of wins ``N_i`` (a tie is half a win each) plus i.i.d. Laplace noise of

@@ -25,8 +25,10 @@ reports it receives. What the guarantee protects is the answers, not how many th
 """
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +42,10 @@ from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
 from .release import (TIE_NOTE, PairwiseRelease, check_weighting, local_guarantee, paper_lambda,
                       release_from_reports)
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 
 def _is_per_user(spec) -> bool:
@@ -139,7 +145,9 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
 
 @private_release
 def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                        rng=None) -> PairwiseComparisons:
+                        rng=None,
+                        ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                        new_data: str | None = None) -> PairwiseComparisons:
     """Play the respondents' side: randomize every answer, return reports with their epsilon.
 
     Each record is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise (a tie is a
@@ -182,7 +190,9 @@ def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
 
 @private_release
 def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                 max_answers=None, weights: str = "uniform", rng=None) -> PairwiseRelease:
+                                 max_answers=None, weights: str = "uniform", rng=None,
+                                 ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                                 new_data: str | None = None) -> PairwiseRelease:
     """Debiased randomized response (Xu, Sun, Cheng eq. 1): the paper's local-DP release.
 
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
@@ -209,7 +219,9 @@ def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, us
 
 @private_release
 def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                max_answers=None, rng=None) -> PairwiseRelease:
+                                max_answers=None, rng=None,
+                                ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                                new_data: str | None = None) -> PairwiseRelease:
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
@@ -237,7 +249,9 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
 
 @private_release
 def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                  rng=None) -> PairwiseRelease:
+                  rng=None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> PairwiseRelease:
     """Per-comparison Laplace baseline: each answer in {0, 1/2, 1} plus Laplace(1/eps) noise.
 
     The paper names this baseline without defining it; privrank uses the natural definition:
