@@ -6,7 +6,7 @@ import csv
 import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,8 +15,8 @@ from ..errors import InputError, epsilons_out_of_range
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, MAX_FIELD_CHARS, OUTCOME_COLUMNS,
                       USER_COLUMNS, arrow_table, dictionary_encoded, first_null, integer_range_codes, is_table,
-                      is_text_type, item_list, label_indices, pick_column, present_labels, pyarrow_module,
-                      sorted_codes)
+                      TableLike, is_text_type, item_list, label_indices, pick_column, present_labels,
+                      pyarrow_module, sorted_codes)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -125,7 +125,7 @@ class ComparisonColumns:
                             self.count) if k is not None]
 
 
-def read_comparisons(source: str | os.PathLike[str] | Any, *, items: Sequence[Hashable] | None = None,
+def read_comparisons(source: str | os.PathLike[str] | TableLike, *, items: Sequence[Hashable] | None = None,
                      left: str | None = None, right: str | None = None, winner: str | None = None,
                      outcome: str | None = None, user: str | None = None) -> PairwiseComparisons:
     """Read pairwise comparisons from a CSV, Parquet or Arrow file, or a table in memory.

@@ -10,7 +10,6 @@ import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -23,8 +22,8 @@ from .preflib import PREFLIB_SUFFIXES, read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      file_suffix, is_number, is_table, is_text_table, item_list, open_text, pyarrow_module,
-                      read_text)
+                      TableLike, file_suffix, is_number, is_table, is_text_table, item_list, open_text,
+                      pyarrow_module, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -71,7 +70,7 @@ def read_item_list(path) -> list:
     return labels
 
 
-def read_rankings(path: str | os.PathLike[str] | Any, *, partial: str = "error",
+def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "error",
                   rng: int | np.random.Generator | None = None, items: Sequence[Hashable] | None = None) -> Rankings:
     """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file, or a table in memory.
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from ..errors import InputError, check_whole
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
 from .tabular import (ColumnarFile, USER_COLUMNS, arrow_table, first_null, is_table, item_list, label_indices,
-                      pick_column, present_labels, pyarrow_module)
+                      TableLike, pick_column, present_labels, pyarrow_module)
 
 #: column names of a ratings table (matched case-insensitively)
 RATING_USER_COLUMNS = (*USER_COLUMNS, "userid")
@@ -93,7 +92,7 @@ class RatingsFile(ColumnarFile):
         return users, items, np.concatenate([p[2] for p in parts])
 
 
-def comparisons_from_ratings(source: str | os.PathLike[str] | Any, *, max_pairs: int = DEFAULT_MAX_PAIRS,
+def comparisons_from_ratings(source: str | os.PathLike[str] | TableLike, *, max_pairs: int = DEFAULT_MAX_PAIRS,
                              items: Sequence[Hashable] | None = None, user: str | None = None,
                              item: str | None = None, rating: str | None = None,
                              rng: int | np.random.Generator | None = None) -> PairwiseComparisons:

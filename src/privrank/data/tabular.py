@@ -8,6 +8,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from ..errors import InputError, check_labels
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
+#: a table in memory (:func:`is_table`): a pyarrow Table, a pandas or polars frame, anything that
+#: speaks the Arrow stream protocol; ``Any`` to a type checker, as no one protocol covers them all
+TableLike: TypeAlias = Any
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
 OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
