@@ -52,13 +52,14 @@ The central releases are exact multiples of a power-of-two grid, with exact disc
 """
 from __future__ import annotations
 
-import os
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
@@ -161,7 +162,9 @@ def tree_layout(m: int, kappa: float) -> TreeLayout:
     kappa = check_kappa(kappa)
     d = int(math.ceil(math.log2(m))) if m > 1 else 0
     x = np.arange(m)
-    rows_design, rows_level, keys = [], [], {}
+    rows_design: list[np.ndarray] = []
+    rows_level: list[int] = []
+    keys: dict[tuple[str, int, int], int] = {}
     # counts of all non-root nodes, levels 0 .. d-1, nodes with left end < m
     for kind in ("u", "v"):
         for lev in range(d):
@@ -352,8 +355,9 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
 
 
 @private_release
-def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                       kappa: float | None = None, weights=None, rng=None,
+def approximate_median(values: ArrayLike, m: int, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                       kappa: float | None = None, weights: ArrayLike | None = None,
+                       rng: int | np.random.Generator | None = None,
                        ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
                        new_data: str | None = None) -> TreeRelease:
     """Private mean absolute deviations ``gamma_j = (1/n) sum_i |x_i - j|`` for all ``j``.
@@ -426,8 +430,9 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
 
 
 @private_release
-def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                          kappa: float | None = None, weights=None, rng=None,
+def footrule_cost_release(positions: ArrayLike, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                          kappa: float | None = None, weights: ArrayLike | None = None,
+                          rng: int | np.random.Generator | None = None,
                           ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
                           new_data: str | None = None) -> TreeRelease:
     """Private footrule cost matrix of a ranking profile (m-parallel ApxMed, Corollary 3.2).
@@ -495,8 +500,8 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
 
 
 @private_release
-def footrule_counts_release(counts, n: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                            kappa: float | None = None, rng=None,
+def footrule_counts_release(counts: ArrayLike, n: int, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                            kappa: float | None = None, rng: int | np.random.Generator | None = None,
                             ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
                             new_data: str | None = None) -> TreeRelease:
     """Central release of the footrule cost matrix from the position counts of ``n`` rankings.
