@@ -81,7 +81,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp, minimize_scalar
+from numpy.typing import ArrayLike
+from scipy.optimize import Bounds, LinearConstraint, milp, minimize_scalar
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
@@ -231,8 +232,9 @@ def exact_ilp(W, *, time_limit: float | None = None) -> np.ndarray:
         options = {"mip_rel_gap": 0.0}
         if deadline is not None:
             options["time_limit"] = max(deadline - time.monotonic(), 1e-3)
-        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=(0, 1),
-                   constraints=LinearConstraint(M, 0.0, 1.0), options=options)
+        # scipy-stubs type the options as a TypedDict, which a dict built a key at a time is not
+        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=Bounds(0, 1),
+                   constraints=LinearConstraint(M, 0.0, 1.0), options=options)  # type: ignore[arg-type]
         if res.status != 0 or res.x is None:
             raise InputError("the exact Kemeny integer program did not finish "
                              f"({res.message.strip()}); use solver 'local-search' for large, "
@@ -263,7 +265,8 @@ def majority_components(W) -> list[np.ndarray]:
     A = _matrix(W)
     m = A.shape[0]
     G = (A >= A.T) & ~np.eye(m, dtype=bool)
-    count, label = connected_components(csr_matrix(G), directed=True, connection="strong")
+    graph = csr_matrix(G)
+    count, label = connected_components(graph, directed=True, connection="strong")  # type: ignore[arg-type]  # bool
     # the condensation of a complete digraph is a transitive tournament: an item beats exactly
     # the items of the components after its own
     outside = np.sum(G & (label[:, None] != label[None, :]), axis=1)
@@ -272,7 +275,7 @@ def majority_components(W) -> list[np.ndarray]:
     return [np.flatnonzero(label == c) for c in np.argsort(-rank, kind="stable")]
 
 
-def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = None) -> np.ndarray:
+def exact_kemeny(W: ArrayLike, *, max_items: int | None = None, time_limit: float | None = None) -> np.ndarray:
     """An exact Kemeny order of ``W`` (best first): subset DP for small ``m``, else by components.
 
     Up to ``DP_MAX_ITEMS`` items, subset dynamic programming. Beyond, each strongly connected
@@ -408,7 +411,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
     cost = kemeny_cost(order, B)
     x = (c < 0).astype(float)
     bound = base + float(np.minimum(c, 0.0).sum())
-    integer, found = False, []
+    integer, found = False, []  # type: bool, list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     while time.monotonic() < deadline and bound < cost - tol:
         X = np.zeros((k, k))
         X[iu, ju] = x
@@ -428,7 +431,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
                     break
         else:
             found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
-        res = milp(c, integrality=np.full(iu.size, int(integer)), bounds=(0, 1),
+        res = milp(c, integrality=np.full(iu.size, int(integer)), bounds=Bounds(0, 1),
                    constraints=LinearConstraint(_triangle_rows(found, iu.size), 0.0, 1.0),
                    options={"time_limit": max(deadline - time.monotonic(), 1e-3), "mip_rel_gap": 0.0})
         if res.status == 0 or (integer and res.status == 1):  # solved, or branch and bound timed out
@@ -744,7 +747,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     def polished(W):
         A = _matrix(W)
         starts = [borda(A), kwiksort_matrix(A, gen, best_of=k)]
-        solve.ran = "local-search"
+        solve.ran = "local-search"  # type: ignore[attr-defined]  # a function attribute (docstring)
         return min((local_search(A, s) for s in starts), key=lambda o: kemeny_cost(o, A))
 
     def exact(W):  # the release is already paid for: fall back rather than refuse
@@ -757,7 +760,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
                           f"so, or raise {limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to "
                           "insist on the exact solver", UtilityWarning, stacklevel=2)
             return polished(A)
-        solve.ran = "exact"
+        solve.ran = "exact"  # type: ignore[attr-defined]  # a function attribute (docstring)
         return order
 
     def auto(W):
@@ -766,7 +769,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
 
     def named(name, function):
         def run(W):
-            solve.ran = name
+            solve.ran = name  # type: ignore[attr-defined]  # a function attribute (docstring)
             return function(W)
         return run
 
@@ -776,7 +779,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     def solve(W):
         return chosen(W)
 
-    solve.ran = None
+    solve.ran = None  # type: ignore[attr-defined]  # a function attribute (docstring)
     return solve
 
 
