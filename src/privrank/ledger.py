@@ -141,9 +141,10 @@ def spent(releases, unit: str) -> tuple[float, float]:
     delta = math.fsum(r["delta"] for r in releases)
     if not charges:
         return 0.0, 0.0
-    if any(c is None for c in charges) or delta >= 1:
+    costs = [c for c in charges if c is not None]
+    if len(costs) < len(charges) or delta >= 1:
         return math.inf, delta
-    total = compose_budgets(*charges)
+    total = compose_budgets(*costs)
     return total.epsilon, getattr(total, "delta", 0.0)
 
 
@@ -198,7 +199,7 @@ class Ledger(Shown):
     >>> scratch.cleanup()
     """
 
-    def __init__(self, path=None):
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_path()
         if self.path.is_dir():
             raise InputError(f"the ledger {self.path} is a directory; give a file")
@@ -211,7 +212,7 @@ class Ledger(Shown):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the ledger's directory {self.path.parent} ({exc.strerror})") from None
-        self._db = None
+        self._db: sqlite3.Connection = None  # type: ignore[assignment]  # until _open() connects
         created = not self.path.exists()
         try:
             self._open()
@@ -377,7 +378,8 @@ class Ledger(Shown):
                 "epsilon_per_user, private, output, command, new_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
                  row["delta"], row["epsilon_per_user"], int(row["private"]), output, command, reason))
-            release_id = int(cur.lastrowid)
+            release_id = cur.lastrowid
+            assert release_id is not None  # set by the INSERT
             self._register(key, fingerprint)
             entry.releases, entry.bind = len(past) + 1, not guarantee.seeded
         return release_id
