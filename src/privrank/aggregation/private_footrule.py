@@ -224,7 +224,7 @@ def dp_ptas(profile: Rankings | ArrayLike | TableLike, *, epsilon: float, delta:
         order1 = np.asarray(solve(inst)) if bounded else gen.permutation(m)
         W2, scale2 = noisy_pairwise_matrix(W, n, budget, 1 / 3, gen, clip=True)
         order2 = np.asarray(solve(W2))
-        noisy_diff, scale3 = noisy_cost_difference(kemeny_cost(order1, W) - kemeny_cost(order2, W),
+        noisy_diff, scale3 = noisy_cost_difference(float(kemeny_cost(order1, W) - kemeny_cost(order2, W)),
                                                    kendall_tau_distance(order1, order2), n, budget, 1 / 3, gen)
         order = order2 if noisy_diff > 0 else order1
         details.update(bounded=bounded, lopsided_pairs=n_lop, classify_scale=s_th,
