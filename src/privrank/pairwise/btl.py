@@ -163,7 +163,7 @@ class BTLFit(ScoredRanking):
     objective: float
     solver: str
     info: dict = field(default_factory=dict)
-    release: object = field(default=None, repr=False, compare=False)
+    release: PairwiseRelease | None = field(default=None, repr=False, compare=False)
 
 
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
