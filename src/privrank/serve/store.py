@@ -68,7 +68,7 @@ import time
 from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from ..errors import BudgetExceededError, InputError
 from .health import FileIdentity, FullDisk, StoreUnavailable, damaged
@@ -141,7 +141,7 @@ SQL = {
 FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
-def is_urlsafe_token(text, nbytes: int) -> bool:
+def is_urlsafe_token(text: object, nbytes: int) -> TypeGuard[str]:
     """Whether ``text`` has the exact shape of ``secrets.token_urlsafe(nbytes)``: ``ceil(4 nbytes / 3)``
     characters of the base64url alphabet, nothing else (no padding, no other character)."""
     return isinstance(text, str) and re.fullmatch(f"[A-Za-z0-9_-]{{{math.ceil(4 * nbytes / 3)}}}", text) is not None
@@ -243,7 +243,7 @@ class Store:
     #: column added; then the tokens replaced by their :func:`credential_hash` (``privrank_credential_hash``,
     #: a function of each connection), the reports' after the respondents', so the foreign key between them
     #: is checked at the commit
-    migrations = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
+    migrations: tuple[tuple[str, ...], ...] = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
                    "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
                    "ALTER TABLE reports ADD COLUMN report_key TEXT"),
                   ("PRAGMA defer_foreign_keys = ON",
@@ -321,6 +321,8 @@ class Store:
     WRITERS = 1
     _writers: list | None = None
     _stopping = False
+    _guard: threading.Lock  # set by each dialect's __init__
+    _closed: bool
 
     def _write(self, work):
         """``work(cursor)`` committed (by the writer thread) before this returns its result."""
@@ -329,7 +331,7 @@ class Store:
     def _submit(self, work, locks: str = "") -> Future:
         """:meth:`_write` without waiting: the future of its result. ``locks``: the respondent whose
         row the write locks ("" for none)."""
-        future = Future()
+        future: Future = Future()
         with self._guard:
             if self._closed or self._stopping:
                 raise InputError("the store is closed")
@@ -490,8 +492,8 @@ class Store:
         """
         def work(cur):  # the token is drawn inside: a write run again after a broken connection draws anew
             if cur.execute(self._sql("invitations")).fetchone()[0]:
-                usable = is_urlsafe_token(invitation, INVITATION_BYTES)
-                if not usable or cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
+                if not is_urlsafe_token(invitation, INVITATION_BYTES) or \
+                        cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
                     raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
                                             "already used: open the link of your own invitation")
             token = secrets.token_urlsafe(TOKEN_BYTES)
@@ -774,7 +776,7 @@ class SqliteStore(Store):
 
     def _refusal(self, exc: Exception) -> Exception:
         if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):
-            failure = self._failure(exc)
+            failure = self._failure(exc)  # type: ignore[arg-type]  # one of the two SQLite errors
             if isinstance(failure, StoreUnavailable):
                 return failure
         return exc
@@ -927,7 +929,7 @@ $body$""",)
         self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
         self._lock_error = psycopg.errors.LockNotAvailable
         self._sql_error = psycopg.errors.lookup
-        options = {"autocommit": True, "connect_timeout": 10}
+        options: dict[str, Any] = {"autocommit": True, "connect_timeout": 10}
         try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
             psycopg.connect(url, **options).close()
         except psycopg.OperationalError:
@@ -981,7 +983,7 @@ $body$""",)
             if outcome.startswith("error:"):  # undone inside: raised here as the error it was
                 raise self._sql_error(outcome[len("error:"):])("a report's write failed in the database")
             return report_receipt(outcome, int(answered), stored, content, max_answers)
-        work.self_contained = True
+        work.self_contained = True  # type: ignore[attr-defined]  # a function attribute
         return work
 
     def _commit_group(self, work):
