@@ -420,9 +420,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_text_atomic(path, text: str, *, force: bool = False) -> None:
-    """Write ``text`` to ``path`` (see :class:`Output`); refuse to overwrite unless ``force``."""
-    out, data = Output(path, force=force), text.encode("utf-8")
+def write_text_atomic(path, text: str | bytes, *, force: bool = False) -> None:
+    """Write ``text`` (UTF-8), or bytes as they are, to ``path`` (see :class:`Output`); refuse to overwrite
+    unless ``force``."""
+    out, data = Output(path, force=force), text.encode("utf-8") if isinstance(text, str) else text
     out.reserve(len(data))
     try:
         out.write_bytes(data)
