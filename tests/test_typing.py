@@ -75,3 +75,16 @@ def test_mypy_finds_no_error():
     assert PYPROJECT["tool"]["mypy"]["files"] == ["src/privrank"]
     done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_release_declares_the_arguments_that_pay_for_it():
+    """A type checker sees a release's own signature, so a release declares ``ledger=``,
+    ``accountant=`` and ``new_data=`` itself; one that does not is refused where it is defined."""
+    from privrank.release import private_release
+
+    def undeclared(data, *, epsilon: float, rng=None) -> None:
+        """A release without the arguments."""
+
+    with pytest.raises(TypeError, match="ledger, accountant, new_data"):
+        private_release(undeclared)
+    assert {"ledger", "accountant", "new_data"} <= set(inspect.signature(privrank.noisy_copeland).parameters)
