@@ -8,6 +8,7 @@ The names below are imported on first use (PEP 562), so that ``import privrank``
 command line start fast; ``privrank.X`` and ``from privrank import X`` work as usual.
 """
 import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -95,6 +96,40 @@ _EXPORTS = {
     "zcdp_rho": "guarantees",
 }
 
+# the same names for type checkers (__all__ re-exports them); tests/test_typing.py keeps the two lists equal
+if TYPE_CHECKING:
+    from .aggregation.auto import private_aggregate
+    from .aggregation.footrule import footrule_cost_matrix, footrule_optimal_order
+    from .aggregation.kemeny import exact_kemeny
+    from .aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
+    from .aggregation.private_kemeny import (AggregateResult, dp_kwiksort, exponential_kemeny, hay_quicksort,
+                                             ldp_kwiksort, ldp_matrix, private_kemeny)
+    from .data.comparisons import PairwiseComparisons
+    from .data.io import read_comparisons, read_rankings
+    from .data.pair_counts import PairCounts
+    from .data.rankings import RankingTally, Rankings
+    from .data.ratings import comparisons_from_ratings
+    from .data.tally import ComparisonTally
+    from .engines import sufficient_statistics
+    from .errors import (BudgetExceededError, DisconnectedError, InputError, PrivacyWarning, UtilityWarning,
+                         WeakPrivacyWarning)
+    from .guarantees import (Accountant, ApproxDP, Guarantee, PureDP, ZCDP, compose, compose_budgets, zcdp_epsilon,
+                             zcdp_rho)
+    from .inference import ConfidenceIntervals, RankIntervals, aggregate_intervals, confidence_intervals, plot_intervals
+    from .inference.manipulation import ManipulationMargin, manipulation_margin
+    from .ledger import Ledger
+    from .mechanisms.counts import CountRelease, noisy_counts
+    from .mechanisms.randomized_response import debias, flip_probability, randomize_answer
+    from .mechanisms.tree import TreeRelease, approximate_median, footrule_cost_release
+    from .metrics import (footrule_cost, footrule_distance, kemeny_cost, kendall_distance, kendall_tau_distance,
+                          l2_error, linf_error, rank_position_mismatch, top_k_hamming)
+    from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
+    from .pairwise.central import (CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle,
+                                   rank_centrality)
+    from .pairwise.local import (adaptive_epsilon, classic_randomized_response, debiased_randomized_response,
+                                 local_laplace, randomized_response)
+    from .pairwise.release import PairwiseRelease, release_from_reports
+
 __all__ = [
     "Accountant", "AggregateResult", "ApproxDP", "BTLFit", "BudgetExceededError", "CentralRanking",
     "ComparisonTally", "ConfidenceIntervals", "CountRelease", "DisconnectedError", "Guarantee", "InputError",
@@ -114,7 +149,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f".{module}", __name__), name)
@@ -129,5 +164,5 @@ def __getattr__(name: str):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

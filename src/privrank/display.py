@@ -8,8 +8,13 @@ card (its first and last rows, :mod:`privrank.html_cards`); the full table is ``
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import InputError
 from .html_cards import SHOWN_LABEL, Shown, clip
+
+if TYPE_CHECKING:
+    from .guarantees import Guarantee
 
 
 def _label(x) -> str:
@@ -44,6 +49,9 @@ class Displayed(Shown):
     """Mixin of a result with ``_rows()`` (ranking rows, best first), ``items`` and ``guarantee``:
     a short repr, an HTML card for notebooks (its first and last rows: :mod:`privrank.html_cards`),
     and ``to_pandas()``."""
+
+    items: tuple  # the subclass's fields (the mixin declares what it reads)
+    guarantee: Guarantee | None
 
     def _rows(self) -> list[dict]:  # pragma: no cover - every subclass defines it
         raise NotImplementedError

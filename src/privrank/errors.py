@@ -287,7 +287,7 @@ def check_whole(value, *, name: str, minimum: int = 1) -> int:
         raise InputError(f"{name} must be a whole number >= {minimum}, got {type(value).__name__}")
     if not isinstance(value, numbers.Integral) and not (math.isfinite(value) and float(value).is_integer()):
         raise InputError(f"{name} must be a whole number >= {minimum} (got {float(value)!r})")
-    v = int(value)
+    v = int(value)  # type: ignore[call-overload]  # int() takes every Real; typeshed's Real has no __int__
     if v < minimum:
         raise InputError(f"{name} must be a whole number >= {minimum} (got {v})")
     if v > MAX_WHOLE:

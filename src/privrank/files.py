@@ -51,13 +51,14 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 
 try:
     import fcntl
 except ImportError:  # not a POSIX system (Windows): require_posix refuses before it is needed
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # never used there: require_posix refuses first
 
 STDOUT = "-"
 #: plot formats by file suffix (matplotlib's names)
@@ -99,10 +100,10 @@ class Output:
         self.path = None if self.stdout else Path(path)
         self.force = force
         self.plot = plot
-        self._tmp = None  # the temporary file beside a regular file (descriptor, path), from reserve()
+        self._tmp: tuple[int, str] | None = None  # the temporary file beside a regular file (descriptor, path)
         self._room = 0  # bytes allocated to it
-        self._marker = None  # the locked reservation marker (a file descriptor)
-        self._stream = None  # a device or FIFO opened by reserve()
+        self._marker: int | None = None  # the locked reservation marker (a file descriptor)
+        self._stream: BinaryIO | None = None  # a device or FIFO opened by reserve()
         if plot:
             self.format()
 
@@ -111,12 +112,13 @@ class Output:
 
     def format(self) -> str:
         """The plot format named by the file's suffix."""
-        suffix = "" if self.stdout else self.path.suffix.lower()
+        suffix = "" if self.path is None else self.path.suffix.lower()  # None: stdout
         if suffix not in PLOT_FORMATS:
             raise InputError(f"the plot file needs a suffix naming its format: {', '.join(sorted(PLOT_FORMATS))}")
         return PLOT_FORMATS[suffix]
 
     def _target(self) -> Path:
+        assert self.path is not None  # a file, not stdout
         try:  # a name too long for the file system (or a path too long) fails here first
             return self.path.resolve() if self.path.is_symlink() else self.path
         except OSError as exc:
@@ -124,6 +126,7 @@ class Output:
 
     def _special(self) -> bool:
         """True for a device, FIFO or socket: written through, never renamed over."""
+        assert self.path is not None  # a file, not stdout
         try:
             mode = os.stat(self.path).st_mode
         except FileNotFoundError:
@@ -180,6 +183,7 @@ class Output:
         size = max(int(size), _MIN_BYTES)
         if size <= self._room:
             return
+        assert self._tmp is not None  # reserve() made it
         fd = self._tmp[0]
         try:
             _allocate(fd, size)
@@ -232,6 +236,7 @@ class Output:
             return
         if self._tmp is None:
             self.reserve(len(data))
+        assert self._tmp is not None  # reserve() made it
         fd, tmp = self._tmp
         try:
             view = memoryview(data)
@@ -418,9 +423,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_text_atomic(path, text: str, *, force: bool = False) -> None:
-    """Write ``text`` to ``path`` (see :class:`Output`); refuse to overwrite unless ``force``."""
-    out, data = Output(path, force=force), text.encode("utf-8")
+def write_text_atomic(path, text: str | bytes, *, force: bool = False) -> None:
+    """Write ``text`` (UTF-8), or bytes as they are, to ``path`` (see :class:`Output`); refuse to overwrite
+    unless ``force``."""
+    out, data = Output(path, force=force), text.encode("utf-8") if isinstance(text, str) else text
     out.reserve(len(data))
     try:
         out.write_bytes(data)

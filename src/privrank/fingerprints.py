@@ -124,9 +124,9 @@ def users_digest(data) -> str | None:
 def identify(data) -> Identity:
     """The :class:`Identity` of comparisons, rankings or ratings (in memory, a file or a DataFrame), in one pass."""
     if isinstance(data, Rankings):
-        acc = _Rankings()
-        acc.add_orders(data.items, data.orders, data.weights)
-        return acc.identity()
+        ranked = _Rankings()
+        ranked.add_orders(data.items, data.orders, data.weights)
+        return ranked.identity()
     from .data.pinned import PinnedFile
     from .data.arrow_columns import is_table
 
@@ -138,7 +138,7 @@ def identify(data) -> Identity:
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
     acc = _Comparisons()
     labels = _label_digests(data.items)
-    users = None if data.user is None else (data.user, np.arange(len(data.users)))
+    users = None if data.user is None or data.users is None else (data.user, np.arange(len(data.users)))
     acc.add(labels, labels, data.item_a, data.item_b, data.outcome, users)
     return acc.identity()
 
@@ -168,14 +168,14 @@ def _identify_file(data, table: bool) -> Identity:
     try:
         if holds_ratings(ColumnarFile(data).header):
             return _ratings_identity(data)
-        acc = _Comparisons()
+        compared = _Comparisons()
         for batch in ComparisonFile(data).batches():
-            acc.add_batch(batch)
+            compared.add_batch(batch)
     except InputError as exc:
         if "need pyarrow" not in str(exc):
             raise
         return identify(read_comparisons(data))
-    return acc.identity()
+    return compared.identity()
 
 
 def records_digest(batch) -> tuple[int, int]:
@@ -186,14 +186,14 @@ def records_digest(batch) -> tuple[int, int]:
     from .data.io import ComparisonBatch
 
     if isinstance(batch, ComparisonBatch):
-        acc = _Comparisons(labels_only=True)
+        compared = _Comparisons(labels_only=True)
         for piece in batch.pieces():  # a row of count c is c records
-            acc.add_batch(piece)
-    else:
-        acc = _Rankings(labels_only=True)
-        if batch.weights.size:
-            acc.add_orders(batch.items, batch.orders, batch.weights)
-    return acc.total[0], acc.count
+            compared.add_batch(piece)
+        return compared.total[0], compared.count
+    ranked = _Rankings(labels_only=True)
+    if batch.weights.size:
+        ranked.add_orders(batch.items, batch.orders, batch.weights)
+    return ranked.total[0], ranked.count
 
 
 def digest_fingerprint(total: int, count: int, kind: str) -> str:
@@ -226,7 +226,8 @@ class _Comparisons:
     def __init__(self, labels_only: bool = False):
         self.labels_only = labels_only
         self.total, self.count = [0, 0], 0  # sums of record digests: normalised, as written
-        self.cells, self.users = [], []
+        self.cells: list[tuple] = []  # per batch, the arrays of its (pair, outcome) cells
+        self.users: list[tuple] = []  # per batch, the arrays of its users' digests
 
     def add_batch(self, batch) -> None:
         """A validated :class:`~privrank.data.io.ComparisonBatch` (a self-comparison is refused here)."""
@@ -387,7 +388,8 @@ class _Rankings:
     def __init__(self, labels_only: bool = False):
         self.labels_only = labels_only
         self.total, self.count = [0, 0], 0
-        self.ballots, self.items = [], []
+        self.ballots: list[tuple[np.ndarray, np.ndarray]] = []  # per batch: ballot digests, voters
+        self.items: list[tuple[np.ndarray, np.ndarray]] = []  # per batch: label digests, their place sums
 
     def add_orders(self, items, orders, weights) -> None:
         """Complete rankings: ``orders`` (best first) over ``items``, ``weights`` voters each."""

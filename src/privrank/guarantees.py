@@ -18,7 +18,9 @@ Budgets are typed: :class:`PureDP` (epsilon), :class:`ApproxDP` (epsilon, delta)
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from typing import overload
 
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon, check_flag
 from .html_cards import Rows, Shown
@@ -242,9 +244,10 @@ def compose(*guarantees: Guarantee) -> Guarantee:
         raise InputError("composed delta reaches 1: the composition protects nothing")
     epsilon = sum(g.epsilon for g in guarantees)
     rho = None
-    if all(g.rho is not None for g in guarantees):
+    rhos = [g.rho for g in guarantees if g.rho is not None]
+    if len(rhos) == len(guarantees):
         # zCDP composes by adding rho; its conversion may beat the sum of the epsilons
-        rho = sum(g.rho for g in guarantees)
+        rho = sum(rhos)
         epsilon = min(epsilon, zcdp_epsilon(rho, delta))
     return Guarantee(
         epsilon=epsilon, delta=delta, model=first.model, unit=first.unit,
@@ -306,7 +309,8 @@ class _Budget(Shown):
     """A privacy budget's card: its statement and its parameters."""
 
     def _card(self) -> dict:
-        return {"summary": str(self), "facts": [(k, v) for k, v in asdict(self).items()]}
+        fields = asdict(self)  # type: ignore[call-overload]  # every budget class is a dataclass
+        return {"summary": str(self), "facts": [(k, v) for k, v in fields.items()]}
 
 
 @dataclass(frozen=True)
@@ -393,7 +397,8 @@ class ZCDP(_Budget):
 _BUDGETS = (PureDP, ApproxDP, ZCDP)
 
 
-def cost_in_unit(unit: str, release_unit: str, epsilon: float, delta: float, epsilon_per_user=None):
+def cost_in_unit(unit: str, release_unit: str, epsilon: float, delta: float,
+                 epsilon_per_user: float | None = None) -> PureDP | ApproxDP | None:
     """What a private release protecting ``release_unit`` at ``(epsilon, delta)`` costs a budget
     protecting ``unit``: PureDP, ApproxDP, or None when its unit does not convert.
 
@@ -440,7 +445,13 @@ def _as_kind(cost, kind: type):
                      "ZCDP.to_approx(delta))")
 
 
-def compose_budgets(*budgets):
+@overload
+def compose_budgets(*budgets: PureDP) -> PureDP: ...
+@overload
+def compose_budgets(*budgets: PureDP | ApproxDP) -> PureDP | ApproxDP: ...
+@overload
+def compose_budgets(*budgets: PureDP | ApproxDP | ZCDP) -> PureDP | ApproxDP | ZCDP: ...
+def compose_budgets(*budgets: PureDP | ApproxDP | ZCDP) -> PureDP | ApproxDP | ZCDP:
     """Sequential composition: epsilons add, deltas add, rhos add.
 
     All budgets are first converted to the weakest kind present (pure < zCDP; pure < approximate);
@@ -464,15 +475,15 @@ def compose_budgets(*budgets):
                          "(use compose for guarantees)")
     kinds = {type(b) for b in items}
     kind = ZCDP if ZCDP in kinds else (ApproxDP if ApproxDP in kinds else PureDP)
-    items = [_as_kind(b, kind) for b in items]
+    same = [_as_kind(b, kind) for b in items]
     if kind is PureDP:
-        return PureDP(sum(b.epsilon for b in items))
+        return PureDP(sum(b.epsilon for b in same))
     if kind is ZCDP:
-        return ZCDP(sum(b.rho for b in items))
-    delta = sum(b.delta for b in items)
+        return ZCDP(sum(b.rho for b in same))
+    delta = sum(b.delta for b in same)
     if delta >= 1:
         raise InputError("composed delta reaches 1: the composition protects nothing")
-    return ApproxDP(sum(b.epsilon for b in items), delta)
+    return ApproxDP(sum(b.epsilon for b in same), delta)
 
 
 def _parts(b) -> tuple[float, ...]:
@@ -528,7 +539,8 @@ class Accountant(Shown):
     # relative slack for floating-point sums of budget parts
     _SLACK = 1e-12
 
-    def __init__(self, total, *, unit: str | None = None, model: str | None = None, history=()):
+    def __init__(self, total: PureDP | ApproxDP | ZCDP, *, unit: str | None = None, model: str | None = None,
+                 history: Iterable[tuple[str, Guarantee | PureDP | ApproxDP | ZCDP]] = ()) -> None:
         if not isinstance(total, _BUDGETS):
             raise InputError("the total budget must be PureDP, ApproxDP or ZCDP")
         self.total = total

@@ -142,9 +142,10 @@ def spent(releases, unit: str) -> tuple[float, float]:
     delta = math.fsum(r["delta"] for r in releases)
     if not charges:
         return 0.0, 0.0
-    if any(c is None for c in charges) or delta >= 1:
+    costs = [c for c in charges if c is not None]
+    if len(costs) < len(charges) or delta >= 1:
         return math.inf, delta
-    total = compose_budgets(*charges)
+    total = compose_budgets(*costs)
     return total.epsilon, getattr(total, "delta", 0.0)
 
 
@@ -199,7 +200,7 @@ class Ledger(Journalled, Shown):
     >>> scratch.cleanup()
     """
 
-    def __init__(self, path=None):
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = _ledger_path(path)
         if self.path.is_dir():
             raise InputError(f"the ledger {self.path} is a directory; give a file")
@@ -212,7 +213,7 @@ class Ledger(Journalled, Shown):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the ledger's directory {self.path.parent} ({exc.strerror})") from None
-        self._db = None
+        self._db: sqlite3.Connection = None  # type: ignore[assignment]  # until _open() connects
         created = not self.path.exists()
         try:
             self._open()
@@ -378,7 +379,8 @@ class Ledger(Journalled, Shown):
                 "epsilon_per_user, private, output, command, new_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, dataset, _now(), row["mechanism"], row["model"], row["unit"], row["epsilon"],
                  row["delta"], row["epsilon_per_user"], int(row["private"]), output, command, reason))
-            release_id = int(cur.lastrowid)
+            release_id = cur.lastrowid
+            assert release_id is not None  # set by the INSERT
             self._register(key, fingerprint)
             entry.releases, entry.bind = len(past) + 1, not guarantee.seeded
         return release_id

@@ -5,9 +5,11 @@ Score-based metrics take score vectors (larger = better) over the same items.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .data.ranking_files import as_rankings
-from .data.rankings import RankingTally, check_permutations, positions_of
+from .data.rankings import Rankings, RankingTally, check_permutations, positions_of
+from .data.tabular import TableLike
 from .errors import InputError, check_flag, check_positive, check_whole, real_array
 
 
@@ -23,7 +25,7 @@ def _pair(est, true):
     return a, b
 
 
-def kendall_distance(est, true, *, tol: float = 1e-8, tie_penalty: float = 0.0) -> float:
+def kendall_distance(est: ArrayLike, true: ArrayLike, *, tol: float = 1e-8, tie_penalty: float = 0.0) -> float:
     """Normalised Kendall tau distance: the fraction of item pairs ordered oppositely.
 
     Score differences within ``tol`` count as ties (sign 0). A pair tied in exactly one of the
@@ -57,7 +59,7 @@ def kendall_distance(est, true, *, tol: float = 1e-8, tie_penalty: float = 0.0) 
     return float(score / (m * (m - 1) / 2))
 
 
-def top_k_hamming(est, true, k: int) -> float:
+def top_k_hamming(est: ArrayLike, true: ArrayLike, k: int) -> float:
     """Normalised top-K Hamming error H_K: the fraction of the true top-K that is missed.
 
     Ties at the boundary are broken by item index in both vectors.
@@ -97,7 +99,7 @@ def _centred_error(est, true, ord, relative: bool) -> float:
     return float(err / scale)
 
 
-def l2_error(est, true, *, relative: bool = False) -> float:
+def l2_error(est: ArrayLike, true: ArrayLike, *, relative: bool = False) -> float:
     """``||est - true||_2 / sqrt(m)`` (both centred to sum zero first).
 
     ``relative=True`` gives ``||est - true||_2 / ||true||_2`` instead (Cai, Chakraborty, Wang
@@ -114,7 +116,7 @@ def l2_error(est, true, *, relative: bool = False) -> float:
     return _centred_error(est, true, 2, relative)
 
 
-def linf_error(est, true, *, relative: bool = False) -> float:
+def linf_error(est: ArrayLike, true: ArrayLike, *, relative: bool = False) -> float:
     """``||est - true||_inf`` (both centred to sum zero first); ``relative=True`` divides by ``||true||_inf``.
 
     Examples
@@ -128,7 +130,7 @@ def linf_error(est, true, *, relative: bool = False) -> float:
     return _centred_error(est, true, np.inf, relative)
 
 
-def rank_position_mismatch(est, ref) -> float:
+def rank_position_mismatch(est: ArrayLike, ref: ArrayLike) -> float:
     """Fraction of rank positions at which the orders of ``est`` and ``ref`` hold different items.
 
     The real-data "Hamming" metric of Cai, Chakraborty, Wang §4.2 (``d_Ham / n``); ties are
@@ -147,7 +149,7 @@ def rank_position_mismatch(est, ref) -> float:
 
 # --- Spearman footrule (Hillebrand et al. §1.2) ---------------------------------------------
 
-def footrule_distance(order_a, order_b) -> int:
+def footrule_distance(order_a: ArrayLike, order_b: ArrayLike) -> int:
     """Spearman footrule ``F = sum_q |pos_a(q) - pos_b(q)|`` between two orders (best first).
 
     Examples
@@ -163,7 +165,8 @@ def footrule_distance(order_a, order_b) -> int:
     return int(np.abs(positions_of(a) - positions_of(b)).sum())
 
 
-def footrule_cost(order, profile, weights=None) -> float:
+def footrule_cost(order: ArrayLike, profile: Rankings | RankingTally | ArrayLike | TableLike,
+                  weights: ArrayLike | None = None) -> float:
     """Mean footrule distance from ``order`` to the rankings of ``profile`` (per voter, unnormalised).
 
     ``(1/n) sum_i F(order, pi_i)``, the objective of footrule aggregation (Hillebrand et al.
@@ -192,7 +195,7 @@ def footrule_cost(order, profile, weights=None) -> float:
 
 # --- Kendall tau between orders and the Kemeny objective (Alabi et al. §2) -------------------
 
-def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float:
+def kendall_tau_distance(order_a: ArrayLike, order_b: ArrayLike, *, normalized: bool = False) -> float:
     """Kendall tau distance between two orders (best first): the pairs they order differently.
 
     Returns the count (an integer in ``0 .. m(m-1)/2``), or that count divided by
@@ -219,7 +222,7 @@ def kendall_tau_distance(order_a, order_b, *, normalized: bool = False) -> float
     return count
 
 
-def kemeny_cost(order, w):
+def kemeny_cost(order: ArrayLike, w: ArrayLike) -> float | np.ndarray:
     """Kemeny cost ``K(order, w) = sum over pairs a before b of w[b, a]`` (Alabi et al. §2).
 
     With ``w`` the pairwise-preference matrix of a profile

@@ -16,7 +16,9 @@ marked with :func:`private_release`. A release
 
 Who pays
 --------
-Each release takes two keyword arguments, added by :func:`private_release`:
+Each release declares three keyword arguments, which :func:`private_release` takes from the call
+(the body never reads them; declared, they are in the release's signature for people and for type
+checkers):
 
 ``ledger``
     A :class:`~privrank.ledger.Ledger`, or the path of a ledger file. Default ``None``: no
@@ -55,31 +57,39 @@ import dataclasses
 import functools
 import inspect
 import math
+import os
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ._rng import is_seeded
 from .errors import WEAK_EPSILON, InputError, WeakPrivacyWarning
 from .draws import mark_charged, noise_factor, open_release, paying
+
+if TYPE_CHECKING:
+    from .fingerprints import Identity
+    from .guarantees import Accountant, Guarantee
+    from .ledger import Ledger
 
 
 @dataclass
 class Payer:
     """Where a release's spend goes: a ledger (with the data set's identity) and/or an accountant."""
 
-    ledger: object = None
-    accountant: object = None
-    fingerprint: object = None
+    ledger: Ledger | str | os.PathLike[str] | None = None
+    accountant: Accountant | None = None
+    fingerprint: Identity | str | None = None
     dataset: str = ""
     output: str = ""
     command: str = ""
     new_data: str | None = None
-    before: object = None
-    charged: list = field(default_factory=list)
+    before: Callable[[], None] | None = None
+    charged: list[Guarantee] = field(default_factory=list)
 
-    def pay(self, guarantee, data) -> None:
+    def pay(self, guarantee: Guarantee, data: object) -> None:
         """Charge ``guarantee`` (a non-private output is recorded in the ledger, and refused under a budget).
 
         A release drawn under an audit's noise factor (:func:`~privrank.draws.noise_factor`
@@ -89,9 +99,9 @@ class Payer:
             raise InputError(f"this release would draw {noise_factor():g} x the noise its guarantee states (an "
                              "audit's negative control): it is not private, and is not charged to a ledger or "
                              "accountant; nothing was spent")
-        spend = self.accountant is not None and guarantee.private
-        if spend and not self.accountant.can_spend(guarantee):
-            self.accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
+        accountant = self.accountant if guarantee.private else None
+        if accountant is not None and not accountant.can_spend(guarantee):
+            accountant.spend(guarantee)  # raises BudgetExceededError, spending nothing
         if self.before is not None:
             self.before()
         if self.ledger is not None:
@@ -101,8 +111,8 @@ class Payer:
             with nullcontext(self.ledger) if isinstance(self.ledger, Ledger) else Ledger(self.ledger) as ledger:
                 ledger.record(identity, guarantee, dataset=self.dataset, output=self.output, command=self.command,
                               new_data=self.new_data)
-        if spend:
-            self.accountant.spend(guarantee, self.command or guarantee.mechanism)
+        if accountant is not None:
+            accountant.spend(guarantee, self.command or guarantee.mechanism)
         self.charged.append(guarantee)
 
 
@@ -111,8 +121,9 @@ _OPEN: ContextVar[tuple | None] = ContextVar("privrank_open_release", default=No
 
 
 @contextmanager
-def charging(ledger=None, *, accountant=None, fingerprint=None, dataset: str = "", output: str = "",
-             command: str = "", new_data: str | None = None, before=None):
+def charging(ledger: Ledger | str | os.PathLike[str] | None = None, *, accountant: Accountant | None = None,
+             fingerprint: Identity | str | None = None, dataset: str = "", output: str = "", command: str = "",
+             new_data: str | None = None, before: Callable[[], None] | None = None) -> Iterator[Payer]:
     """Every release inside this block pays ``ledger``/``accountant`` (the CLI's one place of payment).
 
     ``fingerprint`` identifies the data set when the caller computed it: its
@@ -179,16 +190,25 @@ def _warn_if_weak(guarantee) -> None:
                       f"together): {why}; lower epsilon or max_answers", WeakPrivacyWarning, stacklevel=4)
 
 
-def private_release(fn):
-    """Mark ``fn`` as a release: it takes ``ledger=``, ``accountant=`` and ``new_data=`` and must
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+#: the keyword arguments every release declares and :func:`private_release` takes from the call
+PAYMENT = ("ledger", "accountant", "new_data")
+
+
+def private_release(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Mark ``fn`` as a release: it declares ``ledger=``, ``accountant=`` and ``new_data=``
+    (keyword-only, default None; taken from the call here, never passed to ``fn``) and must
     :func:`charge` before drawing."""
     sig = inspect.signature(fn)
     first = next(iter(sig.parameters))
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-             for name in ("ledger", "accountant", "new_data")]
+    if any(name not in sig.parameters or sig.parameters[name].kind is not inspect.Parameter.KEYWORD_ONLY
+           for name in PAYMENT):
+        raise TypeError(f"release {fn.__name__} must declare the keyword-only arguments {', '.join(PAYMENT)}")
 
     @functools.wraps(fn)
-    def release(*args, ledger=None, accountant=None, new_data=None, **kwargs):
+    def release(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        ledger, accountant, new_data = (kwargs.pop(name, None) for name in PAYMENT)
         if _OPEN.get() is not None:  # a building block of an open release: the outer one pays
             if ledger is not None or accountant is not None or new_data is not None:
                 raise InputError("ledger=, accountant= and new_data= belong to the outermost release")
@@ -203,8 +223,8 @@ def private_release(fn):
             _OPEN.reset(token)
         return _mark_seeded(_mark_noise_factor(result), kwargs.get("rng"))
 
-    release.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])
-    release.is_release = True
+    release.__signature__ = sig  # type: ignore[attr-defined]  # inspect.signature reads it (__wrapped__ is gone)
+    release.is_release = True  # type: ignore[attr-defined]  # the mark tests/test_release_contract.py looks for
     del release.__wrapped__  # the unwrapped body would draw without charging
     return release
 
@@ -214,7 +234,7 @@ def _mark_noise_factor(result):
     states is the calibration's, not what the drawn noise delivers."""
     factor = noise_factor()
     g = getattr(result, "guarantee", None)
-    if factor == 1.0 or g is None or not dataclasses.is_dataclass(result) or not g.private:
+    if factor == 1.0 or g is None or not dataclasses.is_dataclass(result) or isinstance(result, type) or not g.private:
         return result
     return dataclasses.replace(result, guarantee=g.without_privacy(
         f"Drawn with {factor:g} x the noise its calibration states (an audit's negative control): the "
@@ -226,6 +246,6 @@ def _mark_seeded(result, rng):
     if not is_seeded(rng):
         return result
     g = getattr(result, "guarantee", None)
-    if g is None or not dataclasses.is_dataclass(result) or getattr(g, "seeded", True):
+    if g is None or not dataclasses.is_dataclass(result) or isinstance(result, type) or getattr(g, "seeded", True):
         return result
     return dataclasses.replace(result, guarantee=dataclasses.replace(g, seeded=True))

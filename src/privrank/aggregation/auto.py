@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..data.rankings import Rankings, RankingTally
+from ..data.tabular import TableLike
 from ..errors import InputError
 from ..mechanisms.pairwise_matrix import Budget
 from ..plan import AGGREGATION_METHODS, PURE_ONLY, choose_aggregation
@@ -43,8 +48,9 @@ def run_method(name: str, profile, *, epsilon, delta: float = 0.0, rng=None) -> 
                                                                                   **kwargs)
 
 
-def private_aggregate(profile, *, epsilon, delta: float = 0.0, method: str = "auto", trust: str = "central",
-                      rng=None) -> AggregateResult:
+def private_aggregate(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                      method: str = "auto", trust: str = "central",
+                      rng: int | np.random.Generator | None = None) -> AggregateResult:
     """A private consensus order of full rankings, by the method with the smallest expected error.
 
     ``method="auto"`` (the default) runs the method with the smallest expected Kendall distance

@@ -18,14 +18,17 @@ Hillebrand et al. Algorithm 2.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 
 from ..data.ranking_files import as_rankings
-from ..data.rankings import RankingTally, position_counts, positions_of
+from ..data.rankings import Rankings, RankingTally, position_counts, positions_of
+from ..data.tabular import TableLike
 from ..errors import InputError
 
 
-def footrule_cost_matrix(profile, weights=None) -> np.ndarray:
+def footrule_cost_matrix(profile: Rankings | RankingTally | ArrayLike | TableLike,
+                         weights: ArrayLike | None = None) -> np.ndarray:
     """Exact footrule cost matrix ``C[q, j] = (1/n) sum_i |pi_i(q) - j|`` (rows items, columns positions).
 
     ``profile`` is :class:`~privrank.data.rankings.Rankings` or an ``(n, m)`` array of orders;
@@ -75,7 +78,8 @@ def assignment_order(costs) -> np.ndarray:
     return positions_of(position)  # the order is the inverse permutation of the positions
 
 
-def footrule_optimal_order(profile, weights=None) -> np.ndarray:
+def footrule_optimal_order(profile: Rankings | RankingTally | ArrayLike | TableLike,
+                           weights: ArrayLike | None = None) -> np.ndarray:
     """An exact footrule-optimal consensus order (best first) of the profile (not private).
 
     Examples

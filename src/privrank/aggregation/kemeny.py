@@ -81,7 +81,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     def polished(W):
         A = _matrix(W)
         starts = [borda(A), kwiksort_matrix(A, gen, best_of=k)]
-        solve.ran = "local-search"
+        solve.ran = "local-search"  # type: ignore[attr-defined]  # a function attribute (docstring)
         return min((local_search(A, s) for s in starts), key=lambda o: kemeny_cost(o, A))
 
     def exact(W):  # the release is already paid for: fall back rather than refuse
@@ -94,7 +94,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
                           f"so, or raise {limits.variable('EXACT_ITEMS')} / {limits.variable('EXACT_SECONDS')} to "
                           "insist on the exact solver", UtilityWarning, stacklevel=2)
             return polished(A)
-        solve.ran = "exact"
+        solve.ran = "exact"  # type: ignore[attr-defined]  # a function attribute (docstring)
         return order
 
     def auto(W):
@@ -103,7 +103,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
 
     def named(name, function):
         def run(W):
-            solve.ran = name
+            solve.ran = name  # type: ignore[attr-defined]  # a function attribute (docstring)
             return function(W)
         return run
 
@@ -113,7 +113,7 @@ def wfas_solver(solver="auto", *, rng=None, best_of: int = 1):
     def solve(W):
         return chosen(W)
 
-    solve.ran = None
+    solve.ran = None  # type: ignore[attr-defined]  # a function attribute (docstring)
     return solve
 
 

@@ -74,15 +74,20 @@ Kemeny through a private pairwise matrix (Section 5, Algorithms 3 and 4, Lemma B
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import limits
 from .._rng import as_generator
 from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
-from ..data.rankings import RankingTally, releasable
+from ..data.rankings import Rankings, RankingTally, releasable
+from ..data.tabular import TableLike
 from ..errors import InputError, check_delta, check_epsilon, check_whole
 from ..mechanisms.pairwise_matrix import (Budget, bucket_release, clip_pairs, noisy_cost_difference,
                                           noisy_pairwise_matrix, same_bucket_pairs, upper_triangle)
@@ -92,6 +97,10 @@ from ..metrics import kemeny_cost, kendall_tau_distance
 from .footrule import assignment_order
 from .kemeny import wfas_solver
 from .private_kemeny import AggregateResult, labelled
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 PTAS_VARIANTS = ("auto", "one-release", "lopsided", "buckets")
 #: Algorithm 4's noise must keep every noisy entry within this of its mean (notes E8)
@@ -124,6 +133,7 @@ def default_buckets(m: int, n: int, budget: Budget) -> int:
     if budget.noise == "laplace":
         raw = m ** (3 / 7) / (n * budget.epsilon) ** (1 / 7)
     else:
+        assert budget.mu is not None  # Gaussian noise
         rho = budget.mu ** 2 / 2.0
         raw = m ** (3 / 11) / (n ** 2 * rho) ** (1 / 11)
     return int(min(m, max(1, math.ceil(raw))))
@@ -140,8 +150,11 @@ def _auto_variant(m: int, n: int, budget: Budget) -> tuple[str, float]:
 
 @labelled
 @private_release
-def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solver="exact",
-            buckets: int | None = None, weights=None, rng=None) -> AggregateResult:
+def dp_ptas(profile: Rankings | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0, variant: str = "auto",
+            solver: str | Callable[[np.ndarray], ArrayLike] = "exact", buckets: int | None = None,
+            weights: ArrayLike | None = None, rng: int | np.random.Generator | None = None,
+            ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+            new_data: str | None = None) -> AggregateResult:
     """Private Kemeny aggregation through a privately released pairwise matrix (Section 5).
 
     Parameters
@@ -192,7 +205,7 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
     if buckets is not None and not 1 <= check_whole(buckets, name="buckets") <= m:
         raise InputError("buckets must be between 1 and the number of items")
     solve = wfas_solver(solver, rng=gen)
-    details = {"variant": variant, "noise": budget.noise}
+    details: dict[str, Any] = {"variant": variant, "noise": budget.noise}
     if m == 1:
         guarantee = budget.guarantee("dp-ptas")
         charge(guarantee)
@@ -211,7 +224,7 @@ def dp_ptas(profile, *, epsilon, delta: float = 0.0, variant: str = "auto", solv
         order1 = np.asarray(solve(inst)) if bounded else gen.permutation(m)
         W2, scale2 = noisy_pairwise_matrix(W, n, budget, 1 / 3, gen, clip=True)
         order2 = np.asarray(solve(W2))
-        noisy_diff, scale3 = noisy_cost_difference(kemeny_cost(order1, W) - kemeny_cost(order2, W),
+        noisy_diff, scale3 = noisy_cost_difference(float(kemeny_cost(order1, W) - kemeny_cost(order2, W)),
                                                    kendall_tau_distance(order1, order2), n, budget, 1 / 3, gen)
         order = order2 if noisy_diff > 0 else order1
         details.update(bounded=bounded, lopsided_pairs=n_lop, classify_scale=s_th,
@@ -253,8 +266,10 @@ def _tally(profile, weights) -> RankingTally | None:
 
 @labelled
 @private_release
-def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = None,
-                weights=None, rng=None) -> AggregateResult:
+def dp_footrule(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                kappa: float | None = None, weights: ArrayLike | None = None,
+                rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
     """Central-DP footrule aggregation (Hillebrand et al. Algorithm 2).
 
     Laplace noise (``delta = 0``, epsilon-DP) or discrete Gaussian noise (``delta > 0``,
@@ -301,8 +316,10 @@ def dp_footrule(profile, *, epsilon, delta: float = 0.0, kappa: float | None = N
 
 @labelled
 @private_release
-def ldp_footrule(profile, *, epsilon, kappa: float | None = None, weights=None,
-                 rng=None) -> AggregateResult:
+def ldp_footrule(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float,
+                 kappa: float | None = None, weights: ArrayLike | None = None,
+                 rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                 accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
     """One-round epsilon-local-DP footrule aggregation (Hillebrand et al. §4, Theorem 4.1).
 
     Every ranking's weighted tree vector is randomized by the Duchi et al. l2 randomizer

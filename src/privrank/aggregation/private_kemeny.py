@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, ParamSpec
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import bdtrc
 
 from .._rng import as_generator
@@ -37,6 +41,7 @@ from ..release import charge, private_release
 from ..data.ranking_files import as_rankings
 from ..data.rankings import Rankings, RankingTally, releasable
 from ..data.arrow_columns import is_table
+from ..data.tabular import TableLike
 from ..display import Displayed
 from ..errors import InputError, check_epsilon, check_flag, check_fraction, check_positive, check_whole
 from ..guarantees import UNIT_RANKING, Guarantee
@@ -48,6 +53,10 @@ from ..metrics import kemeny_cost
 from .kemeny import AUTO_EXACT_MAX, wfas_solver
 from .kemeny_exact import CERTIFY_SECONDS, certify
 from .kemeny_heuristics import kwiksort, kwiksort_query_cap
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 EXPONENTIAL_MAX_ITEMS = 8
 
@@ -113,7 +122,10 @@ class AggregateResult(Displayed):
         return aggregate_intervals(self, **options).plot(path, force=force, title=title)
 
 
-def labelled(fn):
+_P = ParamSpec("_P")
+
+
+def labelled(fn: Callable[_P, AggregateResult]) -> Callable[_P, AggregateResult]:
     """A public aggregation function that also takes a DataFrame of rankings and returns its
     :class:`AggregateResult` with the profile's item labels."""
     @functools.wraps(fn)
@@ -123,7 +135,7 @@ def labelled(fn):
         result = fn(profile, *args, **kwargs)
         items = getattr(profile, "items", None)
         return replace(result, items=tuple(items) if items is not None else tuple(range(len(result.order))))
-    return run
+    return run  # type: ignore[return-value]  # run takes what fn takes (a table as the profile too)
 
 
 def _pairwise_profile(profile) -> Rankings | RankingTally:
@@ -188,8 +200,11 @@ def _clip_default(clip, solver, m) -> bool:
 
 @labelled
 @private_release
-def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip: bool | None = None,
-                   best_of: int = 1, certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
+def private_kemeny(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                   solver: str | Callable[[np.ndarray], ArrayLike] = "auto", clip: bool | None = None, best_of: int = 1,
+                   certify_seconds: float = CERTIFY_SECONDS, rng: int | np.random.Generator | None = None,
+                   ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                   new_data: str | None = None) -> AggregateResult:
     """Noisy-matrix reduction: privately release ``w``, then solve (Alabi et al. Theorem 1).
 
     The upper triangle of ``w`` gets Laplace noise of scale ``M/(eps n)`` (``delta = 0``,
@@ -257,9 +272,11 @@ def private_kemeny(profile, *, epsilon, delta: float = 0.0, solver="auto", clip:
 
 @labelled
 @private_release
-def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
-                fail_probability: float | None = None, fallback_fraction: float = 0.5,
-                fallback_solver="auto", rng=None) -> AggregateResult:
+def dp_kwiksort(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                queries: int | None = None, fail_probability: float | None = None, fallback_fraction: float = 0.5,
+                fallback_solver: str | Callable[[np.ndarray], ArrayLike] = "auto",
+                rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
     """DPKwikSort (Alabi et al. Algorithm 1, Theorem 5, Corollaries 6 and 7).
 
     KwikSort asks a :class:`~privrank.mechanisms.query_oracle.NoisyPairOracle` for at most
@@ -336,7 +353,7 @@ def dp_kwiksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = N
     return AggregateResult(order, guarantee, details)
 
 
-def _exponential_utilities(R: Rankings):
+def _exponential_utilities(R: Rankings | RankingTally):
     """All ``m!`` orders, their utilities and the utility's sensitivity.
 
     Utility ``-n K(order, w) = -sum_k K(order, pi_k)`` (minus the total Kendall tau distance to
@@ -358,7 +375,10 @@ def exponential_distribution(profile, *, epsilon) -> tuple[np.ndarray, np.ndarra
 
 @labelled
 @private_release
-def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
+def exponential_kemeny(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float,
+                       rng: int | np.random.Generator | None = None,
+                       ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                       new_data: str | None = None) -> AggregateResult:
     """The exponential mechanism over all orders (McSherry and Talwar; Hay et al. 2017).
 
     Releases order ``s`` with probability proportional to ``exp(-eps n K(s, w) / (2 M))``,
@@ -389,8 +409,10 @@ def exponential_kemeny(profile, *, epsilon, rng=None) -> AggregateResult:
 
 @labelled
 @private_release
-def hay_quicksort(profile, *, epsilon, delta: float = 0.0, queries: int | None = None,
-                  rng=None) -> AggregateResult:
+def hay_quicksort(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                  queries: int | None = None, rng: int | np.random.Generator | None = None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> AggregateResult:
     """Hay et al.'s budgeted private quicksort (the baseline Alabi et al. §1.2 improve on).
 
     KwikSort with all of the budget on at most ``q`` noisy comparisons (Laplace scale
@@ -446,8 +468,11 @@ def _local_guarantee(epsilon, mechanism, note) -> Guarantee:
 
 @labelled
 @private_release
-def ldp_matrix(profile, *, epsilon, solver="auto", clip: bool | None = None, best_of: int = 1,
-               certify_seconds: float = CERTIFY_SECONDS, rng=None) -> AggregateResult:
+def ldp_matrix(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float,
+               solver: str | Callable[[np.ndarray], ArrayLike] = "auto", clip: bool | None = None, best_of: int = 1,
+               certify_seconds: float = CERTIFY_SECONDS, rng: int | np.random.Generator | None = None,
+               ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+               new_data: str | None = None) -> AggregateResult:
     """One-round epsilon-local-DP Kemeny aggregation (Alabi et al. Theorem 8, Corollary 9).
 
     Every voter sends one Duchi et al. l2 report of their centred pair-indicator vector
@@ -518,8 +543,11 @@ def local_group_cap(m: int, queries: int, fail_probability: float | None = None)
 
 @labelled
 @private_release
-def ldp_kwiksort(profile, *, epsilon, tau: int | None = None, fail_probability: float | None = None,
-                 fallback_fraction: float = 0.5, fallback_solver="auto", rng=None) -> AggregateResult:
+def ldp_kwiksort(profile: Rankings | ArrayLike | TableLike, *, epsilon: float, tau: int | None = None,
+                 fail_probability: float | None = None, fallback_fraction: float = 0.5,
+                 fallback_solver: str | Callable[[np.ndarray], ArrayLike] = "auto",
+                 rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                 accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
     """LDPKwikSort (Alabi et al. Algorithm 3 as rebuilt in the notes §2.7; Theorem 11).
 
     KwikSort asks a :class:`~privrank.mechanisms.query_oracle.LocalPairOracle`: voters are

@@ -22,7 +22,7 @@ ANSWERS = 2
 ITEMS = ("a", "b", "c", "d")
 
 
-def _data(pair: tuple, per_respondent: bool) -> PairwiseComparisons:
+def _data(pair: str, per_respondent: bool) -> PairwiseComparisons:
     k = ANSWERS if per_respondent else 1
     return PairwiseComparisons.from_labels([pair[0]] * k, [pair[1]] * k, [1] * k,
                                            user=["audited"] * k, items=ITEMS)

@@ -325,6 +325,7 @@ def audit_samples(first, second, *, epsilon, delta: float = 0.0,
         event, lb = _best_event(f(sel_a), f(sel_b), dlt, alpha * SELECTION_STRICTNESS)
         if best is None or lb > best[2]:
             best = (name, event, lb, f)
+    assert best is not None  # stats names at least one statistic
     name, event, _, f = best
     ia = event.contains(f(est_a))
     ib = event.contains(f(est_b))

@@ -43,7 +43,7 @@ from itertools import permutations
 import numpy as np
 
 from ..aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
-from ..data.rankings import Rankings, position_counts, positions_of
+from ..data.rankings import Rankings, RankingTally, position_counts, positions_of
 from ..engines import sufficient_statistics
 from ..errors import InputError
 from ..guarantees import UNIT_RANKING
@@ -153,8 +153,10 @@ def _footrule_run(noise: str):
             engine = None
             if noise == "local":
                 public = ldp_footrule(order[None, :], epsilon=epsilon, rng=seed)
-                engine = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
-                                               statistic="positions", epsilon=epsilon, rng=seed).reports
+                tally = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
+                                              statistic="positions", epsilon=epsilon, rng=seed)
+                assert isinstance(tally, RankingTally)  # kind "rankings"
+                engine = tally.reports
             else:
                 public = dp_footrule(order[None, :], epsilon=epsilon, delta=delta, rng=seed)
             counts = position_counts(positions_of(order[None, :]))

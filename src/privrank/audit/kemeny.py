@@ -31,7 +31,7 @@ import numpy as np
 from ..aggregation.private_borda import noisy_borda
 from ..aggregation.private_kemeny import (dp_kwiksort, exponential_distribution, exponential_kemeny,
                                           hay_quicksort, ldp_kwiksort, ldp_matrix, private_kemeny)
-from ..data.rankings import Rankings
+from ..data.rankings import Rankings, RankingTally
 from ..engines import sufficient_statistics
 from ..mechanisms.local_vectors import duchi_l2_records, report_unit
 from ..draws import noise_factor
@@ -89,16 +89,17 @@ def _ldp_matrix(epsilon, delta, trials, rng) -> Samples:
     out = []
     for order in (np.arange(m), np.arange(m)[::-1]):
         seed = int(rng.integers(2 ** 63))
-        seen = []
+        seen: list[np.ndarray] = []
 
         def solver(W, seen=seen):
             seen.append(np.asarray(W)[i, j])
             return np.arange(m)
 
         ldp_matrix(order[None, :], epsilon=epsilon, solver=solver, clip=False, rng=seed)
-        engine = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
-                                       statistic="pairwise", epsilon=epsilon,
-                                       rng=np.random.default_rng(seed)).reports
+        tally = sufficient_statistics(Rankings.from_orders(order[None, :]), kind="rankings",
+                                      statistic="pairwise", epsilon=epsilon, rng=np.random.default_rng(seed))
+        assert isinstance(tally, RankingTally) and tally.reports is not None  # kind "rankings" with epsilon
+        engine = tally.reports
         pos = np.argsort(order)
         vector = (pos[i] < pos[j]) - 0.5  # the voter's centred pair indicators
         reports = duchi_l2_records(np.tile(vector, (trials, 1)), radius=radius, epsilon=epsilon,

@@ -10,10 +10,12 @@ the sampled reports of :func:`~privrank.pairwise.local.randomized_response` agai
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
 from ..data.comparisons import PairwiseComparisons
+from ..data.tally import ComparisonTally
 from ..mechanisms.local_vectors import duchi_l2
 from ..mechanisms.randomized_response import flip_probability, randomize_counts
 from ..pairwise.local import local_laplace, randomized_response, record_epsilons
@@ -111,6 +113,7 @@ def _local_laplace(epsilon, delta, trials, rng) -> Samples:
 def _local_laplace_personalised(epsilon, delta, trials, rng) -> Samples:
     comps = _comparisons(np.arange(2 * trials))
     budget = {u: (epsilon if u % 2 == 0 else OTHER_USERS * epsilon) for u in range(2 * trials)}
+    assert comps.user is not None  # _comparisons gives every record its user
     audited = comps.user % 2 == 0
     return Samples(*(_laplace_values(comps, o, rng, epsilon=budget)[audited] for o in (1, -1)))
 
@@ -138,8 +141,13 @@ def _rr_engine(epsilon, delta, trials, rng) -> Samples:
     from ..engines import sufficient_statistics
 
     comps = _comparisons(np.arange(trials))
-    return Samples(*(sufficient_statistics(comps.with_outcomes(np.full(trials, o), None), engine="local",
-                                           epsilon=epsilon, rng=rng).wins2 for o in (1, -1)))
+    wins = []
+    for o in (1, -1):
+        tally = sufficient_statistics(comps.with_outcomes(np.full(trials, o), None), engine="local", epsilon=epsilon,
+                                      rng=rng)
+        assert isinstance(tally, ComparisonTally)  # kind "comparisons"
+        wins.append(tally.wins2)
+    return Samples(*wins)
 
 
 def _duchi(epsilon, delta, trials, rng) -> Samples:
@@ -149,6 +157,7 @@ def _duchi(epsilon, delta, trials, rng) -> Samples:
                    duchi_l2(-v, radius=1.0, epsilon=epsilon, rng=rng))
 
 
+_run: Callable[..., Samples | Exact]  # the runs registered below, by the two loops
 for _name, _description, _unit, _run in (
         ("randomized-response",
          "randomized response on one comparison (plain, debiased and classic releases)",

@@ -233,7 +233,7 @@ def run_audit(name: str, *, epsilon, delta=None, factor: float = 1.0, control=No
         return replace(result, drawn_mismatch=mismatch)
     if isinstance(obs, Losses):
         result = audit_losses(obs.values, epsilon=eps, details=details)
-        if obs.noise is None:
+        if obs.noise is None or obs.scale is None:  # the noise comes with the scale it was drawn at
             return result
         return replace(result, drawn_mismatch=drawn_scale_mismatch(obs.noise, obs.scale, "the noise vector"))
     if isinstance(obs, LaplaceRelease):

@@ -35,7 +35,7 @@ def solver_views(call, trials: int, views: int) -> np.ndarray:
     """
     rows = np.empty((trials, views + 1))
     for t in range(trials):  # one public call per run: the solver sees that run's release
-        seen = []
+        seen: list[np.ndarray] = []
         res = call(recording_solver(seen))
         if len(seen) != views:
             raise RuntimeError(f"the solver saw {len(seen)} matrices instead of {views}: the "

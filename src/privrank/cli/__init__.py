@@ -49,7 +49,7 @@ def build_parser(command: str | None = None, *, every: bool = False) -> argparse
     for name, (_, text) in COMMANDS.items():
         if name not in sub.choices:
             sub.add_parser(name, help=text)
-    parser.commands = sub.choices  # each command's parser, by name
+    parser.commands = sub.choices  # type: ignore[attr-defined]  # each command's parser, by name
     return parser
 
 
@@ -125,7 +125,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        parser.commands[args.command].error(
+        parser.commands[args.command].error(  # type: ignore[attr-defined]  # set by build_parser
             f"unrecognized arguments: {' '.join(unknown)}")
     return args
 

@@ -89,7 +89,7 @@ def _private(name, function, **options):
         if "unresolved" in extra:
             extra["unresolved"] = [R.labels_of(g) for g in extra["unresolved"]]
         return res.order, res.guarantee, extra, res
-    method.private = True
+    method.private = True  # type: ignore[attr-defined]  # a function attribute
     return method
 
 

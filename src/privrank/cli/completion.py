@@ -29,7 +29,7 @@ def run_completion(args) -> int:
     from ..files import write_stdout
 
     parser = build_parser(every=True)
-    for command in parser.commands.values():
+    for command in parser.commands.values():  # type: ignore[attr-defined]  # set by build_parser
         for action in command._actions:
             if action.dest == "file" or action.metavar in _FILE_METAVARS:
                 action.complete = shtab.FILE

@@ -69,8 +69,9 @@ def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):
             raise InputError("--ci-level, --ci-method and --bias-corrected apply with --ci" if scores else
                              "--ci-level applies with --ci")
         return rows, None
-    from ..inference import aggregate_intervals, confidence_intervals
+    from ..inference import ConfidenceIntervals, RankIntervals, aggregate_intervals, confidence_intervals
 
+    ci: ConfidenceIntervals | RankIntervals
     if scores:
         ci = confidence_intervals(res, level=args.ci_level, method=args.ci_method, bias_corrected=args.bias_corrected,
                                   rng=args.seed)
@@ -81,7 +82,8 @@ def interval_rows(res, rows: list[dict], args, *, items=None, rng=None):
     out = []
     for row in rows:
         k = index[row["item"]]
-        extra = {"score_corrected": float(ci.estimate[k])} if scores and args.bias_corrected else {}
+        extra = {"score_corrected": float(ci.estimate[k])} \
+            if isinstance(ci, ConfidenceIntervals) and args.bias_corrected else {}
         out.append({**row, **extra, **ci.entry(k)})
     return out, ci
 

@@ -51,9 +51,9 @@ def render(rows: list[dict], guarantee: Guarantee, fmt: str, extra: dict | None 
     if fmt in ("csv", "parquet"):
         columns = table_columns(rows, guarantee, extra or {})
         return csv_text(columns) if fmt == "csv" else parquet_bytes(columns, guarantee)
-    columns = list(rows[0].keys()) if rows else ["rank", "item"]
-    cells = [[str(c) for c in columns]] + [[_shown(r[c]) for c in columns] for r in rows]
-    widths = [max(len(row[k]) for row in cells) for k in range(len(columns))]
+    names = list(rows[0].keys()) if rows else ["rank", "item"]
+    cells = [[str(c) for c in names]] + [[_shown(r[c]) for c in names] for r in rows]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(names))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     lines.append("")
     lines.append("guarantee: " + guarantee.describe())

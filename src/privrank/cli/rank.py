@@ -363,7 +363,7 @@ def _local_fit(release, args, reports=None):
     from ..pairwise.btl import fit_btl
 
     fit = fit_btl(release, lam=_lam(args.lam))
-    extra = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
+    extra: dict[str, object] = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
     if reports is not None:
         debiased = args.mechanism == "debiased-rr"
         extra["margin"] = manipulation_margin(reports, _lam(args.lam), weights=args.weights if debiased else "uniform",

@@ -215,17 +215,17 @@ def refuse_overwriting(args, *targets) -> None:
     """Refuse, before anything is charged, output ``targets`` (paths; None or ``-`` for none or standard
     output) that would overwrite a file the command reads or keeps: the input data, the item list
     (``--items``), the privacy ledger with SQLite's files beside it and its journal, or one another."""
-    targets = [t for t in targets if t not in (None, STDOUT)]
+    paths = [t for t in targets if t not in (None, STDOUT)]
     kept = [(getattr(args, "file", None), "the input data"), (getattr(args, "items", None), "the item list (--items)")]
     kept += [(f, "the privacy ledger") for f in ledger_files(getattr(args, "ledger", None))]
     journal = os.path.join(os.path.realpath(journal_dir()), "")
-    for k, target in enumerate(targets):
+    for k, target in enumerate(paths):
         what = next((what for f, what in kept if f is not None and _same_file(target, f)), None)
         if what is None and os.path.realpath(target).startswith(journal):
             what = "the privacy ledger's journal"
         if what:
             raise InputError(f"the output would overwrite {what}: write it to another file (nothing was released)")
-        if any(_same_file(target, other) for other in targets[:k]):
+        if any(_same_file(target, other) for other in paths[:k]):
             raise InputError(f"the output and the plot are the same file ({target}): give each its own (nothing was "
                              "released)")
 

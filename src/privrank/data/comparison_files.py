@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import os
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,7 +16,10 @@ from .comparisons import PairwiseComparisons, sorted_labels
 from .arrow_columns import (arrow_table, dictionary_encoded, first_null, integer_range_codes, is_table, is_text_type,
                             label_indices, present_labels, pyarrow_module, sorted_codes)
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, MAX_FIELD_CHARS, OUTCOME_COLUMNS, USER_COLUMNS,
-                      item_list, pick_column)
+                      TableLike, item_list, pick_column)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 #: layouts whose records name two items and a ``winner`` column: evalica and crowd-kit's
@@ -119,8 +125,9 @@ class ComparisonColumns:
                             self.count) if k is not None]
 
 
-def read_comparisons(source, *, items=None, left=None, right=None, winner=None, outcome=None,
-                     user=None) -> PairwiseComparisons:
+def read_comparisons(source: str | os.PathLike[str] | TableLike, *, items: Sequence[Hashable] | None = None,
+                     left: str | None = None, right: str | None = None, winner: str | None = None,
+                     outcome: str | None = None, user: str | None = None) -> PairwiseComparisons:
     """Read pairwise comparisons from a CSV, Parquet or Arrow file, or a table in memory.
 
     ``source`` is a path or a table (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
@@ -210,13 +217,13 @@ class ComparisonBatch:
     when rows were repeated: error messages name a record's row.
     """
 
-    item_a: object
-    item_b: object
+    item_a: pa.Array
+    item_b: pa.Array
     outcome: np.ndarray
-    user: object
+    user: pa.Array | None
     epsilon: np.ndarray | None
     first_record: int
-    where: object = str  # row index -> where it is, for error messages (ColumnarFile.where)
+    where: Callable[[int], str] = str  # row index -> where it is, for error messages (ColumnarFile.where)
     max_answers: int | None = None
     first_row: int | None = None
     counts: np.ndarray | None = None
@@ -312,7 +319,8 @@ class ComparisonFile(ColumnarFile):
 
     @property
     def extent_columns(self) -> list:
-        return [self.header[self.columns.count]] if self.counted else self.names[:1]
+        count = self.columns.count
+        return [self.header[count]] if count is not None else self.names[:1]
 
     def extent(self, table) -> np.ndarray:
         """``[rows, records]`` of a table of this file's :attr:`extent_columns`."""
@@ -335,6 +343,7 @@ class ComparisonFile(ColumnarFile):
     def _counts(self, table, first_row: int | None) -> np.ndarray:
         """Comparisons per row of a table of this file, which has a count column
         (:meth:`~privrank.data.tabular.ColumnarFile.counts`)."""
+        assert self.columns.count is not None, "only a file with a count column has counts"
         return self.counts(table, self.header[self.columns.count], first_row)
 
     def _add_records(self, done: int, counts) -> int:
@@ -351,6 +360,7 @@ class ComparisonFile(ColumnarFile):
 
     def without_users(self) -> "ComparisonFile":
         """This file with its user column left unread: its batches carry no users."""
+        assert self.columns.user is not None, "only a file with a user column has users to leave unread"
         file, user = copy.copy(self), self.header[self.columns.user]
         file.columns = replace(self.columns, user=None)
         file.names, file.label_names = ([n for n in names if n != user] for names in (self.names, self.label_names))
@@ -553,9 +563,9 @@ def comparisons_to_csv(comps: PairwiseComparisons, *, max_answers: int | None = 
     w.writerow(header)
     items = comps.items
     for k in range(comps.n_records):
-        row = [comps.users[comps.user[k]]] if comps.user is not None else []
+        row = [comps.users[comps.user[k]]] if comps.user is not None and comps.users is not None else []
         row += [items[comps.item_a[k]], items[comps.item_b[k]], int(comps.outcome[k])]
-        if comps.is_randomized:
+        if comps.epsilon is not None:
             row.append(repr(float(comps.epsilon[k])))
         if quota is not None:
             row.append(quota)

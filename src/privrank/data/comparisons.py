@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -62,14 +63,15 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
         if strings:
             # Python strings straight into dictionary arrays: hashed while converted (1.4x
             # faster than converting, then encoding); a non-string raises and takes the dict path
-            arrays = [pa.array(c, type=pa.dictionary(pa.int32(), pa.string())) for c in columns]
-            kind = pa.string()
+            # dictionary arrays (pyarrow's stubs type what pa.array returns as a plain Array)
+            arrays: list[Any] = [pa.array(c, type=pa.dictionary(pa.int32(), pa.string())) for c in columns]
+            kind: pa.DataType = pa.string()
             seen = [x for a in arrays for x in a.dictionary.to_pylist()]
         else:
-            arrays = [pa.array(c) for c in columns]
-            kind = arrays[0].type
-            encoded = pc.dictionary_encode(pa.chunked_array(arrays))  # one dictionary shared by the chunks
-            arrays = encoded.chunks
+            plain = [pa.array(c) for c in columns]
+            kind = plain[0].type
+            encoded = pc.dictionary_encode(pa.chunked_array(plain))  # one dictionary shared by the chunks
+            arrays = list(encoded.chunks)
             seen = arrays[-1].dictionary.to_pylist()  # the last chunk's holds every label (the memo only grows)
         if any(x.type != arrays[0].type or x.null_count for x in arrays) or not (
                 pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
@@ -89,7 +91,9 @@ def _dict_codes(columns, items, name: str) -> tuple[tuple, list]:
     distinct = [set(c) for c in values]
     for c, seen in zip(values, distinct):
         if first_missing(seen) is not None:  # the distinct labels are checked; the record is looked up
-            raise InputError(f"record {first_missing(c) + 1}: empty or missing {name} (None, NaN or '')")
+            record = first_missing(c)
+            assert record is not None  # a missing label among the distinct ones is in the column
+            raise InputError(f"record {record + 1}: empty or missing {name} (None, NaN or '')")
     labels = sorted_labels(set().union(*distinct)) if items is None else tuple(items)
     index = {lab: k for k, lab in enumerate(labels)}
     return labels, [np.fromiter(map(index.__getitem__, c), dtype=np.int64, count=len(c)) for c in values]
@@ -178,7 +182,7 @@ class PairwiseComparisons(Shown):
     def __post_init__(self):
         columns = (self.item_a, self.item_b, self.outcome) + tuple(
             c for c in (self.user, self.epsilon) if c is not None)
-        shape = getattr(self.item_a, "shape", None)
+        shape = getattr(self.item_a, "shape", ())
         if any(not isinstance(c, np.ndarray) or c.shape != shape for c in columns) or len(shape) != 1:
             raise InputError("item_a, item_b, outcome (and user, epsilon) must be 1-d arrays of the same length; "
                              "build comparisons with PairwiseComparisons.from_labels or from_indices")
@@ -313,7 +317,7 @@ class PairwiseComparisons(Shown):
 
     def records_per_user(self) -> np.ndarray:
         """Number of records of each user (requires user ids)."""
-        if self.user is None:
+        if self.user is None or self.users is None:
             raise InputError("the data have no user ids")
         u = self.user
         if u.size and bool(np.all(u[1:] >= u[:-1])):  # records grouped by user, in order: count by boundaries
@@ -322,7 +326,7 @@ class PairwiseComparisons(Shown):
 
     def select_users(self, users) -> "PairwiseComparisons":
         """The records of the users at internal indices ``users`` (distinct), renumbered in that order."""
-        if self.user is None:
+        if self.user is None or self.users is None:
             raise InputError("the data have no user ids")
         idx = np.asarray(users, dtype=np.int64).ravel()
         n = len(self.users)
@@ -421,11 +425,11 @@ class PairwiseComparisons(Shown):
     def _one_report_per_pair(self) -> "PairwiseComparisons":
         """These comparisons, refused when they are randomized reports with user ids in which a
         respondent reported one pair more than once."""
-        if self.epsilon is None or self.user is None:
+        if self.epsilon is None or self.user is None or self.users is None:
             return self
         m = self.n_items
         lo, hi = np.minimum(self.item_a, self.item_b), np.maximum(self.item_a, self.item_b)
-        if self.n_users * m * m < 2 ** 63:  # one int64 code per (respondent, pair): sorted, repeats are neighbours
+        if len(self.users) * m * m < 2 ** 63:  # one int64 code per (respondent, pair): sorted, repeats are neighbours
             key = self.user * np.int64(m * m) + lo * np.int64(m) + hi
             key.sort()
             repeated = bool((key[1:] == key[:-1]).any())

@@ -5,7 +5,9 @@ in memory) into :class:`~privrank.data.rankings.Rankings`.
 """
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
 from .arrow_columns import is_table, pyarrow_module
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      file_suffix, is_number, is_text_table, item_list, open_text, read_text)
+                      TableLike, file_suffix, is_number, is_text_table, item_list, open_text, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -68,7 +70,8 @@ def read_item_list(path) -> list:
     return labels
 
 
-def read_rankings(path, *, partial: str = "error", rng=None, items=None) -> Rankings:
+def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "error",
+                  rng: int | np.random.Generator | None = None, items: Sequence[Hashable] | None = None) -> Rankings:
     """Read rankings from a PrefLib (``.soc``, ``.soi``, ``.toc``) or CSV file, or a table in memory.
 
     CSV files have a header row and one ranking per row, in one of two layouts recognised
@@ -207,7 +210,8 @@ def holds_rankings(path) -> bool:
     rankings. A remote path (``scheme://...``, read by the engines) holds comparisons unless it is
     PrefLib.
     """
-    source, where = path, "the table"
+    source = path
+    where: str | PinnedFile | Path = "the table"
     if not is_table(source):
         remote = "://" in str(source)
         source = where = source if isinstance(source, PinnedFile) else Path(str(source))
@@ -470,7 +474,7 @@ class RankingFile(ColumnarFile):
         for k, name in enumerate(self.cells):  # one step per item column, vectorised over rows
             col = self.column(table, name)
             if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-                missing = pc.or_(pc.equal(col, ""), pc.equal(pc.utf8_lower(col), "na"))
+                missing = pc.or_(pc.equal(col, ""), pc.equal(pc.utf8_lower(col), "na"))  # type: ignore[call-overload]  # pyarrow takes a Python value as a scalar; its stubs do not say so
                 col = pc.if_else(missing, pa.scalar(None, col.type), col)
                 try:
                     col = col.cast(pa.float64())
@@ -479,7 +483,7 @@ class RankingFile(ColumnarFile):
                     raise InputError(f"record {first_row + bad[0] + 1}: ranks must be numbers (1 = best)") from None
             ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
         ordered = np.sort(ranks, axis=1)
-        bad = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
-        if bad.size:
-            raise self._incomplete(first_row + int(kept[bad[0]]))
+        invalid = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
+        if invalid.size:
+            raise self._incomplete(first_row + int(kept[invalid[0]]))
         return np.argsort(ranks, axis=1, kind="stable")

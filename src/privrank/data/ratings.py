@@ -11,6 +11,8 @@ is the declared bound a per-user guarantee uses: ``max_answers=max_pairs`` (cent
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -20,7 +22,7 @@ from ..errors import InputError, check_whole
 from .comparison_files import ComparisonColumns
 from .comparisons import PairwiseComparisons, sorted_labels
 from .arrow_columns import arrow_table, first_null, is_table, label_indices, present_labels, pyarrow_module
-from .tabular import ColumnarFile, USER_COLUMNS, item_list, pick_column
+from .tabular import ColumnarFile, TableLike, USER_COLUMNS, item_list, pick_column
 
 #: column names of a ratings table (matched case-insensitively)
 RATING_USER_COLUMNS = (*USER_COLUMNS, "userid")
@@ -93,8 +95,10 @@ class RatingsFile(ColumnarFile):
         return users, items, np.concatenate([p[2] for p in parts])
 
 
-def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, items=None, user=None, item=None,
-                             rating=None, rng=None) -> PairwiseComparisons:
+def comparisons_from_ratings(source: str | os.PathLike[str] | TableLike, *, max_pairs: int = DEFAULT_MAX_PAIRS,
+                             items: Sequence[Hashable] | None = None, user: str | None = None,
+                             item: str | None = None, rating: str | None = None,
+                             rng: int | np.random.Generator | None = None) -> PairwiseComparisons:
     """Comparisons implied by ratings, at most ``max_pairs`` per user (module docstring).
 
     Parameters
@@ -147,13 +151,13 @@ def comparisons_from_ratings(source, *, max_pairs: int = DEFAULT_MAX_PAIRS, item
         raise InputError("a user rated the same item twice; keep one rating per user and item")
     starts = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
     ends = np.r_[starts[1:], u.size]
-    a, b = [], []
+    firsts, seconds = [], []
     for s, e in zip(starts, ends):
         i, j = _user_pairs(e - s, k, gen)
-        a.append(s + i)
-        b.append(s + j)
-    a = np.concatenate(a) if a else np.zeros(0, np.int64)
-    b = np.concatenate(b) if b else np.zeros(0, np.int64)
+        firsts.append(s + i)
+        seconds.append(s + j)
+    a = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+    b = np.concatenate(seconds) if seconds else np.zeros(0, np.int64)
     if not a.size:
         raise InputError("no user rated two items: ratings give comparisons only between a user's own items")
     outcome = np.sign(values[a] - values[b]).astype(np.int8)
@@ -176,7 +180,7 @@ def _user_pairs(r: int, k: int, gen) -> tuple[np.ndarray, np.ndarray]:
         i, j = np.triu_indices(r, 1)
         pick = np.sort(gen.choice(total, size=k, replace=False))
         return i[pick], j[pick]
-    chosen = {}  # in draw order: uniform draws with repeats skipped give a uniform set of k pairs
+    chosen: dict[tuple[int, int], None] = {}  # in draw order: uniform draws with repeats skipped give a uniform set of k pairs
     while len(chosen) < k:
         i, j = gen.integers(0, r, size=(2, 2 * (k - len(chosen))))
         for p, q in zip(i.tolist(), j.tolist()):

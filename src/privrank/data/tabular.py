@@ -13,6 +13,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from .arrow_columns import (arrow_table, fixed_width, is_table, is_text_type, pl
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
+#: a table in memory (:func:`is_table`): a pyarrow Table, a pandas or polars frame, anything that
+#: speaks the Arrow stream protocol; ``Any`` to a type checker, as no one protocol covers them all
+TableLike: TypeAlias = Any
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
 OUTCOME_COLUMNS = ("outcome", "result")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -235,7 +239,8 @@ class ColumnarFile:
             if meta.schema.column(leaves[0]).max_definition_level == 0:
                 return True
             stats = [meta.row_group(g).column(leaves[0]).statistics for g in range(meta.num_row_groups)]
-            return all(s is not None and s.has_null_count and s.null_count == 0 for s in stats)
+            return all(s is not None and s.has_null_count and s.null_count == 0  # type: ignore[attr-defined]  # in pyarrow, not in its stubs
+                       for s in stats)
 
     @property
     def extent_columns(self) -> list:
@@ -451,7 +456,7 @@ def csv_batches(path, **options):
     stream = reader = None
     try:
         stream = pa.CompressedInputStream(source, "gzip") if is_gzip(path) else source
-        reader = pcsv.open_csv(stream, **options)
+        reader = pcsv.open_csv(stream, **options)  # type: ignore[arg-type]  # pyarrow reads any object with read(); the stubs ask for IO
         for batch in reader:
             yield batch
     finally:

@@ -69,7 +69,7 @@ class EpsilonLevels(NamedTuple):
     them (the scalar 0 when all records share one value)."""
 
     values: np.ndarray
-    index: np.ndarray
+    index: np.ndarray | np.int64  # type: ignore[assignment]  # the field hides tuple.index, which nothing here calls
 
     @classmethod
     def of_groups(cls, group_epsilon, group, group_records=None) -> "EpsilonLevels":

@@ -57,8 +57,11 @@ per-ranking contributions, so their ``partial`` reduces a batch of rankings and 
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -70,6 +73,16 @@ from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
 from ..mechanisms.randomized_response import record_key
 from ..release import charge, private_release
 from . import comparisons, rankings
+
+if TYPE_CHECKING:
+    import distributed
+
+    from ..data.comparisons import PairwiseComparisons
+    from ..data.rankings import Rankings, RankingTally
+    from ..data.tabular import TableLike
+    from ..data.tally import ComparisonTally
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 ENGINES = ("local", "stream", "dask")
 KINDS = {"comparisons": comparisons, "rankings": rankings}
@@ -98,9 +111,15 @@ MAX_BATCH_SIZE = 2 ** 31
 
 
 @private_release
-def sufficient_statistics(source, kind: str = "comparisons", *, engine: str | None = None, items=None,
-                          epsilon=None, statistic: str | None = None, kappa: float | None = None, rng=None,
-                          batch_size: int = DEFAULT_BATCH_SIZE, scheduler=None, progress=None, fingerprint=None):
+def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons | Rankings | TableLike,
+                          kind: str = "comparisons", *, engine: str | None = None,
+                          items: Sequence[Hashable] | None = None, epsilon: float | None = None,
+                          statistic: str | None = None, kappa: float | None = None,
+                          rng: int | np.random.Generator | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                          scheduler: str | distributed.Client | None = None,
+                          progress: Callable[[int, int | None], object] | None = None, fingerprint: str | None = None,
+                          ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                          new_data: str | None = None) -> ComparisonTally | RankingTally:
     """Compute the sufficient statistic of ``source`` on an engine (see the module docstring).
 
     Parameters

@@ -76,7 +76,8 @@ def open_file(path) -> ComparisonFile:
         raise InputError(f"{file.path}: a file of randomized reports with a user column is read by the local engine "
                          "(engine='local'; CLI: --engine local), which checks that no respondent reported a pair "
                          "twice; the stream and dask engines keep nothing per respondent")
-    if file.has_users and file.integers_without_nulls(file.header[file.columns.user]):
+    user = file.columns.user
+    if user is not None and file.integers_without_nulls(file.header[user]):
         return file.without_users()
     return file
 
@@ -178,10 +179,10 @@ def item_codes(batch, items=None) -> tuple[tuple, tuple, tuple]:
     if not all(pa.types.is_dictionary(c.type) or is_text_type(c.type) for c in columns):
         items, a, b = batch.indexed(items)
         return items, (a, None), (b, None)
-    columns = [dictionary_encoded(c) for c in columns]
+    encoded = [dictionary_encoded(c) for c in columns]
     if items is None:  # every label of the dictionaries: the unused ones are dropped at the end
-        items = sorted_labels(set().union(*(present_labels(c, used_only=False) for c in columns)))
-    return items, *((c.indices.to_numpy(), known_indices(c.dictionary, items)) for c in columns)
+        items = sorted_labels(set().union(*(present_labels(c, used_only=False) for c in encoded)))
+    return items, *((c.indices.to_numpy(), known_indices(c.dictionary, items)) for c in encoded)
 
 
 def _counted(items, levels, codes, counts) -> Partial:

@@ -68,11 +68,11 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
             while len(partials) > 1:
                 partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
                             for k in range(0, len(partials), SPLIT_EVERY)]
-            ((total, digest),) = dask.compute(partials[0], scheduler=client)
+            ((total, (digest_total, digest_count)),) = dask.compute(partials[0], scheduler=client)
     finally:
         if owned:
             client.close()
-    if fingerprint is not None and digest_fingerprint(*digest, module.KIND) != fingerprint:
+    if fingerprint is not None and digest_fingerprint(digest_total, digest_count, module.KIND) != fingerprint:
         raise FileChangedError(f"{file.path} changed while the dask workers read it (their records are not those "
                                "fingerprinted): nothing computed from it was written")
     return module.finish(total, options)

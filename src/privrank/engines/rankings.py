@@ -104,6 +104,7 @@ def _counted(items, orders, weights, first_voter: int, options) -> Partial:
         if stat == "pairwise":
             part = local_pair_reports(voters, options.epsilon, options.key, first_voter + first)
         else:
+            assert layout is not None  # statistic 'positions', the only other one with an epsilon
             part = local_footrule_reports(positions_of(voters), layout, options.epsilon, options.key,
                                           first_voter + first)
         total = part if total is None else total + part

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ from ..mechanisms.pairwise_matrix import Budget
 from ..mechanisms.randomized_response import variance_inflation
 from ..metrics import kemeny_cost
 from ..simulate import sample_mallows
-from .claims import Less, Mean, Never, Sel, Slope, Within
+from .claims import Claim, Less, Mean, Never, Sel, Slope, Within
 from .figures import Curve, Figure, Panel
 from .runner import Experiment, Study, grid
 
@@ -309,7 +310,7 @@ def netflix(cell, rng) -> dict:
 # the study
 # --------------------------------------------------------------------------------------------
 
-FULL = dict(
+FULL: dict[str, Any] = dict(
     c_m=(0.125, 0.25, 0.5, 1.0, 2.0), c_rate=(0.125, 0.25, 0.5, 1.0),
     m_grid={"matrix-laplace": (4, 6, 8, 11, 16), "matrix-gauss": (4, 6, 8, 11, 16),
             "dpk-laplace": (16, 32, 64, 128), "dpk-gauss": (16, 32, 64, 128), "exponential": (4, 5, 6, 7, 8),
@@ -321,7 +322,7 @@ FULL = dict(
     sushi_eps=(0.1, 0.3, 1.0, 3.0, 10.0), sushi_n=(250, 500, 1000, 2500, 5000), sushi_reps=100,
     netflix_eps=(0.1, 0.3, 1.0, 3.0, 10.0), netflix_reps=300,
 )
-QUICK = dict(
+QUICK: dict[str, Any] = dict(
     c_m=(0.5, 1.0, 2.0), c_rate=(0.25, 0.5),
     m_grid={"matrix-laplace": (4, 8, 12), "matrix-gauss": (4, 8, 12), "dpk-laplace": (12, 24, 48),
             "dpk-gauss": (12, 24, 48), "exponential": (4, 5, 6, 7), "ldp-matrix": (4, 8, 12),
@@ -403,7 +404,7 @@ def build(quick: bool = False, reps: int | None = None) -> Study:
     def n(name):
         return int(reps) if reps else g[name]
 
-    near = {}
+    near: dict[tuple[str, str], list] = {}
     for method in NEAR_TIE:
         for axis, cells in _near_tie_cells(method, g).items():
             near.setdefault((_experiment(method, axis), axis), []).extend(cells)
@@ -432,7 +433,8 @@ def build(quick: bool = False, reps: int | None = None) -> Study:
         Experiment("netflix_eps", "Netflix four-movie elections: excess against eps", grid(eps=g["netflix_eps"]),
                    n("netflix_reps"), netflix, requires=netflix_data),
     )
-    figures, claims = [], []
+    figures: list[Figure] = []
+    claims: list[Claim] = []
     for declare in (_near_tie_claims, _hay_claims, _mallows_claims, _real_claims):
         declare(g, figures, claims)
     title = "Reproduction of Alabi, Ghazi, Kumar, Manurangsi: private Kemeny aggregation"

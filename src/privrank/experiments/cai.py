@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ from ..metrics import linf_error, l2_error, rank_position_mismatch, top_k_hammin
 from ..pairwise.central import (THEORY_RIDGE_CONSTANT, copeland, noisy_copeland, penalised_mle,
                                 perturbed_mle)
 from ..simulate import erdos_renyi_counts, separated_top_k_scores
-from .claims import Coefficient, Less, Mean, Sel, Slope, Within
+from .claims import Claim, Coefficient, Less, Mean, Sel, Slope, Within
 from .figures import Curve, Figure, Panel
 from .runner import Experiment, Study, grid
 
@@ -172,14 +173,14 @@ SURVEY_REPLICATES = {"cems": cems, "immigration": immigration}
 # --------------------------------------------------------------------------------------------
 
 SIM_EPS = (0.5, 1.0, 2.5)
-FULL = dict(
+FULL: dict[str, Any] = dict(
     n_sweep=dict(n=tuple(range(100, 701, 75)), p=(1.0,), eps=SIM_EPS, reps=100),
     p_sweep=dict(n=(300,), p=tuple(round(0.1 + 0.075 * i, 3) for i in range(13)), eps=SIM_EPS, reps=100),
     eps_sweep=dict(n=(300,), p=(0.25, 0.5, 0.75, 1.0), eps=(0.2, 0.25, 1 / 3, 0.5, 1.0, 1.5, 2.0, 2.5, 5.0),
                    reps=100),
     surveys=dict(p=(0.2, 0.4, 0.6, 0.8, 0.9, 1.0), eps=(0.1, 0.5, 1.0, 2.0, 4.0, 8.0), reps=500),
 )
-QUICK = dict(
+QUICK: dict[str, Any] = dict(
     n_sweep=dict(n=(100, 400), p=(1.0,), eps=SIM_EPS, reps=20),
     p_sweep=dict(n=(300,), p=(0.1, 1.0), eps=SIM_EPS, reps=20),
     eps_sweep=dict(n=(300,), p=(0.25, 1.0), eps=(0.2, 0.5, 1.0, 5.0), reps=20),
@@ -223,7 +224,8 @@ def study(g: dict, reps: int | None = None, suffix: str = "") -> Study:
     ) + tuple(Experiment(name, f"Real data: {title}", grid(p=s["p"], eps=s["eps"]), n("surveys"),
                          SURVEY_REPLICATES[name], requires=functools.partial(survey_counts, name))
               for name, (title, _) in SURVEYS.items())
-    figures, claims = [], []
+    figures: list[Figure] = []
+    claims: list[Claim] = []
     _sweep(g, "n_sweep", "n", "fig1_n",
            f"Figure 1 - accuracy against the number of items n ({_fixed(g, 'n_sweep', 'p')})", figures, claims)
     _sweep(g, "p_sweep", "p", "fig2_p",

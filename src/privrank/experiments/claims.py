@@ -186,14 +186,14 @@ class Coefficient:
     term: str
 
     def value(self, results) -> tuple[float, float]:
-        rows, y, w = [], [], []
+        rows, means, weights = [], [], []
         for sel in self.sels:
             for c in sel.cells(results):
                 mean, se = mean_se(c.values[sel.metric])
                 rows.append([float(f(c.cell)) for f in self.terms.values()])
-                y.append(mean)
-                w.append(1.0 / max(se, 1e-300) ** 2)
-        X, y, w = np.array(rows), np.array(y), np.array(w)
+                means.append(mean)
+                weights.append(1.0 / max(se, 1e-300) ** 2)
+        X, y, w = np.array(rows), np.array(means), np.array(weights)
         dof = X.shape[0] - X.shape[1]
         if dof < 1 or np.linalg.matrix_rank(X) < X.shape[1]:
             raise InputError(f"{self.label()}: the cells do not determine every term")
@@ -231,6 +231,12 @@ class Claim:
     figure: str | None = None
     required: bool = True
 
+    def _test(self, results) -> tuple:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _expected(self) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
     def evaluate(self, results) -> dict:
         try:
             expected, observed, holds = self._test(results)
@@ -256,6 +262,7 @@ class Less(Claim):
 
     def _test(self, results):
         va, sa = self.a.value(results)
+        se: float | None
         if isinstance(self.b, (int, float)):
             vb, sb = float(self.b), 0.0
             se = sa

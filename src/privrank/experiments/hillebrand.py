@@ -46,6 +46,7 @@ Decisions where the paper is silent:
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -55,9 +56,10 @@ from ..aggregation.private_footrule import dp_footrule, ldp_footrule
 from ..aggregation.private_kemeny import dp_kwiksort, private_kemeny
 from ..data.datasets import load_netflix, load_sushi
 from ..mechanisms.noise import discrete_gaussian_mu
+from ..mechanisms.tree import TreeRelease
 from ..metrics import kemeny_cost
 from ..simulate import sample_mallows, sample_polarized
-from .claims import Less, Mean, Never, Sel, Slope, Within
+from .claims import Claim, Less, Mean, Never, Sel, Slope, Within
 from .figures import Curve, Figure, Panel
 from .runner import Experiment, Study, grid
 
@@ -67,7 +69,7 @@ NOISES = {"laplace": "Laplace, eps-DP", "gaussian": "discrete Gaussian, (eps, 1e
 METHODS = {"dp-footrule": "dp-footrule (Hillebrand et al.)", "dp-kwiksort": "DPKwikSort (Alabi et al.)",
            "noisy-matrix": "noisy matrix + exact (Alabi et al.)"}
 NETFLIX_ELECTION = 196  # the largest four-movie election: 1,814 rankings
-MALLOWS = dict(m=10, phi=0.8, n=1000)
+MALLOWS: dict[str, Any] = dict(m=10, phi=0.8, n=1000)
 ROUND_OFF = 1e-9  # the per-run bounds are exact; this absorbs floating-point round-off
 M_ALLOWANCE = 0.25
 # Theorem 4.1's rates: exponent of m, power of log m, exponent of n
@@ -127,6 +129,7 @@ def compare(cell, rng) -> dict:
     for name, order in orders.items():
         out[f"kemeny.{name}"] = kemeny_cost(order, W) - opt_k
         out[f"footrule.{name}"] = _footrule(C, order) - opt_f
+    assert isinstance(footrule.release, TreeRelease)  # dp_footrule releases the cost matrix
     bound = 2 * R.n_items * float(np.max(np.abs(footrule.release.costs - C)))
     out["footrule_gap"] = out["footrule.dp-footrule"] - bound
     out["kemeny_gap"] = kemeny_cost(footrule.order, W) - 2 * opt_k - bound
@@ -137,7 +140,7 @@ def compare(cell, rng) -> dict:
 # the study
 # --------------------------------------------------------------------------------------------
 
-FULL = dict(
+FULL: dict[str, Any] = dict(
     n=dict(central=(250, 500, 1000, 2000, 4000, 8000, 16000), local=(100, 200, 400, 800, 1600, 3200),
            m=16, local_m=8, reps=300),
     eps=dict(laplace=(0.125, 0.25, 0.5, 1.0, 2.0, 4.0), gaussian=(0.125, 0.25, 0.5, 1.0),
@@ -145,7 +148,7 @@ FULL = dict(
     m=dict(central=(16, 32, 64, 128, 256), local=(16, 32, 64), n=2000, local_n=400, reps=100),
     compare=dict(eps=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0), reps=200),
 )
-QUICK = dict(
+QUICK: dict[str, Any] = dict(
     n=dict(central=(500, 2000, 8000), local=(200, 800, 3200), m=16, local_m=8, reps=100),
     eps=dict(laplace=(0.25, 1.0, 4.0), gaussian=(0.25, 0.5, 1.0), local=(0.5, 1.0, 4.0), n=2000,
              local_n=800, reps=100),
@@ -210,7 +213,8 @@ def build(quick: bool = False, reps: int | None = None) -> Study:
             ("mallows", "Mallows: 1,000 rankings of 10 items, dispersion 0.8", None)):
         experiments.append(Experiment(data, title, grid(data=(data,), eps=gc["eps"]), n_reps("compare"),
                                       compare, requires=requires))
-    figures, claims = [], []
+    figures: list[Figure] = []
+    claims: list[Claim] = []
     _error_claims(g, figures, claims)
     _compare_claims(gc, figures, claims)
     title = "Reproduction of Hillebrand et al.: private footrule aggregation"

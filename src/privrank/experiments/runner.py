@@ -235,7 +235,7 @@ def run_cells(study: Study, out: Path, *, seed: int = 0, jobs: int = 2, fresh: b
                 _run_parallel(todo, seed, jobs, finished)
         finally:
             bar.close()
-    cells = {}
+    cells: dict[str, list[CellResult]] = {}
     for exp in study.experiments:
         if exp.name in skipped:
             continue
@@ -401,7 +401,7 @@ def run(study: Study, out, *, seed: int = 0, jobs: int = 2, fresh: bool = False,
     write_text_atomic(out / "claims.csv", _csv_text(cols, _claim_rows(claims)), force=True)
     if observations:
         write_text_atomic(out / "observations.csv", _csv_text(cols, _claim_rows(observations)), force=True)
-    figures = {}
+    figures: dict[str, str | bool] = {}
     for fig in study.figures:
         if fig.experiment in results.skipped:
             figures[fig.id] = f"experiment {fig.experiment} skipped"

@@ -37,6 +37,7 @@ of the real answers of the drawn users.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from ..pairwise.btl import fit_btl
 from ..pairwise.local import ADAPTIVE_SCHEMES, adaptive_epsilon
 from ..pairwise.release import WEIGHTS
 from ..simulate import release_complete_answers, sample_debiased_release, sample_local_releases
-from .claims import Less, Mean, Never, Ratio, Sel, Slope, Within
+from .claims import Claim, Less, Mean, Never, Ratio, Sel, Slope, Within
 from .figures import Curve, Figure, Panel
 from .runner import Experiment, Study, grid
 
@@ -153,7 +154,8 @@ def movielens_data():
     pair = np.full((m, m), -1)
     pair[np.triu_indices(m, 1)] = np.arange(m * (m - 1) // 2)
     a, b = comps.item_a, comps.item_b
-    answers = np.zeros((comps.n_users, m * (m - 1) // 2), dtype=np.int8)
+    assert comps.user is not None and comps.users is not None  # MovieLens names its users
+    answers = np.zeros((len(comps.users), m * (m - 1) // 2), dtype=np.int8)
     answers[comps.user, pair[np.minimum(a, b), np.maximum(a, b)]] = np.where(a < b, comps.outcome, -comps.outcome)
     return answers, fit_btl(comps).scores
 
@@ -182,7 +184,7 @@ def movielens(cell, rng) -> dict:
 # the study
 # --------------------------------------------------------------------------------------------
 
-FULL = dict(
+FULL: dict[str, Any] = dict(
     consistency=dict(L=(100, 200, 400, 800), m=(10, 20, 40), eps=(1.0, 2.0, 3.0), reps=50),
     estimation=dict(L=(100, 200, 400, 800, 1600), m=(10, 20, 30), reps=300),
     ranking=dict(L=(50, 100, 200, 400), m=(10, 20, 30), delta=(0.05, 0.1, 0.15, 0.2), reps=100),
@@ -191,7 +193,7 @@ FULL = dict(
     mixed=dict(L=(100, 200, 400, 800), share=(0.05, 0.2, 0.5), reps=100),
     movielens=dict(L=(50, 100, 200, 400, 600), reps=200),
 )
-QUICK = dict(
+QUICK: dict[str, Any] = dict(
     consistency=dict(L=(100, 800), m=(10, 40), eps=(1.0, 2.0, 3.0), reps=100),
     estimation=dict(L=(100, 1600), m=(10, 20, 30), reps=300),
     ranking=dict(L=(50, 400), m=(10, 30), delta=(0.05, 0.2), reps=100),
@@ -246,7 +248,8 @@ def build(quick: bool = False, reps: int | None = None) -> Study:
         Experiment("mixed_epsilon", "Extension: mixed eps, uniform vs inverse-variance weights",
                    grid(share=cx["share"], L=cx["L"]), n("mixed"), mixed_privacy),
     )
-    figures, claims = [], []
+    figures: list[Figure] = []
+    claims: list[Claim] = []
     _scenario1(c1, figures, claims)
     _scenario2(c2, figures, claims)
     _scenario3(c3, figures, claims)

@@ -1,7 +1,9 @@
 """Rank intervals of private Kemeny and footrule aggregates: a bootstrap over the released statistic."""
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -18,6 +20,19 @@ from .cost import BOOTSTRAP_CHUNK, check_interval_cost, check_level, warn_if_ind
 KEMENY_TARGET = "ranks in the Kemeny aggregate of the raw rankings"
 FOOTRULE_TARGET = "ranks in the footrule-optimal aggregate of the raw rankings"
 AGGREGATE_BOOTSTRAP_MIN = 100
+
+
+class Aggregate(Protocol):
+    """What :func:`aggregate_intervals` reads of a private aggregate: an
+    :class:`~privrank.aggregation.private_kemeny.AggregateResult` (not imported here: the
+    aggregation package imports this one)."""
+
+    @property
+    def order(self) -> np.ndarray: ...
+    @property
+    def guarantee(self) -> Guarantee: ...
+    @property
+    def details(self) -> dict: ...
 
 
 @dataclass(frozen=True, repr=False)
@@ -88,8 +103,9 @@ class RankIntervals(Displayed):
         return plot_intervals(self, path, force=force, title=title)
 
 
-def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap: int = 1000, solver=None,
-                        rng=None) -> RankIntervals:
+def aggregate_intervals(result: Aggregate, *, items: Sequence[Hashable] | None = None, level: float = 0.95,
+                        n_bootstrap: int = 1000, solver: str | None = None,
+                        rng: int | np.random.Generator | None = None) -> RankIntervals:
     """Rank intervals and "i ahead of j" probabilities of a private Kemeny or footrule aggregate.
 
     Post-processing of the release only (the raw rankings are never read), so the intervals
@@ -166,7 +182,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     if B < AGGREGATE_BOOTSTRAP_MIN:
         raise InputError(f"n_bootstrap must be at least {AGGREGATE_BOOTSTRAP_MIN}")
     gen = as_generator(rng)
-    release, guarantee = getattr(result, "release", None), getattr(result, "guarantee", None)
+    release = getattr(result, "release", None)
     if not isinstance(release, (MatrixRelease, TreeRelease)):
         raise InputError("rank intervals re-draw the noise of the release an order was computed from: they need "
                          "the result of private_kemeny (noisy-matrix), ldp_matrix, dp_footrule or ldp_footrule")
@@ -222,7 +238,7 @@ def aggregate_intervals(result, *, items=None, level: float = 0.95, n_bootstrap:
     lower, upper = np.minimum(lower, released), np.maximum(upper, released)
     warn_if_indistinguishable(lower, upper, level)
     return RankIntervals(labels, order, lower, upper, ahead, shares,
-                         float(level), B, target, guarantee)
+                         float(level), B, target, result.guarantee)
 
 
 def _holm_bounds(ahead, level) -> tuple[np.ndarray, np.ndarray]:

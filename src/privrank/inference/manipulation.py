@@ -221,6 +221,7 @@ class _Reports(MarginBound):
         its largest (debiased) value ``y``; and how the ridge moves as fakes' reports are added."""
         t = self.tally
         records, levels = t.level_records(), t.epsilons
+        assert levels is not None  # randomized reports carry their epsilons
         self.R = float(records.sum())
         tanh2 = np.tanh(eps / 2.0) ** 2
         mean = float(np.average(np.tanh(levels / 2.0) ** 2, weights=records))
@@ -269,6 +270,7 @@ class _Reports(MarginBound):
         """The tally level the searched attacks' reports carry: the largest weighted report value
         among the epsilons the reports carry (a fake declares one of them)."""
         eps = self.tally.epsilons
+        assert eps is not None  # randomized reports carry their epsilons
         allowed = np.isin(eps, self.epsilons)
         gain = np.where(allowed, self._weight_of(eps) * (self._value_of(eps) - 0.5), -np.inf)
         return int(np.argmax(gain))
@@ -331,6 +333,7 @@ class _Reports(MarginBound):
         dw = w[self.iu] - w[self.ju]
         winner = np.where(dw < 0, self.iu, self.ju)
         loser = np.where(dw < 0, self.ju, self.iu)
+        assert self.tally.epsilons is not None  # randomized reports carry their epsilons
         eps = float(self.tally.epsilons[level])
         influence = np.abs(dw) * (float(self._value_of(eps)) - expit(s[winner] - s[loser]))
         masks = {"promotion of the challenger": winner == c, "demotion of the leader": loser == t,
@@ -389,9 +392,9 @@ def _tally_and_quota(reports, max_answers):
     return reports, None if max_answers is None else int(max_answers)
 
 
-def manipulation_margin(reports, lam="default", *, weights: str = "uniform", debiased: bool = True,
-                        max_answers: int | None = None, pairs: bool | int = False,
-                        max_fakes: int = MAX_FAKES) -> ManipulationMargin:
+def manipulation_margin(reports: PairwiseComparisons | ComparisonTally, lam: float | str = "default", *,
+                        weights: str = "uniform", debiased: bool = True, max_answers: int | None = None,
+                        pairs: bool | int = False, max_fakes: int = MAX_FAKES) -> ManipulationMargin:
     """How many fake respondents change the BTL ranking of reports: found by attacks, and proven.
 
     The rules a fake follows are the survey's: ``K`` is the declared quota of answers per
@@ -473,7 +476,7 @@ def manipulation_margin(reports, lam="default", *, weights: str = "uniform", deb
         # searched (the search is an attack: skipping one can only leave fakes larger, never wrong)
         estimates = {c: model.estimate(t, c) for c in challengers}
         best = None
-        for c in sorted(challengers, key=estimates.get):
+        for c in sorted(challengers, key=estimates.__getitem__):
             limit = cap if best is None else best[0] - 1
             if limit < 1 or (best is not None and estimates[c] >= SEARCH_RATIO * best[0]):
                 break

@@ -7,12 +7,32 @@ value, in a fresh kernel too (no ``%matplotlib inline`` needed); with a path it 
 """
 from __future__ import annotations
 
+import os
 import textwrap
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..errors import InputError
 from ..files import Output
+
+if TYPE_CHECKING:
+    from ..inline_figure import InlineFigure
+
+
+class Intervals(Protocol):
+    """What :func:`plot_intervals` takes: :class:`~privrank.inference.scores.ConfidenceIntervals` (its
+    score intervals too) or :class:`~privrank.inference.aggregates.RankIntervals` (not imported here:
+    both modules import this one)."""
+
+    @property
+    def items(self) -> tuple: ...
+    @property
+    def level(self) -> float: ...
+    @property
+    def rank_lower(self) -> np.ndarray: ...
+    @property
+    def rank_upper(self) -> np.ndarray: ...
 
 
 def new_figure(path=None, *, force: bool = False, **options):
@@ -32,7 +52,8 @@ def new_figure(path=None, *, force: bool = False, **options):
     return InlineFigure(**options), (path if isinstance(path, Output) else out)
 
 
-def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = None):
+def plot_intervals(ci: Intervals, path: str | os.PathLike[str] | None = None, *,
+                   force: bool = False, title: str | None = None) -> InlineFigure:
     """Forest plot of the score intervals and, beside it, the rank intervals (best item on top).
 
     ``ci`` is :class:`ConfidenceIntervals`, or :class:`RankIntervals` (a consensus ranking has no
@@ -66,17 +87,18 @@ def plot_intervals(ci, path=None, *, force: bool = False, title: str | None = No
     """
     m = len(ci.items)
     scores = hasattr(ci, "score_label")  # score intervals too (ConfidenceIntervals), else ranks only
+    shown: Any = ci  # the attributes of either kind
     fig, out = new_figure(path, force=force, figsize=_figsize(m, scores), layout="constrained")
-    order = np.lexsort((np.arange(m), -ci.estimate)) if scores else ci.order
+    order = np.lexsort((np.arange(m), -shown.estimate)) if scores else shown.order
     y = np.arange(m)
     labels = [str(ci.items[k]) for k in order]
     if scores:
         left, right = fig.subplots(1, 2, sharey=True)
-        est = ci.estimate[order]
-        left.errorbar(est, y, xerr=[est - ci.lower[order], ci.upper[order] - est], fmt="o", ms=3, capsize=2)
+        est = shown.estimate[order]
+        left.errorbar(est, y, xerr=[est - shown.lower[order], shown.upper[order] - est], fmt="o", ms=3, capsize=2)
         left.set_yticks(y, labels, fontsize=8)
         left.invert_yaxis()
-        left.set_xlabel(ci.score_label)
+        left.set_xlabel(shown.score_label)
         left.set_title(f"{100 * ci.level:g}% score intervals")
     else:
         right = fig.subplots()

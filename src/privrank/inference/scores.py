@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse
+from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
 from .._rng import as_generator
@@ -19,6 +20,7 @@ from ..mechanisms.randomized_response import added_variance, debias, report_prob
 from ..pairwise.btl import BTLFit, newton_btl_many, weighted_laplacian
 from ..pairwise.central import CentralRanking, copeland_noise
 from ..pairwise.links import LOGISTIC, Link, as_link
+from ..pairwise.release import PairwiseRelease
 from .cost import BOOTSTRAP_CHUNK, check_interval_cost, check_level, warn_if_indistinguishable
 
 METHODS = ("sandwich", "bootstrap")
@@ -141,7 +143,7 @@ class _Problem:
     estimate: np.ndarray
     ridge: float
     item_noise: float  # variance of the noise added to each item's score or count
-    release: object = None  # the local release a BTL fit was fitted to
+    release: PairwiseRelease | None = None  # the local release a BTL fit was fitted to (kind "btl")
     noise_scale: float = 0.0  # Laplace scale of that noise (central releases)
 
     @property
@@ -154,6 +156,7 @@ class _Problem:
         F = self.link.cdf(d)
         if self.kind == "btl":
             rel = self.release
+            assert rel is not None  # kind "btl"
             w2 = self.totals if rel.weight_sq is None else rel.weight_sq
             return w2 * F * (1.0 - F) + rel.noise_variance
         slope = self.link.pair_gradient(d, 1.0, 1.0) - self.link.pair_gradient(d, 0.0, 1.0)
@@ -176,8 +179,10 @@ class _Problem:
         return theta - theta.mean(axis=1, keepdims=True), ok
 
 
-def confidence_intervals(result, *, level: float = 0.95, method: str = "sandwich", bias_corrected: bool = False,
-                         n_bootstrap: int = 1000, design=None, rng=None) -> ConfidenceIntervals:
+def confidence_intervals(result: BTLFit | CentralRanking, *, level: float = 0.95, method: str = "sandwich",
+                         bias_corrected: bool = False, n_bootstrap: int = 1000,
+                         design: PairCounts | ArrayLike | None = None,
+                         rng: int | np.random.Generator | None = None) -> ConfidenceIntervals:
     """Score intervals, rank intervals and "i ahead of j" probabilities of a pairwise release.
 
     Post-processing only: the result's guarantee covers the intervals (see the module docstring
@@ -298,7 +303,7 @@ def _problem(result, design) -> _Problem:
                      "counts")
 
 
-def _design(result: CentralRanking, design):
+def _design(result: CentralRanking, design) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = len(result.items)
     i, j = np.triu_indices(m, 1)
     if design is None:
@@ -334,6 +339,7 @@ def _model_scores(prob: _Problem, centre) -> np.ndarray:
 
 def _ridge_free(prob: _Problem) -> np.ndarray:
     if prob.kind == "btl":
+        assert prob.release is not None  # kind "btl"
         theta, ok = prob.solve(prob.release.counts.wins[None, :], 0.0)
     else:
         if prob.link is not LOGISTIC:
@@ -414,6 +420,7 @@ def _local_sums(prob: _Problem, theta, B: int, gen) -> np.ndarray:
     each pair's sum from the normal law with its exact mean and variance.
     """
     rel = prob.release
+    assert rel is not None and rel.noise_variance is not None  # a debiased local release: kind "btl"
     n = prob.totals
     P = LOGISTIC.cdf(theta[prob.i] - theta[prob.j])
     whole = rel.weight_sq is None and np.all(n == np.rint(n))

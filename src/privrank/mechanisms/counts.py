@@ -24,15 +24,22 @@ calibration of the *continuous* Gaussian (which does not carry over to the integ
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import MAX_WHOLE, RHO_MINIMUM, InputError, check_delta, check_epsilon, check_positive, index_array
 from ..guarantees import Guarantee, zcdp_epsilon, zcdp_rho
 from ..html_cards import Rows, Shown
 from ..release import charge, private_release
 from .noise import discrete_gaussian, discrete_laplace
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 
 @dataclass(frozen=True, repr=False)
@@ -91,9 +98,11 @@ def _check_counts(counts) -> np.ndarray:
 
 
 @private_release
-def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensitivity=1,
-                 l2_sensitivity=None, unit: str, mechanism: str = "noisy counts",
-                 rng=None) -> CountRelease:
+def noisy_counts(counts: ArrayLike, *, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None,
+                 l1_sensitivity: float = 1, l2_sensitivity: float | None = None, unit: str,
+                 mechanism: str = "noisy counts", rng: int | np.random.Generator | None = None,
+                 ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                 new_data: str | None = None) -> CountRelease:
     """Release integer counts with exact discrete Laplace or discrete Gaussian noise.
 
     Parameters
@@ -155,7 +164,8 @@ def noisy_counts(counts, *, epsilon=None, delta: float = 0.0, rho=None, l1_sensi
         return CountRelease(c + noise, "discrete-laplace", scale, g)
     if dlt == 0:
         raise InputError("a zCDP release states its (epsilon, delta) guarantee at a delta > 0")
-    r = check_epsilon(rho, name="rho", minimum=RHO_MINIMUM) if rho is not None else zcdp_rho(epsilon, dlt)
+    r = (check_epsilon(rho, name="rho", minimum=RHO_MINIMUM) if rho is not None
+         else zcdp_rho(check_epsilon(epsilon), dlt))
     scale = d2 / math.sqrt(2.0 * r)
     eps = zcdp_epsilon(r, dlt) if rho is not None else check_epsilon(epsilon)
     g = Guarantee(epsilon=eps, delta=dlt, model="central", unit=unit, rho=r,

@@ -28,11 +28,12 @@ import math
 import secrets
 from fractions import Fraction
 from functools import lru_cache
+from typing import overload
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .._rng import as_generator
+from .._rng import RNGLike, as_generator
 from ..errors import InputError, check_delta, check_epsilon, check_positive
 from ..draws import before_draw, noise_factor
 
@@ -232,7 +233,7 @@ def gaussian_release(values, l2_sensitivity: float, mu: float, rng=None, *, latt
     d2 = check_positive(l2_sensitivity, name="l2_sensitivity")
     d = x.size if coordinates is None else int(coordinates)
     exact = lattice is not None and math.log2(lattice).is_integer()
-    g = float(lattice) if exact else release_grid(d2 / math.sqrt(max(d, 1)))
+    g = float(lattice) if exact else release_grid(d2 / math.sqrt(max(d, 1)))  # type: ignore[arg-type]  # exact: lattice
     sigma = (d2 if exact else d2 + math.sqrt(d) * g) / check_positive(mu, name="mu")
     k = np.rint(x / g)
     return (k + discrete_gaussian(sigma / g, x.shape, rng)) * g, sigma
@@ -425,7 +426,11 @@ def _gaussian_rational(sigma: float) -> tuple[int, int, int]:
     return math.ceil(var * den), den, t
 
 
-def discrete_laplace(scale, size=None, rng=None) -> np.ndarray:
+@overload
+def discrete_laplace(scale: float, size: None = None, rng: RNGLike = None) -> int: ...
+@overload
+def discrete_laplace(scale: float, size: int | tuple[int, ...], rng: RNGLike = None) -> np.ndarray: ...
+def discrete_laplace(scale: float, size: int | tuple[int, ...] | None = None, rng: RNGLike = None) -> int | np.ndarray:
     """Exact discrete Laplace noise: ``P(x) = tanh(1/(2b)) exp(-|x|/b)`` on the integers.
 
     Canonne, Kamath, Steinke (2020) Algorithm 2 in integer arithmetic. Adding it with
@@ -449,7 +454,11 @@ def discrete_laplace(scale, size=None, rng=None) -> np.ndarray:
     return int(out[0]) if size is None else out.reshape(size)
 
 
-def discrete_gaussian(sigma, size=None, rng=None) -> np.ndarray:
+@overload
+def discrete_gaussian(sigma: float, size: None = None, rng: RNGLike = None) -> int: ...
+@overload
+def discrete_gaussian(sigma: float, size: int | tuple[int, ...], rng: RNGLike = None) -> np.ndarray: ...
+def discrete_gaussian(sigma: float, size: int | tuple[int, ...] | None = None, rng: RNGLike = None) -> int | np.ndarray:
     """Exact discrete Gaussian noise: ``P(x) ~ exp(-x^2/(2 sigma^2))`` on the integers.
 
     Canonne, Kamath, Steinke (2020) Algorithm 3: a discrete Laplace proposal of scale

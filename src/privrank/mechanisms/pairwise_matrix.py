@@ -61,6 +61,7 @@ class Budget:
         """Laplace scale or Gaussian sd of a stage with this budget fraction and sensitivities."""
         if self.noise == "laplace":
             return l1 / (self.epsilon * fraction)
+        assert self.mu is not None  # Gaussian noise
         return l2 / (self.mu * math.sqrt(fraction))
 
     def release(self, fractions, n: int, scale: float, rng) -> np.ndarray:
@@ -168,7 +169,7 @@ def clip_pairs(W) -> np.ndarray:
     return out
 
 
-def noisy_pairwise_matrix(W, n: float, budget: Budget, fraction: float = 1.0, rng=None,
+def noisy_pairwise_matrix(W, n: int, budget: Budget, fraction: float = 1.0, rng=None,
                           clip: bool = False) -> tuple[np.ndarray, float]:
     """Central release of ``w``: noise on the upper triangle, lower triangle ``1 - w~``.
 
@@ -229,7 +230,7 @@ def pairwise_from_reports(total, n: int, m: int, epsilon) -> np.ndarray:
     return matrix_from_upper(0.5 + unit * np.asarray(total) / n, m)
 
 
-def noisy_cost_difference(diff: float, kendall: int, n: int, budget: Budget, fraction: float,
+def noisy_cost_difference(diff: float, kendall: float, n: int, budget: Budget, fraction: float,
                           rng=None) -> tuple[float, float]:
     """``diff = cost_w(a) - cost_w(b)`` plus noise: the selection step of Hillebrand et al. Lemma B.11.
 

@@ -30,6 +30,7 @@ import secrets
 from dataclasses import replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .._rng import as_generator, is_seeded, secure_bits
@@ -42,7 +43,7 @@ from ..draws import before_draw, noise_factor
 RECORD_CHUNK = 1 << 18  # 2 MB of uniforms: the temporaries stay in cache (1.7x faster than 1 << 22)
 
 
-def flip_probability(epsilon) -> np.ndarray | float:
+def flip_probability(epsilon: ArrayLike) -> np.ndarray | float:
     """Probability ``1 / (1 + e^eps)`` that randomized response flips a comparison.
 
     Examples
@@ -200,7 +201,7 @@ def randomize_counts(wins, n, epsilon, rng=None, *, ties=0) -> np.ndarray:
     return gen.binomial(yes, 1.0 - p) + gen.binomial(total - yes, p)
 
 
-def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
+def randomize_answer(outcome: int, epsilon: float, rng: int | np.random.Generator | None = None) -> int:
     """Respondent-side randomized response for one answer.
 
     Parameters
@@ -234,7 +235,7 @@ def randomize_answer(outcome: int, epsilon: float, rng=None) -> int:
     return 1 if bit else -1
 
 
-def debias(reports01, epsilon, n=1) -> np.ndarray:
+def debias(reports01: ArrayLike, epsilon: ArrayLike, n: ArrayLike = 1) -> np.ndarray:
     """Debiasing transform of Xu, Sun, Cheng eq. (1): unbiased estimates of the true answers.
 
     ``reports01`` are reports in {0, 1}, or fractions in [0, 1] of "1" reports among answers

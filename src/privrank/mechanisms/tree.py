@@ -53,10 +53,13 @@ The central releases are exact multiples of a power-of-two grid, with exact disc
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data.rankings import check_multiplicities, check_permutations, position_counts
 from .. import limits
@@ -67,6 +70,10 @@ from ..release import charge, private_release
 from .local_vectors import MAX_REPORTS, duchi_l2_records, duchi_l2_scale, report_unit
 from .noise import discrete_gaussian_mu, gaussian_release, laplace_release
 from .randomized_response import record_key
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 NOISE_TYPES = ("laplace", "gaussian", "local")
 #: Default weight growth factor per noise type (see module docstring).
@@ -155,7 +162,9 @@ def tree_layout(m: int, kappa: float) -> TreeLayout:
     kappa = check_kappa(kappa)
     d = int(math.ceil(math.log2(m))) if m > 1 else 0
     x = np.arange(m)
-    rows_design, rows_level, keys = [], [], {}
+    rows_design: list[np.ndarray] = []
+    rows_level: list[int] = []
+    keys: dict[tuple[str, int, int], int] = {}
     # counts of all non-root nodes, levels 0 .. d-1, nodes with left end < m
     for kind in ("u", "v"):
         for lev in range(d):
@@ -342,8 +351,11 @@ def _central_release(counts, n, layout, sens1, sens2, noise, epsilon, delta, rng
 
 
 @private_release
-def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                       kappa: float | None = None, weights=None, rng=None) -> TreeRelease:
+def approximate_median(values: ArrayLike, m: int, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                       kappa: float | None = None, weights: ArrayLike | None = None,
+                       rng: int | np.random.Generator | None = None,
+                       ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                       new_data: str | None = None) -> TreeRelease:
     """Private mean absolute deviations ``gamma_j = (1/n) sum_i |x_i - j|`` for all ``j``.
 
     Hillebrand et al. Algorithm 1 (Theorem 3.1): ``E max_j |gamma~_j - gamma_j|`` is
@@ -414,8 +426,11 @@ def approximate_median(values, m: int, *, epsilon, delta: float = 0.0, noise: st
 
 
 @private_release
-def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                          kappa: float | None = None, weights=None, rng=None) -> TreeRelease:
+def footrule_cost_release(positions: ArrayLike, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                          kappa: float | None = None, weights: ArrayLike | None = None,
+                          rng: int | np.random.Generator | None = None,
+                          ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                          new_data: str | None = None) -> TreeRelease:
     """Private footrule cost matrix of a ranking profile (m-parallel ApxMed, Corollary 3.2).
 
     ``costs[q, j]`` estimates ``(1/n) sum_i |pi_i(q) - j|``, the mean footrule displacement of
@@ -481,8 +496,10 @@ def footrule_cost_release(positions, *, epsilon, delta: float = 0.0, noise: str 
 
 
 @private_release
-def footrule_counts_release(counts, n: int, *, epsilon, delta: float = 0.0, noise: str = "laplace",
-                            kappa: float | None = None, rng=None) -> TreeRelease:
+def footrule_counts_release(counts: ArrayLike, n: int, *, epsilon: float, delta: float = 0.0, noise: str = "laplace",
+                            kappa: float | None = None, rng: int | np.random.Generator | None = None,
+                            ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                            new_data: str | None = None) -> TreeRelease:
     """Central release of the footrule cost matrix from the position counts of ``n`` rankings.
 
     The release of :func:`footrule_cost_release` (central noise) computed from its sufficient

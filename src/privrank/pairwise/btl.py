@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg.lapack
@@ -38,11 +40,16 @@ import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 from ..data.pair_counts import PairCounts, grouped_csr, row_order
+from ..data.tabular import TableLike
 from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
 from .arena import comparisons_or_arena
 from .links import LOGISTIC, Link
+
+if TYPE_CHECKING:
+    from ..data.comparisons import PairwiseComparisons
+    from .release import PairwiseRelease
 
 DENSE_MAX_ITEMS = 600
 
@@ -156,7 +163,7 @@ class BTLFit(ScoredRanking):
     objective: float
     solver: str
     info: dict = field(default_factory=dict)
-    release: object = field(default=None, repr=False, compare=False)
+    release: PairwiseRelease | None = field(default=None, repr=False, compare=False)
 
 
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
@@ -193,7 +200,7 @@ def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0, positions=None) -> n
     """Dense ``sum_k w_k (e_i[k] - e_j[k])(e_i[k] - e_j[k])^T + ridge I`` over distinct pairs, summed
     by one ``bincount`` over the :func:`laplacian_positions` (given, or computed here)."""
     pos = laplacian_positions(i, j, m) if positions is None else positions
-    H = np.bincount(pos, (_LAPLACIAN_SIGNS * w).ravel(), m * m).reshape(m, m)
+    H: np.ndarray = np.bincount(pos, (_LAPLACIAN_SIGNS * w).ravel(), m * m).reshape(m, m)  # weighted: floats
     if ridge:
         H.flat[:: m + 1] += ridge
     return H
@@ -266,6 +273,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
                 raise np.linalg.LinAlgError("the Newton system is not positive definite")
             step = -step
         else:
+            assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / (diag + shift))
@@ -374,8 +382,9 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
                   btl_objective(theta, pc, lam), used, info, release)
 
 
-def fit_btl(data, ys=None, winners=None, *, lam="default", weights: str = "uniform", tol: float = 1e-9,
-            max_iter: int = 200, solver: str = "auto") -> BTLFit:
+def fit_btl(data: PairwiseRelease | PairwiseComparisons | TableLike | Sequence[Hashable],
+            ys: Sequence[Hashable] | None = None, winners: Sequence[Any] | None = None, *, lam: float | str = "default",
+            weights: str = "uniform", tol: float = 1e-9, max_iter: int = 200, solver: str = "auto") -> BTLFit:
     """Fit the regularised BTL model (Xu, Sun, Cheng eq. 3, count-weighted form).
 
     ``fit_btl(data)``, or ``fit_btl(xs, ys, winners)`` in evalica's call shape (the non-private fit

@@ -47,7 +47,10 @@ Calibration (Proposition 2.1 and §3.1, with the notes' corrections)
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse
@@ -57,6 +60,7 @@ from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
+from ..data.tabular import TableLike
 from ..errors import DisconnectedError, InputError, check_epsilon, check_flag, check_positive, check_whole
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
@@ -64,6 +68,10 @@ from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
 from .arena import comparisons_or_arena
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 THEORY_RIDGE_CONSTANT = 2.0
 #: smallest ridge, relative to the mean number of comparisons per item: below it the ridge is lost in
@@ -298,6 +306,7 @@ def _gamma(gamma, pc: PairCounts, budget: _Budget | None, link: Link, respondent
     are a fact of the data: one respondent more or less would move the ridge).
     """
     floor = 0.0 if budget is None else objective_perturbation_calibration(budget.epsilon, link, budget.answers)[1]
+    public_total: float | None
     if budget is None:
         public_total = float(pc.totals.sum())
     elif budget.unit == UNIT_USER:
@@ -340,8 +349,12 @@ def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostic
 
 
 @private_release
-def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None, link="logistic",
-                  gamma="theory", centre: bool = True, diagnostics: bool = False, rng=None) -> CentralRanking:
+def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, epsilon: float | None = None, *,
+                  user_epsilon: float | None = None, max_answers: int | None = None, respondents: int | None = None,
+                  link: str | Link = "logistic", gamma: float | str = "theory", centre: bool = True,
+                  diagnostics: bool = False, rng: int | np.random.Generator | None = None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> CentralRanking:
     """Objective-perturbed penalised MLE (Cai, Chakraborty, Wang, Algorithm 1, eq. 2.2).
 
     Minimises ``L(theta) + gamma/2 ||theta||^2 + w @ theta`` where ``L`` is the negative
@@ -430,8 +443,9 @@ def perturbed_mle(data, epsilon=None, *, user_epsilon=None, max_answers=None, re
     return CentralRanking(theta, _items(pc), guarantee, method="perturbed MLE", params=params, diagnostics=diag)
 
 
-def penalised_mle(data, ys=None, winners=None, *, link="logistic", gamma="theory", centre: bool = True
-                  ) -> CentralRanking:
+def penalised_mle(data: PairwiseComparisons | PairCounts | TableLike | Sequence[Hashable],
+                  ys: Sequence[Hashable] | None = None, winners: Sequence[Any] | None = None, *,
+                  link: str | Link = "logistic", gamma: float | str = "theory", centre: bool = True) -> CentralRanking:
     """The ridge MLE of Algorithm 1 without noise (``lambda = 0``): not private.
 
     ``argmin L(theta) + gamma/2 ||theta||^2``, the estimator of Chen, Fan, Ma and Wang (2019) that
@@ -496,8 +510,10 @@ def _respondents(respondents, budget: _Budget) -> int | None:
 
 
 @private_release
-def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, respondents=None,
-                   rng=None) -> CentralRanking:
+def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, epsilon: float | None = None, *,
+                   user_epsilon: float | None = None, max_answers: int | None = None, respondents: int | None = None,
+                   rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                   accountant: Accountant | None = None, new_data: str | None = None) -> CentralRanking:
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
 
     Every item's number of wins ``N_i`` (a tie is half a win each) plus i.i.d. Laplace noise of
@@ -550,7 +566,9 @@ def noisy_copeland(data, epsilon=None, *, user_epsilon=None, max_answers=None, r
                           method="noisy Copeland", params=params)
 
 
-def copeland(data, ys=None, winners=None, *, rng=None) -> CentralRanking:
+def copeland(data: PairwiseComparisons | PairCounts | TableLike | Sequence[Hashable],
+             ys: Sequence[Hashable] | None = None, winners: Sequence[Any] | None = None, *,
+             rng: int | np.random.Generator | None = None) -> CentralRanking:
     """Copeland win counts without noise (Shah and Wainwright 2017): not private.
 
     Items are ranked by their number of wins (a tie is half a win each); equal counts are
@@ -579,7 +597,9 @@ def copeland(data, ys=None, winners=None, *, rng=None) -> CentralRanking:
 
 # ---------------------------------------------------------------------------------- spectral
 
-def rank_centrality(data, ys=None, winners=None, *, pseudo_count: float = 1.0) -> CentralRanking:
+def rank_centrality(data: PairwiseComparisons | PairCounts | TableLike | Sequence[Hashable],
+                    ys: Sequence[Hashable] | None = None, winners: Sequence[Any] | None = None, *,
+                    pseudo_count: float = 1.0) -> CentralRanking:
     """Rank Centrality (Negahban, Oh and Shah 2017): the stationary distribution of a random walk.
 
     From item ``i`` the walk moves to each compared item ``j`` with probability

@@ -25,10 +25,13 @@ reports it receives. What the guarantee protects is the answers, not how many th
 """
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
@@ -40,6 +43,10 @@ from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
 from .release import (TIE_NOTE, PairwiseRelease, check_weighting, local_guarantee, paper_lambda,
                       release_from_reports)
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 
 def _is_per_user(spec) -> bool:
@@ -54,7 +61,7 @@ def _is_per_user(spec) -> bool:
 
 
 def _per_user(comps: PairwiseComparisons, spec, name: str) -> np.ndarray:
-    if comps.user is None:
+    if comps.users is None:
         raise InputError(f"{name} per user needs user ids in the data")
     if isinstance(spec, Mapping):
         try:
@@ -87,7 +94,7 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
     if _is_per_user(user_epsilon):
         budget = _per_user(comps, user_epsilon, "user_epsilon")
     else:
-        if comps.user is None:
+        if comps.users is None:
             raise InputError("user_epsilon needs user ids in the data")
         budget = np.full(len(comps.users), check_epsilon(user_epsilon, name="user_epsilon"))
     counts = comps.records_per_user()
@@ -137,8 +144,11 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
 
 
 @private_release
-def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                        rng=None) -> PairwiseComparisons:
+def randomized_response(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                        *, user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                        max_answers: int | None = None, rng: int | np.random.Generator | None = None,
+                        ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                        new_data: str | None = None) -> PairwiseComparisons:
     """Play the respondents' side: randomize every answer, return reports with their epsilon.
 
     Each record is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise (a tie is a
@@ -180,8 +190,13 @@ def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
 
 
 @private_release
-def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                 max_answers=None, weights: str = "uniform", rng=None) -> PairwiseRelease:
+def debiased_randomized_response(comps: PairwiseComparisons,
+                                 epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+                                 user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                                 max_answers: int | None = None, weights: str = "uniform",
+                                 rng: int | np.random.Generator | None = None,
+                                 ledger: Ledger | str | os.PathLike[str] | None = None,
+                                 accountant: Accountant | None = None, new_data: str | None = None) -> PairwiseRelease:
     """Debiased randomized response (Xu, Sun, Cheng eq. 1): the paper's local-DP release.
 
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
@@ -207,8 +222,12 @@ def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, us
 
 
 @private_release
-def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                max_answers=None, rng=None) -> PairwiseRelease:
+def classic_randomized_response(comps: PairwiseComparisons,
+                                epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+                                user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                                max_answers: int | None = None, rng: int | np.random.Generator | None = None,
+                                ledger: Ledger | str | os.PathLike[str] | None = None,
+                                accountant: Accountant | None = None, new_data: str | None = None) -> PairwiseRelease:
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
@@ -235,8 +254,11 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
 
 
 @private_release
-def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                  rng=None) -> PairwiseRelease:
+def local_laplace(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+                  user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                  max_answers: int | None = None, rng: int | np.random.Generator | None = None,
+                  ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
+                  new_data: str | None = None) -> PairwiseRelease:
     """Per-comparison Laplace baseline: each answer in {0, 1/2, 1} plus Laplace(1/eps) noise.
 
     The paper names this baseline without defining it; privrank uses the natural definition:
@@ -282,7 +304,7 @@ def laplace_variance_factor(eps_records) -> float:
 ADAPTIVE_SCHEMES = ("log_over", "critical", "log_under")
 
 
-def adaptive_epsilon(scheme: str, m: int, L, L0: int = 100):
+def adaptive_epsilon(scheme: str, m: int, L: ArrayLike, L0: int = 100) -> float | np.ndarray:
     """Per-comparison epsilon that shrinks with the data size (Xu, Sun, Cheng §5.1).
 
     Schemes are named by rate and normalised so that ``eps(m, L0) = 1``:

@@ -8,6 +8,7 @@ default ridge.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -128,8 +129,9 @@ def paper_lambda(eps_records: np.ndarray, counts=None) -> float:
     return float(np.average(x + 4.0 + 4.0 / x, weights=counts))
 
 
-def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = True,
-                         guarantee: Guarantee | None = None, epsilons=None) -> PairwiseRelease:
+def release_from_reports(reports: PairwiseComparisons | ComparisonTally, *, weights: str = "uniform",
+                         debiased: bool = True, guarantee: Guarantee | None = None,
+                         epsilons: float | Sequence[float] | None = None) -> PairwiseRelease:
     """Debias randomized reports (post-processing, no further randomization).
 
     Parameters
@@ -201,6 +203,7 @@ def release_from_reports(reports, *, weights: str = "uniform", debiased: bool = 
     quota = reports.max_answers if isinstance(reports, PairwiseComparisons) else None
     tally = reports.tally() if isinstance(reports, PairwiseComparisons) else reports
     eps, per_level = tally.epsilons, tally.level_records()
+    assert eps is not None  # randomized reports (checked above) carry their epsilons
     bad, why = epsilons_out_of_range(eps)
     if bad.size:
         raise InputError(f"randomized reports: {why}")

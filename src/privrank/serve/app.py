@@ -312,7 +312,7 @@ def json_http_protocol():
     answer = b"HTTP/1.1 400 Bad Request\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode() + \
         b"\r\n" + body
 
-    class JsonHTTPProtocol(AutoHTTPProtocol):
+    class JsonHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]  # uvicorn picks it at import
         def send_400_response(self, msg: str) -> None:  # the connection ends here: no parser state matters
             self.transport.write(answer)
             self.transport.close()

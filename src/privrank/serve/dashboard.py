@@ -27,6 +27,8 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
+from typing import Any
 from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -223,6 +225,12 @@ class _Tally:
         self.gaps: dict[int, float] = {}  # missing id -> when it was first missed
         self._clock = clock
 
+    def _read(self, store, after) -> list:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _add(self, rows) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
     def update(self, store) -> int:
         """Add the reports stored since the last update; returns how many were added."""
         now = self._clock()
@@ -314,8 +322,8 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | No
     unit = RESPONDENT_UNITS[invitation_only]
     guarantee = local_guarantee(eps, eps * survey.max_answers, "randomized response (in the respondent's browser)",
                                 note=f"{TIE_NOTE} {unit_note(invitation_only)}")
-    view = {"guarantee": replace(guarantee, user=unit), "notes": threshold_notes(survey, needed),
-            "score": "BTL score"}
+    view: dict[str, Any] = {"guarantee": replace(guarantee, user=unit), "notes": threshold_notes(survey, needed),
+                            "score": "BTL score"}
     if needed is None or tally.count < needed:
         return {**view, "waiting": threshold_text(survey, needed, tally.count, unit)}
     reports = tally.tally()  # at least one report, so at least two items
@@ -326,6 +334,7 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | No
             return {**view, "waiting": "Not enough data yet: the comparisons so far split the items into groups "
                                        "never compared with each other."}
         ci = None
+        assert fit.release is not None  # a fit of reports carries their release
         if fit.release.counts.items_compared().min() < MIN_REPORTS_FOR_INTERVALS:
             view["notes"].append(f"No intervals yet: each item needs {MIN_REPORTS_FOR_INTERVALS} reports.")
         else:
@@ -361,6 +370,7 @@ def ranking_view(survey, tally: BallotTally, invitation_only: bool, needed: int 
     from ..mechanisms.pairwise_matrix import matrix_from_upper
     from .survey import NORM_TOLERANCE
 
+    view: dict[str, Any]
     view = {"guarantee": Guarantee(epsilon=survey.epsilon, model="local", unit=UNIT_RANKING,
                                    mechanism="Duchi et al. l2 randomizer of the pairwise vector (in the "
                                              "respondent's browser)",
@@ -413,7 +423,8 @@ class LiveRanking:
 
     def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
-        self._wants_helper, self._helper = helper, None
+        self._wants_helper = helper
+        self._helper: Helper | None = None
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
         self._lock = threading.Lock()  # held while deciding, and while a request waits for a refit
@@ -424,6 +435,7 @@ class LiveRanking:
         self._needed: Future | None = None
 
     def _plan(self) -> None:
+        assert self._needed is not None  # view() made it before starting this
         try:
             self._needed.set_result(survey_threshold(self.survey, self._helper))
         except Exception as exc:  # raised again by the refit that asks for it
@@ -453,16 +465,18 @@ class LiveRanking:
                 self._checked = now
                 threading.Thread(target=self._refit_logged, args=(invitation_only,), name="privrank-dashboard",
                                  daemon=True).start()
+            assert self._view is not None  # computed above when there was none
             return self._view
 
     def _refit(self, invitation_only: bool) -> None:
+        assert self._needed is not None  # view() made it before any refit
         with self._refitting:
             read = datetime.now(timezone.utc)
             added = self.tally.update(self.store)
             needed = self._needed.result() if self.refresh <= 0 or self._needed.done() else None
             if added or self._view is None or invitation_only != self._invitation_only \
                     or needed != self._view["needed"]:
-                make = pairs_view if self.survey.design == "pairs" else ranking_view
+                make: Callable[..., dict] = pairs_view if self.survey.design == "pairs" else ranking_view
                 arguments = (self.survey, self.tally, invitation_only, needed)
                 # a waiting view too, and a view holds built-in types only (a margin as a dict): the server
                 # never imports the fitting code, whose import (scipy's) holds its GIL for a second or more

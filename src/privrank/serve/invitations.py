@@ -56,7 +56,7 @@ class InvitationsFile:
 
     def __init__(self, path: Path, fd: int):
         self.path = path
-        self._fd = fd
+        self._fd: int | None = fd
         self.written = False
 
     def issue(self, store, n: int, base: str) -> Path:
@@ -77,6 +77,7 @@ class InvitationsFile:
         writer.writerow(["invitation", "link"])
         writer.writerows([code, f"{base}/#invite={code}"] for code in codes)
         fd, self._fd = self._fd, None
+        assert fd is not None  # a reserved file is issued once
         self.written = True  # from here on the file is the only copy of codes the store holds: never removed
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -139,7 +139,7 @@ SQL = {
 FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
-def is_urlsafe_token(text, nbytes: int) -> bool:
+def is_urlsafe_token(text: object, nbytes: int) -> TypeGuard[str]:
     """Whether ``text`` has the exact shape of ``secrets.token_urlsafe(nbytes)``: ``ceil(4 nbytes / 3)``
     characters of the base64url alphabet, nothing else (no padding, no other character)."""
     return isinstance(text, str) and re.fullmatch(f"[A-Za-z0-9_-]{{{math.ceil(4 * nbytes / 3)}}}", text) is not None
@@ -241,7 +241,7 @@ class Store:
     #: column added; then the tokens replaced by their :func:`credential_hash` (``privrank_credential_hash``,
     #: a function of each connection), the reports' after the respondents', so the foreign key between them
     #: is checked at the commit
-    migrations = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
+    migrations: tuple[tuple[str, ...], ...] = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
                    "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
                    "ALTER TABLE reports ADD COLUMN report_key TEXT"),
                   ("PRAGMA defer_foreign_keys = ON",
@@ -319,6 +319,8 @@ class Store:
     WRITERS = 1
     _writers: list | None = None
     _stopping = False
+    _guard: threading.Lock  # set by each dialect's __init__
+    _closed: bool
 
     def _write(self, work):
         """``work(cursor)`` committed (by the writer thread) before this returns its result."""
@@ -327,7 +329,7 @@ class Store:
     def _submit(self, work, locks: str = "") -> Future:
         """:meth:`_write` without waiting: the future of its result. ``locks``: the respondent whose
         row the write locks ("" for none)."""
-        future = Future()
+        future: Future = Future()
         with self._guard:
             if self._closed or self._stopping:
                 raise InputError("the store is closed")
@@ -488,8 +490,8 @@ class Store:
         """
         def work(cur):  # the token is drawn inside: a write run again after a broken connection draws anew
             if cur.execute(self._sql("invitations")).fetchone()[0]:
-                usable = is_urlsafe_token(invitation, INVITATION_BYTES)
-                if not usable or cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
+                if not is_urlsafe_token(invitation, INVITATION_BYTES) or \
+                        cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
                     raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
                                             "already used: open the link of your own invitation")
             token = secrets.token_urlsafe(TOKEN_BYTES)

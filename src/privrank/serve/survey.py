@@ -141,7 +141,10 @@ class Survey:
     @property
     def max_answers(self) -> int:
         """Most answers one respondent may send: ``floor(budget / epsilon)`` (1 for a ranking)."""
-        return 1 if self.design == "ranking" else math.floor(self.budget / self.epsilon + 1e-9)
+        if self.design == "ranking":
+            return 1
+        assert self.budget is not None  # a pairs survey has one (refused without it)
+        return math.floor(self.budget / self.epsilon + 1e-9)
 
     @property
     def dimension(self) -> int:
@@ -267,7 +270,7 @@ def _once(pairs) -> dict:
     doc = dict(pairs)
     if len(doc) != len(pairs):
         seen = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]  # add: None
         raise InputError(f"the key {json.dumps(twice)} is given twice; give each key once")
     return doc
 
