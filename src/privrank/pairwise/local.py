@@ -38,6 +38,7 @@ from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
+from .arena import release_arguments
 from .release import (TIE_NOTE, PairwiseRelease, check_weighting, local_guarantee, paper_lambda,
                       release_from_reports)
 
@@ -138,8 +139,8 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
 
 
 @private_release
-def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                        rng=None) -> PairwiseComparisons:
+def randomized_response(comps: PairwiseComparisons, ys=None, winners=None, *, epsilon=None, user_epsilon=None,
+                        max_answers=None, rng=None) -> PairwiseComparisons:
     """Play the respondents' side: randomize every answer, return reports with their epsilon.
 
     Each record is kept with probability ``e^eps/(1+e^eps)`` and flipped otherwise (a tie is a
@@ -148,6 +149,26 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     user's answers (the first ``max_answers`` of each user are kept; the reports carry it, so
     :func:`~privrank.data.io.comparisons_to_csv` writes it). The spend is charged
     (:mod:`privrank.release`) before any answer is randomized.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons (or a DataFrame of them); or ``xs``, the first item of each comparison, in evalica's call shape
+        ``randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -161,6 +182,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilo
     >>> reports.outcome, reports.epsilon, reports.max_answers, reports.seeded
     (array([ 1,  1, -1,  1], dtype=int8), array([1., 1., 1., 1.]), 2, True)
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "randomized_response")
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
     reports = randomize_comparisons(comps, levels, rng)
@@ -181,13 +203,37 @@ def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
 
 
 @private_release
-def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                 max_answers=None, weights: str = "uniform", rng=None) -> PairwiseRelease:
+def debiased_randomized_response(comps: PairwiseComparisons, ys=None, winners=None, *, epsilon=None,
+                                 user_epsilon=None, max_answers=None, weights: str = "uniform",
+                                 rng=None) -> PairwiseRelease:
     """Debiased randomized response (Xu, Sun, Cheng eq. 1): the paper's local-DP release.
 
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
     reports (data with an epsilon column) are only debiased. Guarantee: eps-local DP per
     comparison, and per user over the declared ``max_answers`` (or ``user_epsilon`` per user).
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons, or randomized reports (an epsilon column: only debiased), or a DataFrame of either; or ``xs``, the first item of each comparison, in evalica's call shape
+        ``debiased_randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``debiased_randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    weights : {"uniform", "inverse_variance"}
+        How debiased reports of different epsilons are averaged
+        (:func:`privrank.pairwise.release.record_weights`).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -203,18 +249,39 @@ def debiased_randomized_response(comps: PairwiseComparisons, epsilon=None, *, us
     ['BAL', 'KC', 'GB']
     """
     weights = check_weighting(weights)  # before the charge
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "debiased_randomized_response")
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "debiased randomized response")
     return release_from_reports(reports, weights=weights, guarantee=g)
 
 
 @private_release
-def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None,
-                                max_answers=None, rng=None) -> PairwiseRelease:
+def classic_randomized_response(comps: PairwiseComparisons, ys=None, winners=None, *, epsilon=None,
+                                user_epsilon=None, max_answers=None, rng=None) -> PairwiseRelease:
     """Classic randomized response without debiasing (the paper's biased baseline, §2.2).
 
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
     towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
     noise variance, so confidence intervals for the BTL scores refuse it.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons, or randomized reports (an epsilon column: only debiased), or a DataFrame of either; or ``xs``, the first item of each comparison, in evalica's call shape
+        ``classic_randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``classic_randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -231,13 +298,14 @@ def classic_randomized_response(comps: PairwiseComparisons, epsilon=None, *, use
     >>> biased.guarantee.describe() == debiased.guarantee.describe().replace("debiased", "classic")
     True
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "classic_randomized_response")
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "classic randomized response")
     return release_from_reports(reports, debiased=False, guarantee=g)
 
 
 @private_release
-def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None, max_answers=None,
-                  rng=None) -> PairwiseRelease:
+def local_laplace(comps: PairwiseComparisons, ys=None, winners=None, *, epsilon=None, user_epsilon=None,
+                  max_answers=None, rng=None) -> PairwiseRelease:
     """Per-comparison Laplace baseline: each answer in {0, 1/2, 1} plus Laplace(1/eps) noise.
 
     The paper names this baseline without defining it; privrank uses the natural definition:
@@ -246,6 +314,26 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     report reveals its answer through floating-point rounding. The
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons (or a DataFrame of them); or ``xs``, the first item of each comparison, in evalica's call shape
+        ``local_laplace(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``local_laplace(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -262,6 +350,7 @@ def local_laplace(comps: PairwiseComparisons, epsilon=None, *, user_epsilon=None
     >>> rel.guarantee.model, rel.guarantee.epsilon_per_comparison, rel.guarantee.epsilon_per_user
     ('local', 1.0, 10.0)
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "local_laplace")
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
     charge(g)
     eps = levels.column(comps.n_records)
