@@ -33,16 +33,16 @@ docs: $(STAMP)  # the documentation site, into site/; a warning (a broken link, 
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Debian's Chromium, ChromeDriver, PostgreSQL and R for the survey's tests in a real browser,
-# against a real database server, and of its export read by R (skipped, with a message saying so,
-# where they cannot be installed)
+# against a real database server, and of its export read by R, and fish for the syntax check of its
+# completion script (skipped, with a message saying so, where they cannot be installed)
 system-deps:
-	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver -a -x /usr/bin/Rscript \
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver -a -x /usr/bin/Rscript -a -x /usr/bin/fish \
 	  -a -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    (timeout 600 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-	      chromium chromium-driver postgresql r-base-core >/dev/null) \
-	      || echo "could not install chromium, postgresql or R: their tests will be skipped"; \
-	  else echo "no chromium, postgresql or R and no root to install them: their tests will be skipped"; fi; }
+	      chromium chromium-driver postgresql r-base-core fish >/dev/null) \
+	      || echo "could not install chromium, postgresql, R or fish: their tests will be skipped"; \
+	  else echo "no chromium, postgresql, R or fish and no root to install them: their tests will be skipped"; fi; }
 
 # the peers (choix, evalica, pref_voting, scikit-learn) are installed first; each script rewrites its
 # table in README.md's Speed section (median and min-max over interleaved rounds, the command, the date, the load)

@@ -73,7 +73,10 @@ def test_the_cli_reference_shows_every_command_with_its_options(site):
     for name, parser in build_parser(every=True).commands.items():
         assert f"usage: privrank {name}" in text, name
         assert parser.description is None or parser.description.split()[0] in text
+        assert parser.epilog.splitlines()[-1].strip() in text, name  # its examples
+        assert all(f"\n{group.title}:\n" in text for group in parser._action_groups if group._group_actions), name
     assert "--epsilon EPSILON" in text and "usage: privrank ledger show" in text
+    assert "\nprivacy:\n" in text and "LLMFAO=src/privrank/datasets_shipped/llmfao_crowd.csv" in text
 
 
 def test_the_notebook_is_shown_executed(site):

@@ -1,5 +1,7 @@
-"""The library from Python and notebooks: figures that leave pyplot alone, evalica's call shape,
-scores as a pandas Series, the weak-epsilon warning, bad numbers refused, a readable Accountant."""
+"""The library from Python and notebooks: figures that leave pyplot alone, evalica's call shape (every
+function of comparisons takes it), scores as a pandas Series, the weak-epsilon warning, bad numbers
+refused, a readable Accountant."""
+import inspect
 import math
 import warnings
 
@@ -58,6 +60,56 @@ def test_the_call_shape_reads_winners_as_evalica_does():
         assert fn(XS, YS, np.array(WINNERS), **options).ranking == fn(same, **options).ranking  # copeland: ties at random
     series = pr.fit_btl(XS, YS, WINNERS).scores_series()
     assert list(series.index) == pr.fit_btl(same).ranking and series.attrs["guarantee_plain"]
+
+
+#: the public functions whose first parameter takes comparisons (the engines' sufficient_statistics takes
+#: a file or a container, and manipulation_margin randomized reports: neither takes evalica's shape)
+TAKES_COMPARISONS = sorted(name for name in pr.__all__ if inspect.isfunction(getattr(pr, name))
+                           and list(inspect.signature(getattr(pr, name)).parameters)[:1] in (["data"], ["comps"]))
+
+
+def _result(res):
+    """What a function of comparisons returned, as numbers: reports' outcomes, a release's BTL scores, or scores."""
+    if isinstance(res, pr.PairwiseComparisons):
+        return res.outcome
+    return pr.fit_btl(res).scores if isinstance(res, pr.PairwiseRelease) else res.scores
+
+
+def test_every_function_of_comparisons_takes_evalicas_call_shape():
+    assert set(TAKES_COMPARISONS) == {
+        "fit_btl", "penalised_mle", "copeland", "rank_centrality", "randomized_response",
+        "debiased_randomized_response", "classic_randomized_response", "local_laplace", "perturbed_mle",
+        "noisy_copeland"}
+    outcomes = [{0: 0, 1: 1, 2: -1}[w] for w in WINNERS]
+    items = sorted(set(XS) | set(YS))
+    for name in TAKES_COMPARISONS:
+        fn, parameters = getattr(pr, name), inspect.signature(getattr(pr, name)).parameters
+        assert list(parameters)[1:3] == ["ys", "winners"], name
+        options = {"epsilon": 1.0} if "epsilon" in parameters else {}
+        options |= {"rng": 0} if "rng" in parameters else {}
+        declared = {"items": items} if "items" in parameters else {}  # a central release: the item list declared
+        same = pr.PairwiseComparisons.from_labels(XS, YS, outcomes, **declared)
+        ours = fn(XS, YS, WINNERS, **options, **declared)
+        np.testing.assert_array_equal(_result(ours), _result(fn(same, **options)), err_msg=name)
+        if "epsilon" in options:  # the budget may still come second, as before
+            np.testing.assert_array_equal(_result(fn(same, 1.0, rng=0)), _result(ours), err_msg=name)
+
+
+def test_a_release_of_xs_ys_winners_is_recorded_as_its_comparisons(tmp_path):
+    same = pr.PairwiseComparisons.from_labels(XS, YS, [{0: 0, 1: 1, 2: -1}[w] for w in WINNERS])
+    ledger = tmp_path / "ledger.sqlite"
+    pr.debiased_randomized_response(XS, YS, WINNERS, epsilon=1.0, ledger=ledger)
+    pr.debiased_randomized_response(same, epsilon=1.0, ledger=ledger)
+    with pr.Ledger(ledger) as book:
+        first, second = book.releases()
+    assert first["fingerprint"] == second["fingerprint"]
+
+
+def test_a_central_release_of_xs_ys_winners_needs_the_items_declared():
+    with pytest.raises(pr.InputError, match="public item list"):
+        pr.noisy_copeland(XS, YS, WINNERS, epsilon=1.0)
+    with pytest.raises(pr.InputError, match="items= declares the item list of xs, ys, winners"):
+        pr.noisy_copeland(COMPS, epsilon=1.0, items=["a"])
 
 
 @pytest.mark.parametrize("winners", [[1, 2, 0, 1, 2, 1, 2, 2, 1, -1], [True] * 10, ["X"] * 10, [1.5] * 10,

@@ -8,8 +8,9 @@ from mkdocs.structure.files import File
 
 from privrank.cli import build_parser
 
-#: the width the help is wrapped to (argparse reads it from $COLUMNS)
-WIDTH = 100
+#: the width the help is wrapped to (argparse reads it from $COLUMNS): a terminal's, which fits a code block
+#: of the pages without a scroll bar (tests/cli/test_help.py checks that no line is longer)
+WIDTH = 80
 
 
 def _commands(parser: argparse.ArgumentParser, prog: str, depth: int = 1):

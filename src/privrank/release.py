@@ -156,6 +156,15 @@ def _payer(ledger, accountant, new_data) -> Payer | None:
     return _AMBIENT.get()
 
 
+def reads(data) -> None:
+    """Name ``data`` as the data set of the open release, which its ledger record identifies, when the
+    release builds it from its arguments (evalica's ``xs, ys, winners``,
+    :func:`privrank.pairwise.arena.release_arguments`); call it before :func:`charge`."""
+    state = _OPEN.get()
+    if state is not None:
+        _OPEN.set((state[0], data, state[2]))
+
+
 def charge(guarantee) -> None:
     """Record the spend of the open release (its guarantee) before it draws; see the module docstring.
 

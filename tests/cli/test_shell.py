@@ -2,6 +2,8 @@
 ``--help``, usage errors of the command mistyped, and the installation ``make demo`` makes."""
 import contextlib
 import io
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,13 +145,25 @@ def test_quiet_still_prints_errors_and_silences_warnings(winners, tmp_path):
     assert code == 0 and err == "" and "NOT PRIVATE" in quiet_out
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "tcsh"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "tcsh"])
 def test_completion_is_generated_from_the_parsers(shell):
     code, out, err = in_process("completion", shell)
     assert code == 0 and err == ""
-    words = ("rank", "aggregate", "ledger", "bash") + (() if shell == "tcsh" else (  # tcsh: commands only
-        "--epsilon", "--mechanism", "debiased-rr", "--ledger", "--quiet"))
+    options = () if shell == "tcsh" else ("--epsilon", "--mechanism", "--ledger", "--quiet")  # tcsh: commands only
+    words = ("rank", "aggregate", "ledger", "bash") + (() if shell == "tcsh" else ("debiased-rr",)) + tuple(
+        f"-l {o[2:]}" if shell == "fish" else o for o in options)  # fish: complete -l epsilon
     assert all(word in out for word in words)
+
+
+def test_the_fish_script_completes_every_command_and_fish_accepts_it(tmp_path):
+    script = tmp_path / "privrank.fish"
+    script.write_text(in_process("completion", "fish")[1])
+    text = script.read_text()
+    assert all(re.search(rf"complete -c privrank .*-a {re.escape(name)}\b", text) for name in COMMANDS), text[:2000]
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed: its syntax check is skipped")
+    done = subprocess.run(["fish", "--no-config", "-n", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_bash_completes_a_command_and_its_options(tmp_path):

@@ -37,10 +37,10 @@ def build_parser(command: str | None = None, *, every: bool = False) -> argparse
     """The parser with ``command``'s module registered in full (``every``: every command's); every
     other command is listed with its one-line help only, so that nothing is imported for a command
     that does not run."""
-    from .arguments import COMMANDS
+    from .arguments import COMMANDS, Parser
 
-    parser = argparse.ArgumentParser(
-        prog="privrank", description="Differentially private rank aggregation.")
+    parser = Parser(prog="privrank", description="Differentially private rank aggregation.",
+                    epilog="'privrank COMMAND --help' shows a command's options and examples.")
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"privrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

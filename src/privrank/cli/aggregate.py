@@ -23,7 +23,7 @@ import importlib
 import sys
 
 from ..errors import InputError
-from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, seed, summary
+from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, examples, seed, summary
 from .engine_options import add_engine_options
 from .intervals import add_interval_options
 from .output import add_output_options
@@ -120,44 +120,51 @@ def register(sub) -> None:
         "aggregate", help=summary("aggregate"),
         description="Aggregate complete rankings (PrefLib .soc/.soi/.toc or CSV, one ranking per "
                     "row) into one ranking, exactly or with differential privacy protecting each "
-                    "ranking.")
+                    "ranking.",
+        epilog=examples("printf 'A,B,C\\n1,2,3\\n2,1,3\\n1,3,2\\n2,3,1\\n' > ballots.csv",
+                        "privrank aggregate ballots.csv",
+                        "privrank aggregate ballots.csv --epsilon 1 --seed 1",
+                        "privrank aggregate ballots.csv --method noisy-matrix --epsilon 1 --ci"))
     p.add_argument("file", help="rankings file: PrefLib .soc/.soi/.toc, or CSV (rank1,rank2,... "
                                 "columns of item labels, or one rank column per item); " + STDIN_HELP)
-    p.add_argument("--method", choices=list(METHODS) + ["auto"],
-                   help="aggregation method (default: auto with --epsilon, exact Kemeny without). auto chooses "
-                        "the central private method with the smallest expected distance to the truth for the "
-                        "public parameters (items, rankings, epsilon, delta), read off the utility frontier "
-                        "(docs/frontier.md), and says which and why; it never reads the rankings to choose")
-    p.add_argument("--epsilon", type=float, help="privacy parameter (private methods)")
-    p.add_argument("--delta", type=float, default=0.0,
-                   help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
-    p.add_argument("--solver", choices=SOLVERS,
-                   help="Kemeny solver of a noisy matrix (default auto: exact up to 20 items, "
-                        "else local search; dp-ptas: exact). exact solves the cycles of the majority "
-                        "graph; when one has more than PRIVRANK_MAX_EXACT_ITEMS items (default 25) or "
-                        "takes more than PRIVRANK_MAX_EXACT_SECONDS (default 60), it returns the local-"
-                        "search order with a warning that it is not proven optimal (--method exact "
-                        "refuses); raise those variables to insist")
-    p.add_argument("--best-of", type=int, default=1, metavar="K",
-                   help="KwikSort runs whose cheapest is kept (default 1)")
-    p.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
-                   help="ballots with ties or unranked items: refuse (default), drop them, or "
-                        "complete each at random")
-    p.add_argument("--items", metavar="PATH",
-                   help="file with the item labels, one per line: the public item list (required by the private "
-                        "methods on a CSV that names items only in its ballots, rank1,rank2,...); '-' reads it from standard "
-                        "input")
-    p.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
-    p.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
-    p.add_argument("--kappa", type=float,
-                   help="binary-tree weight growth of dp-footrule / ldp-footrule, in [1, 2) "
+    inputs = p.add_argument_group("input")
+    method = p.add_argument_group("method")
+    budget = p.add_argument_group("privacy")
+    method.add_argument("--method", choices=list(METHODS) + ["auto"],
+                        help="aggregation method (default: auto with --epsilon, exact Kemeny without). auto chooses "
+                             "the central private method with the smallest expected distance to the truth for the "
+                             "public parameters (items, rankings, epsilon, delta), read off the utility frontier "
+                             "(docs/frontier.md), and says which and why; it never reads the rankings to choose")
+    budget.add_argument("--epsilon", type=float, help="privacy parameter (private methods)")
+    budget.add_argument("--delta", type=float, default=0.0,
+                        help="delta > 0 selects Gaussian noise, (epsilon, delta)-DP (central methods)")
+    method.add_argument("--solver", choices=SOLVERS,
+                        help="Kemeny solver of a noisy matrix (default auto: exact up to 20 items, "
+                             "else local search; dp-ptas: exact). exact solves the cycles of the majority "
+                             "graph; when one has more than PRIVRANK_MAX_EXACT_ITEMS items (default 25) or "
+                             "takes more than PRIVRANK_MAX_EXACT_SECONDS (default 60), it returns the local-"
+                             "search order with a warning that it is not proven optimal (--method exact "
+                             "refuses); raise those variables to insist")
+    method.add_argument("--best-of", type=int, default=1, metavar="K",
+                        help="KwikSort runs whose cheapest is kept (default 1)")
+    inputs.add_argument("--partial", choices=PARTIAL_POLICIES, default="error",
+                        help="ballots with ties or unranked items: refuse (default), drop them, or "
+                             "complete each at random")
+    inputs.add_argument("--items", metavar="PATH",
+                        help="file with the item labels, one per line: the public item list (required by the "
+                             "private methods on a CSV that names items only in its ballots, rank1,rank2,...); '-' "
+                             "reads it from standard input")
+    method.add_argument("--variant", choices=PTAS_VARIANTS, help="dp-ptas variant (default auto)")
+    method.add_argument("--buckets", type=int, help="dp-ptas bucket count (variant buckets)")
+    method.add_argument("--kappa", type=float,
+                        help="binary-tree weight growth of dp-footrule / ldp-footrule, in [1, 2) "
                         "(default 1.25 with Laplace noise, sqrt(2) with Gaussian or local noise)")
-    p.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
-    p.add_argument("--non-private-diagnostics", action="store_true",
-                   help="also report the exact Kemeny and footrule costs; marks the output as NOT "
-                        "private")
-    add_engine_options(p)
+    budget.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
+    method.add_argument("--non-private-diagnostics", action="store_true",
+                        help="also report the exact Kemeny and footrule costs; marks the output as NOT "
+                             "private")
     add_interval_options(p, scores=False)
+    add_engine_options(p)
     add_output_options(p)
     add_ledger_option(p, new_data=True)
     add_quiet_option(p)

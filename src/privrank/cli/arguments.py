@@ -8,9 +8,75 @@ checks that they agree with the library's.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from contextlib import ExitStack, contextmanager
 
 from ..errors import EPSILON_RANGE, InputError
+
+
+#: choices longer than this (as argparse shows them, ``{a,b,c}``) are named by the option's name in
+#: the usage and listed in the option's help, so that no line of the help outgrows the terminal
+LONG_CHOICES = 32
+#: the shipped data the examples of the help use, as a checkout of privrank holds it
+SHIPPED_LLMFAO = "src/privrank/datasets_shipped/llmfao_crowd.csv"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """The help of every privrank command: the description and the epilog keep their line breaks
+    (a line that starts with a space, an example, is kept as it is; every other line is wrapped to
+    the terminal), no line is broken at a hyphen (``--non-private-diagnostics``), a group of
+    exclusive options too long for a line of the usage is cut after a ``|``, and an option whose choices would not fit in a line is shown by its name in the
+    usage (``--mechanism MECHANISM``) and its choices listed at the end of its help."""
+
+    def _fill_text(self, text, width, indent):
+        return "\n".join(line if line.startswith(" ") else textwrap.fill(line, width, initial_indent=indent,
+                                                                         subsequent_indent=indent)
+                         for line in text.splitlines())
+
+    def _format_usage(self, usage, actions, groups, prefix):  # a group of exclusive options: cut after a '|'
+        lines = []
+        for line in super()._format_usage(usage, actions, groups, prefix).split("\n"):
+            indent = " " * (len(line) - len(line.lstrip()) + 1)
+            while len(line) > self._width and " | " in line[:self._width]:
+                cut = line.rindex(" | ", 0, self._width) + 2
+                lines.append(line[:cut])
+                line = indent + line[cut + 1:]
+            lines.append(line)
+        return "\n".join(lines)
+
+    def _split_lines(self, text, width):  # an option's help: never broken at the hyphen of an option or a name
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
+
+    def _metavar_formatter(self, action, default_metavar):
+        if _long_choices(action):
+            return lambda size: (default_metavar,) * size
+        return super()._metavar_formatter(action, default_metavar)
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action)
+        return f"{text}. Choices: {', '.join(map(str, action.choices))}" if _long_choices(action) else text
+
+
+def _long_choices(action) -> bool:
+    return action.metavar is None and action.choices is not None and \
+        len(",".join(map(str, action.choices))) + 2 > LONG_CHOICES
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser with privrank's :class:`HelpFormatter`; its subcommands' parsers are too."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+
+def examples(*commands: str) -> str:
+    """The epilog of a command's help: ``commands``, one per line; ``$LLMFAO`` stands for the shipped
+    LLMFAO comparisons (:data:`SHIPPED_LLMFAO`), defined on the first line where a command uses it."""
+    lines = ["examples:"]
+    if any("$LLMFAO" in c for c in commands):
+        lines[0] = "examples (from a checkout of privrank, which ships the LLMFAO comparisons):"
+        lines.append(f"  LLMFAO={SHIPPED_LLMFAO}")
+    return "\n".join(lines + [f"  {c}" for c in commands])
 
 
 def seed(text: str) -> int:
@@ -52,14 +118,16 @@ LEDGER_ENV = "PRIVRANK_LEDGER"
 
 
 def add_ledger_option(parser, *, new_data: bool = False) -> None:
-    """``--ledger``; with ``new_data``, ``--new-data REASON`` too (privrank.ledger.NEW_DATA_FLAG; a test checks)."""
-    parser.add_argument("--ledger", metavar="PATH",
-                        help=f"privacy ledger file (default ${LEDGER_ENV}, else ~/.local/share/privrank/ledger.sqlite)")
+    """The "ledger" group of ``parser``: ``--ledger``; with ``new_data``, ``--new-data REASON`` too
+    (privrank.ledger.NEW_DATA_FLAG; a test checks)."""
+    group = parser.add_argument_group("ledger")
+    group.add_argument("--ledger", metavar="PATH",
+                       help=f"privacy ledger file (default ${LEDGER_ENV}, else ~/.local/share/privrank/ledger.sqlite)")
     if new_data:
-        parser.add_argument("--new-data", metavar="REASON",
-                            help="data that shares most of its records with a budgeted data set (rows appended, "
-                                 "dropped or doubled) is refused as its near-duplicate; if it is new data, say why "
-                                 "(recorded in the ledger)")
+        group.add_argument("--new-data", metavar="REASON",
+                          help="data that shares most of its records with a budgeted data set (rows appended, "
+                               "dropped or doubled) is refused as its near-duplicate; if it is new data, say why "
+                               "(recorded in the ledger)")
 
 
 def add_quiet_option(parser) -> None:
@@ -120,7 +188,7 @@ COMMANDS = {
     "demo": ("demo", "private rankings of LLMs (LLMFAO) and NFL teams, shipped data"),
     "reproduce": ("reproduce", "re-run a paper's experiments, draw its figures and check its claims"),
     "serve": ("serve", "a local-DP survey: respondents randomize in their browser; live private ranking"),
-    "completion": ("completion", "print a shell completion script (bash, zsh or tcsh)"),
+    "completion": ("completion", "print a shell completion script (bash, zsh, fish or tcsh)"),
 }
 
 

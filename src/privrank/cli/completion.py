@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .arguments import summary
+from .arguments import examples, summary
 
-SHELLS = ("bash", "zsh", "tcsh")
+SHELLS = ("bash", "zsh", "fish", "tcsh")
 #: metavars of options that name a file or a directory, and the shtab completion each gets
 _FILE_METAVARS = ("PATH", "FILE", "OUT", "SURVEY", "PATH_OR_URL")
 _DIRECTORY_METAVARS = ("DIR",)
@@ -14,8 +14,11 @@ def register(sub) -> None:
     p = sub.add_parser("completion", help=summary("completion"),
                        description="Print the completion script of privrank for SHELL, made from privrank's own "
                                    "parsers. Bash: add 'eval \"$(privrank completion bash)\"' to ~/.bashrc; zsh: "
-                                   "write it to a file named _privrank in a directory of $fpath; tcsh: add "
-                                   "'eval `privrank completion tcsh`' to ~/.tcshrc.")
+                                   "write it to a file named _privrank in a directory of $fpath; fish: write it "
+                                   "to ~/.config/fish/completions/privrank.fish; tcsh: add "
+                                   "'eval `privrank completion tcsh`' to ~/.tcshrc.",
+                       epilog=examples("privrank completion bash > privrank.bash",
+                                       "privrank completion fish > privrank.fish"))
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help=f"the shell: {', '.join(SHELLS)}")
     p.set_defaults(func=run_completion)
 

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import math
 
-from .arguments import add_quiet_option, seed, summary
+from .arguments import add_quiet_option, examples, seed, summary
 
 EPSILONS = (0.5, 1.0, 2.0, math.inf)
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help=summary("demo"),
-                       description="Debiased randomized response + BTL on the shipped LLMFAO and NFL data.")
+                       description="Debiased randomized response + BTL on the shipped LLMFAO and NFL data.",
+                       epilog=examples("privrank demo", "privrank demo --top 10 --seed 1"))
     p.add_argument("--seed", type=seed, default=2024, help="seed of the demo's randomness (default 2024)")
     p.add_argument("--top", type=int, default=5, help="how many top items to show (default 5)")
     add_quiet_option(p)

@@ -34,14 +34,16 @@ LOCAL_AGGREGATION = ("ldp-matrix", "ldp-footrule")
 
 
 def add_engine_options(parser) -> None:
-    parser.add_argument("--engine", choices=ENGINES, default="local",
-                        help="where the statistic is computed: local (in memory, every method), "
-                             "stream (batches, bounded memory) or dask (a Dask cluster); default local")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="Dask scheduler address for --engine dask, e.g. tcp://10.0.0.5:8786 "
-                             "(default: Dask's local threads)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="N",
-                        help=f"records per batch of --engine stream (default {DEFAULT_BATCH_SIZE})")
+    """The "engine" group of ``parser``: ``--engine``, ``--scheduler`` and ``--batch-size``."""
+    group = parser.add_argument_group("engine")
+    group.add_argument("--engine", choices=ENGINES, default="local",
+                       help="where the statistic is computed: local (in memory, every method), "
+                            "stream (batches, bounded memory) or dask (a Dask cluster); default local")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="Dask scheduler address for --engine dask, e.g. tcp://10.0.0.5:8786 "
+                            "(default: Dask's local threads)")
+    group.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                       help=f"records per batch of --engine stream (default {DEFAULT_BATCH_SIZE})")
 
 
 def _check_scheduler(args) -> None:

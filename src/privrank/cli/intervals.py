@@ -10,20 +10,22 @@ CI_METHODS = ("sandwich", "bootstrap")
 
 
 def add_interval_options(parser, *, scores: bool = True) -> None:
-    """The interval options; ``scores=False`` (rank aggregation) leaves out the score-interval ones."""
+    """The "intervals" group of ``parser``; ``scores=False`` (rank aggregation) leaves out the
+    score-interval options."""
+    group = parser.add_argument_group("intervals")
     what = "score_lower, score_upper, rank_lower, rank_upper" if scores else "rank_lower, rank_upper"
-    parser.add_argument("--ci", action="store_true",
-                        help=f"add {what}: intervals that include the privacy noise (post-processing, no extra "
-                             "privacy cost)")
-    parser.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
+    group.add_argument("--ci", action="store_true",
+                       help=f"add {what}: intervals that include the privacy noise (post-processing, no extra "
+                            "privacy cost)")
+    group.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
     if scores:
-        parser.add_argument("--ci-method", choices=CI_METHODS, default="sandwich",
-                            help="sandwich covariance (default) or parametric bootstrap through the mechanism")
-        parser.add_argument("--bias-corrected", action="store_true",
-                            help="centre the intervals on the ridge-free estimate (adds score_corrected)")
-    parser.add_argument("--plot", metavar="PATH",
-                        help=f"write a plot of the {'score and ' if scores else ''}rank intervals to PATH (implies "
-                             "--ci; needs matplotlib)")
+        group.add_argument("--ci-method", choices=CI_METHODS, default="sandwich",
+                           help="sandwich covariance (default) or parametric bootstrap through the mechanism")
+        group.add_argument("--bias-corrected", action="store_true",
+                           help="centre the intervals on the ridge-free estimate (adds score_corrected)")
+    group.add_argument("--plot", metavar="PATH",
+                       help=f"write a plot of the {'score and ' if scores else ''}rank intervals to PATH (implies "
+                            "--ci; needs matplotlib)")
 
 
 def check_level(args) -> None:

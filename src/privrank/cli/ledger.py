@@ -10,7 +10,7 @@ import io
 import math
 
 from ..errors import InputError
-from .arguments import add_ledger_option, summary
+from .arguments import add_ledger_option, examples, summary
 
 #: the units a budget protects, as ``--unit`` names them (privrank.ledger.BUDGET_UNITS; a test checks)
 BUDGET_UNIT_CHOICES = ("comparison", "ranking", "user")
@@ -20,23 +20,38 @@ def register(sub) -> None:
     p = sub.add_parser("ledger", help=summary("ledger"),
                        description="Show, budget and export the persistent privacy ledger. Every release of "
                                    "`privrank rank`, `top-k` and `aggregate` is recorded before its output is "
-                                   "written.")
+                                   "written.",
+                       epilog=examples("privrank ledger set-budget $LLMFAO --epsilon 8",
+                                       "privrank rank $LLMFAO --user-epsilon 2",
+                                       "privrank ledger show $LLMFAO",
+                                       "privrank ledger export --output releases.csv"))
     ledger_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    show = ledger_sub.add_parser("show", help="budgets, spending and releases")
+    show = ledger_sub.add_parser("show", help="budgets, spending and releases",
+                                 description="The budgets, what each data set spent, and every release.",
+                                 epilog=examples("privrank ledger show", "privrank ledger show $LLMFAO --format json"))
     show.add_argument("file", nargs="?", help="only this data set (a comparisons or rankings file)")
-    show.add_argument("--format", choices=("table", "json"), default="table")
-    budget = ledger_sub.add_parser("set-budget", help="promise a total budget for a data set")
+    show.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
+    budget = ledger_sub.add_parser("set-budget", help="promise a total budget for a data set",
+                                   description="Promise a total budget for a data set: a release that would "
+                                               "spend past it is refused before its noise is drawn.",
+                                   epilog=examples("privrank ledger set-budget $LLMFAO --epsilon 8",
+                                                   "privrank ledger set-budget $LLMFAO --epsilon 20 --unit comparison"))
     budget.add_argument("file", help="the data set (a comparisons or rankings file)")
-    budget.add_argument("--epsilon", type=float, required=True, help="total epsilon for the data set")
-    budget.add_argument("--delta", type=float, default=0.0,
-                        help="total delta (default 0: a pure budget, which refuses approximate-DP releases)")
-    budget.add_argument("--unit", choices=BUDGET_UNIT_CHOICES,
-                        help="what the budget protects: comparisons data: one user's answers (default) or one "
-                             "comparison; rankings data: one ranking (default, one voter's ballot)")
-    export = ledger_sub.add_parser("export", help="every recorded release as CSV or JSON")
-    export.add_argument("--format", choices=("csv", "json"), default="csv")
-    export.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
-    export.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+    total = budget.add_argument_group("budget")
+    total.add_argument("--epsilon", type=float, required=True, help="total epsilon for the data set")
+    total.add_argument("--delta", type=float, default=0.0,
+                       help="total delta (default 0: a pure budget, which refuses approximate-DP releases)")
+    total.add_argument("--unit", choices=BUDGET_UNIT_CHOICES,
+                       help="what the budget protects: comparisons data: one user's answers (default) or one "
+                            "comparison; rankings data: one ranking (default, one voter's ballot)")
+    export = ledger_sub.add_parser("export", help="every recorded release as CSV or JSON",
+                                   description="Every recorded release, one row (CSV) or object (JSON) each.",
+                                   epilog=examples("privrank ledger export",
+                                                   "privrank ledger export --format json --output releases.json"))
+    output = export.add_argument_group("output")
+    output.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
+    output.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
+    output.add_argument("--force", action="store_true", help="overwrite an existing --output file")
     for q in (show, budget, export):
         add_ledger_option(q, new_data=q is budget)
         q.set_defaults(func=run_ledger)

@@ -22,12 +22,14 @@ SUFFIX_FORMATS = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": 
 
 
 def add_output_options(parser) -> None:
-    parser.add_argument("--format", choices=FORMATS,
-                        help="output format (default: by the suffix of --output, .csv, .json, .parquet or .pq, else "
-                             "table); every format carries the guarantee (csv and parquet: as columns on every "
-                             "row, read with pandas.read_csv or read.csv as they are)")
-    parser.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+    """The "output" group of ``parser``: ``--format``, ``--output`` and ``--force``."""
+    group = parser.add_argument_group("output")
+    group.add_argument("--format", choices=FORMATS,
+                       help="output format (default: by the suffix of --output, .csv, .json, .parquet or .pq, else "
+                            "table); every format carries the guarantee (csv and parquet: as columns on every "
+                            "row, read with pandas.read_csv or read.csv as they are)")
+    group.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of standard output")
+    group.add_argument("--force", action="store_true", help="overwrite an existing --output file")
 
 
 def output_format(fmt: str | None, path) -> str:

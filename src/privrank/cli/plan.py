@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 
 from ..errors import InputError, check_epsilon
-from .arguments import STDIN_HELP, add_quiet_option, seed, summary
+from .arguments import STDIN_HELP, add_quiet_option, examples, seed, summary
 from ..exports import dumps
 
 #: the mechanisms of each trust model (privrank.plan.MECHANISMS)
@@ -18,39 +18,47 @@ TARGET_METRICS = {"kendall": "kendall", "topk": "topk_hamming", "topk_hamming": 
 def register(sub) -> None:
     p = sub.add_parser("plan", help=summary("plan"),
                        description="Predict the ranking error of a planned study at --epsilon, or find the smallest "
-                                   "epsilon that meets --target, by simulating the private pipeline.")
-    p.add_argument("--items", type=int, metavar="M",
-                   help="number of items (the simulation grows with M^2: see PRIVRANK_MAX_PLAN_CELLS in "
-                        "privrank.limits); with --like, the file's")
-    p.add_argument("--users", type=_count, metavar="L",
-                   help="number of users (an integer; 1e6 is read as 1000000); with --like, default the file's")
-    p.add_argument("--rankings", type=_count, metavar="N",
-                   help="plan the aggregation of N full rankings of --items items (privrank aggregate) instead of "
-                        "comparisons: every private method's expected distance to the truth at --epsilon, read "
-                        "off the utility frontier (docs/frontier.md), and the one --method auto would run")
-    p.add_argument("--like", metavar="FILE",
-                   help="a comparisons file like the planned study's (pilot or public data): its non-private BTL "
-                        "fit gives the true scores simulated, and its users and comparisons per user the "
-                        "defaults (the plan shows facts of this file: do not use the data you will release); "
-                        + STDIN_HELP)
-    p.add_argument("--comparisons-per-user", type=int, metavar="K",
-                   help="comparisons each user answers (default: every pair once)")
-    p.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
-    p.add_argument("--mechanism", choices=sorted({m for ms in MECHANISMS.values() for m in ms}),
-                   help="local: debiased-rr; central: objective-perturbation (default) or noisy-copeland")
-    goal = p.add_mutually_exclusive_group(required=True)
+                                   "epsilon that meets --target, by simulating the private pipeline.",
+                       epilog=examples("privrank plan --items 20 --users 500 --epsilon 1",
+                                       "privrank plan --items 20 --users 500 --target kendall=0.1",
+                                       "privrank plan --like $LLMFAO --user-epsilon 4",
+                                       "privrank plan --items 10 --rankings 1000 --epsilon 1"))
+    study = p.add_argument_group("study")
+    study.add_argument("--items", type=int, metavar="M",
+                       help="number of items (the simulation grows with M^2: see PRIVRANK_MAX_PLAN_CELLS in "
+                            "privrank.limits); with --like, the file's")
+    study.add_argument("--users", type=_count, metavar="L",
+                       help="number of users (an integer; 1e6 is read as 1000000); with --like, default the file's")
+    study.add_argument("--rankings", type=_count, metavar="N",
+                       help="plan the aggregation of N full rankings of --items items (privrank aggregate) instead of "
+                            "comparisons: every private method's expected distance to the truth at --epsilon, read "
+                            "off the utility frontier (docs/frontier.md), and the one --method auto would run")
+    study.add_argument("--like", metavar="FILE",
+                       help="a comparisons file like the planned study's (pilot or public data): its non-private BTL "
+                            "fit gives the true scores simulated, and its users and comparisons per user the "
+                            "defaults (the plan shows facts of this file: do not use the data you will release); "
+                            + STDIN_HELP)
+    study.add_argument("--comparisons-per-user", type=int, metavar="K",
+                       help="comparisons each user answers (default: every pair once)")
+    privacy = p.add_argument_group("privacy")
+    privacy.add_argument("--model", choices=sorted(MECHANISMS), default="local", help="trust model (default local)")
+    privacy.add_argument("--mechanism", choices=sorted({m for ms in MECHANISMS.values() for m in ms}),
+                         help="local: debiased-rr; central: objective-perturbation (default) or noisy-copeland")
+    goal = privacy.add_mutually_exclusive_group(required=True)
     goal.add_argument("--epsilon", type=float, help="predict the error at this epsilon per comparison")
     goal.add_argument("--user-epsilon", type=float,
                       help="predict the error at this budget per user, split evenly over each user's comparisons")
     goal.add_argument("--target", metavar="METRIC=VALUE",
                       help="find the smallest epsilon with kendall=..., topk=... or linf=... at most VALUE")
-    p.add_argument("--k", type=int, help="size of the top-k set (default items/4)")
-    p.add_argument("--spread", type=float, default=4.0,
-                   help="range of the assumed true scores (evenly spaced; default 4, i.e. [-2, 2])")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the simulation (default 0)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--plot", metavar="PATH", help="plot the predicted errors against epsilon (needs matplotlib)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    simulation = p.add_argument_group("simulation")
+    simulation.add_argument("--k", type=int, help="size of the top-k set (default items/4)")
+    simulation.add_argument("--spread", type=float, default=4.0,
+                            help="range of the assumed true scores (evenly spaced; default 4, i.e. [-2, 2])")
+    simulation.add_argument("--seed", type=seed, default=0, help="seed of the simulation (default 0)")
+    output = p.add_argument_group("output")
+    output.add_argument("--format", choices=("table", "json"), default="table")
+    output.add_argument("--plot", metavar="PATH", help="plot the predicted errors against epsilon (needs matplotlib)")
+    output.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     add_quiet_option(p)
     p.set_defaults(func=run_plan)
 

@@ -10,7 +10,8 @@ import math
 import sys
 
 from ..errors import InputError
-from .arguments import STDIN_HELP, add_ledger_option, add_quiet_option, answers_epsilon, epsilons, seed, summary
+from .arguments import (STDIN_HELP, add_ledger_option, add_quiet_option, answers_epsilon, epsilons, examples, seed,
+                        summary)
 from .engine_options import add_engine_options
 from .intervals import add_interval_options
 from .output import add_output_options
@@ -35,10 +36,11 @@ MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
 MARGINS = ("top", "pairs")
 
 
-def add_budget_options(parser, reports: bool = False) -> None:
-    """``--epsilon`` (with ``reports``: also the declared epsilons of a file of randomized reports),
-    ``--user-epsilon``, ``--seed`` and ``--max-pairs``."""
-    group = parser.add_mutually_exclusive_group()
+def add_budget_options(parser, reports: bool = False):
+    """The "privacy" group of ``parser``, which it returns: ``--epsilon`` (with ``reports``: also the
+    declared epsilons of a file of randomized reports), ``--user-epsilon``, ``--seed`` and ``--max-pairs``."""
+    budget = parser.add_argument_group("privacy")
+    group = budget.add_mutually_exclusive_group()
     group.add_argument("--epsilon", type=epsilons if reports else float,
                        help="privacy parameter per comparison" + (
                            "; for a file of randomized reports it declares the epsilon the respondents were asked "
@@ -47,39 +49,43 @@ def add_budget_options(parser, reports: bool = False) -> None:
     group.add_argument("--user-epsilon", type=float,
                        help="privacy budget per user (local mechanisms: split evenly over that user's "
                             "comparisons; central mechanisms: with --max-answers)")
-    parser.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
-    parser.add_argument("--max-pairs", type=int, default=None,
+    budget.add_argument("--seed", type=seed, help="seed for reproducible research runs (not for real releases)")
+    budget.add_argument("--max-pairs", type=int, default=None,
                         help=f"ratings files (user,item,rating): most pairs of rated items taken from one user "
                              f"(default {DEFAULT_MAX_PAIRS}), the declared bound of the per-user guarantee")
+    return budget
 
 
 def add_ranking_options(parser, default_mechanism: str) -> None:
+    """The file and the options of ``rank`` and ``top-k``, in groups."""
     parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
                                      "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
                                      "column marks randomized reports, at most one per respondent and pair) or "
                                      "of ratings (user,item,rating); "
                                      + STDIN_HELP)
-    parser.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
+    inputs = parser.add_argument_group("input")
+    method = parser.add_argument_group("mechanism")
+    method.add_argument("--mechanism", default=default_mechanism, choices=MECHANISMS,
                         help=f"privacy mechanism or non-private baseline (default {default_mechanism}); "
                              f"{CENTRAL_AUTO}: the central mechanism (objective-perturbation or noisy-copeland) with "
                              "the smaller error the planner predicts for the public parameters (items, comparisons "
                              "or --respondents, epsilon), named in the output with the reason")
-    add_budget_options(parser, reports=True)
-    parser.add_argument("--lambda", dest="lam", default="default",
+    budget = add_budget_options(parser, reports=True)
+    method.add_argument("--lambda", dest="lam", default="default",
                         help="local mechanisms and none: ridge strength, a number, 'default' (G(eps)) or 'paper'")
-    parser.add_argument("--weights", choices=WEIGHTS, default="uniform",
+    method.add_argument("--weights", choices=WEIGHTS, default="uniform",
                         help="local mechanisms: weighting of debiased reports with different epsilons")
-    parser.add_argument("--link", choices=LINKS,
+    method.add_argument("--link", choices=LINKS,
                         help="objective-perturbation and penalised-mle: link function (default logistic)")
-    parser.add_argument("--gamma",
+    method.add_argument("--gamma",
                         help="objective-perturbation and penalised-mle: ridge, a number or 'theory' (default)")
-    parser.add_argument("--max-answers", type=int,
+    budget.add_argument("--max-answers", type=int,
                         help="public bound on answers per respondent (each respondent's first N answers are "
                              "used): required by central mechanisms with --user-epsilon; with --epsilon it "
                              "states the per-respondent epsilon N x epsilon; for a file of randomized reports "
                              "it declares the survey's quota (a respondent with more reports is refused, and a "
                              "max_answers column must agree) and states N x epsilon per respondent")
-    parser.add_argument("--margin", choices=MARGINS, default="top",
+    method.add_argument("--margin", choices=MARGINS, default="top",
                         help="rankings of randomized reports: the manipulation margin printed beside the ranking, "
                              "how many fake respondents (each sending up to --max-answers unrandomized reports on "
                              "distinct pairs; without it, fake reports) can change the top item (top, the "
@@ -89,14 +95,14 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                              "report (e^eps+1)/(e^eps-1) times an honest answer and local DP cannot stop it; "
                              "central releases and raw comparisons count a fake answer as one answer, like an "
                              "honest one")
-    parser.add_argument("--respondents", type=int,
+    budget.add_argument("--respondents", type=int,
                         help="objective-perturbation with --user-epsilon and the default --gamma: the public "
                              "number of respondents the ridge is set from")
-    parser.add_argument("--items", metavar="PATH",
+    inputs.add_argument("--items", metavar="PATH",
                         help="file with the item labels, one per line: the public item list (required by the "
                              "central mechanisms; default for the others: the labels that occur in the data); '-' reads it from "
                              "standard input")
-    parser.add_argument("--non-private-diagnostics", action="store_true",
+    method.add_argument("--non-private-diagnostics", action="store_true",
                         help="objective-perturbation: print solver diagnostics computed from the raw data "
                              "(the output is then marked NOT PRIVATE)")
     add_interval_options(parser)
@@ -109,24 +115,35 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
 def register(sub) -> None:
     p = sub.add_parser("rank", help=summary("rank"),
                        description="Rank items from a CSV of pairwise comparisons "
-                                   "(user,item_a,item_b,outcome or winner,loser).")
+                                   "(user,item_a,item_b,outcome or winner,loser).",
+                       epilog=examples("privrank rank $LLMFAO --epsilon 1",
+                                       "privrank rank $LLMFAO --user-epsilon 4 --weights inverse_variance --ci",
+                                       "privrank rank $LLMFAO --mechanism none --output ranking.csv",
+                                       "privrank rank $LLMFAO --epsilon 1 --format json --ledger ledger.sqlite"))
     add_ranking_options(p, "debiased-rr")
     p.set_defaults(func=run_ranking, k=None)
 
     t = sub.add_parser("top-k", help=summary("top-k"),
                        description="The k best items from a CSV of pairwise comparisons; by default with "
-                                   "noisy Copeland counts (central DP, Cai, Chakraborty, Wang Algorithm 2).")
+                                   "noisy Copeland counts (central DP, Cai, Chakraborty, Wang Algorithm 2), which "
+                                   "needs the public item list (--items).",
+                       epilog=examples("privrank top-k $LLMFAO --k 5 --mechanism debiased-rr --epsilon 1",
+                                       "privrank top-k $LLMFAO --k 5 --mechanism debiased-rr --user-epsilon 10",
+                                       "privrank top-k $LLMFAO --k 3 --mechanism copeland"))
     add_ranking_options(t, "noisy-copeland")
     t.add_argument("--k", type=int, required=True, help="how many items to report")
     t.set_defaults(func=run_ranking)
 
     r = sub.add_parser("randomize", help=summary("randomize"),
                        description="Randomize every answer of FILE with randomized response and write the "
-                                   "reports with their epsilon column.")
+                                   "reports with their epsilon column.",
+                       epilog=examples("privrank randomize $LLMFAO --epsilon 1 --output reports.csv",
+                                       "privrank randomize $LLMFAO --user-epsilon 4 --output per-user.csv"))
     r.add_argument("file", help="CSV, Parquet or Arrow file of comparisons or ratings; " + STDIN_HELP)
     add_budget_options(r)
-    r.add_argument("--output", "-o", required=True, metavar="OUT")
-    r.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    output = r.add_argument_group("output")
+    output.add_argument("--output", "-o", required=True, metavar="OUT", help="the CSV file of the reports")
+    output.add_argument("--force", action="store_true", help="overwrite an existing output file")
     add_ledger_option(r, new_data=True)
     add_quiet_option(r)
     r.set_defaults(func=run_randomize)

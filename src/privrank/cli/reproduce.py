@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from .arguments import add_quiet_option, seed, summary
+from .arguments import add_quiet_option, examples, seed, summary
 
 
 def register(sub) -> None:
@@ -15,14 +15,18 @@ def register(sub) -> None:
         description="Run every experiment of a study (a module of privrank.experiments, e.g. xu) over its "
                     "grid of settings and replications, in parallel and resumably, and write results.csv, "
                     "one PNG per figure, claims.csv and summary.md to OUT. Exit code 1 when a required "
-                    "claim does not hold.")
+                    "claim does not hold.",
+        epilog=examples("privrank reproduce xu --quick", "privrank reproduce xu --jobs 4 --out results/xu-full",
+                        "privrank reproduce cai --quick --fresh"))
     p.add_argument("study", metavar="STUDY", help="the study to run, e.g. xu")
-    p.add_argument("--quick", action="store_true", help="smaller grid, still enough replications for every claim")
-    p.add_argument("--out", metavar="DIR", help="output directory (default results/STUDY)")
-    p.add_argument("--reps", type=int, metavar="R", help="replications per cell (default: the study's)")
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help="seed of the whole run (default 0)")
-    p.add_argument("--jobs", type=int, default=2, metavar="J", help="worker processes (default 2)")
-    p.add_argument("--fresh", action="store_true", help="recompute the cells already stored in DIR")
+    run = p.add_argument_group("run")
+    run.add_argument("--quick", action="store_true", help="smaller grid, still enough replications for every claim")
+    run.add_argument("--reps", type=int, metavar="R", help="replications per cell (default: the study's)")
+    run.add_argument("--seed", type=seed, default=0, metavar="S", help="seed of the whole run (default 0)")
+    run.add_argument("--jobs", type=int, default=2, metavar="J", help="worker processes (default 2)")
+    output = p.add_argument_group("output")
+    output.add_argument("--out", metavar="DIR", help="output directory (default results/STUDY)")
+    output.add_argument("--fresh", action="store_true", help="recompute the cells already stored in DIR")
     add_quiet_option(p)
     p.set_defaults(func=run_reproduce)
 

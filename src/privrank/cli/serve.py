@@ -28,7 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..errors import InputError
-from .arguments import summary
+from .arguments import examples, summary
 
 DEFAULT_PORT = 8000
 DEMO_DB = "privrank-demo.sqlite"
@@ -47,27 +47,34 @@ def register(sub) -> None:
                        description="Serve a survey whose respondents randomize every answer in their browser "
                                    "(local differential privacy): the server stores only randomized reports and "
                                    "shows a live private ranking on an admin dashboard. Ctrl-C (or SIGTERM) stops "
-                                   "it after answering the requests in flight; a second Ctrl-C stops it at once.")
+                                   "it after answering the requests in flight; a second Ctrl-C stops it at once.",
+                       epilog=examples("privrank serve --demo", "privrank serve --init survey.toml",
+                                       "privrank serve survey.toml --new-db",
+                                       "privrank serve survey.toml --invitations 50 --url https://survey.example.org"))
     p.add_argument("survey", nargs="?", metavar="SURVEY",
                    help="survey file (.toml or .json: title, question, items, design, epsilon, budget)")
-    p.add_argument("--demo", action="store_true",
-                   help="serve the demo survey: the LLMs of the shipped LLMFAO data, in pairs, epsilon 1 per "
-                        "answer, 10 answers per respondent")
-    p.add_argument("--init", metavar="FILE",
-                   help="write a commented survey template to FILE (.toml, never overwritten) and exit")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=f"port (default {DEFAULT_PORT}; 0: any free port, printed at start-up)")
-    p.add_argument("--public", action="store_true",
-                   help="allow a --host other than loopback (put the server behind a reverse proxy with TLS)")
-    p.add_argument("--db", metavar="PATH_OR_URL",
-                   help="SQLite file or postgresql:// URL holding the reports (default: the survey file with the "
-                        f"suffix .sqlite, e.g. fruit.toml -> fruit.sqlite beside it; with --demo ./{DEMO_DB})")
-    p.add_argument("--new-db", action="store_true",
-                   help="create the SQLite database (refused if it exists). Without it privrank serve never creates "
-                        "one (but --demo's), so a database moved or removed is never replaced by an empty one "
-                        "without a word")
-    token = p.add_mutually_exclusive_group()
+    survey = p.add_argument_group("survey")
+    survey.add_argument("--demo", action="store_true",
+                        help="serve the demo survey: the LLMs of the shipped LLMFAO data, in pairs, epsilon 1 per "
+                             "answer, 10 answers per respondent")
+    survey.add_argument("--init", metavar="FILE",
+                        help="write a commented survey template to FILE (.toml, never overwritten) and exit")
+    network = p.add_argument_group("network")
+    network.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    network.add_argument("--port", type=int, default=DEFAULT_PORT,
+                         help=f"port (default {DEFAULT_PORT}; 0: any free port, printed at start-up)")
+    network.add_argument("--public", action="store_true",
+                         help="allow a --host other than loopback (put the server behind a reverse proxy with TLS)")
+    database = p.add_argument_group("database")
+    database.add_argument("--db", metavar="PATH_OR_URL",
+                          help="SQLite file or postgresql:// URL holding the reports (default: the survey file "
+                               f"with the suffix .sqlite, e.g. fruit.toml -> fruit.sqlite beside it; with --demo "
+                               f"./{DEMO_DB})")
+    database.add_argument("--new-db", action="store_true",
+                          help="create the SQLite database (refused if it exists). Without it privrank serve never "
+                               "creates one (but --demo's), so a database moved or removed is never replaced by an "
+                               "empty one without a word")
+    token = p.add_argument_group("admin token").add_mutually_exclusive_group()
     token.add_argument("--new-admin-token", action="store_true",
                        help="replace the dashboard's admin token with a new random one, printed once (by default "
                             "a database keeps the token made when it was first served; only its hash is stored)")
@@ -77,20 +84,22 @@ def register(sub) -> None:
     token.add_argument("--admin-token", metavar="TOKEN",
                        help=f"the dashboard's admin token (deprecated: other users of this machine see it in ps; "
                             f"use {ADMIN_TOKEN_ENV} or --admin-token-file)")
-    p.add_argument("--invitations", type=int, metavar="N",
-                   help="issue N one-time invitation links and make the survey invitation-only (for good: a "
-                        "restart without this option stays so; more can be added later). Refused on a survey "
-                        "that already registered respondents without invitations")
-    p.add_argument("--invitations-file", metavar="PATH",
-                   help="CSV file for the new links (never overwritten; default: next to the SQLite database, "
-                        "NAME-invitations.csv)")
-    p.add_argument("--url", metavar="BASE",
-                   help="public base URL of the survey behind a reverse proxy, for the invitation links "
-                        "(default: the served address)")
-    p.add_argument("--registrations-per-minute", type=float, default=REGISTRATIONS_PER_MINUTE, metavar="R",
-                   help=f"new respondents accepted per minute on an open survey, in bursts of at most R; more "
-                        f"get HTTP 429 (default {REGISTRATIONS_PER_MINUTE}; invitation codes limit an "
-                        "invitation-only survey)")
+    respondents = p.add_argument_group("respondents")
+    respondents.add_argument("--invitations", type=int, metavar="N",
+                             help="issue N one-time invitation links and make the survey invitation-only (for good: "
+                                  "a restart without this option stays so; more can be added later). Refused on a "
+                                  "survey that already registered respondents without invitations")
+    respondents.add_argument("--invitations-file", metavar="PATH",
+                             help="CSV file for the new links (never overwritten; default: next to the SQLite "
+                                  "database, NAME-invitations.csv)")
+    network.add_argument("--url", metavar="BASE",
+                         help="public base URL of the survey behind a reverse proxy, for the invitation links "
+                              "(default: the served address)")
+    respondents.add_argument("--registrations-per-minute", type=float, default=REGISTRATIONS_PER_MINUTE,
+                             metavar="R",
+                             help=f"new respondents accepted per minute on an open survey, in bursts of at most R; "
+                                  f"more get HTTP 429 (default {REGISTRATIONS_PER_MINUTE}; invitation codes limit an "
+                                  "invitation-only survey)")
     p.set_defaults(func=run_serve)
 
 

@@ -398,9 +398,12 @@ def fit_btl(data: PairwiseRelease | PairwiseComparisons | TableLike | Sequence[H
         randomized reports with an epsilon column (debiased here, never randomized again), or
         raw comparisons (the non-private fit), or a DataFrame of either; or ``xs``, the first item
         of each comparison.
-    ys, winners : sequence, optional
-        With ``xs`` as ``data``: the second item of each comparison and evalica's ``Winner`` of
-        it (``Winner.X`` or 1: ``xs[k]`` won; ``Winner.Y`` or 2: ``ys[k]`` won; ``Winner.Draw`` or 0).
+    ys : sequence, optional
+        With ``xs`` as ``data`` and ``winners``: the second item of each comparison, ``ys[k]``
+        against ``xs[k]``.
+    winners : sequence, optional
+        With ``xs`` and ``ys``: evalica's ``Winner`` of each comparison (``Winner.X`` or 1:
+        ``xs[k]`` won; ``Winner.Y`` or 2: ``ys[k]`` won; ``Winner.Draw`` or 0: a tie).
     lam : float, "default" or "paper"
         Ridge strength in the count-weighted objective. ``"default"``: for a private release
         ``G``, the variance inflation of the release (``mean coth^2(eps/2)``): on the complete

@@ -65,7 +65,7 @@ from ..errors import DisconnectedError, InputError, check_epsilon, check_flag, c
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
 from ..release import charge, private_release
 from ..mechanisms.noise import discrete_laplace, laplace_cells, release_grid
-from .arena import comparisons_or_arena
+from .arena import comparisons_or_arena, release_arguments
 from .btl import ScoredRanking, btl_gradient, btl_hessian, newton_btl
 from .links import Link, as_link
 
@@ -349,8 +349,9 @@ def _solve(pc: PairCounts, link: Link, gamma: float, w, centre: bool, diagnostic
 
 
 @private_release
-def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, epsilon: float | None = None, *,
-                  user_epsilon: float | None = None, max_answers: int | None = None, respondents: int | None = None,
+def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, ys: Any = None, winners: Any = None, *,
+                  epsilon: float | None = None, user_epsilon: float | None = None, max_answers: int | None = None,
+                  respondents: int | None = None, items: Sequence[Hashable] | None = None,
                   link: str | Link = "logistic", gamma: float | str = "theory", centre: bool = True,
                   diagnostics: bool = False, rng: int | np.random.Generator | None = None,
                   ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
@@ -373,7 +374,13 @@ def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, epsilon: f
     Parameters
     ----------
     data : PairwiseComparisons or PairCounts
-        Raw comparisons (counts only for the per-comparison budget).
+        Raw comparisons (counts only for the per-comparison budget), or ``xs``.
+    ys : sequence or float, optional
+        With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
+        call shape ``perturbed_mle(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).
+        Without them, the epsilon (``perturbed_mle(data, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
     epsilon, user_epsilon : float
         Exactly one: the budget per comparison or per respondent.
     max_answers : int
@@ -381,6 +388,8 @@ def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, epsilon: f
         ``user_epsilon``; with ``epsilon`` it states the per-respondent epsilon by group privacy.
     respondents : int, optional
         Per respondent: the public number of respondents, which ``gamma="theory"`` reads.
+    items : sequence, optional
+        With ``xs, ys, winners``: the public item list, which a central release needs declared.
     link : {"logistic", "probit"} or Link
         ``"logistic"`` is BTL; ``"probit"`` is Thurstone with a bounded score (see
         :class:`~privrank.pairwise.links.ProbitLink`), which needs about 4.2 times more noise.
@@ -418,6 +427,7 @@ def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, epsilon: f
     """
     link = as_link(link)
     centre, diagnostics = check_flag(centre, name="centre"), check_flag(diagnostics, name="diagnostics")
+    data, epsilon = release_arguments(data, ys, winners, epsilon, "perturbed_mle", items=items)
     pc, budget, dropped = _budget(data, epsilon, user_epsilon, max_answers)
     respondents = _respondents(respondents, budget)
     g = _gamma(gamma, pc, budget, link, respondents)
@@ -510,8 +520,9 @@ def _respondents(respondents, budget: _Budget) -> int | None:
 
 
 @private_release
-def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, epsilon: float | None = None, *,
-                   user_epsilon: float | None = None, max_answers: int | None = None, respondents: int | None = None,
+def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, ys: Any = None, winners: Any = None, *,
+                   epsilon: float | None = None, user_epsilon: float | None = None, max_answers: int | None = None,
+                   respondents: int | None = None, items: Sequence[Hashable] | None = None,
                    rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
                    accountant: Accountant | None = None, new_data: str | None = None) -> CentralRanking:
     """Noisy Copeland counts (Cai, Chakraborty, Wang, Algorithm 2).
@@ -531,6 +542,27 @@ def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, epsilon: 
     counts can tie: equal noisy counts are ordered uniformly at random (post-processing).
     ``params["noise_variance"]`` is its exact variance.
 
+    Parameters
+    ----------
+    data : PairwiseComparisons or PairCounts
+        Raw comparisons (counts only for the per-comparison budget), or ``xs``.
+    ys : sequence or float, optional
+        With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
+        call shape ``noisy_copeland(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).
+        Without them, the epsilon (``noisy_copeland(data, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon, user_epsilon : float
+        Exactly one: the budget per comparison or per respondent.
+    max_answers : int
+        Public bound on answers per respondent: required with ``user_epsilon``.
+    respondents : int, optional
+        Per respondent: the public number of respondents, stated in ``params``.
+    items : sequence, optional
+        With ``xs, ys, winners``: the public item list, which a central release needs declared.
+    rng : None, int or Generator
+        Source of the noise and of the order of tied counts; seeded runs are for research and tests.
+
     Examples
     --------
     >>> import privrank as pr
@@ -547,6 +579,7 @@ def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, epsilon: 
     SEEDED RUN: reproducible research output, not a private release (whoever knows the seed can remove the
     noise); leave the seed out for a real release.
     """
+    data, epsilon = release_arguments(data, ys, winners, epsilon, "noisy_copeland", items=items)
     pc, budget, _ = _budget(data, epsilon, user_epsilon, max_answers)
     respondents = _respondents(respondents, budget)
     scale = copeland_noise_scale(budget.epsilon, budget.answers)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,6 +41,7 @@ from ..mechanisms.noise import laplace_release
 from ..mechanisms.randomized_response import randomize_comparisons
 from ..guarantees import UNIT_USER, Guarantee
 from ..release import charge, private_release
+from .arena import release_arguments
 from .release import (TIE_NOTE, PairwiseRelease, check_weighting, local_guarantee, paper_lambda,
                       release_from_reports)
 
@@ -144,8 +145,9 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
 
 
 @private_release
-def randomized_response(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
-                        *, user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+def randomized_response(comps: PairwiseComparisons, ys: Any = None, winners: Any = None, *,
+                        epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
+                        user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                         max_answers: int | None = None, rng: int | np.random.Generator | None = None,
                         ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
                         new_data: str | None = None) -> PairwiseComparisons:
@@ -157,6 +159,26 @@ def randomized_response(comps: PairwiseComparisons, epsilon: float | ArrayLike |
     user's answers (the first ``max_answers`` of each user are kept; the reports carry it, so
     :func:`~privrank.data.io.comparisons_to_csv` writes it). The spend is charged
     (:mod:`privrank.release`) before any answer is randomized.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons (or a DataFrame of them); or ``xs``, the first item of each comparison, in evalica's call shape
+        ``randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -170,6 +192,7 @@ def randomized_response(comps: PairwiseComparisons, epsilon: float | ArrayLike |
     >>> reports.outcome, reports.epsilon, reports.max_answers, reports.seeded
     (array([ 1,  1, -1,  1], dtype=int8), array([1., 1., 1., 1.]), 2, True)
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "randomized_response")
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "randomized response", TIE_NOTE)
     charge(g)
     reports = randomize_comparisons(comps, levels, rng)
@@ -190,8 +213,8 @@ def _reports(comps, epsilon, user_epsilon, max_answers, rng, mechanism):
 
 
 @private_release
-def debiased_randomized_response(comps: PairwiseComparisons,
-                                 epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+def debiased_randomized_response(comps: PairwiseComparisons, ys: Any = None, winners: Any = None, *,
+                                 epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                                  user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                                  max_answers: int | None = None, weights: str = "uniform",
                                  rng: int | np.random.Generator | None = None,
@@ -202,6 +225,30 @@ def debiased_randomized_response(comps: PairwiseComparisons,
     Raw comparisons are randomized (see :func:`randomized_response`) and debiased; randomized
     reports (data with an epsilon column) are only debiased. Guarantee: eps-local DP per
     comparison, and per user over the declared ``max_answers`` (or ``user_epsilon`` per user).
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons, or randomized reports (an epsilon column: only debiased), or a DataFrame of
+        either; or ``xs``, the first item of each comparison, in evalica's call shape
+        ``debiased_randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``debiased_randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    weights : {"uniform", "inverse_variance"}
+        How debiased reports of different epsilons are averaged
+        (:func:`privrank.pairwise.release.record_weights`).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -217,13 +264,14 @@ def debiased_randomized_response(comps: PairwiseComparisons,
     ['BAL', 'KC', 'GB']
     """
     weights = check_weighting(weights)  # before the charge
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "debiased_randomized_response")
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "debiased randomized response")
     return release_from_reports(reports, weights=weights, guarantee=g)
 
 
 @private_release
-def classic_randomized_response(comps: PairwiseComparisons,
-                                epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+def classic_randomized_response(comps: PairwiseComparisons, ys: Any = None, winners: Any = None, *,
+                                epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                                 user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                                 max_answers: int | None = None, rng: int | np.random.Generator | None = None,
                                 ledger: Ledger | str | os.PathLike[str] | None = None,
@@ -233,6 +281,27 @@ def classic_randomized_response(comps: PairwiseComparisons,
     The flipped answers are fitted as if they were true answers, which shrinks BTL scores
     towards 0 (Lemma 1). Same guarantee as debiased randomized response. The release states no
     noise variance, so confidence intervals for the BTL scores refuse it.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons, or randomized reports (an epsilon column: only debiased), or a DataFrame of
+        either; or ``xs``, the first item of each comparison, in evalica's call shape
+        ``classic_randomized_response(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``classic_randomized_response(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -249,12 +318,14 @@ def classic_randomized_response(comps: PairwiseComparisons,
     >>> biased.guarantee.describe() == debiased.guarantee.describe().replace("debiased", "classic")
     True
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "classic_randomized_response")
     reports, g = _reports(comps, epsilon, user_epsilon, max_answers, rng, "classic randomized response")
     return release_from_reports(reports, debiased=False, guarantee=g)
 
 
 @private_release
-def local_laplace(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None, *,
+def local_laplace(comps: PairwiseComparisons, ys: Any = None, winners: Any = None, *,
+                  epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                   user_epsilon: float | ArrayLike | Mapping[Hashable, float] | None = None,
                   max_answers: int | None = None, rng: int | np.random.Generator | None = None,
                   ledger: Ledger | str | os.PathLike[str] | None = None, accountant: Accountant | None = None,
@@ -267,6 +338,26 @@ def local_laplace(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mappi
     report reveals its answer through floating-point rounding. The
     noisy value is already unbiased and is used directly in the likelihood. Its variance
     ``P(1-P) + 2/eps^2`` exceeds debiased randomized response's, so it should lose.
+
+    Parameters
+    ----------
+    comps : PairwiseComparisons
+        Raw comparisons (or a DataFrame of them); or ``xs``, the first item of each comparison, in evalica's call shape
+        ``local_laplace(xs, ys, winners, epsilon=...)`` (:mod:`privrank.pairwise.arena`).
+    ys : sequence, optional
+        With ``winners``: the second item of each comparison. Without them, the epsilon, as
+        ``epsilon`` takes it (``local_laplace(comps, 1.0)``).
+    winners : sequence, optional
+        Evalica's ``Winner`` of each comparison: 1 (``xs[k]`` won), 2 (``ys[k]`` won) or 0 (a tie).
+    epsilon : float, mapping or sequence, optional
+        The budget per comparison: one number, or each user's own (a mapping from user id, or one
+        per user in the order of the data's users).
+    user_epsilon : float, mapping or sequence, optional
+        Instead of ``epsilon``: the budget per user, split evenly over that user's comparisons.
+    max_answers : int, optional
+        Declared bound on each user's answers (the first ``max_answers`` of each user are kept).
+    rng : None, int or numpy.random.Generator
+        The randomness: None draws fresh OS entropy; a seed is for research runs, not real releases.
 
     Examples
     --------
@@ -283,6 +374,7 @@ def local_laplace(comps: PairwiseComparisons, epsilon: float | ArrayLike | Mappi
     >>> rel.guarantee.model, rel.guarantee.epsilon_per_comparison, rel.guarantee.epsilon_per_user
     ('local', 1.0, 10.0)
     """
+    comps, epsilon = release_arguments(comps, ys, winners, epsilon, "local_laplace")
     comps, levels, g = local_budget(comps, epsilon, user_epsilon, max_answers, "local Laplace", LAPLACE_NOTE)
     charge(g)
     eps = levels.column(comps.n_records)
