@@ -100,7 +100,8 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .aggregation.auto import private_aggregate
     from .aggregation.footrule import footrule_cost_matrix, footrule_optimal_order
-    from .aggregation.kemeny import exact_kemeny
+    from .aggregation.private_borda import noisy_borda
+    from .aggregation.kemeny_exact import exact_kemeny
     from .aggregation.private_footrule import dp_footrule, dp_ptas, ldp_footrule
     from .aggregation.private_kemeny import (AggregateResult, dp_kwiksort, exponential_kemeny, hay_quicksort,
                                              ldp_kwiksort, ldp_matrix, private_kemeny)

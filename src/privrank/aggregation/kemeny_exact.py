@@ -49,6 +49,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
@@ -220,7 +221,7 @@ def majority_components(W) -> list[np.ndarray]:
     return [np.flatnonzero(label == c) for c in np.argsort(-rank, kind="stable")]
 
 
-def exact_kemeny(W, *, max_items: int | None = None, time_limit: float | None = None) -> np.ndarray:
+def exact_kemeny(W: ArrayLike, *, max_items: int | None = None, time_limit: float | None = None) -> np.ndarray:
     """An exact Kemeny order of ``W`` (best first): subset DP for small ``m``, else by components.
 
     Up to ``DP_MAX_ITEMS`` items, subset dynamic programming. Beyond, each strongly connected

@@ -19,14 +19,23 @@ items on, by a wide margin at 50-200 items.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._rng import as_generator
 from ..mechanisms.pairwise_matrix import Budget
 from ..release import charge, private_release
+from ..data.rankings import Rankings, RankingTally
+from ..data.tabular import TableLike
 from .private_kemeny import AggregateResult, _pairwise_profile, labelled
+
+if TYPE_CHECKING:
+    from ..guarantees import Accountant
+    from ..ledger import Ledger
 
 
 def borda_sensitivities(m: int) -> tuple[int, float]:
@@ -47,7 +56,9 @@ class BordaRelease:
 
 @labelled
 @private_release
-def noisy_borda(profile, *, epsilon, delta: float = 0.0, rng=None) -> AggregateResult:
+def noisy_borda(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
+                rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
+                accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
     """Central release of every item's mean Borda points with Laplace (or discrete Gaussian)
     noise, and the items ordered by the noisy scores (module docstring).
 
