@@ -93,6 +93,22 @@ def test_a_database_removed_or_replaced_while_serving_refuses_writes_and_reads(t
         assert "restore" in c.post("/api/reports", json=report(token, PAIRS[4])).json()["error"]
 
 
+def test_a_write_ahead_log_removed_while_serving_refuses_writes(tmp_path, caplog):
+    """Removing survey.sqlite-wal and -shm under the server gave 500s, and reports still got 201 while
+    they went to the unlinked log, lost at the next start after a kill."""
+    db = tmp_path / "survey.sqlite"
+    with open_store(db) as store, client_of(store) as c:
+        token = c.post("/api/respondents", json={}).json()["token"]
+        assert c.post("/api/reports", json=report(token, PAIRS[0])).status_code == 201
+        for suffix in ("-wal", "-shm"):
+            (tmp_path / f"survey.sqlite{suffix}").unlink()
+        with caplog.at_level(logging.ERROR, logger="privrank.serve"):
+            for pair in PAIRS[1:4]:
+                assert_refused(c.post("/api/reports", json=report(token, pair)), "database-gone")
+            assert_refused(c.get("/export.csv", headers={"authorization": f"Bearer {ADMIN}"}), "database-gone")
+        assert any("write-ahead log" in r.getMessage() for r in caplog.records)
+
+
 def test_the_background_check_notices_a_removed_database_without_a_request(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(SqliteStore, "CHECKPOINT_SECONDS", 0.05)
     db = tmp_path / "survey.sqlite"

@@ -61,11 +61,15 @@ class FileIdentity:
         self._gone = False
         self._lock = threading.Lock()
 
-    def check(self) -> None:
+    def check(self, *, written: bool = False) -> None:
+        """Raise once the file is gone; ``written``: just after a commit in write-ahead-log mode, when the
+        log (``<path>-wal``) must be at its path too -- a log removed under the server takes every
+        write after it to an unlinked file, which the next start never reads."""
         if not self._gone:
             try:
                 stat = os.stat(self.path)
                 same = (stat.st_dev, stat.st_ino) == self._identity
+                same = same and (not written or os.path.exists(f"{self.path}-wal"))
             except FileNotFoundError:
                 same = False
             except OSError:  # cannot tell (a directory made unreadable): no verdict, the write goes on
@@ -74,9 +78,9 @@ class FileIdentity:
                 with self._lock:
                     first, self._gone = not self._gone, True
                 if first:
-                    log.error("the survey database %s was removed or replaced while the server ran: reports are "
-                              "refused from now on (503); restore the file from a backup or from where it was moved, "
-                              "then restart privrank serve", self.path)
+                    log.error("the survey database %s (or its write-ahead log, %s-wal) was removed or replaced "
+                              "while the server ran: reports are refused from now on (503); restore the file from a "
+                              "backup or from where it was moved, then restart privrank serve", self.path, self.path)
         if self._gone:
             raise StoreUnavailable("the survey's database file was removed or replaced while the server ran: no "
                                    "report can be stored until it is restored and the server restarted",

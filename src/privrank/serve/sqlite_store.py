@@ -162,7 +162,7 @@ class SqliteStore(Store):
 
     def _commit_group(self, work):
         results = super()._commit_group(work)  # its connection checked the file before it wrote
-        self._watch.check()  # a write that may have gone to a removed file is not acknowledged
+        self._watch.check(written=True)  # a write that may have gone to a removed file (or log) is not acknowledged
         return results
 
     @contextmanager
