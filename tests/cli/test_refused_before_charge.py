@@ -98,6 +98,8 @@ def test_the_room_reserved_bounds_the_output(cli, tmp_path, monkeypatch):
     ("rank", "{pairs}", "--epsilon", "1", "--lambda", "0x10"),
     ("rank", "{pairs}", "--epsilon", "1", "--lambda", "-1"),
     ("rank", "{pairs}", "--epsilon", "1", "--engine", "stream", "--lambda", "inf"),
+    ("rank", "{pairs}", "--epsilon", "1", "--lambda", "1e-320"),  # zero in the fit: singular after the charge
+    ("rank", "{pairs}", "--epsilon", "1", "--engine", "stream", "--lambda", "5e-324"),
 ])
 def test_a_bad_interval_level_or_ridge_is_refused_before_the_charge(cli, pairs, pairs_items, tmp_path, private_ledger,
                                                                     args):

@@ -34,6 +34,8 @@ BASELINES = ("penalised-mle", "copeland", "rank-centrality")
 MECHANISMS = sorted(LOCAL_MECHANISMS) + list(CENTRAL_MECHANISMS) + [CENTRAL_AUTO, "none"] + list(BASELINES)
 MLE_MECHANISMS = ("objective-perturbation", "penalised-mle")
 MARGINS = ("top", "pairs")
+#: the smallest positive --lambda: below it a ridge is lost in the Newton system's round-off
+RIDGE_FLOOR = 1e-12
 
 
 def add_budget_options(parser, reports: bool = False):
@@ -159,6 +161,9 @@ def _lam(text):
     if not (math.isfinite(lam) and lam >= 0):  # checked with the options, before any release is charged
         raise InputError("--lambda must be a finite number >= 0 (0: the maximum-likelihood estimate), 'default' or "
                          "'paper'")
+    if 0 < lam < RIDGE_FLOOR:
+        raise InputError(f"--lambda must be 0 (the maximum-likelihood estimate) or at least {RIDGE_FLOOR:g}: a smaller "
+                         "ridge vanishes in floating point beside the fit's curvature and leaves it singular")
     return lam
 
 

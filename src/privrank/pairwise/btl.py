@@ -485,8 +485,8 @@ def fit_btl(data: PairwiseRelease | PairwiseComparisons | TableLike | Sequence[H
 def _log_odds(pc, compared) -> np.ndarray:
     """Each item's log-odds of winning (``compared``: its records), smoothed by a half win and a half
     loss: a start for the maximum-likelihood Newton iterations (about two fewer steps than from zero)."""
-    won = pc.borda()
-    return np.log((won + 0.5) / (compared - won + 0.5))
+    won = pc.borda()  # debiased reports may count below 0 or above the records: clipped to a half
+    return np.log(np.maximum(won + 0.5, 0.5) / np.maximum(compared - won + 0.5, 0.5))
 
 
 def mle_exists(pc) -> bool:
