@@ -128,3 +128,12 @@ def test_a_reservation_never_creates_the_target_and_holds_the_room(tmp_path):
     assert not path.exists() and tmp.stat().st_blocks * 512 >= 1 << 20  # the room is allocated, not promised
     out.write_text("x\n")
     assert path.read_text() == "x\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_an_output_name_ending_with_a_slash_is_refused(tmp_path):
+    """``-o out.csv/`` quietly wrote out.csv: the slash says a directory was meant."""
+    from privrank.files import Output
+
+    with pytest.raises(InputError, match="ends with a slash"):
+        Output(str(tmp_path / "out.csv") + "/")
+    assert not (tmp_path / "out.csv").exists()

@@ -97,6 +97,8 @@ class Output:
 
     def __init__(self, path, *, force: bool = False, plot: bool = False):
         self.stdout = str(path) == STDOUT
+        if not self.stdout and str(path).endswith(("/", os.sep)):  # Path() drops the slash: out.csv/ became out.csv
+            raise InputError(f"{path} ends with a slash, which names a directory: give the output file's name")
         self.path = None if self.stdout else Path(path)
         self.force = force
         self.plot = plot
