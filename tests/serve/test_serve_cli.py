@@ -410,3 +410,13 @@ def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, reque
         assert httpx.get(f"{server.base}/api/survey", timeout=30).status_code == 200  # the others are served still
     finally:
         server.stop(signal.SIGINT)
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "big"])
+def test_an_admin_token_file_that_never_ends_or_is_too_long_is_refused(folder, served, cli, path):
+    """``--admin-token-file /dev/zero`` read forever."""
+    if path == "big":
+        path = folder / "big"
+        path.write_text("x" * 100_000)
+    code, _, err = cli("serve", "--port", "0", folder / "fruit.toml", "--new-db", "--admin-token-file", path)
+    assert code == 2 and "longer than a token file" in err

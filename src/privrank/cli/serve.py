@@ -33,6 +33,8 @@ from .arguments import examples, summary
 DEFAULT_PORT = 8000
 DEMO_DB = "privrank-demo.sqlite"
 #: the environment variable that sets the dashboard's admin token
+#: the most bytes an admin token file may hold (a token is at most a few hundred characters)
+ADMIN_TOKEN_FILE_BYTES = 4096
 ADMIN_TOKEN_ENV = "PRIVRANK_ADMIN_TOKEN"
 #: the default of --registrations-per-minute (privrank.serve.app.REGISTRATIONS_PER_MINUTE, without importing the server)
 REGISTRATIONS_PER_MINUTE = 30
@@ -167,7 +169,12 @@ def chosen_admin_token(args) -> tuple[str, str] | None:
         token, source = env, ADMIN_TOKEN_ENV
     elif args.admin_token_file is not None:
         try:
-            token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
+            with open(args.admin_token_file, "rb") as f:  # a bounded read: /dev/zero or a huge file never ends
+                data = f.read(ADMIN_TOKEN_FILE_BYTES + 1)
+            if len(data) > ADMIN_TOKEN_FILE_BYTES:
+                raise InputError(f"--admin-token-file {args.admin_token_file}: longer than a token file "
+                                 f"({ADMIN_TOKEN_FILE_BYTES} bytes at most): is it the right file?")
+            token = data.decode("utf-8").strip()
         except FileNotFoundError:
             raise InputError(f"--admin-token-file {args.admin_token_file}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
