@@ -140,3 +140,12 @@ def test_parquet_to_a_text_only_standard_output_is_refused_before_the_charge(pai
     assert "text-only" in err.getvalue() and out.getvalue() == ""
     with Ledger(private_ledger) as led:
         assert led.releases() == []
+
+
+@pytest.mark.parametrize("option", ["--ledger", "--items"])
+def test_a_path_the_system_refuses_is_an_error_not_a_traceback(cli, pairs, tmp_path, option):
+    """A ledger name too long for the file system, or a file that fails to read (an I/O error), gave a
+    traceback and exit 1."""
+    path = tmp_path / ("x" * 300 + ".sqlite") if option == "--ledger" else "/proc/self/mem"
+    code, _, err = cli("rank", pairs, "--epsilon", "1", option, path)
+    assert code == 2 and err.startswith("privrank: error: ") and "Traceback" not in err

@@ -118,6 +118,12 @@ def _run(argv: list[str]) -> int:
     except BrokenPipeError:
         discard_stdout()  # nothing more reaches the reader, nor the flush at exit
         return 0
+    except OSError as exc:  # the system refused a path the user gave (too long, a loop, a device that fails)
+        if exc.errno is None:
+            raise
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"privrank: error: {where}{exc.strerror or os.strerror(exc.errno)}", file=sys.stderr)
+        return 2
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
