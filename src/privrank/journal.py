@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import tempfile
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -40,6 +42,12 @@ class Journalled:
     """The journal's side of a :class:`~privrank.ledger.Ledger` (one of its bases): a data set's
     entry read and checked, staged inside the ledger's transaction and placed after its commit.
     Uses the ledger's ``id``, ``path``, connection ``_db`` and ``_transaction``."""
+
+    # set by the ledger
+    id: str
+    path: Path
+    _db: sqlite3.Connection
+    _transaction: Callable[[], AbstractContextManager[object]]
 
     def _journal(self, fingerprint: str) -> Path:
         return journal_dir() / "datasets" / fingerprint

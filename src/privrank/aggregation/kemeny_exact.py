@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -180,8 +180,9 @@ def exact_ilp(W, *, time_limit: float | None = None) -> np.ndarray:
         options = {"mip_rel_gap": 0.0}
         if deadline is not None:
             options["time_limit"] = max(deadline - time.monotonic(), 1e-3)
-        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=(0, 1),
-                   constraints=LinearConstraint(M, 0.0, 1.0), options=options)
+        # scipy-stubs type the options as a TypedDict, which a dict built a key at a time is not
+        res = milp(c, integrality=np.full(iu.size, 1 if integer else 0), bounds=Bounds(0, 1),
+                   constraints=LinearConstraint(M, 0.0, 1.0), options=options)  # type: ignore[arg-type]
         if res.status != 0 or res.x is None:
             raise InputError("the exact Kemeny integer program did not finish "
                              f"({res.message.strip()}); use solver 'local-search' for large, "
@@ -212,7 +213,8 @@ def majority_components(W) -> list[np.ndarray]:
     A = _matrix(W)
     m = A.shape[0]
     G = (A >= A.T) & ~np.eye(m, dtype=bool)
-    count, label = connected_components(csr_matrix(G), directed=True, connection="strong")
+    graph = csr_matrix(G)
+    count, label = connected_components(graph, directed=True, connection="strong")  # type: ignore[arg-type]  # bool
     # the condensation of a complete digraph is a transitive tournament: an item beats exactly
     # the items of the components after its own
     outside = np.sum(G & (label[:, None] != label[None, :]), axis=1)
@@ -357,7 +359,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
     cost = kemeny_cost(order, B)
     x = (c < 0).astype(float)
     bound = base + float(np.minimum(c, 0.0).sum())
-    integer, found = False, []
+    integer, found = False, []  # type: bool, list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     while time.monotonic() < deadline and bound < cost - tol:
         X = np.zeros((k, k))
         X[iu, ju] = x
@@ -377,7 +379,7 @@ def _certify_block(B, improve: bool, deadline: float, gen):
                     break
         else:
             found.append((index[ti, tj], index[tj, tk], index[ti, tk]))
-        res = milp(c, integrality=np.full(iu.size, int(integer)), bounds=(0, 1),
+        res = milp(c, integrality=np.full(iu.size, int(integer)), bounds=Bounds(0, 1),
                    constraints=LinearConstraint(_triangle_rows(found, iu.size), 0.0, 1.0),
                    options={"time_limit": max(deadline - time.monotonic(), 1e-3), "mip_rel_gap": 0.0})
         if res.status == 0 or (integer and res.status == 1):  # solved, or branch and bound timed out

@@ -51,7 +51,8 @@ def _private_kemeny(epsilon, delta, trials, rng) -> Samples:
 
 
 def _noisy_borda(epsilon, delta, trials, rng) -> Samples:
-    return Samples(*(np.stack([noisy_borda(o[None, :], epsilon=epsilon, delta=delta, rng=rng).release.scores
+    return Samples(*(np.stack([noisy_borda(o[None, :], epsilon=epsilon, delta=delta,
+                                           rng=rng).release.scores  # type: ignore[attr-defined]  # a BordaRelease
                                for _ in range(trials)]) for o in TWO_ITEMS))
 
 

@@ -66,7 +66,7 @@ class Parser(argparse.ArgumentParser):
     """An argument parser with privrank's :class:`HelpFormatter`; its subcommands' parsers are too."""
 
     def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[misc]  # args stop short of it
 
 
 def examples(*commands: str) -> str:

@@ -117,6 +117,7 @@ class PairCounts(Shown):
         lo = np.where(swap, b, a)
         hi = np.where(swap, a, b)
         val = np.where(swap, 1.0 - v, v)
+        keys: np.ndarray
         if weights is None:  # unit weights: the totals are the counts
             keys, (tot, win) = group_sums(lo * m + hi, m * m, None, val)
             tot = tot.astype(float)

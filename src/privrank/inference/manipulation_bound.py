@@ -10,9 +10,14 @@ fakes can shrink a gap within it (step 3), and the largest ``n`` so proven (step
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import expit
+
+if TYPE_CHECKING:
+    from ..data.pair_counts import PairCounts
 
 #: rounds of the fixed-point search for the region the fakes can reach (PRIVACY.md, step 2), and the
 #: change of a score difference past which it gives up (no bound is then proven for that many fakes)
@@ -42,6 +47,24 @@ class MarginBound:
     ``M`` (the inverse Hessian), ``rho`` and ``s_norm`` (norms in its metric), a fake's report's
     weight ``omega`` and value ``y`` per declared epsilon, the quota ``K``, and ``_regions``. Its
     first-order :meth:`estimate`, not a bound, orders the challengers the search tries."""
+
+    # set by the subclass (the margin's model of the fit, :mod:`privrank.inference.manipulation`)
+    s: np.ndarray
+    lam: float
+    ridge_range: Callable[[int], tuple[float, float]]
+    pc: PairCounts
+    iu: np.ndarray
+    ju: np.ndarray
+    d_all: np.ndarray
+    d: np.ndarray
+    honest: np.ndarray
+    M: np.ndarray
+    rho: np.ndarray
+    s_norm: float
+    omega: np.ndarray
+    y: np.ndarray
+    K: int
+    _regions: dict[int, np.ndarray | None]
 
     def _coef(self, d_win: np.ndarray, D: np.ndarray) -> np.ndarray:
         """Per pair, the largest residual ``omega (y - sigma(s_winner - s_loser))`` of a fake's report

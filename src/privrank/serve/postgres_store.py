@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import InputError
 from .health import StoreUnavailable
@@ -115,7 +116,7 @@ $body$""",)
         self._pool_errors, self._closed_error = (PoolTimeout, psycopg.OperationalError), PoolClosed
         self._lock_error = psycopg.errors.LockNotAvailable
         self._sql_error = psycopg.errors.lookup
-        options = {"autocommit": True, "connect_timeout": 10}
+        options: dict[str, Any] = {"autocommit": True, "connect_timeout": 10}
         try:  # one connection first: a wrong URL or a server that is down is refused at once, with a clear message
             psycopg.connect(url, **options).close()
         except psycopg.OperationalError:
@@ -169,7 +170,7 @@ $body$""",)
             if outcome.startswith("error:"):  # undone inside: raised here as the error it was
                 raise self._sql_error(outcome[len("error:"):])("a report's write failed in the database")
             return report_receipt(outcome, int(answered), stored, content, max_answers)
-        work.self_contained = True
+        work.self_contained = True  # type: ignore[attr-defined]  # a function attribute
         return work
 
     def _commit_group(self, work):

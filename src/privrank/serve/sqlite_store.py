@@ -155,7 +155,7 @@ class SqliteStore(Store):
 
     def _refusal(self, exc: Exception) -> Exception:
         if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):
-            failure = self._failure(exc)
+            failure = self._failure(exc)  # type: ignore[arg-type]  # one of the two SQLite errors
             if isinstance(failure, StoreUnavailable):
                 return failure
         return exc

@@ -66,7 +66,7 @@ import secrets
 import threading
 import time
 from concurrent.futures import Future
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from ..errors import BudgetExceededError, InputError
 from .health import damaged
