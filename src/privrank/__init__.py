@@ -85,7 +85,7 @@ _EXPORTS = {
     "private_kemeny": "aggregation.private_kemeny",
     "randomize_answer": "mechanisms.randomized_response",
     "randomized_response": "pairwise.local",
-    "rank_centrality": "pairwise.central",
+    "rank_centrality": "pairwise.spectral",
     "rank_position_mismatch": "metrics",
     "read_comparisons": "data.io",
     "read_rankings": "data.io",
@@ -125,8 +125,8 @@ if TYPE_CHECKING:
     from .metrics import (footrule_cost, footrule_distance, kemeny_cost, kendall_distance, kendall_tau_distance,
                           l2_error, linf_error, rank_position_mismatch, top_k_hamming)
     from .pairwise.btl import BTLFit, ScoredRanking, fit_btl
-    from .pairwise.central import (CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle,
-                                   rank_centrality)
+    from .pairwise.central import CentralRanking, copeland, noisy_copeland, penalised_mle, perturbed_mle
+    from .pairwise.spectral import rank_centrality
     from .pairwise.local import (adaptive_epsilon, classic_randomized_response, debiased_randomized_response,
                                  local_laplace, randomized_response)
     from .pairwise.release import PairwiseRelease, release_from_reports

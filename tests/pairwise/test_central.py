@@ -14,7 +14,8 @@ from privrank.mechanisms.noise import discrete_laplace, laplace_cells
 from privrank.pairwise.btl import btl_gradient, btl_hessian, btl_objective
 from privrank.pairwise.central import (THETA_GRID, cells_noise_scale, copeland, noisy_copeland,
                                        objective_perturbation_calibration, penalised_mle, perturbed_mle,
-                                       rank_centrality, theory_ridge)
+                                       theory_ridge)
+from privrank.pairwise.spectral import rank_centrality
 from privrank.pairwise.links import LINKS
 from privrank.simulate import erdos_renyi_comparisons, separated_top_k_scores
 

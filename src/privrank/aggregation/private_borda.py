@@ -59,8 +59,10 @@ class BordaRelease:
 def noisy_borda(profile: Rankings | RankingTally | ArrayLike | TableLike, *, epsilon: float, delta: float = 0.0,
                 rng: int | np.random.Generator | None = None, ledger: Ledger | str | os.PathLike[str] | None = None,
                 accountant: Accountant | None = None, new_data: str | None = None) -> AggregateResult:
-    """Central release of every item's mean Borda points with Laplace (or discrete Gaussian)
-    noise, and the items ordered by the noisy scores (module docstring).
+    """Every item's mean Borda points released with noise, and the items ordered by the noisy scores.
+
+    Laplace noise (discrete Gaussian with ``delta > 0``) of the score vector's exact sensitivity
+    (module docstring).
 
     Parameters
     ----------

@@ -313,7 +313,8 @@ def fitted_ranking(args, comps=None):
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
     from ..data.io import ComparisonFile
-    from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle, rank_centrality
+    from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle
+    from ..pairwise.spectral import rank_centrality
     from .engine_options import engine_release
 
     _check_options(args)

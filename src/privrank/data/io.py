@@ -82,7 +82,7 @@ from .ballots import PARTIAL_POLICIES
 from .comparison_files import (ComparisonBatch, ComparisonColumns, ComparisonFile, as_comparisons,
                                comparisons_to_csv, read_comparisons)
 from .ratings import comparisons_from_ratings
-from .preflib import PREFLIB_SUFFIXES
+from .tabular import PREFLIB_SUFFIXES
 from .pinned import check_data_file
 from .ranking_files import (RANKING_BATCH_CELLS, RankingBatch, RankingFile, different_items_error, holds_rankings,
                             read_ballots, read_item_list, read_rankings)

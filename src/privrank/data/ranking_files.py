@@ -18,12 +18,13 @@ from .comparisons import sorted_labels
 from .rankings import Rankings, RankingTally
 from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import SIDE_COLUMNS, WINNER_COLUMNS, ComparisonColumns
-from .preflib import PREFLIB_SUFFIXES, read_preflib
+from .preflib import read_preflib
 from .ratings import holds_ratings
 from .pinned import PinnedFile, check_data_file
 from .arrow_columns import is_table, pyarrow_module
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      TableLike, file_suffix, is_number, is_text_table, item_list, open_text, read_text)
+                      PREFLIB_SUFFIXES, TableLike, file_suffix, is_number, is_text_table, item_list, open_text,
+                      read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20

@@ -35,6 +35,8 @@ ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
 ARROW_FILE_MAGIC = b"ARROW1"
 FORMAT_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
 CSV_SUFFIXES = (".csv",)
+#: PrefLib's files of rankings (privrank.data.preflib): never read as a table
+PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
 TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
 #: seconds a streaming CSV reader given up on may take to let go of a pinned file (:func:`csv_batches`)
@@ -145,7 +147,6 @@ class ColumnarFile:
             self.path, self.format = "the table", "table"
         else:
             check_data_file(source, remote=True)
-            from .preflib import PREFLIB_SUFFIXES
             if file_suffix(source) in PREFLIB_SUFFIXES:  # else read as a CSV of one column: "need a header row ..."
                 raise InputError(f"{source} is a PrefLib file of rankings, not a table of comparisons or ratings: read "
                                  "it with read_rankings (CLI: privrank aggregate)")
