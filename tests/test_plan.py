@@ -184,3 +184,25 @@ def test_the_planner_agrees_with_a_fresh_run_between_grid_points(m, n, eps):
         measured = np.mean(errors)
         se = max(np.std(errors, ddof=1) / np.sqrt(seeds), 2.0 / (m * (m - 1) * seeds))
         assert abs(measured - p.kendall) <= 3 * np.hypot(se, p.standard_error), (p.method, measured, se, p)
+
+
+@pytest.mark.slow
+def test_central_auto_is_within_two_standard_errors_of_the_best_mechanism_on_btl_data():
+    """`rank --mechanism central-auto` against the frontier's BTL comparisons: within two standard errors of
+    the better central mechanism at all but one point (m = 200, n = 1,000, epsilon 8, where the planner's
+    two predictions are within their errors). On LLMFAO's uneven design (one model compared 2,762 times,
+    the median 174), Copeland counts measure exposure, which the choice cannot see: reported in the notes,
+    not tested."""
+    from privrank.plan import choose_mechanism, frontier
+
+    points = {}
+    for r in frontier()["rows"]:
+        if r["family"] == "comparisons" and r["trust"] == "central" and r["model"] == "btl":
+            points.setdefault((r["m"], r["n"], r["epsilon"]), {})[r["method"]] = r
+    missed = []
+    for (m, n, eps), rows in points.items():
+        chosen = rows[choose_mechanism(m, n, eps).method]
+        best = min(rows.values(), key=lambda r: r["kendall"])
+        if chosen["kendall"] > best["kendall"] + 2 * np.hypot(chosen["kendall_se"], best["kendall_se"]):
+            missed.append((m, n, eps))
+    assert len(points) >= 100 and len(missed) <= 1, missed
