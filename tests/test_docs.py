@@ -195,3 +195,36 @@ def test_the_site_has_the_api_summary_install_faq_changelog_and_citing_pages(sit
     assert "[0.1.0] - Unreleased" in changelog and "Known limitations" in changelog
     citing = text_of(site / "citing" / "index.html")
     assert "cff-version: 1.2.0" in citing and "Rate-Optimal Rank Aggregation with Private Pairwise Rankings" in citing
+
+
+def test_the_gallery_shows_each_script_with_its_code_and_figure(site):
+    hook = load_hook("gallery")
+    scripts = sorted((ROOT / "docs" / "gallery").glob("*.py"))
+    assert 4 <= len(scripts) <= 6
+    page = (site / "gallery" / "index.html").read_text(encoding="utf-8")
+    text = text_of(site / "gallery" / "index.html")
+    assert page.count("<img ") == len(scripts) + 1  # and the utility frontier's
+    assert 'src="../frontier.png"' in page and ">Gallery<" in page  # the navigation names it
+    for script in scripts:
+        title, paragraph, code = hook.split(script.read_text(encoding="utf-8"))
+        assert f'src="{script.stem}.png"' in page, script.name
+        assert (site / "gallery" / f"{script.stem}.png").read_bytes().startswith(b"\x89PNG"), script.name
+        assert title in text and paragraph.replace("`", "") in " ".join(text.split()), script.name
+        assert all(line in text for line in code.splitlines()), script.name
+        assert f'href="{script.name}"' in page and (site / "gallery" / script.name).is_file()  # for download
+    assert not list((ROOT / "docs" / "gallery").glob("*.png")), "the figures are made elsewhere"
+
+
+def test_a_gallery_script_that_fails_or_saves_no_figure_stops_the_build(tmp_path):
+    from mkdocs.exceptions import PluginError
+
+    hook = load_hook("gallery")
+    broken = tmp_path / "broken.py"
+    broken.write_text('"""Broken.\n\nIt raises.\n"""\nraise SystemExit("no data")\n')
+    with pytest.raises(PluginError, match="broken.py failed"):
+        hook.run(broken, tmp_path, ROOT / "src")
+    silent = tmp_path / "silent.py"
+    silent.write_text('"""Silent.\n\nIt saves nothing.\n"""\nimport matplotlib\nassert matplotlib.get_backend().lower() == "agg"\n')
+    with pytest.raises(PluginError, match="saved no figure.png"):
+        hook.run(silent, tmp_path, ROOT / "src")
+    assert hook.split(broken.read_text()) == ("Broken", "It raises.", 'raise SystemExit("no data")')
