@@ -62,7 +62,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .errors import BudgetExceededError, InputError, check_delta, check_epsilon
-from .fingerprints import NEAR_DUPLICATE, SKETCH_BINS, Identity, fingerprint, identify, shared, users_digest
+from .fingerprints import NEAR_DUPLICATE, Identity, fingerprint, identify, shared, users_digest
 from .guarantees import (UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Accountant, ApproxDP, Guarantee, cost_in_unit,
                          PureDP, compose_budgets)
 from .html_cards import Shown
