@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all docs system-deps bench reproduce clean
+.PHONY: demo check test test-all docs system-deps bench reproduce clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,21 @@ $(STAMP): pyproject.toml $(CORE)
 
 demo: $(CORE)
 	$(VENV)/bin/privrank demo
+
+# the quick core: each package's basic contract, the fast files only (about 600 tests)
+QUICK := tests/test_architecture.py tests/test_guarantees.py tests/test_ledger.py \
+	tests/aggregation/test_footrule.py tests/aggregation/test_kemeny.py \
+	tests/audit/test_blackbox_rr.py tests/audit/test_core.py \
+	tests/cli/test_rank_cli.py tests/cli/test_central_cli.py tests/cli/test_output_formats.py \
+	tests/data/test_io.py tests/data/test_comparisons.py tests/data/test_rankings.py \
+	tests/engines/test_engine_rankings.py tests/experiments/test_runner.py \
+	tests/mechanisms/test_randomized_response.py tests/mechanisms/test_noise.py \
+	tests/pairwise/test_btl.py tests/pairwise/test_local.py tests/pairwise/test_central.py \
+	tests/serve/test_survey.py tests/serve/test_store.py
+
+check: $(STAMP)  # lint (ruff: pyflakes and syntax errors) and the quick core, under 2 minutes
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -n auto -m "not slow" $(QUICK)
 
 test: $(STAMP)  # the quick loop: every test but the slow ones, on every core
 	$(PY) -m pytest -n auto -m "not slow"

@@ -4,7 +4,6 @@ import inspect
 import re
 
 import numpy as np
-import pytest
 
 import privrank as pr
 from privrank.html_cards import HEAD_ROWS, TAIL_ROWS, card

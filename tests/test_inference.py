@@ -101,11 +101,13 @@ def test_perturbed_mle_bias_corrected_coverage(m, L, eps):
     assert_covers(central_hits(m, L, eps, 100 + int(10 * eps) + m, "perturbed", bias_corrected=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m,L,eps", SETTINGS)
 def test_noisy_copeland_coverage_of_expected_counts(m, L, eps):
     assert_covers(central_hits(m, L, eps, 200 + int(10 * eps) + m, "copeland"))
 
 
+@pytest.mark.slow
 def test_local_bootstrap_coverage():
     assert_covers(local_hits(10, 1000, 1.0, seed=7, method="bootstrap", n_bootstrap=200))
 
@@ -278,6 +280,7 @@ def mallows_hits(method, reps, seed):
     return np.array(hits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(AGGREGATORS))
 def test_rank_intervals_are_nominal_at_a_near_tie(method):
     """Issue window (92%-98%, widened by 3 binomial SEs) where a rank is decided by one near tie.
@@ -293,6 +296,7 @@ def test_rank_intervals_are_nominal_at_a_near_tie(method):
     assert abs(confident_wrong.mean() - 0.05) <= 3 * se, confident_wrong.mean()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(AGGREGATORS))
 def test_rank_intervals_never_under_cover_on_mallows(method):
     """Mallows profiles redrawn per replication, 500 replications: coverage of the non-private aggregate's ranks.

@@ -19,9 +19,18 @@ MECHS = mechanisms()
 EPSILON = 1.0
 #: runs per input of the as-calibrated audits: a passing audit needs no power, only validity
 NOMINAL_TRIALS = 1000
+#: the as-calibrated audits that run a whole ranking algorithm per trial (5 to 30 s each, four
+#: minutes together): make test-all runs them, make test does not
+MONTE_CARLO_RANKERS = {"dp-kwiksort/gaussian", "dp-kwiksort/laplace", "dp-ptas/buckets/gaussian",
+                       "dp-ptas/buckets/laplace", "dp-ptas/lopsided/gaussian", "dp-ptas/lopsided/laplace",
+                       "dp-ptas/one-release/gaussian", "dp-ptas/one-release/laplace", "hay-quicksort/gaussian",
+                       "hay-quicksort/laplace", "ldp-kwiksort", "noisy-copeland", "noisy-copeland/per-respondent",
+                       "perturbed-mle", "perturbed-mle/per-respondent", "private-kemeny/gaussian",
+                       "private-kemeny/laplace"}
 
 
-@pytest.mark.parametrize("name", sorted(MECHS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in MONTE_CARLO_RANKERS else n
+                                  for n in sorted(MECHS)])
 def test_mechanism_passes_its_audit_as_calibrated(name):
     res = run_audit(name, epsilon=EPSILON, trials=min(MECHS[name].trials, NOMINAL_TRIALS), seed=11)
     assert not res.violation, "\n".join(res.report())
@@ -166,8 +175,9 @@ def test_the_documented_registration_example_works():
         del registry._REGISTRY["win-counts"]
 
 
-@pytest.mark.parametrize("name,factor", [("perturbed-mle", 0.1), ("discrete-laplace-counts", 0.5),
-                                         ("randomized-response", 0.5), ("exponential-kemeny", 0.5)])
+@pytest.mark.parametrize("name,factor", [pytest.param("perturbed-mle", 0.1, marks=pytest.mark.slow),  # 10 to 40 s
+                                         ("discrete-laplace-counts", 0.5), ("randomized-response", 0.5),
+                                         ("exponential-kemeny", 0.5)])
 def test_an_audit_sees_the_noise_drawn_not_the_scale_reported(name, factor):
     # regression (issue 15, finding 9): perturbed_mle drawing a tenth of its noise, and discrete
     # Laplace counts at half scale, passed their exact audits, which read the reported scale

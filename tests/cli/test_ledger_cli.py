@@ -213,12 +213,13 @@ def test_a_release_that_fails_after_its_draw_stays_charged(cli, tmp_path, privat
     path = tmp_path / "lopsided.csv"
     path.write_text("\n".join(rows) + "\n")
     failed = 0
-    for seed in range(10):
+    seeds = (1, 2, 3)  # two releases that fail, one that succeeds (the intervals take seconds)
+    for seed in seeds:
         code, _, err = cli("rank", path, "--epsilon", "0.1", "--ci", "--bias-corrected", "--seed", seed)
         failed += code == 2
     assert failed >= 1  # the ridge-free estimate does not exist on these noisy releases
     with Ledger(private_ledger) as ledger:
-        assert len(ledger.releases()) == 10  # every run that drew noise is recorded, failed or not
+        assert len(ledger.releases()) == len(seeds)  # every run that drew noise is recorded, failed or not
 
 
 def test_randomize_is_charged_and_a_dropped_column_keeps_the_budget(cli, pairs, tmp_path, private_ledger):

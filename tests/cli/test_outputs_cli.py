@@ -1,10 +1,8 @@
 """The command line's outputs: reserved before the charge, written once, complete whatever signal comes."""
-import random
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest

@@ -8,6 +8,7 @@ import pytest
 from privrank.cli import main
 
 
+@pytest.mark.slow
 def test_reproduce_xu_writes_every_output(tmp_path, capsys):
     out = tmp_path / "xu"
     code = main(["reproduce", "xu", "--quick", "--reps", "2", "--out", str(out), "--seed", "4"])

@@ -200,6 +200,7 @@ def test_a_dictionary_index_beyond_its_dictionary_is_refused_naming_the_file(tmp
             read(str(path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["file", "stdin"])
 def test_a_large_csv_refused_in_its_first_block_does_not_abort_the_process(tmp_path, where):
     """pyarrow's CSV reader reads ahead in its own threads; given up on its first block, those threads

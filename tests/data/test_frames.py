@@ -50,7 +50,7 @@ def _winner_words(table, left="left", right="right"):
 
 def test_tables_of_every_kind_read_as_the_file(llmfao):
     table, ref = llmfao
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     for source in (table, table.to_batches()[0] if table.num_rows == len(table.to_batches()[0]) else table,
                    StreamOnly(table), table.to_pandas()):
         _same(pr.read_comparisons(source), ref)

@@ -51,6 +51,7 @@ def test_cli_prints_an_error_not_a_traceback(tmp_path, monkeypatch, cli):
     assert err.startswith("privrank: error: ") and "--engine stream" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not PRIVRANK.exists(),
                     reason="address-space limits as on Linux, and the privrank script")
 def test_a_real_out_of_memory_read_under_a_limit(tmp_path):

@@ -61,6 +61,7 @@ def growth(warm_up, path, engine, n, kind="comparisons", batch=1 << 16):
     return result["growth_mb"]
 
 
+@pytest.mark.slow
 def test_stream_memory_is_bounded_whatever_the_file_size(tmp_path):
     tiny, small, large = tmp_path / "tiny.parquet", tmp_path / "small.parquet", tmp_path / "large.parquet"
     write(tiny, 1000)
@@ -74,6 +75,7 @@ def test_stream_memory_is_bounded_whatever_the_file_size(tmp_path):
     assert growth(tiny, large, "local", 4_000_000) > stream_large + 100
 
 
+@pytest.mark.slow
 def test_stream_memory_for_rankings_is_bounded_whatever_the_file_size(tmp_path):
     tiny, small, large = tmp_path / "tiny.parquet", tmp_path / "small.parquet", tmp_path / "large.parquet"
     write_rankings(tiny, 1000)

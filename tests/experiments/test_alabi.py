@@ -62,6 +62,7 @@ def test_every_near_tie_cell_has_a_whole_voter_margin_below_one_half():
             assert 0 < actual <= 0.5 and abs(actual / gamma - 1) <= alabi.MARGIN_ROUNDING
 
 
+@pytest.mark.slow
 def test_rate_claim_holds_and_catches_noise_normalised_twice(tmp_path, monkeypatch):
     # Noisy matrix, m = 10, n = 1e5..1e7, margins 0.25 e and 0.5 e, 60 replications: a cell's excess
     # has relative sd ~0.6, so its log-mean SE is ~0.6/sqrt(60) = 0.08 and the common slope over
@@ -90,6 +91,7 @@ def unbudgeted_hay(cell, rng):
     return {f"excess.{x}": alabi.kemeny_cost(o, w) - opt for x, o in orders.items()}
 
 
+@pytest.mark.slow
 def test_hay_claims_hold_and_catch_a_budget_that_never_runs_out(tmp_path):
     # The two largest n of the quick grid, 200 replications: Hay's excess there is a mixture (zero
     # when the budget suffices) with relative sd ~1.2, so its SE is ~9% of its mean and

@@ -41,6 +41,7 @@ def _required(report):
     return {c["id"]: c["holds"] for c in report["claims"]}
 
 
+@pytest.mark.slow
 def test_simulation_claims_hold_and_catch_too_little_noise_and_a_truncated_design(tmp_path, monkeypatch):
     good = runner.run(_part(SIMULATED), tmp_path / "good", seed=4, jobs=1, progress=False)
     assert all(v is True for v in _required(good).values()), good["claims"]

@@ -12,7 +12,7 @@ from privrank.errors import InputError
 from privrank.mechanisms import tree
 from privrank.mechanisms.local_vectors import duchi_l2, duchi_l2_scale
 from privrank.mechanisms.noise import _gaussian_delta, discrete_gaussian_mu, gaussian_mu, zcdp_delta
-from privrank.mechanisms.tree import (TreeLayout, approximate_median, footrule_cost_release,
+from privrank.mechanisms.tree import (approximate_median, footrule_cost_release,
                                       parallel_sensitivity, position_counts, single_sensitivity,
                                       tree_layout)
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..data.comparisons import PairwiseComparisons, sorted_labels
 from ..data.pair_counts import group_sums
 from ..data.tally import ComparisonTally, epsilon_levels, folds, ordered_counts, record_codes
-from ..data.io import ComparisonFile, item_list, read_comparisons  # item_list: part of the engine interface
+from ..data.io import ComparisonFile, item_list, read_comparisons  # noqa: F401 (item_list: part of the engine interface)
 from ..data.arrow_columns import dictionary_encoded, is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .. import limits
-from ..errors import InputError, UtilityWarning, check_fraction
+from ..errors import UtilityWarning, check_fraction
 
 BOOTSTRAP_CHUNK = 2_000_000  # pair statistics simulated and fitted at once (replicates x pairs)
 
