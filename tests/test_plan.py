@@ -129,7 +129,7 @@ def frontier_points(model):
 
 
 def test_the_planner_reads_every_measured_point_back():
-    from privrank.plan import frontier, predict_aggregation
+    from privrank.plan import predict_aggregation
 
     for (m, n, eps), rows in frontier_points(PLANNER_MODEL).items():
         for p in predict_aggregation(m, n, eps):

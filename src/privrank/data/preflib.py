@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
-from .tabular import MAX_EXACT_COUNT, PREFLIB_SUFFIXES, check_items, open_text
+from .tabular import MAX_EXACT_COUNT, check_items, open_text
 
 _PREFLIB_NAME = re.compile(r"#\s*ALTERNATIVE NAME\s+(\d+)\s*:\s*(.*)$")
 _PREFLIB_DECLARED = re.compile(r"#\s*NUMBER (ALTERNATIVES|VOTERS|UNIQUE ORDERS)\s*:\s*(\d+)\s*$")
