@@ -538,16 +538,18 @@ def choose_mechanism(items: int, comparisons: int, epsilon: float, *, rng=0) -> 
     """The central mechanism of ``privrank rank --mechanism central-auto``: the smaller predicted
     Kendall distance of objective perturbation and noisy Copeland (:func:`predict`) for
     ``comparisons`` comparisons of uniformly random pairs of ``items`` items at ``epsilon`` per
-    comparison. Public parameters only: the choice costs no privacy. A study too large to simulate
-    gets objective perturbation, the more accurate of the two wherever both were measured."""
+    comparison. Public parameters only: the choice costs no privacy. A study beyond the planner's
+    limits gets objective perturbation, unpredicted: it estimates scores on any design, where
+    Copeland counts assume a balanced one."""
     predictions = []
     for mechanism in MECHANISMS["central"]:
         design = Design(items, comparisons, 1, model="central", mechanism=mechanism)
         try:
             p = predict(design, epsilon, rng=rng)
         except InputError:  # beyond the planner's limits
-            return Choice("objective-perturbation", (), "objective-perturbation: the study is too large to "
-                          "simulate, and it is the more accurate central mechanism wherever both were measured")
+            return Choice("objective-perturbation", (), "objective-perturbation: the study is beyond the planner's "
+                          "limits, so neither mechanism's error was predicted; objective perturbation estimates "
+                          "scores on any design, where Copeland counts assume a balanced one")
         predictions.append(MethodPrediction(mechanism, p.predicted["kendall"], p.standard_error["kendall"],
                                             f"the planner's simulation ({p.replications} studies; {design.assumptions()})"))
     return _choice(sorted(predictions, key=lambda p: p.kendall),

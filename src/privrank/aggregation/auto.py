@@ -99,8 +99,8 @@ def private_aggregate(profile: Rankings | RankingTally | ArrayLike | TableLike, 
     Budget(epsilon, delta)  # refused before anything is chosen or charged
     reason = None
     if method == "auto":
-        R = _pairwise_profile(profile)
-        choice = choose_aggregation(R.n_items, R.n_voters, epsilon, delta=delta, trust=trust)
+        profile = _pairwise_profile(profile)  # read and checked once: the method chosen runs on it
+        choice = choose_aggregation(profile.n_items, profile.n_voters, epsilon, delta=delta, trust=trust)
         method, reason = choice.method, choice.reason
     result = run_method(method, profile, epsilon=epsilon, delta=delta, rng=rng)
     result.details["method"] = method

@@ -161,8 +161,9 @@ def _plan_aggregation(args) -> int:
         if getattr(args, option) not in (None, False):
             raise InputError(f"--{option.replace('_', '-')} belongs to a plan of comparisons, not of --rankings")
     choice = choose_aggregation(args.items, args.rankings, args.epsilon)
-    predictions = {trust: predict_aggregation(args.items, args.rankings, args.epsilon, trust=trust)
-                   for trust in AGGREGATION_METHODS}
+    predictions = {"central": list(choice.predictions),  # every central method: the choice's candidates
+                   **{trust: predict_aggregation(args.items, args.rankings, args.epsilon, trust=trust)
+                      for trust in AGGREGATION_METHODS if trust != "central"}}
     doc = {"items": args.items, "rankings": args.rankings, "epsilon": args.epsilon, "auto": choice.method,
            "reason": choice.reason, "metric": "kendall: the expected fraction of pairs misordered against the truth",
            "methods": {trust: [p.to_dict() for p in ps] for trust, ps in predictions.items()}}
