@@ -4,9 +4,14 @@
 ``stream`` and ``dask`` compute the statistic batch by batch or partition by partition
 (:mod:`privrank.engines`) and give output identical to ``local`` byte for byte:
 
-* ``rank`` and ``top-k``: the mechanisms whose release is a function of integer counts
-  (``none``, ``debiased-rr``, ``rr``) with a per-comparison ``--epsilon`` or a file of
-  randomized reports without a user column (``--epsilon`` then declares their epsilons);
+* ``rank`` and ``top-k``: the mechanisms whose release is a function of integer counts --
+  ``none``, the local ``debiased-rr`` and ``rr`` (per comparison ``--epsilon``, with or without
+  ``--max-answers``, or a budget per user ``--user-epsilon``; or a file of randomized reports
+  without a user column, ``--epsilon`` then declaring their epsilons) and the central
+  ``objective-perturbation``, ``noisy-copeland`` and ``central-auto`` (``--epsilon``, with or
+  without ``--max-answers``, or ``--user-epsilon`` with ``--max-answers``). A per-user bound or
+  budget keeps one counter per user in the engine (:mod:`privrank.engines.users`), never
+  printed;
 * ``aggregate``: the methods whose input is a statistic of complete rankings
   (``ENGINE_AGGREGATION``): the pairwise counts (the matrix w of the Kemeny methods) or the
   position counts (footrule); for ``ldp-matrix`` and ``ldp-footrule`` every voter's report is
@@ -15,6 +20,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from ..errors import InputError
 from .arguments import answers_epsilon
@@ -23,6 +29,8 @@ from .arguments import answers_epsilon
 ENGINES = ("local", "stream", "dask")
 DEFAULT_BATCH_SIZE = 1 << 20
 COUNTING_MECHANISMS = ("none", "debiased-rr", "rr")
+#: the central mechanisms the engines run from the counts of the raw comparisons (cli.rank.CENTRAL_MECHANISMS + auto)
+ENGINE_CENTRAL = ("objective-perturbation", "noisy-copeland", "central-auto")
 #: aggregate methods the stream and dask engines run, and the statistic of the rankings each reads
 ENGINE_AGGREGATION = {
     **dict.fromkeys(("exact", "kwiksort", "borda", "copeland", "noisy-borda", "noisy-matrix", "dp-kwiksort",
@@ -71,12 +79,13 @@ def engine_release(args, items=None):
     stream`` or ``dask`` (the same release, float for float, as the local engine's) and the tally
     it was computed from; ``items`` is the item list."""
     from ..data.io import ComparisonFile
-    from ..pairwise.release import TIE_NOTE, local_guarantee, non_private_release, release_from_reports
+    from ..pairwise.local import budget_guarantee
+    from ..pairwise.release import TIE_NOTE, non_private_release, release_from_reports
 
     _check_scheduler(args)
-    if args.mechanism not in COUNTING_MECHANISMS or args.user_epsilon is not None or args.max_answers is not None:
-        raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS)} with "
-                         "--epsilon per comparison; use --engine local for this mechanism, budget or --max-answers")
+    if args.mechanism not in COUNTING_MECHANISMS:
+        raise InputError(f"--engine {args.engine} supports --mechanism {', '.join(COUNTING_MECHANISMS + ENGINE_CENTRAL)}; "
+                         "use --engine local for this mechanism")
     source = ComparisonFile(args.file)
     reports = source.is_randomized
     if source.columns.max_answers is not None:
@@ -84,19 +93,41 @@ def engine_release(args, items=None):
                          "each respondent against it needs --engine local")
     if args.epsilon is not None and args.mechanism == "none":
         raise InputError("--mechanism none is not private: drop --epsilon")
-    if args.mechanism != "none" and not reports and args.epsilon is None:
-        raise InputError(f"--mechanism {args.mechanism} needs --epsilon with --engine {args.engine} "
+    if reports and (args.user_epsilon is not None or args.max_answers is not None):
+        raise InputError(f"the file holds randomized reports: --engine {args.engine} debiases them as they are "
+                         "(--user-epsilon and --max-answers need --engine local)")
+    if args.mechanism != "none" and not reports and args.epsilon is None and args.user_epsilon is None:
+        raise InputError(f"--mechanism {args.mechanism} needs --epsilon or --user-epsilon "
                          "(or use --mechanism none for the non-private fit)")
-    tally = _statistics(args, items=items, epsilon=None if reports else answers_epsilon(args), rng=args.seed)
+    budget = {} if reports else {"epsilon": answers_epsilon(args), "user_epsilon": args.user_epsilon,
+                                 "max_answers": args.max_answers}
+    tally = _statistics(args, items=items, rng=args.seed, **budget)
     if args.mechanism == "none":
         return non_private_release(tally), tally
     if args.epsilon is not None and reports:
         tally = tally.with_declared_epsilons(args.epsilon)
     debiased = args.mechanism == "debiased-rr"
     mechanism = "debiased randomized response" if debiased else "classic randomized response"
-    drawn = None if reports else local_guarantee(args.epsilon, None, mechanism, note=TIE_NOTE)  # as in memory
-    return release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased,
-                                guarantee=drawn), tally
+    drawn = None if reports else budget_guarantee(mechanism, TIE_NOTE, **budget)  # as in memory
+    per_user = args.user_epsilon is not None or args.max_answers is not None
+    release = release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased,
+                                   guarantee=None if per_user else drawn)
+    if per_user:  # drawn here, under the bound or split the engine applied: the tally keeps no user to check it by
+        release = replace(release, guarantee=replace(drawn, seeded=True) if tally.seeded else drawn)
+    return release, tally
+
+
+def engine_counts(args, items=None):
+    """The tally of the raw comparisons of ``args.file`` a central release reads, computed by
+    ``--engine stream`` or ``dask``: with ``--max-answers K``, of each respondent's first ``K``
+    (the tally declares the bound and the comparisons given, as the central mechanisms need)."""
+    from ..data.io import ComparisonFile
+
+    _check_scheduler(args)
+    if ComparisonFile(args.file).is_randomized:
+        raise InputError("these are randomized reports; central mechanisms take the raw comparisons held by a "
+                         "trusted curator")
+    return _statistics(args, items=items, max_answers=args.max_answers)
 
 
 def engine_rankings(args, methods, choose=None):

@@ -315,11 +315,13 @@ def fitted_ranking(args, comps=None):
     from ..data.io import ComparisonFile
     from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle
     from ..pairwise.spectral import rank_centrality
-    from .engine_options import engine_release
+    from .engine_options import engine_counts, engine_release
 
     _check_options(args)
     comps = _read(args) if comps is None else comps
-    if comps is None:
+    if comps is None and args.mechanism in CENTRAL_MECHANISMS + (CENTRAL_AUTO,):
+        comps = engine_counts(args, _items(args))  # the tally of the raw comparisons: the central path below
+    elif comps is None:
         reports = _margin_applies(args, ComparisonFile(args.file).is_randomized)
         release, tally = engine_release(args, _items(args))
         return _local_fit(release, args, tally if reports else None)
@@ -357,13 +359,14 @@ def _choose_central(args, comps) -> dict:
     the items, and the comparisons (per-comparison epsilon: their number is public there, the
     theory ridge reads it) or the declared respondents times ``--max-answers`` at the per-answer
     share of ``--user-epsilon``. Returns the output's fields naming the mechanism and why."""
+    from ..pairwise.central import answers_given
     from ..plan import choose_mechanism
 
     if args.user_epsilon is not None:
         answers = args.max_answers or comps.n_items * (comps.n_items - 1) // 2
         n, eps = args.respondents * answers, args.user_epsilon / answers
     else:
-        n, eps = comps.n_records, answers_epsilon(args)
+        n, eps = answers_given(comps), answers_epsilon(args)
     choice = choose_mechanism(comps.n_items, n, eps, rng=0)
     args.mechanism = choice.method
     return {"mechanism": choice.method, "chosen_because": choice.reason}

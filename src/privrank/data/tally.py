@@ -221,6 +221,10 @@ class ComparisonTally(Shown):
     declared_epsilons : tuple of float or None
         For randomized reports, the declared epsilons the respondents were asked to use (increasing;
         every level is one of them; see :meth:`with_declared_epsilons`); None when none was declared.
+    max_answers, answers_given : int or None
+        With a declared bound on answers per user: the bound (the tally counts each user's first
+        ``max_answers`` records in file order) and the number of records the data held before it
+        (public per comparison, as the comparisons given are); None without a bound.
 
     Examples
     --------
@@ -245,6 +249,8 @@ class ComparisonTally(Shown):
     seeded: bool = False
     items_declared: bool = True
     declared_epsilons: tuple | None = None
+    max_answers: int | None = None
+    answers_given: int | None = None
 
     @classmethod
     def from_records(cls, items, a, b, values2, *, epsilon=None) -> "ComparisonTally":

@@ -12,8 +12,8 @@ results:
     The file read in batches of at most ``batch_size`` records (pyarrow; the next batch is read in
     a background thread while the current one is reduced), each batch reduced to a partial
     statistic and added to a running total: memory is bounded by two batches and the statistic
-    (m x m per privacy level, plus one counter per user), whatever the file size. The default
-    for files.
+    (m x m per privacy level), whatever the file size -- plus, only when a per-user bound or
+    budget is requested, one counter per user (below). The default for files.
 ``dask``
     ``dask.dataframe`` reads the file in partitions; each partition is reduced to a partial
     statistic by a Dask task and the partials are added by a tree reduction. Runs on any Dask
@@ -33,12 +33,24 @@ tests; a real release leaves ``rng=None``. The key is drawn once and sent with e
 the raw records, it must stay where the records are (whoever holds it and the reports learns which
 reports are truthful); privrank never writes it anywhere.
 
+What is kept per user. Nothing, unless a declared bound on answers per user (``max_answers``:
+each user's first ``K`` records in file order are used) or a personal budget of the local model
+(``user_epsilon``: each user's budget split evenly over that user's records) is requested. Then
+the engines keep one counter per user label (:mod:`privrank.engines.users`): memory grows with
+the number of users, never with the number of records. The stream engine counts as it reads (a
+first pass over the file gives each user's total for ``user_epsilon``); the Dask engine counts
+every partition's users in its first pass and gives each task the counts of the partitions
+before it. The counts decide which records are used and at which epsilon, exactly as the
+in-memory path decides them; they are not a released statistic -- never printed, written or
+returned -- and the records used are numbered as the in-memory path numbers them after its cut,
+so a seeded release is still the same on every engine.
+
 Adding a kind. A kind is a module of this package registered in ``KINDS`` that provides
 
 * ``CONTAINER``, the in-memory data type; ``read(path, options)``, a whole file as one; and
   ``in_memory(data, options, rng)``, its statistic (the local engine);
 * ``item_list(items)``: the caller's item list, checked;
-* ``open_file(path)``: an object with ``batches(batch_size)``, ``validate(table, first)``,
+* ``open_file(path, options)``: an object with ``batches(batch_size)``, ``validate(table, first)``,
   ``n_records()``, ``format``, ``path`` and ``names`` (the columns to read), like
   :class:`~privrank.data.io.ComparisonFile`;
 * ``check(source, options)``: refuse requests that make no sense for the source;
@@ -68,11 +80,14 @@ import numpy as np
 from ..data.io import DEFAULT_BATCH_SIZE
 from ..data.pinned import PinnedFile
 from .._rng import is_seeded
-from ..errors import InputError, check_epsilon
-from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, Guarantee
+from ..errors import InputError, check_epsilon, check_whole
+from ..guarantees import UNIT_RANKING, Guarantee
 from ..mechanisms.randomized_response import record_key
+from ..pairwise.local import budget_guarantee
+from ..pairwise.release import TIE_NOTE
 from ..release import charge, private_release
 from . import comparisons, rankings
+from .users import Users
 
 if TYPE_CHECKING:
     import distributed
@@ -95,11 +110,14 @@ class Options:
     ``items``: a fixed item list (None: the sorted labels that occur); ``epsilon``: randomize
     every record at this epsilon (None: no randomization); ``key``: the AES key of that
     randomization; ``statistic`` and ``kappa``: what a ranking contributes (rankings only);
-    ``seeded``: the key came from a seed (the tally says so).
+    ``seeded``: the key came from a seed (the tally says so); ``max_answers`` and ``user_epsilon``:
+    comparisons only, a per-user bound and a personal budget (:mod:`privrank.engines.users`).
     """
 
     items: tuple | None = None
     epsilon: float | None = None
+    max_answers: int | None = None
+    user_epsilon: float | None = None
     key: np.ndarray | None = None
     statistic: str | None = None
     kappa: float | None = None
@@ -114,6 +132,7 @@ MAX_BATCH_SIZE = 2 ** 31
 def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons | Rankings | TableLike,
                           kind: str = "comparisons", *, engine: str | None = None,
                           items: Sequence[Hashable] | None = None, epsilon: float | None = None,
+                          user_epsilon: float | None = None, max_answers: int | None = None,
                           statistic: str | None = None, kappa: float | None = None,
                           rng: int | np.random.Generator | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
                           scheduler: str | distributed.Client | None = None,
@@ -146,6 +165,17 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
         pair vector (Alabi et al. Theorem 8, ``ldp_matrix``) or the weighted binary-tree vector
         of its positions (Hillebrand et al. §4, ``ldp_footrule``) -- and the tally holds their
         fixed-point sum: eps-local DP per ranking, ``n`` public.
+    user_epsilon : float, optional
+        Comparisons only, instead of ``epsilon``: each user's budget, split evenly over that user's
+        comparisons (a user with ``c`` answers each randomized at ``user_epsilon / c``), as
+        :func:`~privrank.pairwise.local.randomized_response` splits it: ``user_epsilon``-local DP per
+        user. Needs a user column; the stream engine reads the file twice (the users' counts first).
+    max_answers : int, optional
+        Comparisons only: a declared bound on answers per user; each user's first ``max_answers``
+        records in file order are counted (and randomized, with ``epsilon``), as
+        :meth:`~privrank.data.comparisons.PairwiseComparisons.first_answers` keeps them. The tally
+        declares the bound and the number of records given, which the central mechanisms read
+        (``privrank.perturbed_mle(tally, user_epsilon=..., max_answers=...)``).
     statistic : {"pairwise", "positions"}, optional
         Rankings only: the pairwise counts (the matrix w of the Kemeny methods), the position
         counts (footrule), or by default both; with ``epsilon``, the one the voters randomize.
@@ -211,32 +241,52 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
                          f"default {DEFAULT_BATCH_SIZE:,})")
     eps = None if epsilon is None else check_epsilon(epsilon)
     options = Options(items=None if items is None else module.item_list(items), epsilon=eps,
-                      statistic=statistic, kappa=kappa)
+                      statistic=statistic, kappa=kappa, **_per_user_budget(kind, eps, user_epsilon, max_answers))
+    drawn = None if eps is None and options.user_epsilon is None else \
+        local_guarantee(kind, eps, statistic, options.user_epsilon, options.max_answers)
     # everything that can be refused is refused before the charge: a file without records too
     if in_memory or engine == "local":
         data = source if in_memory else module.read(source, options)
         module.check(data, options)
-        if eps is not None:
-            charge(local_guarantee(kind, eps, statistic))
+        if drawn is not None:
+            charge(drawn)
         return module.in_memory(data, options, rng)
-    file = module.open_file(source)
+    file = module.open_file(source, options)
     module.check(file, options)
     _refuse_empty(module, file, min(int(batch_size), _FIRST_BATCH))
-    if eps is not None:
-        charge(local_guarantee(kind, eps, statistic))
+    totals = _user_totals(file, options, int(batch_size)) if engine == "stream" else None
+    if drawn is not None:
+        charge(drawn)
         options = replace(options, key=record_key(rng), seeded=is_seeded(rng))
     if engine == "stream":
-        return _stream(module, file, options, int(batch_size), progress)
+        return _stream(module, file, options, int(batch_size), progress, totals)
     from .dask_engine import run_dask
 
     return run_dask(module, file, options, scheduler, fingerprint)
 
 
-def local_guarantee(kind: str, epsilon: float, statistic: str | None) -> Guarantee:
-    """The guarantee of the reports the engines draw: per comparison, or per ranking (``n`` public)."""
+def _per_user_budget(kind: str, epsilon, user_epsilon, max_answers) -> dict:
+    """``max_answers`` and ``user_epsilon`` checked (comparisons only; a bound goes with a budget per
+    comparison, a personal budget already bounds each user)."""
+    if user_epsilon is None and max_answers is None:
+        return {}
+    if kind != "comparisons":
+        raise InputError("user_epsilon and max_answers apply to kind='comparisons'")
+    if user_epsilon is not None and (epsilon is not None or max_answers is not None):
+        raise InputError("user_epsilon is a budget per user, split over that user's comparisons: give it without "
+                         "epsilon and max_answers (max_answers goes with epsilon per comparison)")
+    return {"user_epsilon": None if user_epsilon is None else check_epsilon(user_epsilon, name="user_epsilon"),
+            "max_answers": None if max_answers is None else check_whole(max_answers, name="max_answers")}
+
+
+def local_guarantee(kind: str, epsilon: float | None, statistic: str | None, user_epsilon: float | None = None,
+                    max_answers: int | None = None) -> Guarantee:
+    """The guarantee of the reports the engines draw: per comparison (per user with a bound or a
+    personal budget), or per ranking (``n`` public)."""
     if kind == "comparisons":
-        return Guarantee(epsilon=epsilon, model="local", unit=UNIT_COMPARISON, mechanism="randomized response",
-                         epsilon_per_comparison=epsilon)
+        return budget_guarantee("randomized response", TIE_NOTE, epsilon=epsilon, user_epsilon=user_epsilon,
+                                max_answers=max_answers)
+    assert epsilon is not None, "rankings are randomized at one epsilon"
     vector = "pairwise vector" if statistic == "pairwise" else "weighted tree vector of positions"
     return Guarantee(epsilon=epsilon, model="local", unit=UNIT_RANKING,
                      mechanism=f"one-round Duchi et al. l2 randomizer of the {vector}",
@@ -255,17 +305,31 @@ def _refuse_empty(module, file, batch_size: int) -> None:
     raise InputError(f"{file.path} has a header but no {module.KIND}: there is nothing to release")
 
 
-def _stream(module, file, options: Options, batch_size: int, progress):
+def _user_totals(file, options: Options, batch_size: int) -> Users | None:
+    """Stream engine, personal budget: each user's number of records, from a first pass over the
+    file (before the charge: a record refused is refused before anything is spent)."""
+    if options.user_epsilon is None:
+        return None
+    users = Users(budget=options.user_epsilon)
+    for batch in _read_ahead(file.batches(batch_size)):
+        users.add(users.codes(batch.user))
+    return users
+
+
+def _stream(module, file, options: Options, batch_size: int, progress, users: Users | None = None):
     total = file.n_records() if progress else None
+    if users is None and options.max_answers is not None:
+        users = Users(max_answers=options.max_answers)
     running = None
     done = 0
     for batch in _read_ahead(file.batches(batch_size)):
-        part = module.partial(batch, options)
+        part = module.partial(batch, options) if users is None else module.partial(batch, options, users)
         running = part if running is None else module.combine([running, part])
         done += len(batch)
         if progress:
             progress(done, total)
-    return module.finish(running, options)
+    tally = module.finish(running, options)
+    return tally if options.max_answers is None else module.bounded(tally, options, done)
 
 
 def _read_ahead(batches):

@@ -4,8 +4,9 @@ A partial statistic counts the record codes of some records (:func:`record_codes
 and value), with the items and privacy levels it saw. Counts are a dense array when the code
 space is at most ``DENSE_CODES`` long (m up to about 1,180 for one privacy level), else sparse.
 Partials add exactly: re-indexed on the union of their items and levels when these differ, then
-summed. Nothing is kept per user: a per-user guarantee states a declared bound, never a count
-of the data.
+summed. Nothing is kept per user unless a per-user bound (``max_answers``) or a personal budget
+(``user_epsilon``) is requested: then one count per user decides which records are used and at
+which epsilon (:mod:`privrank.engines.users`), as in memory, and is never released.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..data.io import ComparisonFile, item_list, read_comparisons  # noqa: F401 
 from ..data.arrow_columns import dictionary_encoded, is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
+from ..pairwise.local import record_epsilon_levels
 
 KIND = "comparisons"
 CONTAINER = PairwiseComparisons
@@ -53,13 +55,12 @@ class Partial:
         return codes, self.counts[codes]
 
 
-def open_file(path) -> ComparisonFile:
-    """The comparison file, its user column left unread when it holds integers and the file declares
-    no null among them.
+def open_file(path, options) -> ComparisonFile:
+    """The comparison file, its user column left unread when it holds integers, the file declares
+    no null among them and no per-user bound or budget is requested.
 
-    No count reads a user (the reports are randomized per comparison; a per-user guarantee rests
-    on a declared bound), so the user column is read only to refuse a record without a user, as
-    in memory. An integer id is missing only as a null (text may be empty, a float NaN: those
+    Without such a request no count reads a user (the reports are randomized per comparison), so
+    the user column is read only to refuse a record without a user, as in memory. An integer id is missing only as a null (text may be empty, a float NaN: those
     columns are read), and a Parquet file declares its columns' nulls: when it declares none in an
     integer user column (:meth:`~privrank.data.tabular.ColumnarFile.integers_without_nulls`), that
     column is not decoded. The declaration is not checked against the data: a crafted file whose
@@ -77,9 +78,19 @@ def open_file(path) -> ComparisonFile:
                          "(engine='local'; CLI: --engine local), which checks that no respondent reported a pair "
                          "twice; the stream and dask engines keep nothing per respondent")
     user = file.columns.user
+    if per_user(options):
+        if user is None:
+            raise InputError(f"{file.path}: a bound on answers per user (max_answers) or a budget per user "
+                             "(user_epsilon) needs user ids in the data")
+        return file
     if user is not None and file.integers_without_nulls(file.header[user]):
         return file.without_users()
     return file
+
+
+def per_user(options) -> bool:
+    """Whether the statistic needs each record's user: a per-user bound or a personal budget."""
+    return options.max_answers is not None or options.user_epsilon is not None
 
 
 def read(path, options) -> PairwiseComparisons:
@@ -93,9 +104,9 @@ def check(source, options) -> None:
     that neither is refused after the charge."""
     if options.statistic is not None or options.kappa is not None:
         raise InputError("statistic and kappa apply to kind='rankings'")
-    if options.epsilon is not None and source.is_randomized:
+    if (options.epsilon is not None or per_user(options)) and source.is_randomized:
         raise InputError("the data are randomized reports with their own epsilon column; they are "
-                         "counted as they are, so give no epsilon")
+                         "counted as they are, so give no epsilon, user_epsilon or max_answers")
     if isinstance(source, ComparisonFile) and source.counted:
         source.n_records()
 
@@ -104,17 +115,29 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
     """The tally of in-memory comparisons, randomized first when ``options.epsilon`` is set."""
     if options.items is not None and tuple(comps.items) != options.items:
         raise InputError("in-memory comparisons carry their own item list; build them with items=... instead")
-    if options.epsilon is None:
-        return comps.tally()
-    levels = epsilon_levels(options.epsilon, comps.n_records)  # charged by sufficient_statistics
-    return randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
+    given = comps.n_records
+    if options.max_answers is not None:
+        comps = comps.first_answers(options.max_answers)
+    if options.epsilon is None and options.user_epsilon is None:
+        tally = comps.tally()
+    else:  # charged by sufficient_statistics
+        levels = record_epsilon_levels(comps, options.epsilon, options.user_epsilon)
+        tally = randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
+    return bounded(tally, options, given)
+
+
+def bounded(tally, options, given: int) -> ComparisonTally:
+    """``tally`` declaring the bound on answers per user it was counted under, and the answers given."""
+    if options.max_answers is None:
+        return tally
+    return replace(tally, max_answers=options.max_answers, answers_given=given)
 
 
 def records(batch) -> int:
     return len(batch)
 
 
-def partial(batch, options) -> Partial:
+def partial(batch, options, users=None) -> Partial:
     """Map step: the partial statistic of one :class:`~privrank.data.io.ComparisonBatch`, reduced
     piece by piece (:meth:`~privrank.data.io.ComparisonBatch.pieces`: a batch of rows with counts,
     a Dask partition of a counted file, as ordinary records of bounded number).
@@ -122,20 +145,30 @@ def partial(batch, options) -> Partial:
     Labels are counted as the codes of the batch's dictionaries (:func:`item_codes`), and the small
     table of counts is mapped to items once, not each record, when the table is small (a few
     entries per record at most); the records naming an unknown item or one item twice are refused
-    from that table."""
-    parts = [_partial(piece, options) for piece in batch.pieces()]
+    from that table.
+
+    ``users`` (:class:`~privrank.engines.users.Users`, for a per-user bound or budget) selects the
+    records used, piece after piece in file order, and gives their numbers and epsilons."""
+    parts = [_partial(piece, options, None if users is None else users.select(piece)) for piece in batch.pieces()]
     return parts[0] if len(parts) == 1 else combine(parts)
 
 
-def _partial(batch, options) -> Partial:
-    """The partial statistic of a batch of ordinary records (:func:`partial`)."""
+def _partial(batch, options, selection=None) -> Partial:
+    """The partial statistic of a batch of ordinary records (:func:`partial`), of the records
+    ``selection`` uses (:class:`~privrank.engines.users.Selection`; default all)."""
     items, (a, index_a), (b, index_b) = item_codes(batch, options.items)
     values2 = batch.outcome + np.int8(1)
-    epsilon = batch.epsilon
-    if options.epsilon is not None:
-        values2 = 2 * randomize_records(values2, options.epsilon, options.key, batch.first_record)
-        epsilon = options.epsilon
-    levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, len(batch))
+    epsilon, first = batch.epsilon, batch.first_record
+    if selection is not None:
+        if selection.keep is not None:  # every record is checked, as in memory; the records used are counted
+            if index_a is not None:
+                _item_indices(batch, items, index_a[a], index_b[b])
+            a, b, values2 = a[selection.keep], b[selection.keep], values2[selection.keep]
+        first = selection.first
+    if options.epsilon is not None or options.user_epsilon is not None:
+        epsilon = options.epsilon if selection is None or selection.epsilon is None else selection.epsilon
+        values2 = 2 * randomize_records(values2, epsilon, options.key, first)
+    levels, level = (None, 0) if epsilon is None else epsilon_levels(epsilon, values2.size)
     m, n_levels = len(items), 1 if levels is None else levels.size
     shape = (n_levels, m if index_a is None else index_a.size, m if index_b is None else index_b.size)
     size = int(np.prod(shape)) * 3
@@ -248,5 +281,6 @@ def finish(part: Partial | None, options) -> ComparisonTally:
     if len(items) < 2:
         raise InputError("at least two distinct items are needed to rank anything")
     tally = ComparisonTally.from_codes(items, part.levels, codes, counts)
-    return replace(tally, seeded=options.seeded, items_declared=options.items is not None,
-                   declared_epsilons=None if options.epsilon is None else (options.epsilon,))
+    declared = (options.epsilon,) if options.epsilon is not None else \
+        tuple(part.levels.tolist()) if options.user_epsilon is not None else None  # the levels it drew at
+    return replace(tally, seeded=options.seeded, items_declared=options.items is not None, declared_epsilons=declared)

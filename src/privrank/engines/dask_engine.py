@@ -6,7 +6,9 @@ file's reader, as the other engines read it), or a block of ``CSV_BLOCKSIZE`` of
 not contain any). A first computation measures each partition
 (``file.extent``: its records; for rankings, its rows and voters), which gives every partition
 the file position of its first record (needed by the counter-based randomization and by error
-messages); the second reduces each partition to its partial statistic and adds the partials
+messages) and, when a per-user bound or budget is requested, counts each partition's users: the
+client turns them into a :class:`~privrank.engines.users.Plan` (each user's total, or where each
+user's bound is reached), one node of the graph that every task reads; the second reduces each partition to its partial statistic and adds the partials
 ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a worker dies
 the scheduler runs its tasks again elsewhere and the result does not change.
 
@@ -21,6 +23,7 @@ import numpy as np
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import InputError
 from ..fingerprints import digest_fingerprint, records_digest
+from .users import Plan, partition_users
 
 SPLIT_EVERY = 8
 CSV_BLOCKSIZE = "16MB"
@@ -45,26 +48,33 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
         if file.source.path is None:
             raise InputError("the dask engine's workers read the data by its path: save standard input to a file "
                              "and give that file")
-        file = module.open_file(file.source.path)
+        file = module.open_file(file.source.path, options)
+    users = getattr(module, "per_user", lambda options: False)(options)
+    measured = file.extent_columns + ([file.header[file.columns.user]] if users else [])
     if file.format == "parquet":  # read and validated by the file's own reader, one row group per partition
         groups = range(file.row_groups())
-        extent_parts = [dask.delayed(file.row_group)(k, file.extent_columns) for k in groups]
+        extent_parts = [dask.delayed(file.row_group)(k, measured) for k in groups]
         parts = [dask.delayed(file.row_group)(k, file.names) for k in groups]
     elif file.format == "csv":
         frame = dd.read_csv(file.path, usecols=file.names, dtype=str, keep_default_na=False,
                             encoding="utf-8-sig", blocksize=CSV_BLOCKSIZE)
-        extent_parts = [dask.delayed(_from_pandas)(part) for part in frame[file.extent_columns].to_delayed()]
+        extent_parts = [dask.delayed(_from_pandas)(part) for part in frame[measured].to_delayed()]
         parts = [dask.delayed(_from_pandas)(part) for part in frame.to_delayed()]
     else:
         raise InputError("the dask engine reads Parquet and CSV files; convert Arrow files to Parquet")
     client, owned = _client(scheduler)
     try:
         with file.reading():  # a damaged file fails in a task: refused as the other engines refuse it
-            extents = np.array(dask.compute(*[dask.delayed(file.extent)(part) for part in extent_parts],
-                                            scheduler=client))
+            sizes = dask.compute(*[dask.delayed(_measure)(file, part, users) for part in extent_parts],
+                                 scheduler=client)
+            extents = np.array([size[0] for size in sizes])
             starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
-            partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options)
-                        for part, start in zip(parts, starts)]
+            plan = None
+            if users:  # one node of the graph, which every task reads
+                plan = dask.delayed(Plan.of([size[1] for size in sizes], options.max_answers, options.user_epsilon),
+                                    pure=False, traverse=False)
+            partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options, plan, k)
+                        for k, (part, start) in enumerate(zip(parts, starts))]
             while len(partials) > 1:
                 partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
                             for k in range(0, len(partials), SPLIT_EVERY)]
@@ -75,7 +85,14 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     if fingerprint is not None and digest_fingerprint(digest_total, digest_count, module.KIND) != fingerprint:
         raise FileChangedError(f"{file.path} changed while the dask workers read it (their records are not those "
                                "fingerprinted): nothing computed from it was written")
-    return module.finish(total, options)
+    tally = module.finish(total, options)
+    return module.bounded(tally, options, int(extents[:, -1].sum())) if users else tally
+
+
+def _measure(file, table, users: bool):
+    """``(extent, users)``: how far a partition reaches (``file.extent``) and, when asked, its users
+    and their numbers of records (:func:`~privrank.engines.users.partition_users`)."""
+    return file.extent(table.select(file.extent_columns)), partition_users(file, table) if users else None
 
 
 def _from_pandas(frame):
@@ -85,10 +102,12 @@ def _from_pandas(frame):
     return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-def _partial(partial, file, table, first, options):
-    """A partition's partial statistic and the digest of its records (:func:`~privrank.fingerprints.records_digest`)."""
+def _partial(partial, file, table, first, options, plan=None, partition=0):
+    """A partition's partial statistic and the digest of its records (:func:`~privrank.fingerprints.records_digest`);
+    with a per-user ``plan`` (:class:`~privrank.engines.users.Plan`), of the records it selects."""
     batch = file.validate(table, first)
-    return partial(batch, options), records_digest(batch)
+    part = partial(batch, options) if plan is None else partial(batch, options, plan.users(partition))
+    return part, records_digest(batch)
 
 
 def _combine(combine, parts):

@@ -30,7 +30,10 @@ from ..mechanisms.tree import DEFAULT_KAPPA, local_footrule_reports, tree_layout
 
 KIND = "rankings"
 CONTAINER = Rankings
-open_file = RankingFile
+
+
+def open_file(path, options) -> RankingFile:
+    return RankingFile(path)
 
 
 @dataclass(frozen=True, eq=False)

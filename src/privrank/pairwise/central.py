@@ -58,6 +58,7 @@ from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
+from ..data.tally import ComparisonTally
 from ..data.tabular import TableLike
 from ..errors import InputError, check_epsilon, check_flag, check_positive, check_whole
 from ..guarantees import UNIT_EDGE, UNIT_USER, Guarantee
@@ -208,14 +209,14 @@ def _check_counts(pc: PairCounts, *, private: bool = False) -> PairCounts:
     return pc
 
 
-def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
+def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts | ComparisonTally:
     data = as_comparisons(data)
-    if isinstance(data, PairwiseComparisons):
+    if isinstance(data, (PairwiseComparisons, ComparisonTally)):
         if data.is_randomized:
             raise InputError("these are randomized reports; central mechanisms take the raw comparisons "
                              "held by a trusted curator")
     elif not isinstance(data, PairCounts):
-        raise InputError("expected PairwiseComparisons or PairCounts")
+        raise InputError("expected PairwiseComparisons, PairCounts or a ComparisonTally of raw comparisons")
     if private and not data.items_declared:  # counts keep the mark of the comparisons they came from
         raise InputError("a central release needs the public item list: which items occur is a fact of "
                          "the data (one person's only comparison naming an item would decide whether it "
@@ -226,6 +227,26 @@ def _raw(data, *, private: bool = False) -> PairwiseComparisons | PairCounts:
 def _as_counts(data) -> PairCounts:
     data = _raw(data)
     return data if isinstance(data, PairCounts) else data.pair_counts()
+
+
+def answers_given(data) -> int | float:
+    """The number of comparisons given (public per comparison): before any per-respondent cut, also
+    for a tally counted under one (:func:`privrank.sufficient_statistics` with ``max_answers``)."""
+    if isinstance(data, PairCounts):
+        return float(data.totals.sum())
+    given = getattr(data, "answers_given", None)
+    return data.n_records if given is None else given
+
+
+def _first_answers(data, max_answers: int) -> PairwiseComparisons | ComparisonTally:
+    """Each respondent's first ``max_answers`` answers: cut from the comparisons, or the tally an
+    engine counted under that bound."""
+    if isinstance(data, PairwiseComparisons):
+        return data.first_answers(max_answers)
+    if isinstance(data, ComparisonTally) and data.max_answers == max_answers:
+        return data
+    raise InputError("max_answers needs the comparisons with respondent ids, or their tally counted under the same "
+                     "bound (sufficient_statistics(..., max_answers=...)), not counts")
 
 
 @dataclass(frozen=True)
@@ -263,17 +284,18 @@ def _budget(data, epsilon, user_epsilon, max_answers):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon "
                          "(per respondent, with max_answers)")
     data = _raw(data, private=True)
+    bound = data.max_answers if isinstance(data, ComparisonTally) else None
+    if bound is not None and max_answers != bound:
+        raise InputError(f"this tally counts each respondent's first {bound} answers: give max_answers={bound}")
     if epsilon is not None:
         eps = check_epsilon(epsilon)
         per_user = None
-        given = float(data.n_records if isinstance(data, PairwiseComparisons) else data.totals.sum())
+        given = float(answers_given(data))
         note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
                 "moved to another pair; the item list and the number of comparisons are public.")
         if max_answers is not None:
-            if not isinstance(data, PairwiseComparisons):
-                raise InputError("max_answers needs the comparisons with respondent ids, not counts")
             max_answers = check_whole(max_answers, name="max_answers")
-            data = data.first_answers(max_answers)
+            data = _first_answers(data, max_answers)
             per_user = eps * max_answers
             note += (f" Per respondent, by group privacy over their first {max_answers} answers: what "
                      "they answered is protected, how many questions they answered is not.")
@@ -286,8 +308,8 @@ def _budget(data, epsilon, user_epsilon, max_answers):
     if isinstance(data, PairCounts):
         raise InputError("a per-respondent budget needs the comparisons with respondent ids, not counts")
     m = check_whole(max_answers, name="max_answers")
-    kept = data.first_answers(m)
-    dropped = data.n_records - kept.n_records
+    kept = _first_answers(data, m)
+    dropped = answers_given(data) - kept.n_records
     note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
             f"first {m} answers are used); the item list and the list of respondents are public.")
     return _check_counts(kept.pair_counts(), private=True), _Budget(eps, m, UNIT_USER, None, note), dropped
@@ -372,7 +394,8 @@ def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, ys: Any = 
     Parameters
     ----------
     data : PairwiseComparisons or PairCounts
-        Raw comparisons (counts only for the per-comparison budget), or ``xs``.
+        Raw comparisons or their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a
+        bound: the tally counts each respondent's first answers), counts for the per-comparison budget, or ``xs``.
     ys : sequence or float, optional
         With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
         call shape ``perturbed_mle(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).
@@ -543,7 +566,8 @@ def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, ys: Any =
     Parameters
     ----------
     data : PairwiseComparisons or PairCounts
-        Raw comparisons (counts only for the per-comparison budget), or ``xs``.
+        Raw comparisons or their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a
+        bound: the tally counts each respondent's first answers), counts for the per-comparison budget, or ``xs``.
     ys : sequence or float, optional
         With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
         call shape ``noisy_copeland(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).

@@ -136,12 +136,21 @@ def local_budget(comps: PairwiseComparisons, epsilon, user_epsilon, max_answers,
     if user_epsilon is not None:
         budget = float(np.max(_per_user(comps, user_epsilon, "user_epsilon") if _is_per_user(user_epsilon)
                               else user_epsilon))
-        g = Guarantee(epsilon=budget, model="local", unit=UNIT_USER, mechanism=mechanism,
-                      note=f"{note} Each user's budget is split evenly over that user's comparisons.")
-        return comps, eps, g
+        return comps, eps, budget_guarantee(mechanism, note, user_epsilon=budget)
     declared = float(np.max(_per_user(comps, epsilon, "epsilon"))) if _is_per_user(epsilon) else float(eps.values[0])
-    per_user = None if max_answers is None else declared * max_answers
-    return comps, eps, local_guarantee(declared, per_user, mechanism, note=note)
+    return comps, eps, budget_guarantee(mechanism, note, epsilon=declared, max_answers=max_answers)
+
+
+def budget_guarantee(mechanism: str, note: str, *, epsilon: float | None = None, user_epsilon: float | None = None,
+                     max_answers: int | None = None) -> Guarantee:
+    """The guarantee of reports drawn at ``epsilon`` per comparison (per user ``max_answers`` times
+    it, over a declared bound) or under a budget ``user_epsilon`` per user split over each user's
+    comparisons: declared numbers only (module docstring)."""
+    if user_epsilon is not None:
+        return Guarantee(epsilon=user_epsilon, model="local", unit=UNIT_USER, mechanism=mechanism,
+                         note=f"{note} Each user's budget is split evenly over that user's comparisons.")
+    assert epsilon is not None, "a local budget is per comparison or per user"
+    return local_guarantee(epsilon, None if max_answers is None else epsilon * max_answers, mechanism, note=note)
 
 
 @private_release
