@@ -89,7 +89,6 @@ def test_different_seeds_differ(capsys, files):
 
 @pytest.mark.parametrize("argv,match", [
     (["--engine", "stream", "--mechanism", "laplace", "--epsilon", "1"], "use --engine local"),
-    (["--engine", "stream", "--user-epsilon", "5"], "use --engine local"),
     (["--engine", "stream"], "needs --epsilon"),
     (["--engine", "stream", "--mechanism", "none", "--epsilon", "1"], "not private"),
     (["--scheduler", "tcp://127.0.0.1:1"], "only with --engine dask"),

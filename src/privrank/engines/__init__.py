@@ -50,7 +50,7 @@ Adding a kind. A kind is a module of this package registered in ``KINDS`` that p
 * ``CONTAINER``, the in-memory data type; ``read(path, options)``, a whole file as one; and
   ``in_memory(data, options, rng)``, its statistic (the local engine);
 * ``item_list(items)``: the caller's item list, checked;
-* ``open_file(path, options)``: an object with ``batches(batch_size)``, ``validate(table, first)``,
+* ``open_file(path, options=None)``: an object with ``batches(batch_size)``, ``validate(table, first)``,
   ``n_records()``, ``format``, ``path`` and ``names`` (the columns to read), like
   :class:`~privrank.data.io.ComparisonFile`;
 * ``check(source, options)``: refuse requests that make no sense for the source;

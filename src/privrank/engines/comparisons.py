@@ -55,7 +55,7 @@ class Partial:
         return codes, self.counts[codes]
 
 
-def open_file(path, options) -> ComparisonFile:
+def open_file(path, options=None) -> ComparisonFile:
     """The comparison file, its user column left unread when it holds integers, the file declares
     no null among them and no per-user bound or budget is requested.
 
@@ -78,7 +78,7 @@ def open_file(path, options) -> ComparisonFile:
                          "(engine='local'; CLI: --engine local), which checks that no respondent reported a pair "
                          "twice; the stream and dask engines keep nothing per respondent")
     user = file.columns.user
-    if per_user(options):
+    if options is not None and per_user(options):
         if user is None:
             raise InputError(f"{file.path}: a bound on answers per user (max_answers) or a budget per user "
                              "(user_epsilon) needs user ids in the data")

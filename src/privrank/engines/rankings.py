@@ -32,7 +32,7 @@ KIND = "rankings"
 CONTAINER = Rankings
 
 
-def open_file(path, options) -> RankingFile:
+def open_file(path, options=None) -> RankingFile:
     return RankingFile(path)
 
 
