@@ -32,8 +32,18 @@ footrule assignment).
 
 The last line is ``stream_comparisons_per_s=<x>`` for the private stream run of comparisons.
 
+``--arena``: a private arena release instead (issue 40). A Parquet file of ``--n`` battles
+(default 1e8; ``--quick``: 1e6) of ``M`` models (short text labels) by ``ARENA_USERS`` = 1e6 users
+drawn at random (each user's battles spread over the whole file), generated in row groups; then
+``privrank rank FILE --mechanism objective-perturbation --items MODELS --epsilon 1
+--max-answers ARENA_BOUND --ci`` (95% intervals) on ``--engine stream``, in interleaved rounds
+with pyarrow alone reading the same columns, and -- up to ``--local-max`` battles (default 1e7) --
+the same command on ``--engine local``: wall, CPU and peak RSS of each.
+
     python benchmarks/bench_scale.py                  # 2e8 comparisons, 5e6 rankings, files under /tmp
     python benchmarks/bench_scale.py --n 2e7 --rankings 1e6 --skip-dask
+    python benchmarks/bench_scale.py --arena --quick     # 1e6 battles, under a minute
+    python benchmarks/bench_scale.py --arena --n 3e7 --big-rounds 3
 """
 from __future__ import annotations
 
@@ -54,6 +64,8 @@ ROW_GROUP = 1 << 20
 TIE_RATE = 0.05
 RANK_M = 20
 RANK_ROW_GROUP = 1 << 18
+ARENA_USERS = 1_000_000
+ARENA_BOUND = 100  # --max-answers: the declared battles per user
 
 
 def generate(path: Path, n: int, seed: int = 0) -> None:
@@ -102,8 +114,44 @@ def generate_rankings(path: Path, n: int, seed: int = 0) -> None:
     tmp.rename(path)
 
 
+def generate_arena(path: Path, n: int, seed: int = 0) -> None:
+    """Write ``n`` battles of ``M`` models (``model_a,model_b,winner`` with a ``judge`` user column of
+    ``ARENA_USERS`` users drawn at random) to ``path``, one row group of ``ROW_GROUP`` at a time,
+    and the model list beside it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, M)
+    names = [f"m{k:04d}" for k in range(M)]
+    labels, words = pa.array(names), pa.array(["model_a", "model_b", "tie"])
+    path.with_suffix(".models").write_text("\n".join(names) + "\n")
+    text = pa.dictionary(pa.int32(), pa.string())
+    schema = pa.schema([("judge", pa.int64()), ("model_a", text), ("model_b", text), ("winner", text)])
+    tmp = path.with_suffix(".partial")
+    with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
+        for start in range(0, n, ROW_GROUP):
+            size = min(ROW_GROUP, n - start)
+            a = rng.integers(0, M, size)
+            b = (a + rng.integers(1, M, size)) % M
+            p = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
+            winner = np.where(rng.random(size) < TIE_RATE, 2, np.where(rng.random(size) < p, 0, 1))
+            writer.write_table(pa.table({
+                "judge": rng.integers(0, ARENA_USERS, size),
+                "model_a": pa.DictionaryArray.from_arrays(pa.array(a.astype(np.int32)), labels),
+                "model_b": pa.DictionaryArray.from_arrays(pa.array(b.astype(np.int32)), labels),
+                "winner": pa.DictionaryArray.from_arrays(pa.array(winner.astype(np.int32)), words)}, schema=schema))
+    tmp.rename(path)
+
+
 # Each job runs in its own interpreter and prints one JSON line with its numbers. SETUP (imports,
 # starting a cluster) is not timed; RUN is.
+ARENA_RANK = """
+main(["rank", PATH, "--engine", "{engine}", "--mechanism", "objective-perturbation", "--items",
+      PATH.rsplit(".", 1)[0] + ".models", "--epsilon", "1", "--max-answers", "%d", "--ci", "--seed", "1",
+      "--batch-size", str(BATCH), "--format", "csv", "--output", OUT, "--force", "--quiet"])
+RESULT = {{}}
+""" % ARENA_BOUND
 JOBS = {
     "pyarrow": ("import pyarrow.parquet as pq", """
 f = pq.ParquetFile(PATH, read_dictionary=["item_a", "item_b"])
@@ -183,6 +231,15 @@ main(["aggregate", PATH, "--engine", "stream", "--method", "dp-footrule", "--eps
       "--batch-size", str(BATCH), "--format", "csv", "--output", OUT, "--force"])
 RESULT = {}
 """),
+    "arena_pyarrow": ("import pyarrow.parquet as pq", """
+f = pq.ParquetFile(PATH, read_dictionary=["model_a", "model_b", "winner"])
+rows = 0
+for batch in f.iter_batches(batch_size=BATCH, columns=["judge", "model_a", "model_b", "winner"]):
+    rows += batch.num_rows
+RESULT = {"records": rows}
+"""),
+    "arena_stream": ("from privrank.cli import main", ARENA_RANK.format(engine="stream")),
+    "arena_local": ("from privrank.cli import main", ARENA_RANK.format(engine="local")),
     "rank": ("from privrank.cli import main", """
 main(["rank", PATH, "--engine", "stream", "--epsilon", "1", "--seed", "1", "--batch-size", str(BATCH),
       "--format", "csv", "--output", OUT, "--force", "--ledger", OUT + ".ledger"])
@@ -222,12 +279,17 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=spread.ROUNDS, help="rounds of the streamed jobs (>= 5)")
     parser.add_argument("--big-rounds", type=int, default=3, help="rounds of the dask and command jobs (>= 3)")
     parser.add_argument("--skip-dask", action="store_true")
+    parser.add_argument("--arena", action="store_true", help="the private arena release instead (module docstring)")
+    parser.add_argument("--quick", action="store_true", help="with --arena: 1e6 battles")
+    parser.add_argument("--local-max", type=float, default=1e7, help="with --arena: largest n run on --engine local")
     args = parser.parse_args(argv)
     if args.rounds < 5 or args.big_rounds < 3:
         parser.error("--rounds must be at least 5 and --big-rounds at least 3")
-    n = int(args.n)
+    n = int(1e6 if args.quick else args.n if args.n != 2e8 or not args.arena else 1e8)
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
+    if args.arena:
+        return bench_arena(directory, n, args.batch_size, args.big_rounds, n <= args.local_max)
     path = generated(directory / f"comparisons_{n}.parquet", generate, n)
     size_mb = path.stat().st_size / 2 ** 20
     print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
@@ -253,6 +315,20 @@ def main(argv=None) -> None:
     print(spread.load())
     seconds = [r["seconds"] for r in results["stream_private"]]
     print(f"stream_comparisons_per_s={n / statistics.median(seconds):.0f}")
+
+
+def bench_arena(directory: Path, n: int, batch: int, rounds: int, local: bool) -> None:
+    """The private arena release (module docstring)."""
+    path = generated(directory / f"arena_{n}.parquet", generate_arena, n)
+    print(f"arena file: {n:,} battles of {M} models by {ARENA_USERS:,} users, "
+          f"{path.stat().st_size / 2 ** 20:,.0f} MB on disk; privrank rank FILE --mechanism objective-perturbation "
+          f"--epsilon 1 --max-answers {ARENA_BOUND} --ci --items MODELS")
+    print(spread.load())
+    jobs = {"arena_pyarrow": ("arena_pyarrow", 0), "arena_stream": ("arena_stream", 0)}
+    if local:
+        jobs["arena_local"] = ("arena_local", 0)
+    against_pyarrow(jobs, path, batch, n, "battles", rounds)
+    print(spread.load())
 
 
 def generated(path: Path, write, n: int) -> Path:
