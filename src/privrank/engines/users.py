@@ -32,6 +32,10 @@ from ..data.arrow_columns import dictionary_encoded, pyarrow_module
 from ..data.tally import EpsilonLevels
 
 
+#: integer user ids are looked up in a table over their span while it has at most this many slots per user
+SLOTS_PER_USER = 8
+
+
 @dataclass(frozen=True)
 class Selection:
     """The records of a batch that are used and their epsilons: ``keep`` (None: all), ``first``
@@ -55,24 +59,58 @@ class Users:
                  counts: np.ndarray | None = None, used: int = 0):
         self.max_answers, self.budget, self.used = max_answers, budget, used
         self.labels, self.counts = labels, np.zeros(0, dtype=np.int64) if counts is None else counts
+        self._slots: np.ndarray | None = None  # integer ids: each id's index, over the ids' span from _lo
+        self._lo = 0
 
     def codes(self, user) -> np.ndarray:
         """Each record's user index, for a pyarrow array of user labels; labels not met yet are
-        added (with count 0). Labels are hashed once per distinct value of the batch."""
-        pa = pyarrow_module()
-        import pyarrow.compute as pc
-
+        added (with count 0). Each distinct label of the batch is looked up once: integers in the
+        sorted labels (numpy), other labels hashed by Arrow."""
+        dense = self._dense_codes(user)
+        if dense is not None:
+            return dense
         encoded = dictionary_encoded(user)
-        dictionary = encoded.dictionary
+        keys = _keys(encoded.dictionary, self.labels)
         if self.labels is None:
-            self.labels = dictionary.slice(0, 0)
-        found = pc.index_in(dictionary, value_set=self.labels)
-        if found.null_count:
-            new = pc.unique(dictionary.filter(pc.is_null(found))).cast(self.labels.type)
-            self.labels = pa.concat_arrays([self.labels, new])
-            self.counts = np.concatenate([self.counts, np.zeros(len(new), dtype=np.int64)])
-            found = pc.index_in(dictionary, value_set=self.labels)
-        return found.to_numpy(zero_copy_only=False).astype(np.int64)[encoded.indices.to_numpy(zero_copy_only=False)]
+            self.labels = keys[:0]
+        index = _find(self.labels, keys)
+        if np.any(index < 0):
+            self.labels, moved = _union(self.labels, _where(keys, index < 0))
+            counts = np.zeros(len(self.labels), dtype=np.int64)
+            counts[moved] = self.counts
+            self.counts = counts
+            index = _find(self.labels, keys)
+        return index[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _dense_codes(self, user) -> np.ndarray | None:
+        """Integer ids spanning at most ``SLOTS_PER_USER`` slots per user: each record's index read
+        from a table over the span (rebuilt when ids outside it or new ids come); None otherwise."""
+        pa = pyarrow_module()
+        if not (pa.types.is_integer(user.type) and len(user)) or not isinstance(self.labels, (np.ndarray, type(None))):
+            return None
+        values = user.to_numpy(zero_copy_only=False)
+        lo, hi = int(values.min()), int(values.max())
+        if self.labels is not None and self.labels.size:
+            lo, hi = min(lo, int(self.labels[0])), max(hi, int(self.labels[-1]))
+        if hi - lo >= SLOTS_PER_USER * (values.size + (0 if self.labels is None else self.labels.size)):
+            return None
+        if self._slots is None or lo != self._lo or hi - lo + 1 != self._slots.size:
+            self._slots, self._lo = np.full(hi - lo + 1, -1, dtype=np.int64), lo
+            if self.labels is not None:
+                self._slots[self.labels - lo] = np.arange(self.labels.size)
+        codes = self._slots[values - lo]
+        missing = codes < 0
+        if missing.any():  # the ids present, in increasing order, straight from the table
+            present = self._slots >= 0
+            present[values[missing] - lo] = True
+            rank = np.cumsum(present) - 1
+            counts = np.zeros(int(rank[-1]) + 1, dtype=np.int64)
+            if self.labels is not None:
+                counts[rank[self.labels - lo]] = self.counts
+            self.labels, self.counts = np.flatnonzero(present) + lo, counts
+            self._slots = np.where(present, rank, -1)
+            codes = self._slots[values - lo]
+        return codes
 
     def add(self, codes) -> None:
         """Count records of the users ``codes``."""
@@ -83,15 +121,58 @@ class Users:
         codes = self.codes(batch.user)
         keep = None
         if self.max_answers is not None:
-            keep = self.counts[codes] + occurrence(codes) < self.max_answers
+            before = self.counts[codes]
             self.add(codes)
-            codes = codes[keep]
+            over = np.flatnonzero(self.counts[codes] > self.max_answers)  # records of users past the bound
+            if over.size:
+                keep = np.ones(codes.size, dtype=bool)
+                keep[over] = before[over] + occurrence(codes[over]) < self.max_answers
+                codes = codes[keep]
         first, self.used = self.used, self.used + codes.size
         return Selection(keep, first, None if self.budget is None else personal_levels(self.budget, self.counts, codes))
 
 
+def _keys(dictionary, labels):
+    """The distinct labels of a batch as the user table holds them: integers as numpy, others as Arrow."""
+    pa = pyarrow_module()
+    if pa.types.is_integer(dictionary.type):
+        return dictionary.to_numpy(zero_copy_only=False)
+    return dictionary if labels is None or dictionary.type == labels.type else dictionary.cast(labels.type)
+
+
+def _find(labels, keys) -> np.ndarray:
+    """Each key's index in ``labels`` (sorted numpy, or Arrow), -1 for a key not in it."""
+    if isinstance(labels, np.ndarray):
+        at = np.searchsorted(labels, keys)
+        found = (at < labels.size) & (labels[np.minimum(at, max(labels.size - 1, 0))] == keys) if labels.size else \
+            np.zeros(len(keys), dtype=bool)
+        return np.where(found, at, -1)
+    import pyarrow.compute as pc
+
+    keys = keys if keys.type == labels.type else keys.cast(labels.type)
+    return pc.fill_null(pc.index_in(keys, value_set=labels), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _where(labels, mask):
+    """The labels (numpy or Arrow) where ``mask`` holds."""
+    return labels[mask] if isinstance(labels, np.ndarray) else labels.filter(pyarrow_module().array(mask))
+
+
+def _union(labels, new) -> tuple:
+    """``(labels with new ones, where each old label is now)``: sorted for numpy, appended for Arrow."""
+    if isinstance(labels, np.ndarray):
+        merged = np.union1d(labels, new)
+        return merged, np.searchsorted(merged, labels)
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    return pa.concat_arrays([labels, pc.unique(new).cast(labels.type)]), np.arange(len(labels))
+
+
 def occurrence(codes: np.ndarray) -> np.ndarray:
     """For each record, how many earlier records of the batch have its code."""
+    if codes.size and codes.max() < 2 ** 31:
+        codes = codes.astype(np.int32)  # numpy sorts 32-bit keys faster
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
     start = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
@@ -142,16 +223,17 @@ class Plan:
     @classmethod
     def of(cls, parts, max_answers: int | None, budget: float | None) -> "Plan":
         """The plan from every partition's ``(labels, counts)`` (:func:`partition_users`), in file order."""
-        pa = pyarrow_module()
-        import pyarrow.compute as pc
-
-        labels = pc.unique(pa.concat_arrays([p[0].cast(parts[0][0].type) for p in parts]))
+        labels = parts[0][0][:0]
+        for part_labels, _ in parts:  # the union, merged as the partitions come (sorted integers, or Arrow)
+            missing = _where(part_labels, _find(labels, part_labels) < 0) if len(labels) else part_labels
+            if len(missing):
+                labels = _union(labels, missing)[0]
         totals = np.zeros(len(labels), dtype=np.int64)
         cross = np.full(len(labels), len(parts), dtype=np.int64) if max_answers is not None else None
         quota = np.zeros(len(labels), dtype=np.int64)
         used = []
         for k, (part_labels, counts) in enumerate(parts):
-            index = pc.index_in(part_labels, value_set=labels).to_numpy(zero_copy_only=False).astype(np.int64)
+            index = _find(labels, part_labels)
             before = totals[index]
             if max_answers is None:
                 used.append(int(counts.sum()))
