@@ -92,7 +92,8 @@ def fingerprint(data) -> str:
     renaming a column does not give a data set a fresh budget -- and one changed answer does.
     (Two data sets with the same answers by different users share a fingerprint, and so a
     budget: the ledger over-counts, the safe side.) A row of count ``c`` (a file's multiplicity
-    column) is ``c`` records, so a counted file and its rows repeated are one data set. Rankings:
+    column) is ``c`` records, so a counted file and its rows repeated are one data set; a table of
+    per-pair counts (:mod:`privrank.data.pair_count_files`) is the comparisons it counts. Rankings:
     each voter's ballot is the set of (item label, place) of the items it ranks (tied items share a
     place); :class:`~privrank.data.rankings.Rankings` in memory and a file of the same complete
     ballots have the same fingerprint. Ratings: each user's set of (item, rating), whatever the user's
@@ -146,10 +147,16 @@ def identify(data) -> Identity:
 def _identify_file(data, table: bool) -> Identity:
     from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                           read_ballots, read_comparisons)
+    from .data.pair_count_files import PairCountFile, holds_pair_counts
     from .data.ratings import holds_ratings
     from .data.tabular import ColumnarFile, file_suffix
 
     columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+    if (table or file_suffix(data) not in PREFLIB_SUFFIXES) and holds_pair_counts(ColumnarFile(data).header):
+        compared = _Comparisons()  # per-pair counts: the comparisons they stand for
+        for batch in PairCountFile(data).batches():
+            compared.add_batch(batch)
+        return compared.identity()
     rankings = holds_rankings(data)
     if columnar and rankings:  # complete rankings, streamed batch by batch
         acc = _Rankings()

@@ -67,6 +67,11 @@ class ComparisonColumns:
         """The layout named by ``header``. The header is never echoed: a file without one would
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
+        from .pair_count_files import LAYOUT, holds_pair_counts
+        if holds_pair_counts(names):
+            raise InputError(f"{source}: per-pair counts ({LAYOUT}), not comparisons: central releases take them, "
+                             "read with read_pair_counts(path or table, items=...) (CLI: privrank rank or top-k with "
+                             "a central mechanism and --items)")
         sides = [s for pair in SIDE_COLUMNS for s in pair]
         known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
                  *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}
