@@ -147,12 +147,12 @@ def identify(data) -> Identity:
 def _identify_file(data, table: bool) -> Identity:
     from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                           read_ballots, read_comparisons)
-    from .data.pair_count_files import PairCountFile, holds_pair_counts
+    from .data.pair_count_files import PairCountFile, holds_pair_count_table
     from .data.ratings import holds_ratings
     from .data.tabular import ColumnarFile, file_suffix
 
     columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
-    if (table or file_suffix(data) not in PREFLIB_SUFFIXES) and holds_pair_counts(ColumnarFile(data).header):
+    if holds_pair_count_table(data):
         compared = _Comparisons()  # per-pair counts: the comparisons they stand for
         for batch in PairCountFile(data).batches():
             compared.add_batch(batch)

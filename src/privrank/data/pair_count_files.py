@@ -28,13 +28,13 @@ import numpy as np
 
 from .. import limits
 from ..errors import InputError, check_whole
-from .arrow_columns import pyarrow_module
-from .comparison_files import (MULTIPLICITY_COLUMNS, QUOTA_COLUMN, WINNER_COLUMNS, ComparisonBatch, ComparisonColumns,
+from .arrow_columns import is_table, pyarrow_module
+from .comparison_files import (MULTIPLICITY_COLUMNS, QUOTA_COLUMN, WINNER_COLUMNS, ComparisonColumns,
                                ComparisonFile)
 from .comparisons import sorted_labels
 from .pair_counts import PairCounts
-from .tabular import (DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, OUTCOME_COLUMNS, USER_COLUMNS, ColumnarFile, TableLike,
-                      item_list)
+from .tabular import (DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, OUTCOME_COLUMNS, PREFLIB_SUFFIXES, USER_COLUMNS,
+                      ColumnarFile, TableLike, file_suffix, item_list)
 
 #: the columns of a counts table: the two items, then the counts of each outcome (``ties`` optional)
 ITEM_COLUMNS = ("item_a", "item_b")
@@ -51,6 +51,13 @@ def holds_pair_counts(header) -> bool:
     """Whether a header names a table of per-pair counts (``item_a``, ``item_b``, ``wins_a`` and ``wins_b``)."""
     names = {str(h).strip().lower() for h in header}
     return {*ITEM_COLUMNS, *COUNT_COLUMNS[:2]} <= names
+
+
+def holds_pair_count_table(source) -> bool:
+    """Whether a data file (a path or pinned file) or a table in memory holds per-pair counts."""
+    if not is_table(source) and file_suffix(source) in PREFLIB_SUFFIXES:
+        return False
+    return holds_pair_counts(ColumnarFile(source).header)
 
 
 class PairCountFile(ComparisonFile):
@@ -141,10 +148,7 @@ class PairCountFile(ComparisonFile):
         read = list(self.rows())
         if not sum(len(batch) for batch in read):
             raise InputError(f"{self.path} has a header but no comparisons")
-        if items is None:  # read off the pairs compared at least once
-            labels = sorted_labels(set().union(*(_compared(batch).labels() for batch in read)))
-        else:
-            labels = item_list(items)
+        labels = sorted_labels(set().union(*(batch.labels() for batch in read))) if items is None else item_list(items)
         if len(labels) < 2:
             raise InputError(f"{self.path}: only one item occurs; at least two are needed to rank")
         m = len(labels)
@@ -162,12 +166,6 @@ class PairCountFile(ComparisonFile):
         wins = np.where(swap, counts[kept, 1], counts[kept, 0]) + 0.5 * counts[kept, 2]
         totals = counts[kept].sum(axis=1).astype(float)
         return PairCounts(m, lo[kept], hi[kept], wins.astype(float), totals, labels, items is not None, bound)
-
-
-def _compared(batch: ComparisonBatch) -> ComparisonBatch:
-    """The rows of a batch of :meth:`PairCountFile.rows` whose counts are not all zero."""
-    mask = pyarrow_module().array(batch.counts.sum(axis=1) > 0)
-    return replace(batch, item_a=batch.item_a.filter(mask), item_b=batch.item_b.filter(mask))
 
 
 def declared_bound(counts: PairCounts, max_answers) -> int | None:
@@ -202,8 +200,8 @@ def read_pair_counts(source: str | os.PathLike[str] | TableLike, *, items=None, 
     Parameters
     ----------
     items : sequence, optional
-        The public item list, which every central release needs declared (default: the labels of
-        the pairs compared, which only the non-private baselines take).
+        The public item list, which every central release needs declared (default: the labels the
+        table names, which only the non-private baselines take).
     max_answers : int, optional
         The per-respondent bound the counts were computed with: each respondent's first
         ``max_answers`` comparisons counted (``ROW_NUMBER() OVER (PARTITION BY user ORDER BY
