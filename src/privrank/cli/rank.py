@@ -305,13 +305,13 @@ def read_data(args, items=None):
 def _pair_counts(args, items):
     """A table of per-pair counts (item_a,item_b,wins_a,wins_b,ties): the statistic central releases
     take, with the per-respondent bound ``--max-answers`` declared for it."""
-    from ..data.pair_count_files import LAYOUT, read_pair_counts
+    from ..data.pair_count_files import PAIR_COUNTS_LAYOUT, read_pair_counts
 
     if getattr(args, "mechanism", None) not in CENTRAL_MECHANISMS + (CENTRAL_AUTO,) + BASELINES:
-        raise InputError(f"{args.file} holds per-pair counts ({LAYOUT}), already summed over everyone: a local "
-                         "mechanism randomizes each comparison at the person, so use a central mechanism "
+        raise InputError(f"{args.file} holds per-pair counts ({PAIR_COUNTS_LAYOUT}), already summed over everyone: a "
+                         "local mechanism randomizes each comparison at the person, so use a central mechanism "
                          f"(--mechanism {', '.join(CENTRAL_MECHANISMS + (CENTRAL_AUTO,))}) with --items")
-    print(f"privrank: read per-pair counts ({LAYOUT})"
+    print(f"privrank: read per-pair counts ({PAIR_COUNTS_LAYOUT})"
           + (f"; --max-answers {args.max_answers} is declared as the bound the query that computed them applied, "
              "which privrank cannot check" if args.max_answers is not None else ""), file=sys.stderr)
     return read_pair_counts(args.file, items=items, max_answers=args.max_answers)

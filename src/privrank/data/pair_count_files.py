@@ -21,6 +21,7 @@ says so.
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Sequence
 
 from dataclasses import replace
 
@@ -29,8 +30,8 @@ import numpy as np
 from .. import limits
 from ..errors import InputError, check_whole
 from .arrow_columns import is_table, pyarrow_module
-from .comparison_files import (MULTIPLICITY_COLUMNS, QUOTA_COLUMN, WINNER_COLUMNS, ComparisonColumns,
-                               ComparisonFile)
+from .comparison_files import (MULTIPLICITY_COLUMNS, PAIR_COUNTS_LAYOUT, QUOTA_COLUMN, WINNER_COLUMNS,
+                               ComparisonColumns, ComparisonFile, holds_pair_counts)
 from .comparisons import sorted_labels
 from .pair_counts import PairCounts
 from .tabular import (DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, OUTCOME_COLUMNS, PREFLIB_SUFFIXES, USER_COLUMNS,
@@ -39,18 +40,11 @@ from .tabular import (DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, OUTCOME_COLUMNS, PREF
 #: the columns of a counts table: the two items, then the counts of each outcome (``ties`` optional)
 ITEM_COLUMNS = ("item_a", "item_b")
 COUNT_COLUMNS = ("wins_a", "wins_b", "ties")
-LAYOUT = "item_a,item_b,wins_a,wins_b,ties"
 #: the outcome each count column stands for (1: item_a won, -1: item_b won, 0: a tie)
 OUTCOMES = np.array([1, -1, 0], dtype=np.int8)
 #: columns of comparison layouts, which a table of counts summed over everyone does not have
 OTHER_COLUMNS = (*USER_COLUMNS, *OUTCOME_COLUMNS, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS, "winner", "loser", "epsilon",
                  QUOTA_COLUMN)
-
-
-def holds_pair_counts(header) -> bool:
-    """Whether a header names a table of per-pair counts (``item_a``, ``item_b``, ``wins_a`` and ``wins_b``)."""
-    names = {str(h).strip().lower() for h in header}
-    return {*ITEM_COLUMNS, *COUNT_COLUMNS[:2]} <= names
 
 
 def holds_pair_count_table(source) -> bool:
@@ -74,17 +68,18 @@ class PairCountFile(ComparisonFile):
         ColumnarFile.__init__(self, source)
         names = [str(h).strip().lower() for h in self.header]
         if not holds_pair_counts(names):
-            raise InputError(f"{self.path}: a table of per-pair counts needs the columns {LAYOUT} (ties optional)")
+            raise InputError(f"{self.path}: a table of per-pair counts needs the columns {PAIR_COUNTS_LAYOUT} "
+                             "(ties optional)")
         wanted = (*ITEM_COLUMNS, *COUNT_COLUMNS)
         repeated = [n for n in wanted if names.count(n) > 1]
         if repeated:
             raise InputError(f"{self.path}: the column {repeated[0]!r} appears more than once; name each column once")
         other = next((n for n in names if n in OTHER_COLUMNS), None)
         if other is not None:
-            raise InputError(f"{self.path}: a table of per-pair counts ({LAYOUT}) has one row per pair, summed over "
-                             f"everyone; its {other!r} column belongs to another layout: drop it")
+            raise InputError(f"{self.path}: a table of per-pair counts ({PAIR_COUNTS_LAYOUT}) has one row per pair, "
+                             f"summed over everyone; its {other!r} column belongs to another layout: drop it")
         self.columns = ComparisonColumns(names.index("item_a"), names.index("item_b"), None, None, None,
-                                         layout=LAYOUT)
+                                         layout=PAIR_COUNTS_LAYOUT)
         self.count_names = [self.header[names.index(n)] for n in COUNT_COLUMNS if n in names]
         self.names = [self.header[k] for k in self.columns.positions()] + self.count_names
         self.label_names = self.names[:2]
@@ -187,7 +182,8 @@ def declared_note(bound: int) -> str:
             "like the item list.")
 
 
-def read_pair_counts(source: str | os.PathLike[str] | TableLike, *, items=None, max_answers: int | None = None) -> PairCounts:
+def read_pair_counts(source: str | os.PathLike[str] | TableLike, *, items: Sequence[Hashable] | None = None,
+                     max_answers: int | None = None) -> PairCounts:
     """Per-pair counts ``item_a,item_b,wins_a,wins_b,ties`` computed where the comparisons are kept.
 
     ``source`` is a CSV, Parquet or Arrow file, or a table in memory (a pandas or polars

@@ -264,8 +264,9 @@ def _budget(data, epsilon, user_epsilon, max_answers):
     Every number of the budget is declared: with ``epsilon``, a per-user statement needs the
     declared ``max_answers`` (each user's first answers are used, and group privacy gives
     ``max_answers * epsilon``); the busiest user's count is never used. Counts have no
-    respondent ids: their bound is the one declared for them (:func:`~privrank.data.pair_count_files.declared_bound`), applied
-    where they were computed, and the guarantee's note says so.
+    respondent ids: their bound is the one declared for them
+    (:func:`~privrank.data.pair_count_files.declared_bound`), applied where they were computed,
+    and the guarantee's note says so.
     """
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon "
