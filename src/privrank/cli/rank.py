@@ -62,8 +62,9 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     """The file and the options of ``rank`` and ``top-k``, in groups."""
     parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
                                      "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
-                                     "column marks randomized reports, at most one per respondent and pair) or "
-                                     "of ratings (user,item,rating); "
+                                     "column marks randomized reports, at most one per respondent and pair), "
+                                     "of ratings (user,item,rating) or of per-pair counts (item_a,item_b,wins_a,"
+                                     "wins_b,ties: central mechanisms and baselines); "
                                      + STDIN_HELP)
     inputs = parser.add_argument_group("input")
     method = parser.add_argument_group("mechanism")
@@ -86,7 +87,8 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                              "used): required by central mechanisms with --user-epsilon; with --epsilon it "
                              "states the per-respondent epsilon N x epsilon; for a file of randomized reports "
                              "it declares the survey's quota (a respondent with more reports is refused, and a "
-                             "max_answers column must agree) and states N x epsilon per respondent")
+                             "max_answers column must agree) and states N x epsilon per respondent; for per-pair "
+                             "counts it declares the bound the query that computed them applied")
     method.add_argument("--margin", choices=MARGINS, default="top",
                         help="rankings of randomized reports: the manipulation margin printed beside the ranking, "
                              "how many fake respondents (each sending up to --max-answers unrandomized reports on "

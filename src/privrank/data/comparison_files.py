@@ -79,7 +79,8 @@ class ComparisonColumns:
         if holds_pair_counts(names):
             raise InputError(f"{source}: per-pair counts ({PAIR_COUNTS_LAYOUT}), not comparisons: central releases "
                              "take them, read with read_pair_counts(path or table, items=...) (CLI: privrank rank or "
-                             "top-k with a central mechanism and --items)")
+                             "top-k with a central mechanism, --items and the default --engine local: counts are "
+                             "already the statistic the engines compute)")
         sides = [s for pair in SIDE_COLUMNS for s in pair]
         known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
                  *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}
