@@ -61,7 +61,9 @@ class PairCountFile(ComparisonFile):
     counts stand for (:meth:`batches`: a row's three counts are the multiplicities of its three
     outcomes), which is how the ledger fingerprints it; :meth:`pair_counts` reads the statistic.
     Every row is checked as it is read: item labels present, counts whole numbers from 0 to 2^53
-    (in CSV written as integers), and all of them together within ``PRIVRANK_MAX_COUNTED_RECORDS``.
+    (in CSV written as integers), and all of them together at most 2^53. Reading the statistic and
+    the fingerprint take one step per row; only reading the comparisons one by one (:meth:`batches`,
+    :meth:`read`) is bounded by ``PRIVRANK_MAX_COUNTED_RECORDS``.
     """
 
     def __init__(self, source):
@@ -101,12 +103,14 @@ class PairCountFile(ComparisonFile):
             counts[:, k] = self.counts(table, name, first_row)
         return counts
 
-    def _add_records(self, done: int, counts) -> int:
-        """``done`` comparisons and those ``counts`` stand for, refused past ``PRIVRANK_MAX_COUNTED_RECORDS``
-        (:mod:`privrank.limits`: the ledger's fingerprint reads each as a record) and past 2^53."""
+    def _add_records(self, done: int, counts, expanded: bool = False) -> int:
+        """``done`` comparisons and those ``counts`` stand for, refused past 2^53 (counts as floats are
+        no longer exact) and, with ``expanded`` (each to be read as a record), past the limit
+        ``PRIVRANK_MAX_COUNTED_RECORDS`` (:mod:`privrank.limits`)."""
         total = done + float(counts.sum(dtype=np.float64))
-        limits.check("COUNTED_RECORDS", total, f"{self.path}: the number of comparisons its counts stand for",
-                     "check that they count single comparisons")
+        if expanded:
+            limits.check("COUNTED_RECORDS", total, f"{self.path}: the number of comparisons its counts stand for",
+                         "read the counts as counts (read_pair_counts), which takes one step per pair")
         if total > MAX_EXACT_COUNT:
             raise InputError(f"{self.path}: the counts stand for more than 2^53 comparisons, more than privrank "
                              "counts exactly")
@@ -114,8 +118,7 @@ class PairCountFile(ComparisonFile):
 
     def rows(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated batches of rows: :class:`ComparisonBatch` objects whose ``first_record`` is their
-        first row and whose ``counts`` are an ``(n, 3)`` array of ``wins_a, wins_b, ties``. A batch
-        taking the file's comparisons past the limit is refused before it is given."""
+        first row and whose ``counts`` are an ``(n, 3)`` array of ``wins_a, wins_b, ties``."""
         row = records = 0
         for raw in self.raw_batches(batch_size):
             batch = self.validate(raw, (row, row))
@@ -123,19 +126,25 @@ class PairCountFile(ComparisonFile):
             row += len(raw)
             yield batch
 
-    def _row_batches(self, batch_size: int):
+    def record_batches(self, batch_size: int = DEFAULT_BATCH_SIZE, expanded: bool = False):
         """Per batch of rows, the comparisons they stand for: three records per row (its items with
-        the outcomes 1, -1 and 0) whose multiplicities are the row's counts."""
+        the outcomes 1, -1 and 0) whose ``counts`` are the row's counts (how the ledger fingerprints
+        the table, one step per row). ``expanded``: the records are to be read one by one, which
+        the limit ``PRIVRANK_MAX_COUNTED_RECORDS`` bounds."""
         pa = pyarrow_module()
         records = 0
         for batch in self.rows(batch_size):
             counts = batch.counts
-            n, first = len(counts), batch.first_record
+            n, first, done = len(counts), batch.first_record, records
+            records = self._add_records(records, counts, expanded)  # refused before the batch is given
             taken = pa.array(np.repeat(np.arange(n), 3), type=pa.int64())
             yield replace(batch, item_a=batch.item_a.take(taken), item_b=batch.item_b.take(taken),
-                          outcome=np.tile(OUTCOMES, n), first_record=records, counts=counts.reshape(-1), first_row=0,
+                          outcome=np.tile(OUTCOMES, n), first_record=done, counts=counts.reshape(-1), first_row=0,
                           where=lambda k, first=first: self.where(first + k // 3))
-            records += int(counts.sum())
+
+    def _row_batches(self, batch_size: int):
+        """The batches :meth:`batches` and :meth:`read` expand into records one by one."""
+        return self.record_batches(batch_size, expanded=True)
 
     def pair_counts(self, items=None, max_answers=None) -> PairCounts:
         """The per-pair statistic (see :func:`read_pair_counts`)."""
@@ -211,7 +220,7 @@ def read_pair_counts(source: str | os.PathLike[str] | TableLike, *, items: Seque
         For a missing column, a column of another layout (a user, an outcome), an empty label, a
         count that is not a whole number from 0 to 2^53 (in CSV written as an integer: ``3``, not
         ``3.0``), a pair listed twice (in either order), an item compared with itself, an item not
-        in ``items``, no comparisons at all, or more comparisons than ``PRIVRANK_MAX_COUNTED_RECORDS``.
+        in ``items``, no comparisons at all, or more than 2^53 comparisons in all.
         The message names the line (CSV) or the row, never its contents. Pairs with no comparison
         (all three counts 0) are dropped.
 
