@@ -73,3 +73,12 @@ def test_nothing_is_charged_when_counts_are_refused(llmfao):
     assert accountant.spent is None
     pr.noisy_copeland(declared(kept, K), user_epsilon=1.0, rng=0, accountant=accountant)
     assert accountant.spent.epsilon == 1.0
+
+
+def test_per_comparison_counts_release_what_the_comparisons_they_count_release(llmfao):
+    comps, kept = llmfao
+    counted = comps.first_answers(K)
+    for release in (pr.perturbed_mle, pr.noisy_copeland):
+        a, b = release(counted, epsilon=1.0, rng=3), release(declared(kept), epsilon=1.0, rng=3)
+        np.testing.assert_array_equal(a.scores, b.scores)
+        assert a.params == b.params and a.guarantee.note == b.guarantee.note

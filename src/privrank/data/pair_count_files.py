@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Sequence
-
 from dataclasses import replace
 
 import numpy as np
