@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 
-.PHONY: demo check test test-all docs system-deps bench reproduce clean
+.PHONY: demo check test test-all docs system-deps bench frontier reproduce clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,15 +59,32 @@ system-deps:
 	      || echo "could not install chromium, postgresql, R or fish: their tests will be skipped"; \
 	  else echo "no chromium, postgresql, R or fish and no root to install them: their tests will be skipped"; fi; }
 
-# the peers (choix, evalica, pref_voting, scikit-learn) are installed first; each script rewrites its
-# table in README.md's Speed section (median and min-max over interleaved rounds, the command, the date, the load)
+# every script of benchmarks/, end to end, in about 30 minutes on a quiet 2-core machine; the peers
+# (choix, evalica, pref_voting, scikit-learn) are installed first. Each script that has a table in
+# README.md's Speed and Utility sections rewrites it (median and min-max over interleaved rounds, the
+# command, the date, the load); each line prints its own wall and CPU time. The serve benchmark also
+# measures PostgreSQL on a throw-away server (pg_virtualenv, Debian's postgresql-common) when there is
+# one. The utility table is rewritten from the shipped frontier (src/privrank/frontier.json): `make
+# frontier` re-runs that grid (about 15 minutes of CPU) and rewrites the file that --method auto reads.
+TIMED := /usr/bin/time -f "%e s wall, %U s CPU: %C"
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
-	$(PY) benchmarks/bench_btl.py --readme
-	$(PY) benchmarks/bench_local.py --readme
-	$(PY) benchmarks/bench_kemeny.py --readme
-	$(PY) benchmarks/bench_arena.py --readme
-	$(PY) benchmarks/bench_serve.py --readme
+	$(TIMED) $(PY) benchmarks/bench_cli.py
+	$(TIMED) $(PY) benchmarks/bench_btl.py --without-opt --readme
+	$(TIMED) $(PY) benchmarks/bench_local.py --readme
+	$(TIMED) $(PY) benchmarks/bench_kemeny.py --max-m 1000 --draws 3 --readme
+	$(TIMED) $(PY) benchmarks/bench_arena.py --recipe-rounds 1 --readme
+	if command -v pg_virtualenv >/dev/null; then \
+	  $(TIMED) pg_virtualenv -t $(PY) benchmarks/bench_serve.py --postgres postgresql:// --readme; \
+	else $(TIMED) $(PY) benchmarks/bench_serve.py --readme; fi
+	$(TIMED) $(PY) benchmarks/bench_scale.py --n 2e7 --rankings 1e6
+	$(TIMED) $(PY) benchmarks/bench_plan.py
+	$(TIMED) $(PY) benchmarks/bench_inference.py
+	$(TIMED) $(PY) benchmarks/bench_aggregate_intervals.py
+	$(TIMED) $(PY) benchmarks/bench_utility.py --from-json src/privrank/frontier.json --readme
+
+frontier: $(STAMP)
+	$(TIMED) $(PY) benchmarks/bench_utility.py --readme
 
 reproduce: $(STAMP)
 	$(VENV)/bin/privrank reproduce xu --quick --out results/xu

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -190,9 +191,14 @@ def main(argv=None):
         t = time.perf_counter()
         generate(path, battles, args.models)
         print(f"wrote {path} ({path.stat().st_size / 2 ** 20:.0f} MB) in {time.perf_counter() - t:.0f} s")
+    with tempfile.TemporaryDirectory(prefix="bench_arena_") as work:  # outputs and ledger, removed at exit
+        measure(args, path, battles, Path(work))
+
+
+def measure(args, path: Path, battles: int, work: Path) -> None:
+    """The interleaved privrank runs, then the recipe's; the table (and ``--readme``, README.md's section)."""
     judges = max(1, battles // BATTLES_PER_JUDGE)
     print(spread.load())
-    work = Path(tempfile.mkdtemp(prefix="bench_arena_"))
     py = sys.executable
     private = [py, "-m", "privrank", "rank", str(path), "--mechanism", "objective-perturbation",
                "--user-epsilon", str(args.user_epsilon), "--max-answers", str(args.max_answers),
@@ -248,7 +254,6 @@ def main(argv=None):
         (f"scikit-learn recipe with its {BOOTSTRAP}-refit bootstrap (EXTRAPOLATED)", spread.spread(whole, "{:.0f}")
          + " s", ""),
     ]
-    import statistics
     speedup = statistics.median(whole) / statistics.median(times["private"])
     table = "\n".join(["| arena, %s battles of %s models | time | peak memory |" % (f"{battles:,}", f"{args.models:,}"),
                        "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows])
@@ -258,7 +263,7 @@ def main(argv=None):
               f"{speedup:.0f}x the private run's time (ratio of medians).")
     print(table)
     print(f"privrank private {spread.spread(times['private'], '{:.2f}')} s over {args.rounds} rounds; recipe over "
-          f"{args.recipe_rounds} rounds; work files in {work}")
+          f"{args.recipe_rounds} rounds")
     if args.readme:
         spread.readme_section("arena", table, spread.command())
 

@@ -54,3 +54,12 @@ def test_the_arena_benchmark_runs_end_to_end(tmp_path, monkeypatch, capsys):
     bench_arena.main(["--battles", "2000", "--models", "8", "--rounds", "1", "--recipe-rounds", "0"])
     out = capsys.readouterr().out
     assert "privrank private:" in out and "Kendall tau private vs non-private" in out
+
+
+def test_make_bench_runs_every_benchmark_script():
+    """``make bench`` is the one command that runs them all: a new script is added to it."""
+    root = Path(__file__).resolve().parents[1]
+    makefile = (root / "Makefile").read_text()
+    recipe = makefile[makefile.index("\nbench:"):makefile.index("\nfrontier:")]
+    scripts = sorted(p.name for p in (root / "benchmarks").glob("bench_*.py"))
+    assert scripts and [s for s in scripts if f"benchmarks/{s}" not in recipe] == []

@@ -88,6 +88,7 @@ _EXPORTS = {
     "rank_centrality": "pairwise.spectral",
     "rank_position_mismatch": "metrics",
     "read_comparisons": "data.io",
+    "read_pair_counts": "data.pair_count_files",
     "read_rankings": "data.io",
     "release_from_reports": "pairwise.release",
     "sufficient_statistics": "engines",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
                                              ldp_kwiksort, ldp_matrix, private_kemeny)
     from .data.comparisons import PairwiseComparisons
     from .data.io import read_comparisons, read_rankings
+    from .data.pair_count_files import read_pair_counts
     from .data.pair_counts import PairCounts
     from .data.rankings import RankingTally, Rankings
     from .data.ratings import comparisons_from_ratings
@@ -145,7 +147,7 @@ __all__ = [
     "kendall_distance", "kendall_tau_distance", "l2_error", "ldp_footrule", "ldp_kwiksort", "ldp_matrix",
     "linf_error", "local_laplace", "manipulation_margin", "noisy_borda", "noisy_copeland", "noisy_counts", "penalised_mle", "perturbed_mle", "plot_intervals",
     "private_aggregate", "private_kemeny", "randomize_answer", "randomized_response", "rank_centrality", "rank_position_mismatch",
-    "read_comparisons", "read_rankings", "release_from_reports", "sufficient_statistics", "top_k_hamming",
+    "read_comparisons", "read_pair_counts", "read_rankings", "release_from_reports", "sufficient_statistics", "top_k_hamming",
     "zcdp_epsilon", "zcdp_rho",
 ]
 

@@ -92,7 +92,8 @@ def fingerprint(data) -> str:
     renaming a column does not give a data set a fresh budget -- and one changed answer does.
     (Two data sets with the same answers by different users share a fingerprint, and so a
     budget: the ledger over-counts, the safe side.) A row of count ``c`` (a file's multiplicity
-    column) is ``c`` records, so a counted file and its rows repeated are one data set. Rankings:
+    column) is ``c`` records, so a counted file and its rows repeated are one data set; a table of
+    per-pair counts (:mod:`privrank.data.pair_count_files`) is the comparisons it counts. Rankings:
     each voter's ballot is the set of (item label, place) of the items it ranks (tied items share a
     place); :class:`~privrank.data.rankings.Rankings` in memory and a file of the same complete
     ballots have the same fingerprint. Ratings: each user's set of (item, rating), whatever the user's
@@ -146,10 +147,16 @@ def identify(data) -> Identity:
 def _identify_file(data, table: bool) -> Identity:
     from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                           read_ballots, read_comparisons)
+    from .data.pair_count_files import PairCountFile, holds_pair_count_table
     from .data.ratings import holds_ratings
     from .data.tabular import ColumnarFile, file_suffix
 
     columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
+    if holds_pair_count_table(data):
+        compared = _Comparisons()  # per-pair counts: the comparisons they stand for
+        for batch in PairCountFile(data).record_batches():
+            compared.add_batch(batch)
+        return compared.identity()
     rankings = holds_rankings(data)
     if columnar and rankings:  # complete rankings, streamed batch by batch
         acc = _Rankings()
@@ -230,7 +237,9 @@ class _Comparisons:
         self.users: list[tuple] = []  # per batch, the arrays of its users' digests
 
     def add_batch(self, batch) -> None:
-        """A validated :class:`~privrank.data.io.ComparisonBatch` (a self-comparison is refused here)."""
+        """A validated :class:`~privrank.data.io.ComparisonBatch` (a self-comparison is refused here);
+        a batch with ``counts`` and no users (a counts table's rows) is added row by row, each row
+        weighing as many records as its count."""
         from .data.arrow_columns import dictionary_encoded
 
         (la, a), (lb, b) = (_encoded(col) for col in (batch.item_a, batch.item_b))
@@ -239,12 +248,14 @@ class _Comparisons:
         if batch.user is not None and not self.labels_only:
             encoded = dictionary_encoded(batch.user)
             users = (encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
-        self.add(la, lb, a, b, batch.outcome, users)
+        assert batch.counts is None or batch.user is None, "a batch with users is added record by record"
+        self.add(la, lb, a, b, batch.outcome, users, batch.counts)
 
-    def add(self, la, lb, a, b, outcome, users=None) -> None:
+    def add(self, la, lb, a, b, outcome, users=None, weights=None) -> None:
         """Records ``(a, b, outcome)``, ``a`` and ``b`` codes into labels ``la``, ``lb`` (pairs of
         digest arrays: normalised, as written); ``users``: (user codes, the user ids they index: an
-        array, numpy for data in memory, pyarrow for a file's batches, whose equal ids are one user)."""
+        array, numpy for data in memory, pyarrow for a file's batches, whose equal ids are one user);
+        ``weights`` (without users): how many records each stands for, whole numbers."""
         n = int(outcome.size)
         if not n:
             return
@@ -252,7 +263,7 @@ class _Comparisons:
         idx = (a.astype(np.int64) * nb + b) * 3 + (outcome.astype(np.int64) + 1)
         span = int(len(la[0]) * nb * 3)
         if span <= max(4 * n, 1 << 16):  # few cells beside the records: count them in one pass
-            counts = np.bincount(idx, minlength=span)
+            counts = np.bincount(idx, weights, minlength=span).astype(np.int64)  # exact: weights sum below 2^53
             present = np.flatnonzero(counts)
             counts = counts[present]
             where = None
@@ -262,6 +273,9 @@ class _Comparisons:
                 where = where[idx]
         else:
             present, where, counts = np.unique(idx, return_inverse=True, return_counts=True)
+            if weights is not None:
+                counts = np.bincount(where, weights, present.size).astype(np.int64)
+                present, counts = present[counts > 0], counts[counts > 0]
         pair, o = np.divmod(present, 3)
         ca, cb = np.divmod(pair, nb)
         o = o - 1
@@ -271,7 +285,7 @@ class _Comparisons:
         with np.errstate(over="ignore"):
             self.total = [(t + int((x * weights).sum(dtype=np.uint64))) % 2 ** 64 for t, x in zip(self.total,
                                                                                              (x_norm, x_raw))]
-        self.count += n
+        self.count += n if weights is None else int(counts.sum())
         if self.labels_only:
             return
         da, db = la[0][ca], lb[0][cb]

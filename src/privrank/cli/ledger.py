@@ -96,9 +96,14 @@ def run_ledger(args) -> int:
 def _budget_unit(args) -> str:
     """The unit of ``set-budget``: one ranking for rankings data; for comparisons one user (the default when
     the file has user ids) or one comparison (the default without them: no release could state a per-user
-    guarantee)."""
+    guarantee); per-pair counts default to one user, which their releases state with a declared bound."""
     from ..data.io import ComparisonFile, holds_rankings
+    from ..data.pair_count_files import holds_pair_count_table
 
+    if holds_pair_count_table(args.file):  # no user column, but a declared bound per user (--max-answers)
+        if args.unit == "ranking":
+            raise InputError(f"{args.file} holds per-pair counts of comparisons: use --unit user or --unit comparison")
+        return args.unit or "user"
     rankings = holds_rankings(args.file)
     if args.unit is None:
         return "ranking" if rankings else "user" if ComparisonFile(args.file).has_users else "comparison"

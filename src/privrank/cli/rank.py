@@ -62,8 +62,9 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
     """The file and the options of ``rank`` and ``top-k``, in groups."""
     parser.add_argument("file", help="CSV, Parquet or Arrow file of comparisons (user,item_a,item_b,outcome; "
                                      "winner,loser; left,right,winner; model_a,model_b,winner; an epsilon "
-                                     "column marks randomized reports, at most one per respondent and pair) or "
-                                     "of ratings (user,item,rating); "
+                                     "column marks randomized reports, at most one per respondent and pair), "
+                                     "of ratings (user,item,rating) or of per-pair counts (item_a,item_b,wins_a,"
+                                     "wins_b,ties: central mechanisms and baselines); "
                                      + STDIN_HELP)
     inputs = parser.add_argument_group("input")
     method = parser.add_argument_group("mechanism")
@@ -86,7 +87,8 @@ def add_ranking_options(parser, default_mechanism: str) -> None:
                              "used): required by central mechanisms with --user-epsilon; with --epsilon it "
                              "states the per-respondent epsilon N x epsilon; for a file of randomized reports "
                              "it declares the survey's quota (a respondent with more reports is refused, and a "
-                             "max_answers column must agree) and states N x epsilon per respondent")
+                             "max_answers column must agree) and states N x epsilon per respondent; for per-pair "
+                             "counts it declares the bound the query that computed them applied")
     method.add_argument("--margin", choices=MARGINS, default="top",
                         help="rankings of randomized reports: the manipulation margin printed beside the ranking, "
                              "how many fake respondents (each sending up to --max-answers unrandomized reports on "
@@ -275,10 +277,13 @@ def read_data(args, items=None):
     privrank's own; a ratings table gives each user's pairs, at most ``--max-pairs``, and a per-user
     ``--epsilon`` release then declares that bound (``--max-answers``)."""
     from ..data.io import ComparisonColumns, read_comparisons
+    from ..data.pair_count_files import holds_pair_counts
     from ..data.ratings import comparisons_from_ratings, holds_ratings
     from ..data.tabular import ColumnarFile
 
     header = ColumnarFile(args.file).header
+    if holds_pair_counts(header):
+        return _pair_counts(args, items)
     args.ratings = holds_ratings(header)
     if not args.ratings:
         layout = ComparisonColumns.from_header(header, args.file)
@@ -299,10 +304,38 @@ def read_data(args, items=None):
     return comps
 
 
+def _pair_counts(args, items):
+    """A table of per-pair counts (item_a,item_b,wins_a,wins_b,ties): the statistic central releases
+    take, with the per-respondent bound ``--max-answers`` declared for it."""
+    from ..data.pair_count_files import PAIR_COUNTS_LAYOUT, read_pair_counts
+
+    if getattr(args, "mechanism", None) not in CENTRAL_MECHANISMS + (CENTRAL_AUTO,) + BASELINES:
+        raise InputError(f"{args.file} holds per-pair counts ({PAIR_COUNTS_LAYOUT}), already summed over everyone: a "
+                         "local mechanism randomizes each comparison at the person, so use a central mechanism "
+                         f"(--mechanism {', '.join(CENTRAL_MECHANISMS + (CENTRAL_AUTO,))}) with --items")
+    print(f"privrank: read per-pair counts ({PAIR_COUNTS_LAYOUT})"
+          + (f"; --max-answers {args.max_answers} is declared as the bound the query that computed them applied, "
+             "which privrank cannot check" if args.max_answers is not None else ""), file=sys.stderr)
+    return read_pair_counts(args.file, items=items, max_answers=args.max_answers)
+
+
+def _counted(comps) -> bool:
+    """Whether the data in memory are per-pair counts (:func:`_pair_counts`), not comparisons."""
+    from ..data.pair_counts import PairCounts
+
+    return isinstance(comps, PairCounts)
+
+
+def _randomized(comps) -> bool:
+    """Whether the data in memory are randomized reports (counts never are)."""
+    return not _counted(comps) and comps.is_randomized
+
+
 def _identity(args, comps):
-    """What the ledger knows the data set by: the comparisons, or the file when it is streamed or
-    holds ratings (the pairs drawn from ratings change from run to run; the ratings do not)."""
-    return args.file if comps is None or getattr(args, "ratings", False) else comps
+    """What the ledger knows the data set by: the comparisons, or the file when it is streamed, holds
+    ratings (the pairs drawn from ratings change from run to run; the ratings do not) or counts (the
+    comparisons they stand for)."""
+    return args.file if comps is None or _counted(comps) or getattr(args, "ratings", False) else comps
 
 
 def fitted_ranking(args, comps=None):
@@ -326,10 +359,10 @@ def fitted_ranking(args, comps=None):
         release, tally = engine_release(args, _items(args))
         return _local_fit(release, args, tally if reports else None)
     _check_data(args, comps)
-    margin = _margin_applies(args, comps.is_randomized)
-    if comps.is_randomized and args.max_answers is not None:
+    margin = _margin_applies(args, _randomized(comps))
+    if _randomized(comps) and args.max_answers is not None:
         comps = comps.with_quota(args.max_answers)
-    if comps.is_randomized and args.epsilon is not None:
+    if _randomized(comps) and args.epsilon is not None:
         comps = comps.with_declared_epsilons(args.epsilon)
     link = args.link or "logistic"
     chosen = _choose_central(args, comps) if args.mechanism == CENTRAL_AUTO else {}
@@ -359,14 +392,14 @@ def _choose_central(args, comps) -> dict:
     the items, and the comparisons (per-comparison epsilon: their number is public there, the
     theory ridge reads it) or the declared respondents times ``--max-answers`` at the per-answer
     share of ``--user-epsilon``. Returns the output's fields naming the mechanism and why."""
-    from ..pairwise.central import answers_given
     from ..plan import choose_mechanism
 
     if args.user_epsilon is not None:
         answers = args.max_answers or comps.n_items * (comps.n_items - 1) // 2
         n, eps = args.respondents * answers, args.user_epsilon / answers
     else:
-        n, eps = answers_given(comps), answers_epsilon(args)
+        n, eps = int(comps.totals.sum()) if _counted(comps) else getattr(comps, "n_given", comps.n_records), \
+            answers_epsilon(args)
     choice = choose_mechanism(comps.n_items, n, eps, rng=0)
     args.mechanism = choice.method
     return {"mechanism": choice.method, "chosen_because": choice.reason}
@@ -430,7 +463,7 @@ def run_ranking(args) -> int:
         check_interval_size(args, comps.n_items, cubic=args.mechanism != "noisy-copeland")
     with ledger_release(args, _identity(args, comps)) as release:
         res, extra = fitted_ranking(args, comps)
-        reports = ComparisonFile(args.file).is_randomized if comps is None else comps.is_randomized
+        reports = ComparisonFile(args.file).is_randomized if comps is None else _randomized(comps)
         release.done(res.guarantee, reports=reports)
         rows, ci = interval_rows(res, res.table(args.k), args)
         margin = extra.pop("margin", None)

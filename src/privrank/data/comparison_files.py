@@ -38,6 +38,15 @@ RECORD_BYTES = 80
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
+#: the columns of a table of per-pair counts (:mod:`privrank.data.pair_count_files`; ``ties`` optional)
+PAIR_COUNTS_LAYOUT = "item_a,item_b,wins_a,wins_b,ties"
+
+
+def holds_pair_counts(header) -> bool:
+    """Whether a header names a table of per-pair counts (``item_a``, ``item_b``, ``wins_a`` and ``wins_b``)."""
+    names = {str(h).strip().lower() for h in header}
+    return {"item_a", "item_b", "wins_a", "wins_b"} <= names
+
 
 @dataclass(frozen=True)
 class ComparisonColumns:
@@ -67,6 +76,11 @@ class ComparisonColumns:
         """The layout named by ``header``. The header is never echoed: a file without one would
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
+        if holds_pair_counts(names):
+            raise InputError(f"{source}: per-pair counts ({PAIR_COUNTS_LAYOUT}), not comparisons: central releases "
+                             "take them, read with read_pair_counts(path or table, items=...) (CLI: privrank rank or "
+                             "top-k with a central mechanism, --items and the default --engine local: counts are "
+                             "already the statistic the engines compute)")
         sides = [s for pair in SIDE_COLUMNS for s in pair]
         known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
                  *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}

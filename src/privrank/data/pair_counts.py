@@ -34,6 +34,9 @@ class PairCounts(Shown):
     ``sum_k totals[k] * log(1 + exp(theta_i - theta_j)) - wins[k] * (theta_i - theta_j)``.
     ``items_declared``: False when the counts come from comparisons whose item list was read off
     the data (see :class:`~privrank.data.comparisons.PairwiseComparisons`); central releases refuse such counts.
+    ``max_answers``: the per-respondent bound declared for counts computed elsewhere (each respondent's
+    first ``max_answers`` comparisons counted; :func:`~privrank.data.pair_count_files.read_pair_counts`),
+    None when none is declared.
 
     Examples
     --------
@@ -53,6 +56,7 @@ class PairCounts(Shown):
     totals: np.ndarray
     items: tuple = field(default=())
     items_declared: bool = True
+    max_answers: int | None = None
 
     def _card(self) -> dict:  # sizes only: the per-pair sums are for code
         return {"summary": f"{self.n_pairs:,} pairs of {self.n_items:,} items",

@@ -329,6 +329,20 @@ class ComparisonTally(Shown):
     def n_records(self) -> int:
         return int(self.n.sum())
 
+    @property
+    def n_given(self) -> int:
+        """The records the data held: before the bound ``max_answers`` when the tally was counted under one."""
+        return self.n_records if self.answers_given is None else self.answers_given
+
+    def first_answers(self, max_answers) -> "ComparisonTally":
+        """This tally, when it counts each user's first ``max_answers`` records (it keeps no user to cut by)."""
+        if self.max_answers is None or max_answers != self.max_answers:
+            raise InputError("a bound on answers per user is applied where the records are: count them under it "
+                             "(sufficient_statistics(..., max_answers=...))"
+                             + ("" if self.max_answers is None else f"; this tally counts each user's first "
+                                                                    f"{self.max_answers}"))
+        return self
+
     def level_records(self) -> np.ndarray:
         """Number of records at each privacy level."""
         size = 1 if self.epsilons is None else self.epsilons.size

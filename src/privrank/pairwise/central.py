@@ -33,6 +33,11 @@ Per respondent (``user_epsilon=``, ``max_answers=m``; unit :data:`~privrank.guar
     Cai et al. notes §7.21 verify that this is sufficient for replacing one respondent. The
     number of respondents is not read off the data: ``gamma="theory"`` needs it declared
     (``respondents=``), and only a declared number is reported.
+Counts computed elsewhere (:class:`~privrank.data.pair_counts.PairCounts`, e.g. from a warehouse,
+:func:`~privrank.data.pair_count_files.read_pair_counts`)
+    Released as the comparisons they count. Per respondent, the bound ``m`` is the one the query
+    applied, declared with the counts or as ``max_answers``: the calibration is that of comparisons
+    cut to ``m`` per respondent, and the note says that privrank could not check the cut.
 
 Calibration (Proposition 2.1 and §3.1, with the notes' corrections)
     Algorithm 1: ``w_i`` i.i.d. Laplace with scale ``lambda = 8 kappa_1 m / epsilon`` and ridge
@@ -57,6 +62,7 @@ import numpy as np
 from .._rng import as_generator
 from ..data.comparison_files import as_comparisons
 from ..data.comparisons import PairwiseComparisons
+from ..data.pair_count_files import declared_bound, declared_note
 from ..data.pair_counts import PairCounts
 from ..data.tally import ComparisonTally
 from ..data.tabular import TableLike
@@ -229,26 +235,6 @@ def _as_counts(data) -> PairCounts:
     return data if isinstance(data, PairCounts) else data.pair_counts()
 
 
-def answers_given(data) -> int | float:
-    """The number of comparisons given (public per comparison): before any per-respondent cut, also
-    for a tally counted under one (:func:`privrank.sufficient_statistics` with ``max_answers``)."""
-    if isinstance(data, PairCounts):
-        return float(data.totals.sum())
-    given = getattr(data, "answers_given", None)
-    return data.n_records if given is None else given
-
-
-def _first_answers(data, max_answers: int) -> PairwiseComparisons | ComparisonTally:
-    """Each respondent's first ``max_answers`` answers: cut from the comparisons, or the tally an
-    engine counted under that bound."""
-    if isinstance(data, PairwiseComparisons):
-        return data.first_answers(max_answers)
-    if isinstance(data, ComparisonTally) and data.max_answers == max_answers:
-        return data
-    raise InputError("max_answers needs the comparisons with respondent ids, or their tally counted under the same "
-                     "bound (sufficient_statistics(..., max_answers=...)), not counts")
-
-
 @dataclass(frozen=True)
 class _Budget:
     """Resolved privacy budget: epsilon, the answers per unit ``m`` and the guarantee's unit."""
@@ -278,41 +264,49 @@ def _budget(data, epsilon, user_epsilon, max_answers):
 
     Every number of the budget is declared: with ``epsilon``, a per-user statement needs the
     declared ``max_answers`` (each user's first answers are used, and group privacy gives
-    ``max_answers * epsilon``); the busiest user's count is never used.
+    ``max_answers * epsilon``); the busiest user's count is never used. Counts have no
+    respondent ids: their bound is the one declared for them
+    (:func:`~privrank.data.pair_count_files.declared_bound`), applied where they were computed,
+    and the guarantee's note says so.
     """
     if (epsilon is None) == (user_epsilon is None):
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon "
                          "(per respondent, with max_answers)")
     data = _raw(data, private=True)
-    bound = data.max_answers if isinstance(data, ComparisonTally) else None
-    if bound is not None and max_answers != bound:
-        raise InputError(f"this tally counts each respondent's first {bound} answers: give max_answers={bound}")
+    counted = isinstance(data, PairCounts)
     if epsilon is not None:
         eps = check_epsilon(epsilon)
         per_user = None
-        given = float(answers_given(data))
+        given = float(data.totals.sum() if counted else data.n_given if isinstance(data, ComparisonTally)
+                      else data.n_records)
         note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
                 "moved to another pair; the item list and the number of comparisons are public.")
-        if max_answers is not None:
-            max_answers = check_whole(max_answers, name="max_answers")
-            data = _first_answers(data, max_answers)
-            per_user = eps * max_answers
-            note += (f" Per respondent, by group privacy over their first {max_answers} answers: what "
+        bound = declared_bound(data, max_answers) if counted else max_answers
+        if bound is not None:
+            bound = check_whole(bound, name="max_answers")
+            data = data if counted else data.first_answers(bound)
+            per_user = eps * bound
+            note += (f" Per respondent, by group privacy over their first {bound} answers: what "
                      "they answered is protected, how many questions they answered is not.")
+            note += declared_note(bound) if counted else ""
         counts = _as_counts(data)
         return _check_counts(counts, private=True), _Budget(eps, 1, UNIT_EDGE, per_user, note, given), 0
     eps = check_epsilon(user_epsilon, name="user_epsilon")
-    if max_answers is None:
+    bound = declared_bound(data, max_answers) if counted else max_answers
+    if bound is None and counted:
+        raise InputError("a per-respondent budget on counts needs the bound the query that computed them applied "
+                         "(each respondent's first K comparisons kept), declared: read_pair_counts(..., "
+                         "max_answers=K) or max_answers=K (CLI: --max-answers K)")
+    if bound is None:
         raise InputError("a per-respondent budget needs max_answers: a public bound on the number of "
                          "answers per respondent (answers beyond it are dropped)")
-    if isinstance(data, PairCounts):
-        raise InputError("a per-respondent budget needs the comparisons with respondent ids, not counts")
-    m = check_whole(max_answers, name="max_answers")
-    kept = _first_answers(data, m)
-    dropped = answers_given(data) - kept.n_records
-    note = (f"One respondent's answers replaced by any other set of at most {m} (each respondent's "
-            f"first {m} answers are used); the item list and the list of respondents are public.")
-    return _check_counts(kept.pair_counts(), private=True), _Budget(eps, m, UNIT_USER, None, note), dropped
+    m = check_whole(bound, name="max_answers")
+    kept = data if counted else data.first_answers(m)
+    dropped = 0 if counted else (data.n_given if isinstance(data, ComparisonTally) else data.n_records) - kept.n_records
+    note = (f"One respondent's answers replaced by any other set of at most {m}"
+            + ("" if counted else f" (each respondent's first {m} answers are used)")
+            + "; the item list and the list of respondents are public." + (declared_note(m) if counted else ""))
+    return _check_counts(_as_counts(kept), private=True), _Budget(eps, m, UNIT_USER, None, note), dropped
 
 
 def _items(pc: PairCounts) -> tuple:
@@ -394,8 +388,8 @@ def perturbed_mle(data: PairwiseComparisons | PairCounts | TableLike, ys: Any = 
     Parameters
     ----------
     data : PairwiseComparisons or PairCounts
-        Raw comparisons or their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a
-        bound: the tally counts each respondent's first answers), counts for the per-comparison budget, or ``xs``.
+        Raw comparisons, their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a bound:
+        it counts each respondent's first answers) or their counts (per respondent with the bound declared), or ``xs``.
     ys : sequence or float, optional
         With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
         call shape ``perturbed_mle(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).
@@ -566,8 +560,8 @@ def noisy_copeland(data: PairwiseComparisons | PairCounts | TableLike, ys: Any =
     Parameters
     ----------
     data : PairwiseComparisons or PairCounts
-        Raw comparisons or their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a
-        bound: the tally counts each respondent's first answers), counts for the per-comparison budget, or ``xs``.
+        Raw comparisons, their tally (:func:`privrank.sufficient_statistics`, with ``max_answers`` for a bound:
+        it counts each respondent's first answers) or their counts (per respondent with the bound declared), or ``xs``.
     ys : sequence or float, optional
         With ``winners``: the second item of each comparison, ``data`` holding the first (evalica's
         call shape ``noisy_copeland(xs, ys, winners, epsilon=..., items=...)``, :mod:`privrank.pairwise.arena`).
