@@ -16,8 +16,9 @@ ITEMS = list("ABCDEFGH")
 
 @pytest.fixture(scope="module")
 def votes(tmp_path_factory):
-    """The same votes as CSV (one partition), Parquet of text users and of integer users (row groups of
-    499 and 700: users cross their bound inside and across partitions), and the item list."""
+    """The same votes as CSV (one partition), Parquet of text users and of integer users, close together
+    and far apart (row groups of 499 and 700: users cross their bound inside and across partitions), and
+    the item list."""
     path = tmp_path_factory.mktemp("private")
     rng = np.random.default_rng(0)
     n = 3000
@@ -26,12 +27,15 @@ def votes(tmp_path_factory):
     outcome = rng.choice([1, -1, 0], n)
     user = rng.zipf(1.5, n) % 60  # a few busy users, many with one or two records
     labels = np.array(ITEMS)
-    files = {"csv": path / "votes.csv", "parquet": path / "votes.parquet", "int": path / "int.parquet"}
+    files = {"csv": path / "votes.csv", "parquet": path / "votes.parquet", "int": path / "int.parquet",
+             "sparse": path / "sparse.parquet"}
     files["csv"].write_text("user,item_a,item_b,outcome\n" + "".join(
         f"u{u},{labels[x]},{labels[y]},{o}\n" for u, x, y, o in zip(user, a, b, outcome)))
     columns = {"item_a": labels[a], "item_b": labels[b], "outcome": outcome}
     pq.write_table(pa.table({"user": [f"u{u}" for u in user], **columns}), files["parquet"], row_group_size=499)
     pq.write_table(pa.table({"user": user, **columns}), files["int"], row_group_size=700)
+    # ids far apart: looked up in the sorted ids, not in a table over their span
+    pq.write_table(pa.table({"user": user * 10 ** 12 + 7, **columns}), files["sparse"], row_group_size=700)
     items = path / "items.txt"
     items.write_text("\n".join(ITEMS) + "\n")
     return files, items
