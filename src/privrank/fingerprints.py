@@ -222,6 +222,10 @@ def shared(sketch, size: int, sketches, sizes) -> np.ndarray:
     return np.minimum(jaccard * (sizes + size) / ((1 + jaccard) * smaller), 1.0)
 
 
+#: the batches' parts of a fingerprint are merged past this many entries (and twice their last merged size)
+MERGE_ENTRIES = 1 << 20
+
+
 class _Comparisons:
     """The parts of an :class:`Identity` of comparisons, added up batch by batch.
 
@@ -235,6 +239,7 @@ class _Comparisons:
         self.total, self.count = [0, 0], 0  # sums of record digests: normalised, as written
         self.cells: list[tuple] = []  # per batch, the arrays of its (pair, outcome) cells
         self.users: list[tuple] = []  # per batch, the arrays of its users' digests
+        self.merged = [0, 0]  # entries of cells and users at their last merge (see _merge)
 
     def add_batch(self, batch) -> None:
         """A validated :class:`~privrank.data.io.ComparisonBatch` (a self-comparison is refused here);
@@ -299,40 +304,58 @@ class _Comparisons:
             mins = _group_minima(code, x_norm[where], len(ids))
             kept = np.flatnonzero(sizes)
             self.users.append((ids.take(kept), *(s[kept] for s in per_user), sizes[kept], *(m[kept] for m in mins)))
+        self._merge()
+
+    def _merge(self) -> None:
+        """Merge the batches' cells (users) into one part when they have grown past twice their size at
+        the last merge (and ``MERGE_ENTRIES``): memory then grows with the distinct cells and users,
+        not with the number of batches. Sums add and minima are kept, so merging in steps changes nothing."""
+        for k, (parts, merged) in enumerate(((self.cells, _merged_cells), (self.users, _merged_users))):
+            entries = sum(len(part[-1]) for part in parts)
+            if len(parts) > 1 and entries > 2 * self.merged[k] + MERGE_ENTRIES:
+                parts[:] = [merged(parts)]
+                self.merged[k] = len(parts[0][-1])
 
     def identity(self) -> Identity:
         lo, hi, o, counts = _merged_cells(self.cells)
         structure = _comparisons_structure(lo, hi, o, counts, self.count)
         users = legacy_users = None
         if self.users:
-            parts = list(zip(*self.users))
-            s_norm, s_raw, sizes, m1, m2 = (np.concatenate(x) for x in parts[1:])
-            n, group = _merged_ids(parts[0])  # a user's parts from every batch, added up
-            sizes = np.bincount(group, weights=sizes, minlength=n).astype(np.int64)
-            users, legacy_users = (_fingerprint_text(_users_total(_sums_by(group, s, n), sizes), n, "users")
-                                   for s in (s_norm, s_raw))
-            mins = [np.full(n, _EMPTY) for _ in range(2)]
-            for m, part in zip(mins, (m1, m2)):
-                np.minimum.at(m, group, part)
-            sketch, size = _sketch(*np.unique(_user_keys(*mins), return_counts=True))
+            ids, s_norm, s_raw, sizes, m1, m2 = _merged_users(self.users)  # a user's parts from every batch
+            n = len(ids)
+            users, legacy_users = (_fingerprint_text(_users_total(s, sizes), n, "users") for s in (s_norm, s_raw))
+            sketch, size = _sketch(*np.unique(_user_keys(m1, m2), return_counts=True))
         else:
             sketch, size = _sketch(_record_digests(lo, hi, o), counts)
         return Identity(_fingerprint_text(self.total[0], self.count), _fingerprint_text(self.total[1], self.count),
                         structure, sketch, size, users, legacy_users)
 
 
-def _merged_ids(parts) -> tuple[int, np.ndarray]:
-    """``(n, group)``: the number of distinct ids in arrays ``parts`` (numpy, or pyarrow arrays of one
-    type) and each id's index among them, so that one user's parts in several batches add up."""
+def _merged_users(users) -> tuple:
+    """The parts of users' digests (:meth:`_Comparisons.add`) merged, one entry per user: ``(ids,
+    normalised sums, sums as written, sizes, first minima, second minima)``, sums added mod 2^64."""
+    parts = list(zip(*users))
+    s_norm, s_raw, sizes, m1, m2 = (np.concatenate(x) for x in parts[1:])
+    ids, group = _merged_ids(parts[0])
+    n = len(ids)
+    mins = [np.full(n, _EMPTY) for _ in range(2)]
+    for m, part in zip(mins, (m1, m2)):
+        np.minimum.at(m, group, part)
+    return (ids, _sums_by(group, s_norm, n), _sums_by(group, s_raw, n),
+            np.bincount(group, weights=sizes, minlength=n).astype(np.int64), *mins)
+
+
+def _merged_ids(parts) -> tuple:
+    """``(ids, group)``: the distinct ids in arrays ``parts`` (numpy, or pyarrow arrays of one type)
+    and each id's index among them, so that one user's parts in several batches add up."""
     if isinstance(parts[0], np.ndarray):
-        ids, group = np.unique(np.concatenate(parts), return_inverse=True)
-        return ids.size, group
+        return np.unique(np.concatenate(parts), return_inverse=True)
     from .data.arrow_columns import pyarrow_module
     import pyarrow.compute as pc
 
     pa = pyarrow_module()
     encoded = pc.dictionary_encode(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
-    return len(encoded.dictionary), encoded.indices.to_numpy(zero_copy_only=False)
+    return encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False)
 
 
 def _merged_cells(cells):

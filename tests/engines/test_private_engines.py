@@ -1,6 +1,8 @@
 """Private releases of ``rank`` on the stream and Dask engines print the local engine's bytes (issue 40):
 central mechanisms from the tally, per-user bounds (each user's first K records) and personal budgets
 (each user's budget split over that user's records), with one counter per user and nothing per record."""
+import dataclasses
+
 import numpy as np
 import pytest
 from engine_data import pa, pq
@@ -199,3 +201,23 @@ def test_a_local_cluster_prints_the_local_bytes(capsys, votes):
                              "--user-epsilon", "3", "--seed", "2", "--format", "csv")
         assert code == 0 and out == run(capsys, "rank", files["csv"], "--user-epsilon", "3", "--seed", "2",
                                         "--format", "csv")[1]
+
+
+def test_the_ledger_fingerprint_merges_its_batches_without_changing(votes, monkeypatch):
+    """The streamed fingerprint merges its batches' cells and users as it goes (memory set by the distinct
+    cells and users, not by the batches): merged after every batch, the identity is the same."""
+    from privrank import fingerprints
+    from privrank.data.io import ComparisonFile
+
+    files, _ = votes
+    for path in files.values():
+        expected = fingerprints.identify(path)
+        monkeypatch.setattr(fingerprints, "MERGE_ENTRIES", 0)
+        merged = fingerprints._Comparisons()
+        for batch in ComparisonFile(path).batches(97):
+            merged.add_batch(batch)
+        assert len(merged.users) < 8 and len(merged.cells) < 8  # 31 batches, merged as they came
+        got = merged.identity()
+        for field in dataclasses.fields(got):
+            assert np.array_equal(getattr(got, field.name), getattr(expected, field.name)), field.name
+        monkeypatch.undo()
