@@ -221,3 +221,41 @@ def test_the_ledger_fingerprint_merges_its_batches_without_changing(votes, monke
         for field in dataclasses.fields(got):
             assert np.array_equal(getattr(got, field.name), getattr(expected, field.name)), field.name
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("ids", ["dense", "far", "mixed", "text"])
+def test_users_keep_each_users_first_k_records_whatever_the_ids(ids):
+    """Batch after batch, the records kept are each user's first K in order (a loop with a dict), whether
+    the ids are looked up in a table over their span, in sorted ids, all in turn, or hashed as text."""
+    rng = np.random.default_rng(7)
+    seen, state = {}, users.Users(max_answers=3)
+    for k in range(12):
+        raw = rng.integers(0, 40, int(rng.integers(0, 60)))
+        if ids == "far" or ids == "mixed" and k % 3 == 2:
+            raw = raw * 10 ** 15 + 1
+        column = pa.array([f"u{x}" for x in raw]) if ids == "text" else pa.array(raw, type=pa.int64())
+        if ids == "mixed" and k % 3 == 1:  # integer ids dictionary-encoded: looked up in the sorted ids
+            column = column.dictionary_encode()
+        expected = []
+        for x in raw.tolist():
+            seen[x] = seen.get(x, 0) + 1
+            expected.append(seen[x] <= 3)
+        selection = state.select(type("Batch", (), {"user": column})())
+        kept = np.ones(len(raw), dtype=bool) if selection.keep is None else selection.keep
+        assert kept.tolist() == expected
+    assert state.used == sum(min(c, 3) for c in seen.values())
+
+
+def test_the_dask_client_counts_users_a_few_partitions_at_a_time(votes, monkeypatch):
+    """The plan is built as the partitions' user counts come, a chunk at a time: the same tallies."""
+    from privrank.engines import dask_engine
+
+    files, _ = votes
+    monkeypatch.setattr(dask_engine, "MEASURE_CHUNK", 2)
+    for kwargs in ({"max_answers": 3, "epsilon": 0.8}, {"user_epsilon": 3.0}):
+        ref = sufficient_statistics(files["csv"], engine="local", rng=2, **kwargs)
+        for name in ("parquet", "int", "sparse"):
+            t = sufficient_statistics(files[name], engine="dask", rng=2, **kwargs)
+            assert np.array_equal(t.epsilons, ref.epsilons)
+            for field in ("level", "i", "j", "n", "wins2"):
+                np.testing.assert_array_equal(getattr(t, field), getattr(ref, field))

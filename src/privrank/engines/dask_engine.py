@@ -7,8 +7,9 @@ not contain any). A first computation measures each partition
 (``file.extent``: its records; for rankings, its rows and voters), which gives every partition
 the file position of its first record (needed by the counter-based randomization and by error
 messages) and, when a per-user bound or budget is requested, counts each partition's users: the
-client turns them into a :class:`~privrank.engines.users.Plan` (each user's total, or where each
-user's bound is reached), one node of the graph that every task reads; the second reduces each partition to its partial statistic and adds the partials
+client turns them, ``MEASURE_CHUNK`` partitions at a time, into a :class:`~privrank.engines.users.Plan`
+(each user's total, or where each user's bound is reached), one node of the graph that every
+task reads; the second reduces each partition to its partial statistic and adds the partials
 ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a worker dies
 the scheduler runs its tasks again elsewhere and the result does not change.
 
@@ -26,6 +27,8 @@ from ..fingerprints import digest_fingerprint, records_digest
 from .users import Plan, partition_users
 
 SPLIT_EVERY = 8
+#: partitions whose users are counted per computation (the client holds their counts at once)
+MEASURE_CHUNK = 32
 CSV_BLOCKSIZE = "16MB"
 CONNECT_TIMEOUT = "30s"
 
@@ -65,14 +68,10 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     client, owned = _client(scheduler)
     try:
         with file.reading():  # a damaged file fails in a task: refused as the other engines refuse it
-            sizes = dask.compute(*[dask.delayed(_measure)(file, part, users) for part in extent_parts],
-                                 scheduler=client)
-            extents = np.array([size[0] for size in sizes])
+            extents, plan = _measured(dask, file, extent_parts, users, options, client)
             starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
-            plan = None
-            if users:  # one node of the graph, which every task reads
-                plan = dask.delayed(Plan.of([size[1] for size in sizes], options.max_answers, options.user_epsilon),
-                                    pure=False, traverse=False)
+            if plan is not None:  # one node of the graph, which every task reads
+                plan = dask.delayed(plan, pure=False, traverse=False)
             partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options, plan, k)
                         for k, (part, start) in enumerate(zip(parts, starts))]
             while len(partials) > 1:
@@ -87,6 +86,28 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
                                "fingerprinted): nothing computed from it was written")
     tally = module.finish(total, options)
     return module.bounded(tally, options, int(extents[:, -1].sum())) if users else tally
+
+
+def _measured(dask, file, parts, users: bool, options, client):
+    """``(extents, plan)``: every partition's extent and, when users are counted, the
+    :class:`~privrank.engines.users.Plan` built from their counts -- computed ``MEASURE_CHUNK``
+    partitions at a time, so that the client holds one chunk's user counts beside the plan."""
+    extents = []
+    step = MEASURE_CHUNK if users else max(len(parts), 1)
+
+    def counted():
+        for start in range(0, len(parts), step):
+            for extent, part_users in dask.compute(*[dask.delayed(_measure)(file, part, users)
+                                                     for part in parts[start:start + step]], scheduler=client):
+                extents.append(extent)
+                yield part_users
+    if users:
+        plan = Plan.of(counted(), options.max_answers, options.user_epsilon)
+    else:
+        plan = None
+        for _ in counted():
+            pass
+    return np.array(extents), plan
 
 
 def _measure(file, table, users: bool):

@@ -76,9 +76,7 @@ class Users:
         index = _find(self.labels, keys)
         if np.any(index < 0):
             self.labels, moved = _union(self.labels, _where(keys, index < 0))
-            counts = np.zeros(len(self.labels), dtype=np.int64)
-            counts[moved] = self.counts
-            self.counts = counts
+            self.counts, self._slots = _moved(self.counts, moved, len(self.labels), 0), None  # a new table over the ids
             index = _find(self.labels, keys)
         return index[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -153,6 +151,17 @@ def _find(labels, keys) -> np.ndarray:
     return pc.fill_null(pc.index_in(keys, value_set=labels), -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+#: the partition in which a user within the bound reaches it: none
+NEVER = np.iinfo(np.int64).max
+
+
+def _moved(values: np.ndarray, moved: np.ndarray, size: int, fill) -> np.ndarray:
+    """``values`` of the labels that moved to ``moved`` in a table of ``size`` labels, ``fill`` elsewhere."""
+    out = np.full(size, fill, dtype=values.dtype)
+    out[moved] = values
+    return out
+
+
 def _where(labels, mask):
     """The labels (numpy or Arrow) where ``mask`` holds."""
     return labels[mask] if isinstance(labels, np.ndarray) else labels.filter(pyarrow_module().array(mask))
@@ -210,8 +219,8 @@ class Plan:
     """What every partition's task needs to select its records as the sequential pass does:
     the user labels, and each user's total (a personal budget) or the partition holding the
     user's ``max_answers``-th record and how many of the user's records it keeps (``cross``,
-    ``quota``; ``cross`` is the number of partitions for a user with no more records than the
-    bound), and the number of records each partition uses (``used``)."""
+    ``quota``; ``cross`` is ``NEVER`` for a user with fewer records than the bound), and the
+    number of records each partition uses (``used``)."""
 
     labels: object
     max_answers: int | None
@@ -222,18 +231,20 @@ class Plan:
 
     @classmethod
     def of(cls, parts, max_answers: int | None, budget: float | None) -> "Plan":
-        """The plan from every partition's ``(labels, counts)`` (:func:`partition_users`), in file order."""
-        labels = parts[0][0][:0]
-        for part_labels, _ in parts:  # the union, merged as the partitions come (sorted integers, or Arrow)
-            missing = _where(part_labels, _find(labels, part_labels) < 0) if len(labels) else part_labels
-            if len(missing):
-                labels = _union(labels, missing)[0]
-        totals = np.zeros(len(labels), dtype=np.int64)
-        cross = np.full(len(labels), len(parts), dtype=np.int64) if max_answers is not None else None
-        quota = np.zeros(len(labels), dtype=np.int64)
+        """The plan from every partition's ``(labels, counts)`` (:func:`partition_users`), in file
+        order: an iterable, read once, so the client holds one partition's counts at a time beside
+        the plan (one entry per user)."""
+        labels = None
+        totals, quota, cross = (np.zeros(0, dtype=np.int64) for _ in range(3))
         used = []
         for k, (part_labels, counts) in enumerate(parts):
-            index = _find(labels, part_labels)
+            labels = part_labels[:0] if labels is None else labels
+            index = _find(labels, part_labels) if len(labels) else np.full(len(part_labels), -1)
+            if np.any(index < 0):  # users met for the first time (sorted integers move: their entries follow)
+                labels, moved = _union(labels, _where(part_labels, index < 0))
+                totals, quota, cross = (_moved(a, moved, len(labels), fill) for a, fill in
+                                        ((totals, 0), (quota, 0), (cross, NEVER)))
+                index = _find(labels, part_labels)
             before = totals[index]
             if max_answers is None:
                 used.append(int(counts.sum()))
@@ -243,9 +254,9 @@ class Plan:
                 cross[index[crossing]] = k
                 quota[index[crossing]] = left[crossing]
                 used.append(int(np.minimum(counts, left).sum()))
-            np.add.at(totals, index, counts)
-        return cls(labels, max_answers, budget, quota if max_answers is not None else totals, cross,
-                   np.array(used, dtype=np.int64))
+            totals[index] += counts
+        return cls(labels, max_answers, budget, quota if max_answers is not None else totals,
+                   cross if max_answers is not None else None, np.array(used, dtype=np.int64))
 
     def users(self, partition: int) -> Users:
         """The :class:`Users` a partition's task starts from: with a bound, each user's records
