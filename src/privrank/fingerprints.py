@@ -127,12 +127,13 @@ def identify(data) -> Identity:
         ranked = _Rankings()
         ranked.add_orders(data.items, data.orders, data.weights)
         return ranked.identity()
+    from .data.parts import DataParts, data_source
     from .data.pinned import PinnedFile
     from .data.arrow_columns import is_table
 
     table = is_table(data)  # a DataFrame is read as the file of the same columns would be
-    if table or isinstance(data, (str, Path, PinnedFile)):
-        return _identify_file(data, table)
+    if table or isinstance(data, (str, Path, PinnedFile, DataParts)):
+        return _identify_file(data if table else data_source(data), table)
     if not isinstance(data, PairwiseComparisons):
         raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")

@@ -155,12 +155,14 @@ DATA_COMMANDS = ("rank", "top-k", "aggregate", "randomize")
 @contextmanager
 def pinned_data(args):
     """Pin the data file of a :data:`DATA_COMMANDS` command for the whole command: ``args.file``
-    becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once),
+    becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once; a
+    directory or glob pattern: :class:`~privrank.data.parts.DataParts`, every part pinned),
     so the ledger's fingerprint and the release read the same bytes through one descriptor;
     ``--items -`` reads the item list from standard input the same way."""
     if args.command not in DATA_COMMANDS:
         yield
         return
+    from ..data.parts import pin_data
     from ..data.pinned import PinnedFile
 
     items = getattr(args, "items", None)
@@ -168,8 +170,7 @@ def pinned_data(args):
         raise InputError("standard input can hold the data file or the --items list, not both: give the other "
                          "as a file")
     with ExitStack() as stack:
-        args.file = stack.enter_context(PinnedFile.standard_input() if args.file == "-"
-                                        else PinnedFile.open(args.file))
+        args.file = stack.enter_context(PinnedFile.standard_input() if args.file == "-" else pin_data(args.file))
         if items == "-":
             args.items = stack.enter_context(PinnedFile.standard_input())
         yield

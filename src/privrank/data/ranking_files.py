@@ -20,6 +20,7 @@ from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import SIDE_COLUMNS, WINNER_COLUMNS, ComparisonColumns
 from .preflib import read_preflib
 from .ratings import holds_ratings
+from .parts import DataParts, data_source
 from .pinned import PinnedFile, check_data_file
 from .arrow_columns import is_table, pyarrow_module
 from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
@@ -128,6 +129,7 @@ def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "e
     """
     if not isinstance(partial, str) or partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
+    path = data_source(path)
     table = is_table(path)
     if table or file_suffix(path) not in PREFLIB_SUFFIXES and file_format(path) != "csv":
         what = "tables in memory" if table else f"{path}: Parquet and Arrow rankings"
@@ -169,7 +171,7 @@ def _names_items_in_ballots(path) -> bool:
     """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
     if file_suffix(path) in PREFLIB_SUFFIXES:
         return False
-    header = [h.lower() for h in csv_header(path)]
+    header = [h.lower() for h in ColumnarFile(path).header]
     cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
     return bool(cols) and all(_RANK_COLUMN.match(h) for h in cols)
 
@@ -191,8 +193,9 @@ def read_ballots(path) -> tuple[tuple, list]:
     line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
+    path = data_source(path)
     check_data_file(path)
-    path = path if isinstance(path, PinnedFile) else Path(path)
+    path = path if isinstance(path, (PinnedFile, DataParts)) else Path(path)
     if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
     elif is_text_table(path):
@@ -212,10 +215,11 @@ def holds_rankings(path) -> bool:
     PrefLib.
     """
     source = path
-    where: str | PinnedFile | Path = "the table"
+    where: str | PinnedFile | DataParts | Path = "the table"
     if not is_table(source):
         remote = "://" in str(source)
-        source = where = source if isinstance(source, PinnedFile) else Path(str(source))
+        source = data_source(source)
+        source = where = source if isinstance(source, (PinnedFile, DataParts)) else Path(str(source))
         if file_suffix(source) in PREFLIB_SUFFIXES:
             return True
         if remote:

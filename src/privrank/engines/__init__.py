@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..data.io import DEFAULT_BATCH_SIZE
+from ..data.parts import DataParts
 from ..data.pinned import PinnedFile
 from .._rng import is_seeded
 from ..errors import InputError, check_epsilon
@@ -197,7 +198,7 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
         raise InputError(f"kind must be one of {', '.join(KINDS)}")
     module = KINDS[kind]
     in_memory = isinstance(source, module.CONTAINER)
-    if not in_memory and not isinstance(source, (str, Path, PinnedFile)):
+    if not in_memory and not isinstance(source, (str, Path, PinnedFile, DataParts)):
         raise InputError(f"source must be a file path or {module.CONTAINER.__name__}")
     engine = engine or ("local" if in_memory else "stream")
     if not isinstance(engine, str) or engine not in ENGINES:

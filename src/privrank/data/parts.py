@@ -1,0 +1,202 @@
+"""A data set stored as many files -- a directory, a Hive-partitioned directory or a glob pattern -- read as one input.
+
+A data set that outgrew one machine is written as many files (``part-0.parquet``,
+``day=2026-01-01/part-0.parquet``...). :func:`data_source` turns a path that names such a set into
+:class:`DataParts`, which every reader of :mod:`privrank.data.io`, every engine and the ledger's
+fingerprint take in place of one file:
+
+* **What is a part.** A directory's files, at any depth, listed by ``pyarrow.dataset``'s discovery
+  with its rule for what is not data: a file or directory whose name starts with ``.`` or ``_``
+  (``_SUCCESS``, ``_metadata``, ``_common_metadata``, ``_temporary/``, Hadoop's ``.NAME.crc``
+  checksums) is skipped. A glob pattern (``*``, ``?``, ``[...]``; ``**`` matches any depth; quote
+  it so the shell leaves it alone) matches files, and the files of the directories it matches, by
+  the same rule. Every other file is a part, and must have a data file's suffix (``.parquet``,
+  ``.csv``, ``.csv.gz``, ``.tsv``, ``.arrow``...): any other file is refused, naming it, rather
+  than read as data or left out.
+* **One format, one layout.** Every part has the same format (Parquet, Arrow IPC, or CSV with the
+  same delimiter and compression) and the same columns, of the same types
+  (:class:`~privrank.data.tabular.ColumnarFile` refuses a part that differs, naming it). PrefLib
+  files are whole profiles, one per file, and are not parts.
+* **Order.** The parts are read one after the other in the order of their paths, sorted as text
+  (by code point), so records are numbered as in the one file that concatenates them in that
+  order: the seeded counter-based randomization, the engines' results and the ledger's
+  fingerprint are those of that file. (A writer that numbers its parts without leading zeros
+  writes ``part-10`` before ``part-2`` in that order; the data set is still one and the same.)
+* **Hive partition columns.** The ``key=value`` directories of a partitioned data set are not
+  read: the records are the rows of the files, and a partition key is not a column of them. A key
+  that names a column privrank reads (``user``, ``outcome``, ``count``, ``epsilon``...) while the
+  files do not hold it is refused: the column must be in the files.
+* **Pinned.** :meth:`DataParts.pin` pins every part (:class:`~privrank.data.pinned.PinnedFile`),
+  so that the ledger's fingerprint and the release read the same bytes of every part. The list of
+  parts is fixed when the path is resolved: a part written later is not read.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+from ..errors import InputError
+from .pinned import PinnedFile
+
+#: file and directory names that are not data (pyarrow.dataset's default ``ignore_prefixes``)
+IGNORED_PREFIXES = (".", "_")
+
+
+class DataParts:
+    """The files of one data set, read in order as one input (see the module docstring).
+
+    ``name`` is the path or pattern as given (messages and the ledger name the data set by it);
+    ``parts`` the files in order, as paths or, once pinned (:meth:`pin`), as
+    :class:`~privrank.data.pinned.PinnedFile`; ``paths`` their paths; ``type_name`` the name whose
+    suffix says their format (the first part's).
+    """
+
+    def __init__(self, name: str, parts):
+        self.name, self.parts = str(name), tuple(parts)
+        self.paths = tuple(p.path if isinstance(p, PinnedFile) else str(p) for p in self.parts)
+        self.type_name = self.paths[0]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"DataParts({self.name!r}, {len(self.parts)} parts)"
+
+    def __enter__(self) -> DataParts:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for part in self.parts:
+            if isinstance(part, PinnedFile):
+                part.close()
+
+    @property
+    def pinned(self) -> bool:
+        return isinstance(self.parts[0], PinnedFile)
+
+    def pin(self) -> DataParts:
+        """The same parts, each pinned (:class:`~privrank.data.pinned.PinnedFile`); close it when done."""
+        pinned: list[PinnedFile] = []
+        try:
+            for path in self.paths:
+                pinned.append(PinnedFile.open(path))
+        except BaseException:
+            for part in pinned:
+                part.close()
+            raise
+        return DataParts(self.name, pinned)
+
+    def unpinned(self) -> DataParts:
+        """The same parts by their paths (what processes that cannot share the descriptors read)."""
+        return DataParts(self.name, self.paths)
+
+
+def is_data_set(path) -> bool:
+    """Whether ``path`` names a data set of many files: a directory, or a glob pattern that is not
+    itself the name of a file. Remote paths (``scheme://...``) and anything but a path are not."""
+    if not isinstance(path, (str, os.PathLike)) or "://" in str(path):
+        return False
+    text = os.fspath(path)
+    return os.path.isdir(text) or (glob.has_magic(text) and not os.path.lexists(text))
+
+
+def data_source(path):
+    """``path`` as the readers take it: :class:`DataParts` for a directory or a glob pattern
+    (:func:`is_data_set`), else unchanged (a file, a pinned file, a table)."""
+    if isinstance(path, DataParts) or not is_data_set(path):
+        return path
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        root, files = text, _listing(text)
+        if not files:
+            raise InputError(f"{text} is a directory without data files (names starting with . or _ are "
+                             "skipped): give the directory of the data set's parts, or a file")
+    else:
+        root, files = _fixed_prefix(text), _matches(text)
+    _check_parts(text, files, root)
+    return DataParts(text, sorted(files))
+
+
+def pin_data(path):
+    """The data at ``path`` pinned for a command: a :class:`~privrank.data.pinned.PinnedFile`, or
+    :class:`DataParts` with every part pinned."""
+    source = data_source(path)
+    return source.pin() if isinstance(source, DataParts) else PinnedFile.open(path)
+
+
+def _listing(root: str) -> list[str]:
+    """The files of directory ``root`` that are not skipped, found by pyarrow.dataset's discovery
+    (given a schema, it reads none of them)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    try:
+        return list(ds.dataset(root, schema=pa.schema([]), format="parquet",
+                               ignore_prefixes=list(IGNORED_PREFIXES)).files)
+    except OSError as exc:
+        raise InputError(f"cannot list the files of {root} ({exc})") from None
+
+
+def _matches(pattern: str) -> list[str]:
+    """The files a glob pattern matches, the files of the directories it matches, skipped names left out."""
+    base = _fixed_prefix(pattern)
+    files = []
+    for match in glob.glob(pattern, recursive=True):
+        if any(part.startswith(IGNORED_PREFIXES) for part in Path(os.path.relpath(match, base)).parts):
+            continue
+        files.extend(_listing(match) if os.path.isdir(match) else [match])
+    if not files:
+        raise InputError(f"no data file matches {pattern} (names starting with . or _ are skipped); quote a "
+                         "pattern so that the shell does not expand it")
+    return files
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directory a glob pattern starts from: its components before the first with a wildcard."""
+    fixed = []
+    for part in Path(pattern).parts:
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    return str(Path(*fixed)) if fixed else "."
+
+
+def _check_parts(name: str, files: list[str], root: str) -> None:
+    """Refuse parts that are not data files, of mixed formats, or under a partition key that names a column."""
+    from .tabular import PREFLIB_SUFFIXES, data_kind, file_suffix
+
+    kinds = {}
+    for path in files:
+        kind = data_kind(path)
+        if kind is None:
+            what = "a PrefLib file (one whole profile)" if file_suffix(path) in PREFLIB_SUFFIXES else \
+                "not a data file (its name has no data suffix: .parquet, .csv, .tsv, .arrow ...)"
+            raise InputError(f"{path}, in the data set {name}, is {what}: move it out of the data set, or give its "
+                             "parts by a glob pattern that leaves it out")
+        kinds.setdefault(kind, path)
+    if len(kinds) > 1:
+        first, other = list(kinds.values())[:2]
+        raise InputError(f"{other} is not of the format of {first}: every part of the data set {name} must have "
+                         "one format (Parquet, Arrow, or CSV with one delimiter and compression)")
+    keys = {part.split("=", 1)[0].strip().lower() for path in files
+            for part in Path(os.path.relpath(path, root)).parent.parts if "=" in part}
+    claimed = sorted(keys & _column_names())
+    if claimed:
+        raise InputError(f"{name}: its directories name the column {claimed[0]!r} (a Hive partition key); "
+                         "privrank reads the columns of the files only, and partition keys are not read: write "
+                         "the data set with that column kept in the files")
+
+
+def _column_names() -> set:
+    """The column names privrank reads in some layout (lower case)."""
+    from .comparison_files import MULTIPLICITY_COLUMNS, QUOTA_COLUMN, SIDE_COLUMNS, WINNER_COLUMNS
+    from .ratings import RATING_ITEM_COLUMNS, RATING_USER_COLUMNS, RATING_VALUE_COLUMNS
+    from .tabular import OUTCOME_COLUMNS
+
+    return {"item_a", "item_b", "winner", "loser", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *MULTIPLICITY_COLUMNS,
+            *WINNER_COLUMNS, *(s for pair in SIDE_COLUMNS for s in pair), *RATING_USER_COLUMNS,
+            *RATING_ITEM_COLUMNS, *RATING_VALUE_COLUMNS}
