@@ -148,7 +148,8 @@ def _identify_file(data, table: bool) -> Identity:
     from .data.io import (PREFLIB_SUFFIXES, ComparisonFile, RankingFile, file_format, holds_rankings,
                           read_ballots, read_comparisons)
     from .data.ratings import holds_ratings
-    from .data.tabular import ColumnarFile, file_suffix
+    from .data.parts import file_suffix
+    from .data.tabular import ColumnarFile
 
     columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
     rankings = holds_rankings(data)

@@ -35,6 +35,10 @@ MULTIPLICITY_COLUMNS = ("count", "counts", "weight", "weights", "multiplicity")
 #: are gathered into and the comparisons built from them; measured 67 to 76 with a user column),
 #: for its memory check of a file with a count column
 RECORD_BYTES = 80
+#: every column name a layout reads (lower case)
+LAYOUT_COLUMNS = frozenset({"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS,
+                            *USER_COLUMNS, *(s for pair in SIDE_COLUMNS for s in pair), *WINNER_COLUMNS,
+                            *MULTIPLICITY_COLUMNS})
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
@@ -67,10 +71,7 @@ class ComparisonColumns:
         """The layout named by ``header``. The header is never echoed: a file without one would
         show its first record in the message."""
         names = [str(h).strip().lower() for h in header]
-        sides = [s for pair in SIDE_COLUMNS for s in pair]
-        known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
-                 *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}
-        repeated = sorted({n for n in names if n in known and names.count(n) > 1})
+        repeated = sorted({n for n in names if n in LAYOUT_COLUMNS and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
         if len([n for n in names if n in USER_COLUMNS]) > 1:
@@ -296,6 +297,7 @@ class ComparisonFile(ColumnarFile):
 
     def __init__(self, path):
         super().__init__(path)
+        self.refuse_partition_keys(LAYOUT_COLUMNS)
         self.columns = ComparisonColumns.from_header(self.header, self.path)
         self.names = [self.header[k] for k in self.columns.positions()]
         c = self.columns

@@ -24,8 +24,9 @@ fingerprint take in place of one file:
   writes ``part-10`` before ``part-2`` in that order; the data set is still one and the same.)
 * **Hive partition columns.** The ``key=value`` directories of a partitioned data set are not
   read: the records are the rows of the files, and a partition key is not a column of them. A key
-  that names a column privrank reads (``user``, ``outcome``, ``count``, ``epsilon``...) while the
-  files do not hold it is refused: the column must be in the files.
+  that names a column the layout reads (``user``, ``outcome``, ``count``, ``epsilon``...) while
+  the files do not hold it is refused (:meth:`~privrank.data.tabular.ColumnarFile.refuse_partition_keys`):
+  the column must be in the files.
 * **Pinned.** :meth:`DataParts.pin` pins every part (:class:`~privrank.data.pinned.PinnedFile`),
   so that the ledger's fingerprint and the release read the same bytes of every part. The list of
   parts is fixed when the path is resolved: a part written later is not read.
@@ -41,6 +42,13 @@ from .pinned import PinnedFile
 
 #: file and directory names that are not data (pyarrow.dataset's default ``ignore_prefixes``)
 IGNORED_PREFIXES = (".", "_")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+#: Arrow IPC files, or streams (``.arrows``, and any of these whose bytes are the stream format)
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
+CSV_SUFFIXES = (".csv",)
+#: PrefLib's files of rankings (privrank.data.preflib): never read as a table
+PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
+TSV_SUFFIXES = (".tsv", ".tab")
 
 
 class DataParts:
@@ -49,12 +57,13 @@ class DataParts:
     ``name`` is the path or pattern as given (messages and the ledger name the data set by it);
     ``parts`` the files in order, as paths or, once pinned (:meth:`pin`), as
     :class:`~privrank.data.pinned.PinnedFile`; ``paths`` their paths; ``type_name`` the name whose
-    suffix says their format (the first part's).
+    suffix says their format (the first part's); ``keys`` the Hive partition keys of the parts'
+    directories (``key=value``, below the directory or the pattern's fixed start), in lower case.
     """
 
-    def __init__(self, name: str, parts):
-        self.name, self.parts = str(name), tuple(parts)
-        self.paths = tuple(p.path if isinstance(p, PinnedFile) else str(p) for p in self.parts)
+    def __init__(self, name: str, parts, keys=frozenset()):
+        self.name, self.parts, self.keys = str(name), tuple(parts), frozenset(keys)
+        self.paths = tuple(str(p) for p in self.parts)  # a pinned file's name is its path
         self.type_name = self.paths[0]
 
     def __str__(self) -> str:
@@ -88,11 +97,49 @@ class DataParts:
             for part in pinned:
                 part.close()
             raise
-        return DataParts(self.name, pinned)
+        return DataParts(self.name, pinned, self.keys)
 
     def unpinned(self) -> DataParts:
         """The same parts by their paths (what processes that cannot share the descriptors read)."""
-        return DataParts(self.name, self.paths)
+        return DataParts(self.name, self.paths, self.keys)
+
+
+def type_name(path) -> str:
+    """The name whose suffix says a file's type: the path, or a pinned file's (or data set's) ``type_name``."""
+    return path.type_name if isinstance(path, (PinnedFile, DataParts)) else str(path)
+
+
+def file_suffix(path) -> str:
+    """The file name's last suffix, in lower case (``".csv"``)."""
+    return Path(type_name(path)).suffix.lower()
+
+
+def file_format(path) -> str:
+    """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
+    kind = file_suffix(path)
+    return "parquet" if kind in PARQUET_SUFFIXES else "arrow" if kind in ARROW_SUFFIXES else "csv"
+
+
+def is_text_table(path, suffixes=CSV_SUFFIXES + TSV_SUFFIXES) -> bool:
+    """Whether the file's name ends in one of ``suffixes``, gzip'd (``.gz``) or not."""
+    return type_name(path).lower().removesuffix(".gz").endswith(suffixes)
+
+
+def is_gzip(path) -> bool:
+    return type_name(path).lower().endswith(".gz")
+
+
+def data_kind(path) -> tuple | None:
+    """What every part of a data set must share, from the file's name: the format, and for a text
+    table its delimiter and compression; None for a name without a data file's suffix."""
+    if is_text_table(path):
+        return "csv", delimiter(path), is_gzip(path)
+    return (file_format(path),) if file_suffix(path) in PARQUET_SUFFIXES + ARROW_SUFFIXES else None
+
+
+def delimiter(path) -> str:
+    """The field separator of a text table: a tab for ``.tsv`` and ``.tab`` (also gzip'd), else a comma."""
+    return "\t" if is_text_table(path, TSV_SUFFIXES) else ","
 
 
 def is_data_set(path) -> bool:
@@ -117,8 +164,10 @@ def data_source(path):
                              "skipped): give the directory of the data set's parts, or a file")
     else:
         root, files = _fixed_prefix(text), _matches(text)
-    _check_parts(text, files, root)
-    return DataParts(text, sorted(files))
+    _check_parts(text, files)
+    keys = {part.split("=", 1)[0].strip().lower() for path in files
+            for part in Path(os.path.relpath(path, root)).parent.parts if "=" in part}
+    return DataParts(text, sorted(files), keys)
 
 
 def pin_data(path):
@@ -165,11 +214,9 @@ def _fixed_prefix(pattern: str) -> str:
     return str(Path(*fixed)) if fixed else "."
 
 
-def _check_parts(name: str, files: list[str], root: str) -> None:
-    """Refuse parts that are not data files, of mixed formats, or under a partition key that names a column."""
-    from .tabular import PREFLIB_SUFFIXES, data_kind, file_suffix
-
-    kinds = {}
+def _check_parts(name: str, files: list[str]) -> None:
+    """Refuse parts that are not data files (PrefLib files included), and parts of mixed formats."""
+    kinds: dict[tuple, str] = {}
     for path in files:
         kind = data_kind(path)
         if kind is None:
@@ -182,21 +229,3 @@ def _check_parts(name: str, files: list[str], root: str) -> None:
         first, other = list(kinds.values())[:2]
         raise InputError(f"{other} is not of the format of {first}: every part of the data set {name} must have "
                          "one format (Parquet, Arrow, or CSV with one delimiter and compression)")
-    keys = {part.split("=", 1)[0].strip().lower() for path in files
-            for part in Path(os.path.relpath(path, root)).parent.parts if "=" in part}
-    claimed = sorted(keys & _column_names())
-    if claimed:
-        raise InputError(f"{name}: its directories name the column {claimed[0]!r} (a Hive partition key); "
-                         "privrank reads the columns of the files only, and partition keys are not read: write "
-                         "the data set with that column kept in the files")
-
-
-def _column_names() -> set:
-    """The column names privrank reads in some layout (lower case)."""
-    from .comparison_files import MULTIPLICITY_COLUMNS, QUOTA_COLUMN, SIDE_COLUMNS, WINNER_COLUMNS
-    from .ratings import RATING_ITEM_COLUMNS, RATING_USER_COLUMNS, RATING_VALUE_COLUMNS
-    from .tabular import OUTCOME_COLUMNS
-
-    return {"item_a", "item_b", "winner", "loser", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *MULTIPLICITY_COLUMNS,
-            *WINNER_COLUMNS, *(s for pair in SIDE_COLUMNS for s in pair), *RATING_USER_COLUMNS,
-            *RATING_ITEM_COLUMNS, *RATING_VALUE_COLUMNS}

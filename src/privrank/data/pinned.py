@@ -178,13 +178,10 @@ class _Blocks(io.RawIOBase):
 
 def check_data_file(path, *, remote: bool = False) -> None:
     """Refuse a path that is not a readable regular file, saying what it is instead (a
-    :class:`PinnedFile` was checked when it was pinned, the parts of a
-    :class:`~privrank.data.parts.DataParts` when they were found); with ``remote``, a remote path
+    :class:`PinnedFile` was checked when it was pinned); with ``remote``, a remote path
     (``scheme://...``) is taken as it is. Anything but a ``str`` or a path-like object is not a
     path, whatever its text (an array, a query), and is refused without printing it."""
-    from .parts import DataParts
-
-    if isinstance(path, (PinnedFile, DataParts)):
+    if isinstance(path, PinnedFile):
         return
     if not isinstance(path, (str, os.PathLike)):
         kind = type(path)

@@ -20,12 +20,11 @@ from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import SIDE_COLUMNS, WINNER_COLUMNS, ComparisonColumns
 from .preflib import read_preflib
 from .ratings import holds_ratings
-from .parts import DataParts, data_source
+from .parts import PREFLIB_SUFFIXES, DataParts, data_source, file_format, file_suffix, is_text_table
 from .pinned import PinnedFile, check_data_file
 from .arrow_columns import is_table, pyarrow_module
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      PREFLIB_SUFFIXES, TableLike, file_suffix, is_number, is_text_table, item_list, open_text,
-                      read_text)
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, TableLike, is_number,
+                      item_list, open_text, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -194,7 +193,8 @@ def read_ballots(path) -> tuple[tuple, list]:
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
     path = data_source(path)
-    check_data_file(path)
+    if not isinstance(path, DataParts):
+        check_data_file(path)
     path = path if isinstance(path, (PinnedFile, DataParts)) else Path(path)
     if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
@@ -224,7 +224,8 @@ def holds_rankings(path) -> bool:
             return True
         if remote:
             return False
-        check_data_file(source)
+        if not isinstance(source, DataParts):
+            check_data_file(source)
     header = None
     try:
         header = ColumnarFile(source).header
@@ -369,6 +370,7 @@ class RankingFile(ColumnarFile):
             raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
                              "CSV or Parquet to read them in batches")
         super().__init__(path)
+        self.refuse_partition_keys(["count"])
         lower = [str(h).strip().lower() for h in self.header]
         count = lower.index("count") if "count" in lower else None
         ident = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError, check_labels
 from .arrow_columns import (arrow_table, fixed_width, is_table, is_text_type, plain_text, pyarrow_module, read_errors,
                             validate_full)
-from .parts import DataParts, data_source
+from .parts import (PREFLIB_SUFFIXES, DataParts, data_source, delimiter, file_format, file_suffix, is_gzip)
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
@@ -31,16 +31,9 @@ from .pinned import PinnedFile, check_data_file
 TableLike: TypeAlias = Any
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
 OUTCOME_COLUMNS = ("outcome", "result")
-PARQUET_SUFFIXES = (".parquet", ".pq")
-#: Arrow IPC files, or streams (``.arrows``, and any of these whose bytes are the stream format)
-ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
 #: the first bytes of an Arrow IPC file (a stream has none)
 ARROW_FILE_MAGIC = b"ARROW1"
 FORMAT_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
-CSV_SUFFIXES = (".csv",)
-#: PrefLib's files of rankings (privrank.data.preflib): never read as a table
-PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
-TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
 #: seconds a streaming CSV reader given up on may take to let go of a pinned file (:func:`csv_batches`)
 READ_AHEAD_WAIT = 10.0
@@ -66,47 +59,10 @@ def check_items(m: int, source: str) -> None:
         raise InputError(f"{source} declares more than {MAX_DECLARED_ITEMS:,} items; privrank ranks at most that many")
 
 
-def type_name(path) -> str:
-    """The name whose suffix says a file's type: the path, or a pinned file's (or data set's) ``type_name``."""
-    return path.type_name if isinstance(path, (PinnedFile, DataParts)) else str(path)
-
-
-def file_suffix(path) -> str:
-    """The file name's last suffix, in lower case (``".csv"``)."""
-    return Path(type_name(path)).suffix.lower()
-
-
-def file_format(path) -> str:
-    """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
-    kind = file_suffix(path)
-    return "parquet" if kind in PARQUET_SUFFIXES else "arrow" if kind in ARROW_SUFFIXES else "csv"
-
-
-def is_text_table(path, suffixes=CSV_SUFFIXES + TSV_SUFFIXES) -> bool:
-    """Whether the file's name ends in one of ``suffixes``, gzip'd (``.gz``) or not."""
-    return type_name(path).lower().removesuffix(".gz").endswith(suffixes)
-
-
-def is_gzip(path) -> bool:
-    return type_name(path).lower().endswith(".gz")
-
-
-def data_kind(path) -> tuple | None:
-    """What every part of a data set must share, from the file's name: the format, and for a text
-    table its delimiter and compression; None for a name without a data file's suffix."""
-    if is_text_table(path):
-        return "csv", delimiter(path), is_gzip(path)
-    return (file_format(path),) if file_suffix(path) in PARQUET_SUFFIXES + ARROW_SUFFIXES else None
-
-
 def arrow_input(path):
     """What pyarrow reads a file from: its path, or a new reader of a pinned file's one descriptor."""
     return path.reader() if isinstance(path, PinnedFile) else path
 
-
-def delimiter(path) -> str:
-    """The field separator of a text table: a tab for ``.tsv`` and ``.tab`` (also gzip'd), else a comma."""
-    return "\t" if is_text_table(path, TSV_SUFFIXES) else ","
 
 
 def read_text(read, path: Path, *args):
@@ -163,7 +119,8 @@ class ColumnarFile:
             self.path, self.format = "the table", "table"
         else:
             source = data_source(source)
-            check_data_file(source, remote=True)
+            if not isinstance(source, DataParts):  # a data set's parts are checked as each is read
+                check_data_file(source, remote=True)
             if file_suffix(source) in PREFLIB_SUFFIXES:  # else read as a CSV of one column: "need a header row ..."
                 raise InputError(f"{source} is a PrefLib file of rankings, not a table of comparisons or ratings: read "
                                  "it with read_rankings (CLI: privrank aggregate)")
@@ -204,6 +161,16 @@ class ColumnarFile:
                 raise InputError(f"{part.path}: its columns (names, order or types) differ from those of {first.path}; "
                                  f"every part of the data set {self.path} must have the same columns")
         return first.header
+
+    def refuse_partition_keys(self, names) -> None:
+        """Refuse a data set whose Hive partition keys (:mod:`privrank.data.parts`) name a column of
+        ``names`` (lower case: those the layout reads) that its files do not hold: keys are not read."""
+        if isinstance(self.source, DataParts):
+            claimed = sorted(self.source.keys & set(names) - {str(h).strip().lower() for h in self.header})
+            if claimed:
+                raise InputError(f"{self.path}: its directories name the column {claimed[0]!r} (a Hive partition "
+                                 "key); privrank reads the columns of the files only, not partition keys: write the "
+                                 "data set with that column kept in the files")
 
     def _readers(self):
         """Each part of a data set, as a reader of this file's columns."""
