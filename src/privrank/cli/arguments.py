@@ -110,8 +110,12 @@ def answers_epsilon(args) -> float | None:
     return args.epsilon
 
 
-#: what the help of a data file argument says about standard input
-STDIN_HELP = ("'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
+#: what the help of a data file argument says about inputs other than one file: a data set of many
+#: files (privrank.data.parts) and standard input
+STDIN_HELP = ("a directory (also Hive-partitioned, key=value directories, whose keys are not read) or a quoted "
+              "glob pattern ('parts/*.parquet') is one data set: files of one format and columns, read in the order "
+              "of their paths, names starting with . or _ skipped; "
+              "'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
               "told apart by their first bytes, PrefLib by its leading '#' comment; anything else is read as CSV")
 #: the environment variable naming the default privacy ledger (privrank.ledger.ENV_PATH)
 LEDGER_ENV = "PRIVRANK_LEDGER"
