@@ -140,6 +140,14 @@ def test_the_library_reads_the_parts_as_one_file(tmp_path):
     assert all(np.array_equal(getattr(tallies[0], x), getattr(tallies[1], x)) for x in ("i", "j", "n", "wins2"))
 
 
+def test_a_file_a_pattern_matches_twice_is_read_once(tmp_path):
+    """``hive/**`` matches each part and the directories holding it: every part is read once."""
+    table = _comparisons()
+    hive = _split(table, tmp_path, "hive")
+    assert read_comparisons(str(hive / "**")).n_records == read_comparisons(hive).n_records == 600
+    assert identify(str(hive / "**")).labels == identify(str(hive)).labels
+
+
 def test_a_part_changed_before_the_dask_workers_read_it_is_refused(cli, tmp_path, monkeypatch, private_ledger):
     """The workers read every part by its path: a part replaced after the fingerprint pass gives
     records other than those fingerprinted, refused before anything is written."""
@@ -229,3 +237,18 @@ def test_the_library_refuses_the_same_way(tmp_path):
         read_comparisons(source)
     with pytest.raises(InputError, match="no data file matches"):
         pr.sufficient_statistics(str(tmp_path / "none-*.parquet"), engine="dask")
+
+
+@pytest.mark.slow
+def test_dask_worker_processes_read_every_part(tmp_path):
+    """On a LocalCluster of two worker processes, each reading parts by path, the tally is the one file's."""
+    distributed = pytest.importorskip("distributed")
+    table = _comparisons()
+    _write(table, tmp_path / "one.parquet")
+    hive = _split(table, tmp_path, "hive")
+    expected = pr.sufficient_statistics(str(tmp_path / "one.parquet"), engine="stream", epsilon=1.0, rng=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  memory_limit=0) as cluster:
+        tally = pr.sufficient_statistics(str(hive), engine="dask", epsilon=1.0, rng=5,
+                                         scheduler=cluster.scheduler_address)
+    assert all(np.array_equal(getattr(tally, x), getattr(expected, x)) for x in ("i", "j", "n", "wins2"))

@@ -27,9 +27,14 @@ fingerprint take in place of one file:
   that names a column the layout reads (``user``, ``outcome``, ``count``, ``epsilon``...) while
   the files do not hold it is refused (:meth:`~privrank.data.tabular.ColumnarFile.refuse_partition_keys`):
   the column must be in the files.
+* **Read once.** A file is one part however many ways a pattern matches it (``data/**`` matches a
+  file, and the directory holding it).
 * **Pinned.** :meth:`DataParts.pin` pins every part (:class:`~privrank.data.pinned.PinnedFile`),
   so that the ledger's fingerprint and the release read the same bytes of every part. The list of
   parts is fixed when the path is resolved: a part written later is not read.
+
+The module also says what a file holds from its name (:func:`file_format`, :func:`is_text_table`,
+:func:`delimiter`...), for single files and parts alike.
 """
 from __future__ import annotations
 
@@ -164,10 +169,11 @@ def data_source(path):
                              "skipped): give the directory of the data set's parts, or a file")
     else:
         root, files = _fixed_prefix(text), _matches(text)
+    files = sorted({os.path.normpath(f) for f in files})  # a file that ``**`` matches, and whose directory it matches, once
     _check_parts(text, files)
     keys = {part.split("=", 1)[0].strip().lower() for path in files
             for part in Path(os.path.relpath(path, root)).parent.parts if "=" in part}
-    return DataParts(text, sorted(files), keys)
+    return DataParts(text, files, keys)
 
 
 def pin_data(path):

@@ -151,10 +151,11 @@ class ColumnarFile:
 
     def _parts_header(self) -> list[str]:
         """The header of a data set's parts, which every part must share (CSV: its header; else its
-        columns' names, order and types)."""
+        columns' names, order and types, a column declared non-null or not alike)."""
         assert self.parts is not None, "only a data set has parts"
         first = self.parts[0]
-        layout = (lambda part: part.header) if self.format == "csv" else (lambda part: part._schema())
+        layout = (lambda part: part.header) if self.format == "csv" else \
+            (lambda part: [(field.name, field.type) for field in part._schema()])  # nullable or not alike
         expected = layout(first)
         for part in self.parts[1:]:
             if layout(part) != expected:
@@ -172,13 +173,16 @@ class ColumnarFile:
                                  "key); privrank reads the columns of the files only, not partition keys: write the "
                                  "data set with that column kept in the files")
 
-    def _readers(self):
-        """Each part of a data set, as a reader of this file's columns."""
+    def _reader(self, part: int) -> ColumnarFile:
+        """Part ``part`` of a data set, as a reader of this file's columns."""
         assert self.parts is not None, "only a data set has parts"
-        for part in self.parts:
-            reader = copy.copy(part)
-            reader.names, reader.label_names = self.names, self.label_names
-            yield reader
+        reader = copy.copy(self.parts[part])
+        reader.names, reader.label_names = self.names, self.label_names
+        return reader
+
+    def _readers(self):
+        """Each part of a data set, in order, as a reader of this file's columns."""
+        return (self._reader(k) for k in range(len(self.parts or ())))
 
     @contextmanager
     def reading(self):
@@ -291,7 +295,7 @@ class ColumnarFile:
         its ``columns`` read and validated."""
         if self.parts is not None:
             part, group = self._groups[k]
-            return list(self._readers())[part].row_group(group, columns)
+            return self._reader(part).row_group(group, columns)
         with self.reading():
             table = self._parquet_file().read_row_group(k, columns=columns, use_pandas_metadata=False)
             validate_full(table)
