@@ -5,8 +5,8 @@ A data set that outgrew one machine is written as many files (``part-0.parquet``
 :class:`DataParts`, which every reader of :mod:`privrank.data.io`, every engine and the ledger's
 fingerprint take in place of one file:
 
-* **What is a part.** A directory's files, at any depth, listed by ``pyarrow.dataset``'s discovery
-  with its rule for what is not data: a file or directory whose name starts with ``.`` or ``_``
+* **What is a part.** A directory's files, at any depth, listed with ``pyarrow.dataset``'s rule
+  for what is not data: a file or directory whose name starts with ``.`` or ``_``
   (``_SUCCESS``, ``_metadata``, ``_common_metadata``, ``_temporary/``, Hadoop's ``.NAME.crc``
   checksums) is skipped. A glob pattern (``*``, ``?``, ``[...]``; ``**`` matches any depth; quote
   it so the shell leaves it alone) matches files, and the files of the directories it matches, by
@@ -184,16 +184,21 @@ def pin_data(path):
 
 
 def _listing(root: str) -> list[str]:
-    """The files of directory ``root`` that are not skipped, found by pyarrow.dataset's discovery
-    (given a schema, it reads none of them)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
+    """The files under directory ``root`` that are not skipped, listed by pyarrow's file system
+    layer as ``pyarrow.dataset``'s discovery lists them (which imports pandas: a second's start-up)."""
+    from pyarrow import fs
 
     try:
-        return list(ds.dataset(root, schema=pa.schema([]), format="parquet",
-                               ignore_prefixes=list(IGNORED_PREFIXES)).files)
+        found = fs.LocalFileSystem().get_file_info(fs.FileSelector(root, recursive=True))
     except OSError as exc:
         raise InputError(f"cannot list the files of {root} ({exc})") from None
+    return [f.path for f in found if f.type == fs.FileType.File and not _skipped(f.path, root)]
+
+
+def _skipped(path: str, root: str) -> bool:
+    """Whether a file is not data: a name on its path below ``root`` starts with ``.`` or ``_``
+    (``pyarrow.dataset``'s default ``ignore_prefixes``)."""
+    return any(part.startswith(IGNORED_PREFIXES) for part in Path(os.path.relpath(path, root)).parts)
 
 
 def _matches(pattern: str) -> list[str]:
@@ -201,9 +206,8 @@ def _matches(pattern: str) -> list[str]:
     base = _fixed_prefix(pattern)
     files = []
     for match in glob.glob(pattern, recursive=True):
-        if any(part.startswith(IGNORED_PREFIXES) for part in Path(os.path.relpath(match, base)).parts):
-            continue
-        files.extend(_listing(match) if os.path.isdir(match) else [match])
+        if not _skipped(match, base):
+            files.extend(_listing(match) if os.path.isdir(match) else [match])
     if not files:
         raise InputError(f"no data file matches {pattern} (names starting with . or _ are skipped); quote a "
                          "pattern so that the shell does not expand it")
