@@ -132,7 +132,9 @@ def read_comparisons(source: str | os.PathLike[str] | TableLike, *, items: Seque
     """Read pairwise comparisons from a CSV, Parquet or Arrow file, or a table in memory.
 
     ``source`` is a path or a table (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
-    result: anything that speaks the Arrow stream protocol). The layout is recognised from the
+    result: anything that speaks the Arrow stream protocol); a directory (Hive-partitioned or not)
+    or a glob pattern such as ``"votes/*.parquet"`` names a data set of many files, read as the one
+    file that concatenates them in the order of their paths (:mod:`privrank.data.parts`). The layout is recognised from the
     column names (module docstring of :mod:`privrank.data.io`); a table with other names says
     which column is which: ``left=`` and ``right=`` name the two items' columns, and ``winner=``
     (left, right, tie or the winning item's label) or ``outcome=`` (1, -1, 0) the result;

@@ -93,7 +93,8 @@ def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "e
     Parameters
     ----------
     path
-        The file; the extension selects the reader.
+        The file; the extension selects the reader. A directory or glob pattern names a data set of
+        many CSV, Parquet or Arrow files, read as one (:mod:`privrank.data.parts`).
     partial
         What to do with ballots that have ties or unranked items: ``"error"``, ``"drop"`` or
         ``"randomize"`` (module docstring).

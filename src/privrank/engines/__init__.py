@@ -127,8 +127,9 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
     ----------
     source : str, Path or in-memory data
         A file (CSV, Parquet or Arrow, see :mod:`privrank.data.io`; for rankings the local
-        engine also reads PrefLib files) or, for the local engine, the in-memory container of
-        the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`,
+        engine also reads PrefLib files), a directory or glob pattern naming a data set of many
+        such files, read as one (:mod:`privrank.data.parts`), or, for the local engine, the
+        in-memory container of the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`,
         :class:`~privrank.data.rankings.Rankings`).
     kind : {"comparisons", "rankings"}
         What the records are: pairwise comparisons, or complete strict rankings (one ballot per
