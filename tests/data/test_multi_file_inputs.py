@@ -231,6 +231,20 @@ def test_parts_that_are_not_one_data_set_are_refused_before_any_charge(cli, tmp_
         assert not ledger.releases()
 
 
+@pytest.mark.parametrize("engine", ["stream", "dask"])
+def test_a_bad_ballot_is_named_by_its_part_and_record(cli, tmp_path, private_ledger, engine):
+    if engine == "dask":
+        pytest.importorskip("dask")
+    _write(_rankings().slice(0, 50), tmp_path / "data" / "p0.parquet")
+    bad = _rankings().slice(50, 50).to_pydict()
+    bad["rank2"][2] = bad["rank1"][2]
+    _write(pa.table(bad), tmp_path / "data" / "p1.parquet")
+    code, _, err = cli("aggregate", tmp_path / "data", "--method", "borda", "--engine", engine)
+    assert code == 2 and "p1.parquet, record 3: an item is ranked twice" in err, err
+    with Ledger(private_ledger) as ledger:
+        assert not ledger.releases()
+
+
 def test_the_library_refuses_the_same_way(tmp_path):
     source, message = _mismatched(tmp_path / "data")
     with pytest.raises(InputError, match="differ from those of"):

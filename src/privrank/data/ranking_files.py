@@ -434,7 +434,7 @@ class RankingFile(ColumnarFile):
         return RankingBatch(items if kept.size else (), orders, counts[kept], first_row, first_voter, len(table))
 
     def _incomplete(self, row: int) -> InputError:
-        return InputError(f"record {row + 1}: a ballot with ties or unranked items; the stream and dask "
+        return InputError(f"{self.numbered(row)}: a ballot with ties or unranked items; the stream and dask "
                           "engines and Parquet files need complete strict rankings (read a CSV file in memory "
                           "with partial='drop' or 'randomize'; CLI: --engine local --partial drop or randomize)")
 
@@ -457,7 +457,7 @@ class RankingFile(ColumnarFile):
         present = ~empty[codes]
         gap = np.flatnonzero(np.any(present[:, 1:] & ~present[:, :-1], axis=1))
         if gap.size:
-            raise InputError(f"record {first_row + int(kept[gap[0]]) + 1}: empty cells may only trail the ranking")
+            raise InputError(f"{self.numbered(first_row + int(kept[gap[0]]))}: empty cells may only trail the ranking")
         used = np.flatnonzero(np.bincount(codes[present], minlength=len(labels)))  # codes that occur, sorted
         items = sorted_labels(labels[c] for c in used)
         position = {label: k for k, label in enumerate(items)}
@@ -468,7 +468,7 @@ class RankingFile(ColumnarFile):
         twice = np.flatnonzero(np.any(np.diff(np.sort(np.where(present, idx, -1 - np.arange(idx.shape[1])),
                                                       axis=1), axis=1) == 0, axis=1))
         if twice.size:
-            raise InputError(f"record {first_row + int(kept[twice[0]]) + 1}: an item is ranked twice")
+            raise InputError(f"{self.numbered(first_row + int(kept[twice[0]]))}: an item is ranked twice")
         short = np.flatnonzero(present.sum(axis=1) != m)
         if short.size:
             raise self._incomplete(first_row + int(kept[short[0]]))
@@ -488,7 +488,7 @@ class RankingFile(ColumnarFile):
                     col = col.cast(pa.float64())
                 except pa.ArrowInvalid:
                     bad = [r for r, text in enumerate(col.to_pylist()) if text is not None and not is_number(text)]
-                    raise InputError(f"record {first_row + bad[0] + 1}: ranks must be numbers (1 = best)") from None
+                    raise InputError(f"{self.numbered(first_row + bad[0])}: ranks must be numbers (1 = best)") from None
             ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
         ordered = np.sort(ranks, axis=1)
         invalid = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))

@@ -391,18 +391,32 @@ class ColumnarFile:
         file (found on the error path only), else its number counting from 1; in a data set, the
         part that holds it and its place there."""
         if self.parts is not None:
-            for reader in self._readers():
-                rows = reader._rows()
-                if record < rows:
-                    return f"{reader.path}, {reader.where(record)}"
-                record -= rows
-            return "a record"
+            reader, record = self._part_of(record)
+            return f"{reader.path}, {reader.where(record)}"
         if self.format != "csv":
             return f"record {record + 1}"
         with open_text(self.source, errors="replace") as fh:
             lines = record_lines(fh, len(self.header))
             next(lines, None)  # the header
             return f"line {next(itertools.islice(lines, record, None), '?')}"
+
+    def numbered(self, record: int) -> str:
+        """``"record N"`` for record ``record`` (counting from 0; N from 1); in a data set, the part
+        that holds it and its number there (found on the error path only)."""
+        if self.parts is None:
+            return f"record {record + 1}"
+        reader, record = self._part_of(record)
+        return f"{reader.path}, record {record + 1}"
+
+    def _part_of(self, record: int) -> tuple[ColumnarFile, int]:
+        """The part of a data set that holds record ``record``, and the record's index in it."""
+        readers = list(self._readers())
+        for reader in readers[:-1]:
+            rows = reader._rows()
+            if record < rows:
+                return reader, record
+            record -= rows
+        return readers[-1], record
 
     def _rows(self) -> int:
         """The file's number of rows (of a CSV file, counted; the error path only)."""
