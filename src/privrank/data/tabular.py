@@ -1,9 +1,10 @@
 """Tabular data files: formats, size checks and the batched columnar reader shared by comparisons and rankings.
 
-The reader opens CSV (also gzip'd, or tab-separated), Parquet and Arrow IPC files, data sets of many
-such files (:mod:`privrank.data.parts`: a directory, a Hive-partitioned directory, a glob pattern),
-and tables in memory, and hands out batches of columns; the Arrow conversions it and the engines use (tables in
-memory as Arrow, validation, labels coded as indices) are :mod:`privrank.data.arrow_columns`'s.
+The reader opens CSV (also gzip'd, or tab-separated), Parquet and Arrow IPC files, data sets of
+many such files (:mod:`privrank.data.parts`: a directory, a Hive-partitioned directory, a glob
+pattern), and tables in memory, and hands out batches of columns; the Arrow conversions it and the
+engines use (tables in memory as Arrow, validation, labels coded as indices) are
+:mod:`privrank.data.arrow_columns`'s.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 from ..errors import InputError, check_labels
 from .arrow_columns import (arrow_table, fixed_width, is_table, is_text_type, plain_text, pyarrow_module, read_errors,
                             validate_full)
-from .parts import (PREFLIB_SUFFIXES, DataParts, data_source, delimiter, file_format, file_suffix, is_gzip)
+from .parts import PREFLIB_SUFFIXES, DataParts, data_source, delimiter, file_format, file_suffix, is_gzip
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
@@ -62,7 +63,6 @@ def check_items(m: int, source: str) -> None:
 def arrow_input(path):
     """What pyarrow reads a file from: its path, or a new reader of a pinned file's one descriptor."""
     return path.reader() if isinstance(path, PinnedFile) else path
-
 
 
 def read_text(read, path: Path, *args):
