@@ -99,8 +99,10 @@ def fingerprint(data) -> str:
     id. Labels are compared normalised (:func:`normalise_label`). The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number; a file is streamed batch by batch in bounded memory (without pyarrow, a CSV file is
-    read whole), with the same result as for the data in memory. A path holds rankings or
-    comparisons as :func:`~privrank.data.io.holds_rankings` decides. The ledger knows a data set
+    read whole), with the same result as for the data in memory; a data set of many files (a
+    directory or glob pattern, :mod:`privrank.data.parts`) has the fingerprint of the one file
+    that concatenates them. A path holds rankings or comparisons as
+    :func:`~privrank.data.io.holds_rankings` decides. The ledger knows a data set
     by more than this (:func:`identify`).
     """
     return identify(data).labels

@@ -33,8 +33,8 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring).
 
     The workers read the file (every part of a data set) by its path, not through a pinned file's
-    descriptor; so every partition also returns the :func:`~privrank.fingerprints.records_digest` of the records it used,
-    and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
+    descriptor; so every partition also returns the :func:`~privrank.fingerprints.records_digest` of
+    the records it used, and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
     must give that fingerprint: records other than those fingerprinted are refused
     (:class:`~privrank.data.pinned.FileChangedError`) before the statistic is returned.
     """
