@@ -34,8 +34,8 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
 
     The workers read the file (every part of a data set) by its path, not through a pinned file's
     descriptor; so every partition also returns the :func:`~privrank.fingerprints.records_digest` of
-    the records it used, and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
-    must give that fingerprint: records other than those fingerprinted are refused
+    the records it used, and with ``fingerprint`` (the ledger's, from the pass that read the pinned
+    file) their sum must give that fingerprint: records other than those fingerprinted are refused
     (:class:`~privrank.data.pinned.FileChangedError`) before the statistic is returned.
     """
     try:
