@@ -100,8 +100,10 @@ def fingerprint(data) -> str:
     id. Labels are compared normalised (:func:`normalise_label`). The records are combined as a
     multiset: the sum over records (mod 2^64) of a 64-bit digest of each record, and their
     number; a file is streamed batch by batch in bounded memory (without pyarrow, a CSV file is
-    read whole), with the same result as for the data in memory. A path holds rankings or
-    comparisons as :func:`~privrank.data.io.holds_rankings` decides. The ledger knows a data set
+    read whole), with the same result as for the data in memory; a data set of many files (a
+    directory or glob pattern, :mod:`privrank.data.parts`) has the fingerprint of the one file
+    that concatenates them. A path holds rankings or comparisons as
+    :func:`~privrank.data.io.holds_rankings` decides. The ledger knows a data set
     by more than this (:func:`identify`).
     """
     return identify(data).labels
@@ -128,12 +130,13 @@ def identify(data) -> Identity:
         ranked = _Rankings()
         ranked.add_orders(data.items, data.orders, data.weights)
         return ranked.identity()
+    from .data.parts import DataParts, data_source
     from .data.pinned import PinnedFile
     from .data.arrow_columns import is_table
 
     table = is_table(data)  # a DataFrame is read as the file of the same columns would be
-    if table or isinstance(data, (str, Path, PinnedFile)):
-        return _identify_file(data, table)
+    if table or isinstance(data, (str, Path, PinnedFile, DataParts)):
+        return _identify_file(data if table else data_source(data), table)
     if not isinstance(data, PairwiseComparisons):
         raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
                          "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
@@ -149,7 +152,8 @@ def _identify_file(data, table: bool) -> Identity:
                           read_ballots, read_comparisons)
     from .data.pair_count_files import PairCountFile, holds_pair_count_table
     from .data.ratings import holds_ratings
-    from .data.tabular import ColumnarFile, file_suffix
+    from .data.parts import file_suffix
+    from .data.tabular import ColumnarFile
 
     columnar = table or file_suffix(data) not in PREFLIB_SUFFIXES and file_format(data) != "csv"
     if holds_pair_count_table(data):

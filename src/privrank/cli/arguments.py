@@ -110,8 +110,12 @@ def answers_epsilon(args) -> float | None:
     return args.epsilon
 
 
-#: what the help of a data file argument says about standard input
-STDIN_HELP = ("'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
+#: what the help of a data file argument says about inputs other than one file: a data set of many
+#: files (privrank.data.parts) and standard input
+STDIN_HELP = ("a directory (also Hive-partitioned, key=value directories, whose keys are not read) or a quoted "
+              "glob pattern ('parts/*.parquet') is one data set: files of one format and columns, read in the order "
+              "of their paths, names starting with . or _ skipped; "
+              "'-' reads standard input (once, into a temporary file): Parquet, Arrow IPC and gzip'd CSV are "
               "told apart by their first bytes, PrefLib by its leading '#' comment; anything else is read as CSV")
 #: the environment variable naming the default privacy ledger (privrank.ledger.ENV_PATH)
 LEDGER_ENV = "PRIVRANK_LEDGER"
@@ -155,12 +159,14 @@ DATA_COMMANDS = ("rank", "top-k", "aggregate", "randomize")
 @contextmanager
 def pinned_data(args):
     """Pin the data file of a :data:`DATA_COMMANDS` command for the whole command: ``args.file``
-    becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once),
+    becomes a :class:`~privrank.data.pinned.PinnedFile` (``-``: standard input, spooled once; a
+    directory or glob pattern: :class:`~privrank.data.parts.DataParts`, every part pinned),
     so the ledger's fingerprint and the release read the same bytes through one descriptor;
     ``--items -`` reads the item list from standard input the same way."""
     if args.command not in DATA_COMMANDS:
         yield
         return
+    from ..data.parts import pin_data
     from ..data.pinned import PinnedFile
 
     items = getattr(args, "items", None)
@@ -168,8 +174,7 @@ def pinned_data(args):
         raise InputError("standard input can hold the data file or the --items list, not both: give the other "
                          "as a file")
     with ExitStack() as stack:
-        args.file = stack.enter_context(PinnedFile.standard_input() if args.file == "-"
-                                        else PinnedFile.open(args.file))
+        args.file = stack.enter_context(PinnedFile.standard_input() if args.file == "-" else pin_data(args.file))
         if items == "-":
             args.items = stack.enter_context(PinnedFile.standard_input())
         yield

@@ -20,6 +20,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
+from ..data.parts import DataParts
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import BudgetExceededError, InputError
 from ..files import STDOUT, Output
@@ -233,6 +234,8 @@ def refuse_overwriting(args, *targets) -> None:
 def _same_file(a, b) -> bool:
     """Whether the path ``a`` and the path (or pinned file) ``b`` name one file: the same file now, or
     the same path once symbolic links are resolved."""
+    if isinstance(b, DataParts):  # a data set of many files: any of them
+        return any(_same_file(a, part) for part in b.parts)
     try:
         return os.path.samestat(os.stat(a), b.stat() if isinstance(b, PinnedFile) else os.stat(b))
     except (OSError, TypeError, ValueError):  # either is missing or not a path

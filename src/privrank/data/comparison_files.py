@@ -35,6 +35,10 @@ MULTIPLICITY_COLUMNS = ("count", "counts", "weight", "weights", "multiplicity")
 #: are gathered into and the comparisons built from them; measured 67 to 76 with a user column),
 #: for its memory check of a file with a count column
 RECORD_BYTES = 80
+#: every column name a layout reads (lower case)
+LAYOUT_COLUMNS = frozenset({"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS,
+                            *USER_COLUMNS, *(s for pair in SIDE_COLUMNS for s in pair), *WINNER_COLUMNS,
+                            *MULTIPLICITY_COLUMNS})
 WINNER_WORDS = {"left": 1, "model_a": 1, "right": -1, "model_b": -1,
                 "tie": 0, "draw": 0, "tie (bothbad)": 0, "both_bad": 0}
 
@@ -81,10 +85,7 @@ class ComparisonColumns:
                              "take them, read with read_pair_counts(path or table, items=...) (CLI: privrank rank or "
                              "top-k with a central mechanism, --items and the default --engine local: counts are "
                              "already the statistic the engines compute)")
-        sides = [s for pair in SIDE_COLUMNS for s in pair]
-        known = {"winner", "loser", "item_a", "item_b", "epsilon", QUOTA_COLUMN, *OUTCOME_COLUMNS, *USER_COLUMNS,
-                 *sides, *WINNER_COLUMNS, *MULTIPLICITY_COLUMNS}
-        repeated = sorted({n for n in names if n in known and names.count(n) > 1})
+        repeated = sorted({n for n in names if n in LAYOUT_COLUMNS and names.count(n) > 1})
         if repeated:
             raise InputError(f"{source}: the column {repeated[0]!r} appears more than once; name each column once")
         if len([n for n in names if n in USER_COLUMNS]) > 1:
@@ -145,7 +146,9 @@ def read_comparisons(source: str | os.PathLike[str] | TableLike, *, items: Seque
     """Read pairwise comparisons from a CSV, Parquet or Arrow file, or a table in memory.
 
     ``source`` is a path or a table (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
-    result: anything that speaks the Arrow stream protocol). The layout is recognised from the
+    result: anything that speaks the Arrow stream protocol); a directory (Hive-partitioned or not)
+    or a glob pattern such as ``"votes/*.parquet"`` names a data set of many files, read as the one
+    file that concatenates them in the order of their paths (:mod:`privrank.data.parts`). The layout is recognised from the
     column names (module docstring of :mod:`privrank.data.io`); a table with other names says
     which column is which: ``left=`` and ``right=`` name the two items' columns, and ``winner=``
     (left, right, tie or the winning item's label) or ``outcome=`` (1, -1, 0) the result;
@@ -310,6 +313,7 @@ class ComparisonFile(ColumnarFile):
 
     def __init__(self, path):
         super().__init__(path)
+        self.refuse_partition_keys(LAYOUT_COLUMNS)
         self.columns = ComparisonColumns.from_header(self.header, self.path)
         self.names = [self.header[k] for k in self.columns.positions()]
         c = self.columns

@@ -6,7 +6,9 @@ and batched reader in :mod:`~privrank.data.tabular` and the partial-ballot polic
 :mod:`~privrank.data.ballots` -- and this module gathers what callers use.
 
 Comparisons come from CSV (also gzip'd, ``.csv.gz``), Parquet (``.parquet``, ``.pq``) or Arrow
-IPC / Feather files or streams (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), or from tables in
+IPC / Feather files or streams (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``), from data sets of
+many such files read as one (a directory, a Hive-partitioned directory or a glob pattern such as
+``"votes/*.parquet"``: :mod:`~privrank.data.parts`), or from tables in
 memory: a pandas or polars DataFrame, a pyarrow Table, a DuckDB result -- anything that speaks the
 Arrow PyCapsule stream protocol. Every source goes through one reader, Arrow's
 (:class:`ComparisonFile`), and comes in one of these layouts, recognised from the column names
@@ -82,16 +84,15 @@ from .ballots import PARTIAL_POLICIES
 from .comparison_files import (ComparisonBatch, ComparisonColumns, ComparisonFile, as_comparisons,
                                comparisons_to_csv, read_comparisons)
 from .ratings import comparisons_from_ratings
-from .tabular import PREFLIB_SUFFIXES
+from .parts import ARROW_SUFFIXES, PARQUET_SUFFIXES, PREFLIB_SUFFIXES, DataParts, data_source, file_format
 from .pinned import check_data_file
 from .ranking_files import (RANKING_BATCH_CELLS, RankingBatch, RankingFile, different_items_error, holds_rankings,
                             read_ballots, read_item_list, read_rankings)
-from .tabular import (ARROW_SUFFIXES, DEFAULT_BATCH_SIZE, MAX_DECLARED_ITEMS, MAX_EXACT_COUNT, PARQUET_SUFFIXES,
-                      check_items, file_format, item_list)
+from .tabular import DEFAULT_BATCH_SIZE, MAX_DECLARED_ITEMS, MAX_EXACT_COUNT, check_items, item_list
 
 __all__ = ["ARROW_SUFFIXES", "DEFAULT_BATCH_SIZE", "MAX_DECLARED_ITEMS", "MAX_EXACT_COUNT", "PARQUET_SUFFIXES",
            "PARTIAL_POLICIES", "PREFLIB_SUFFIXES", "RANKING_BATCH_CELLS", "ComparisonBatch", "ComparisonColumns",
-           "ComparisonFile", "RankingBatch", "RankingFile", "as_comparisons", "check_data_file", "check_items",
-           "comparisons_from_ratings", "comparisons_to_csv",
+           "ComparisonFile", "DataParts", "RankingBatch", "RankingFile", "as_comparisons", "check_data_file",
+           "check_items", "comparisons_from_ratings", "comparisons_to_csv", "data_source",
            "different_items_error", "file_format", "holds_rankings", "item_list", "read_ballots", "read_comparisons",
            "read_item_list", "read_rankings"]

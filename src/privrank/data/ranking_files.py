@@ -20,11 +20,11 @@ from .ballots import PARTIAL_POLICIES, check_ballots, complete_ballots
 from .comparison_files import SIDE_COLUMNS, WINNER_COLUMNS, ComparisonColumns
 from .preflib import read_preflib
 from .ratings import holds_ratings
+from .parts import PREFLIB_SUFFIXES, DataParts, data_source, file_format, file_suffix, is_text_table
 from .pinned import PinnedFile, check_data_file
 from .arrow_columns import is_table, pyarrow_module
-from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, file_format,
-                      PREFLIB_SUFFIXES, TableLike, file_suffix, is_number, is_text_table, item_list, open_text,
-                      read_text)
+from .tabular import (ColumnarFile, DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, TextColumns, csv_header, TableLike, is_number,
+                      item_list, open_text, read_text)
 
 #: most ranking cells (rows x item columns) in one batch of a RankingFile
 RANKING_BATCH_CELLS = 1 << 20
@@ -93,7 +93,8 @@ def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "e
     Parameters
     ----------
     path
-        The file; the extension selects the reader.
+        The file; the extension selects the reader. A directory or glob pattern names a data set of
+        many CSV, Parquet or Arrow files, read as one (:mod:`privrank.data.parts`).
     partial
         What to do with ballots that have ties or unranked items: ``"error"``, ``"drop"`` or
         ``"randomize"`` (module docstring).
@@ -128,6 +129,7 @@ def read_rankings(path: str | os.PathLike[str] | TableLike, *, partial: str = "e
     """
     if not isinstance(partial, str) or partial not in PARTIAL_POLICIES:
         raise InputError(f"partial must be one of {', '.join(PARTIAL_POLICIES)}")
+    path = data_source(path)
     table = is_table(path)
     if table or file_suffix(path) not in PREFLIB_SUFFIXES and file_format(path) != "csv":
         what = "tables in memory" if table else f"{path}: Parquet and Arrow rankings"
@@ -169,7 +171,7 @@ def _names_items_in_ballots(path) -> bool:
     """Whether a rankings file names its items only in the ballots (the CSV order layout)."""
     if file_suffix(path) in PREFLIB_SUFFIXES:
         return False
-    header = [h.lower() for h in csv_header(path)]
+    header = [h.lower() for h in ColumnarFile(path).header]
     cols = [h for h in header if h != "count" and h not in RANKING_ID_COLUMNS]
     return bool(cols) and all(_RANK_COLUMN.match(h) for h in cols)
 
@@ -191,8 +193,10 @@ def read_ballots(path) -> tuple[tuple, list]:
     line, ``groups`` the ranked items (0-based) best first, tied items sharing a group, unranked
     items absent. Raises :class:`InputError` as :func:`read_rankings` does.
     """
-    check_data_file(path)
-    path = path if isinstance(path, PinnedFile) else Path(path)
+    path = data_source(path)
+    if not isinstance(path, DataParts):
+        check_data_file(path)
+    path = path if isinstance(path, (PinnedFile, DataParts)) else Path(path)
     if file_suffix(path) in PREFLIB_SUFFIXES:
         labels, ballots = read_text(read_preflib, path)
     elif is_text_table(path):
@@ -212,15 +216,17 @@ def holds_rankings(path) -> bool:
     PrefLib.
     """
     source = path
-    where: str | PinnedFile | Path = "the table"
+    where: str | PinnedFile | DataParts | Path = "the table"
     if not is_table(source):
         remote = "://" in str(source)
-        source = where = source if isinstance(source, PinnedFile) else Path(str(source))
+        source = data_source(source)
+        source = where = source if isinstance(source, (PinnedFile, DataParts)) else Path(str(source))
         if file_suffix(source) in PREFLIB_SUFFIXES:
             return True
         if remote:
             return False
-        check_data_file(source)
+        if not isinstance(source, DataParts):
+            check_data_file(source)
     header = None
     try:
         header = ColumnarFile(source).header
@@ -365,6 +371,7 @@ class RankingFile(ColumnarFile):
             raise InputError(f"{path}: PrefLib files are read whole (the local engine); convert them to "
                              "CSV or Parquet to read them in batches")
         super().__init__(path)
+        self.refuse_partition_keys(["count"])
         lower = [str(h).strip().lower() for h in self.header]
         count = lower.index("count") if "count" in lower else None
         ident = next((lower.index(c) for c in RANKING_ID_COLUMNS if c in lower), None)
@@ -427,7 +434,7 @@ class RankingFile(ColumnarFile):
         return RankingBatch(items if kept.size else (), orders, counts[kept], first_row, first_voter, len(table))
 
     def _incomplete(self, row: int) -> InputError:
-        return InputError(f"record {row + 1}: a ballot with ties or unranked items; the stream and dask "
+        return InputError(f"{self.numbered(row)}: a ballot with ties or unranked items; the stream and dask "
                           "engines and Parquet files need complete strict rankings (read a CSV file in memory "
                           "with partial='drop' or 'randomize'; CLI: --engine local --partial drop or randomize)")
 
@@ -450,7 +457,7 @@ class RankingFile(ColumnarFile):
         present = ~empty[codes]
         gap = np.flatnonzero(np.any(present[:, 1:] & ~present[:, :-1], axis=1))
         if gap.size:
-            raise InputError(f"record {first_row + int(kept[gap[0]]) + 1}: empty cells may only trail the ranking")
+            raise InputError(f"{self.numbered(first_row + int(kept[gap[0]]))}: empty cells may only trail the ranking")
         used = np.flatnonzero(np.bincount(codes[present], minlength=len(labels)))  # codes that occur, sorted
         items = sorted_labels(labels[c] for c in used)
         position = {label: k for k, label in enumerate(items)}
@@ -461,7 +468,7 @@ class RankingFile(ColumnarFile):
         twice = np.flatnonzero(np.any(np.diff(np.sort(np.where(present, idx, -1 - np.arange(idx.shape[1])),
                                                       axis=1), axis=1) == 0, axis=1))
         if twice.size:
-            raise InputError(f"record {first_row + int(kept[twice[0]]) + 1}: an item is ranked twice")
+            raise InputError(f"{self.numbered(first_row + int(kept[twice[0]]))}: an item is ranked twice")
         short = np.flatnonzero(present.sum(axis=1) != m)
         if short.size:
             raise self._incomplete(first_row + int(kept[short[0]]))
@@ -481,7 +488,7 @@ class RankingFile(ColumnarFile):
                     col = col.cast(pa.float64())
                 except pa.ArrowInvalid:
                     bad = [r for r, text in enumerate(col.to_pylist()) if text is not None and not is_number(text)]
-                    raise InputError(f"record {first_row + bad[0] + 1}: ranks must be numbers (1 = best)") from None
+                    raise InputError(f"{self.numbered(first_row + bad[0])}: ranks must be numbers (1 = best)") from None
             ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
         ordered = np.sort(ranks, axis=1)
         invalid = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))

@@ -1,11 +1,14 @@
 """Tabular data files: formats, size checks and the batched columnar reader shared by comparisons and rankings.
 
-The reader opens CSV (also gzip'd, or tab-separated), Parquet and Arrow IPC files, and tables in
-memory, and hands out batches of columns; the Arrow conversions it and the engines use (tables in
-memory as Arrow, validation, labels coded as indices) are :mod:`privrank.data.arrow_columns`'s.
+The reader opens CSV (also gzip'd, or tab-separated), Parquet and Arrow IPC files, data sets of
+many such files (:mod:`privrank.data.parts`: a directory, a Hive-partitioned directory, a glob
+pattern), and tables in memory, and hands out batches of columns; the Arrow conversions it and the
+engines use (tables in memory as Arrow, validation, labels coded as indices) are
+:mod:`privrank.data.arrow_columns`'s.
 """
 from __future__ import annotations
 
+import copy
 import gzip
 import io
 import itertools
@@ -20,6 +23,7 @@ import numpy as np
 from ..errors import InputError, check_labels
 from .arrow_columns import (arrow_table, fixed_width, is_table, is_text_type, plain_text, pyarrow_module, read_errors,
                             validate_full)
+from .parts import PREFLIB_SUFFIXES, DataParts, data_source, delimiter, file_format, file_suffix, is_gzip
 from .pinned import PinnedFile, check_data_file
 
 #: a rater's id column (``judge``: LMSYS arena data)
@@ -28,16 +32,9 @@ from .pinned import PinnedFile, check_data_file
 TableLike: TypeAlias = Any
 USER_COLUMNS = ("user", "respondent", "worker", "user_id", "respondent_id", "worker_id", "judge")
 OUTCOME_COLUMNS = ("outcome", "result")
-PARQUET_SUFFIXES = (".parquet", ".pq")
-#: Arrow IPC files, or streams (``.arrows``, and any of these whose bytes are the stream format)
-ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
 #: the first bytes of an Arrow IPC file (a stream has none)
 ARROW_FILE_MAGIC = b"ARROW1"
 FORMAT_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
-CSV_SUFFIXES = (".csv",)
-#: PrefLib's files of rankings (privrank.data.preflib): never read as a table
-PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")
-TSV_SUFFIXES = (".tsv", ".tab")
 CSV_BLOCK_BYTES = 16 << 20
 #: seconds a streaming CSV reader given up on may take to let go of a pinned file (:func:`csv_batches`)
 READ_AHEAD_WAIT = 10.0
@@ -63,39 +60,9 @@ def check_items(m: int, source: str) -> None:
         raise InputError(f"{source} declares more than {MAX_DECLARED_ITEMS:,} items; privrank ranks at most that many")
 
 
-def type_name(path) -> str:
-    """The name whose suffix says a file's type: the path, or a pinned file's ``type_name``."""
-    return path.type_name if isinstance(path, PinnedFile) else str(path)
-
-
-def file_suffix(path) -> str:
-    """The file name's last suffix, in lower case (``".csv"``)."""
-    return Path(type_name(path)).suffix.lower()
-
-
-def file_format(path) -> str:
-    """``"parquet"``, ``"arrow"`` or ``"csv"``, from the file name's suffix (CSV by default)."""
-    kind = file_suffix(path)
-    return "parquet" if kind in PARQUET_SUFFIXES else "arrow" if kind in ARROW_SUFFIXES else "csv"
-
-
-def is_text_table(path, suffixes=CSV_SUFFIXES + TSV_SUFFIXES) -> bool:
-    """Whether the file's name ends in one of ``suffixes``, gzip'd (``.gz``) or not."""
-    return type_name(path).lower().removesuffix(".gz").endswith(suffixes)
-
-
-def is_gzip(path) -> bool:
-    return type_name(path).lower().endswith(".gz")
-
-
 def arrow_input(path):
     """What pyarrow reads a file from: its path, or a new reader of a pinned file's one descriptor."""
     return path.reader() if isinstance(path, PinnedFile) else path
-
-
-def delimiter(path) -> str:
-    """The field separator of a text table: a tab for ``.tsv`` and ``.tab`` (also gzip'd), else a comma."""
-    return "\t" if is_text_table(path, TSV_SUFFIXES) else ","
 
 
 def read_text(read, path: Path, *args):
@@ -123,8 +90,10 @@ class ColumnarFile:
 
     Parameters
     ----------
-    source : str, Path or table
-        The file, or a table in memory (:func:`is_table`: pyarrow, pandas, polars, DuckDB...).
+    source : str, Path, DataParts or table
+        The file; a directory or glob pattern naming a data set of many files, read one after the
+        other as one file (:mod:`privrank.data.parts`); or a table in memory (:func:`is_table`:
+        pyarrow, pandas, polars, DuckDB...).
         Its header is read on construction; a subclass checks it and sets ``names``
         (the columns to read) and ``label_names`` (those of them holding labels, read
         dictionary-encoded from Parquet when they are strings).
@@ -132,9 +101,11 @@ class ColumnarFile:
     Batches hold at most ``batch_size`` records; Parquet files are read row group by row group
     and CSV files in blocks of 16 MB, so memory stays bounded whatever the file size. CSV fields
     are text without surrounding whitespace; Parquet and Arrow columns keep their types. Records
-    are numbered from 0 in file order (blank CSV lines are not records); errors name the record
-    (counting from 1) and never echo its contents. The object holds no open file and can be sent
-    to other processes (the Dask engine does).
+    are numbered from 0 in file order (blank CSV lines are not records; the parts of a data set in
+    their order); errors name the record (counting from 1; in a data set, the part and its record)
+    and never echo its contents. Every part of a data set must have the header (CSV) or the
+    columns and types (Parquet, Arrow) of the first; a part that differs is refused, naming it. The
+    object holds no open file and can be sent to other processes (the Dask engine does).
     """
 
     names: list
@@ -142,30 +113,76 @@ class ColumnarFile:
 
     def __init__(self, source):
         self.table = self.source = None
+        self.parts: list[ColumnarFile] | None = None  # a data set's parts, each read as a file
         if is_table(source):
             self.table = arrow_table(source)
             self.path, self.format = "the table", "table"
         else:
-            check_data_file(source, remote=True)
+            source = data_source(source)
+            if not isinstance(source, DataParts):  # a data set's parts are checked as each is read
+                check_data_file(source, remote=True)
             if file_suffix(source) in PREFLIB_SUFFIXES:  # else read as a CSV of one column: "need a header row ..."
                 raise InputError(f"{source} is a PrefLib file of rankings, not a table of comparisons or ratings: read "
                                  "it with read_rankings (CLI: privrank aggregate)")
-            self.source = source if isinstance(source, PinnedFile) else str(source)
+            self.source = source if isinstance(source, (PinnedFile, DataParts)) else str(source)
             self.path = str(source)
             self.format = file_format(source)
+            if isinstance(source, DataParts):
+                self.parts = [ColumnarFile(part) for part in source.parts]
         self.header = self._header()
 
     def _header(self) -> list[str]:
         if self.table is not None:
             return [str(name) for name in self.table.column_names]
+        if self.parts is not None:
+            return self._parts_header()
         if self.format == "csv":
             return csv_header(self.source)
+        return list(self._schema().names)
+
+    def _schema(self):
+        """The Arrow schema of a Parquet or Arrow file, without its metadata."""
         with self.reading():
             if self.format == "parquet":
                 import pyarrow.parquet as pq
-                return list(pq.read_schema(arrow_input(self.source)).names)
+                return pq.read_schema(arrow_input(self.source)).remove_metadata()
             with self._ipc_source() as source:
-                return list(self._ipc_reader(source).schema.names)
+                return self._ipc_reader(source).schema.remove_metadata()
+
+    def _parts_header(self) -> list[str]:
+        """The header of a data set's parts, which every part must share (CSV: its header; else its
+        columns' names, order and types, a column declared non-null or not alike)."""
+        assert self.parts is not None, "only a data set has parts"
+        first = self.parts[0]
+        layout = (lambda part: part.header) if self.format == "csv" else \
+            (lambda part: [(field.name, field.type) for field in part._schema()])  # nullable or not alike
+        expected = layout(first)
+        for part in self.parts[1:]:
+            if layout(part) != expected:
+                raise InputError(f"{part.path}: its columns (names, order or types) differ from those of {first.path}; "
+                                 f"every part of the data set {self.path} must have the same columns")
+        return first.header
+
+    def refuse_partition_keys(self, names) -> None:
+        """Refuse a data set whose Hive partition keys (:mod:`privrank.data.parts`) name a column of
+        ``names`` (lower case: those the layout reads) that its files do not hold: keys are not read."""
+        if isinstance(self.source, DataParts):
+            claimed = sorted(self.source.keys & set(names) - {str(h).strip().lower() for h in self.header})
+            if claimed:
+                raise InputError(f"{self.path}: its directories name the column {claimed[0]!r} (a Hive partition "
+                                 "key); privrank reads the columns of the files only, not partition keys: write the "
+                                 "data set with that column kept in the files")
+
+    def _reader(self, part: int) -> ColumnarFile:
+        """Part ``part`` of a data set, as a reader of this file's columns."""
+        assert self.parts is not None, "only a data set has parts"
+        reader = copy.copy(self.parts[part])
+        reader.names, reader.label_names = self.names, self.label_names
+        return reader
+
+    def _readers(self):
+        """Each part of a data set, in order, as a reader of this file's columns."""
+        return (self._reader(k) for k in range(len(self.parts or ())))
 
     @contextmanager
     def reading(self):
@@ -213,6 +230,8 @@ class ColumnarFile:
             return self.table.num_rows
         if self.format == "csv":
             return None
+        if self.parts is not None:
+            return sum(part.n_records() or 0 for part in self.parts)
         with self.reading():
             if self.format == "parquet":
                 import pyarrow.parquet as pq
@@ -229,6 +248,8 @@ class ColumnarFile:
         tables, CSV and Arrow files, and whenever the metadata does not say so."""
         if self.table is not None or self.format != "parquet":
             return False
+        if self.parts is not None:
+            return all(part.integers_without_nulls(name) for part in self.parts)
         import pyarrow.parquet as pq
         with self.reading():  # a damaged footer or statistics: an InputError naming the file
             meta = pq.read_metadata(arrow_input(self.source))
@@ -261,12 +282,20 @@ class ColumnarFile:
         return pq.ParquetFile(arrow_input(self.source), read_dictionary=dictionary, pre_buffer=False)
 
     def row_groups(self) -> int:
-        """Number of row groups of a Parquet file (the Dask engine's partitions)."""
+        """Number of row groups of a Parquet file (the Dask engine's partitions); of a data set, of
+        all its parts, numbered part after part."""
+        if self.parts is not None:
+            self._groups = [(part, k) for part, reader in enumerate(self._readers()) for k in range(reader.row_groups())]
+            return len(self._groups)
         with self.reading():
             return self._parquet_file().num_row_groups
 
     def row_group(self, k: int, columns):
-        """Row group ``k`` of a Parquet file, its ``columns`` read and validated."""
+        """Row group ``k`` of a Parquet file (of a data set: as :meth:`row_groups` numbers them),
+        its ``columns`` read and validated."""
+        if self.parts is not None:
+            part, group = self._groups[k]
+            return self._reader(part).row_group(group, columns)
         with self.reading():
             table = self._parquet_file().read_row_group(k, columns=columns, use_pandas_metadata=False)
             validate_full(table)
@@ -282,6 +311,10 @@ class ColumnarFile:
             raise InputError("batch_size must be >= 1")
         if self.table is not None:
             yield from self.table.select(self.names).to_batches(max_chunksize=size)
+            return
+        if self.parts is not None:
+            for reader in self._readers():
+                yield from reader.raw_batches(size)
             return
         if self.format == "csv":
             yield from self._csv_batches(size)
@@ -355,13 +388,42 @@ class ColumnarFile:
 
     def where(self, record: int) -> str:
         """Where record ``record`` (counting from 0) is, for an error message: its line in a CSV
-        file (found on the error path only), else its number counting from 1."""
+        file (found on the error path only), else its number counting from 1; in a data set, the
+        part that holds it and its place there."""
+        if self.parts is not None:
+            reader, record = self._part_of(record)
+            return f"{reader.path}, {reader.where(record)}"
         if self.format != "csv":
             return f"record {record + 1}"
         with open_text(self.source, errors="replace") as fh:
             lines = record_lines(fh, len(self.header))
             next(lines, None)  # the header
             return f"line {next(itertools.islice(lines, record, None), '?')}"
+
+    def numbered(self, record: int) -> str:
+        """``"record N"`` for record ``record`` (counting from 0; N from 1); in a data set, the part
+        that holds it and its number there (found on the error path only)."""
+        if self.parts is None:
+            return f"record {record + 1}"
+        reader, record = self._part_of(record)
+        return f"{reader.path}, record {record + 1}"
+
+    def _part_of(self, record: int) -> tuple[ColumnarFile, int]:
+        """The part of a data set that holds record ``record``, and the record's index in it."""
+        readers = list(self._readers())
+        for reader in readers[:-1]:
+            rows = reader._rows()
+            if record < rows:
+                return reader, record
+            record -= rows
+        return readers[-1], record
+
+    def _rows(self) -> int:
+        """The file's number of rows (of a CSV file, counted; the error path only)."""
+        if self.format != "csv":
+            return self.n_records() or 0
+        with open_text(self.source, errors="replace") as fh:
+            return sum(1 for _ in record_lines(fh, len(self.header))) - 1
 
     def counts(self, table, name: str, first_row: int | None) -> np.ndarray:
         """The column ``name`` of a table of this file as counts: int64 whole numbers from 0 to
@@ -418,14 +480,18 @@ class TextColumns(ColumnarFile):
 
     def rows(self):
         """``(line, fields)`` of every record in file order; fields are text without surrounding
-        whitespace, ``line`` the record's line number (blank lines are not records)."""
-        with open_text(self.source, errors="replace") as fh:
-            lines = list(record_lines(fh, len(self.header)))[1:]
-        k = 0
-        for batch in self.raw_batches(DEFAULT_BATCH_SIZE):
-            for fields in zip(*(self.column(batch, n).to_pylist() for n in self.names)):
-                yield lines[k], list(fields)
-                k += 1
+        whitespace, ``line`` the record's line number (blank lines are not records); in a data set,
+        ``"N of PART"``."""
+        for reader in [self] if self.parts is None else self._readers():
+            with open_text(reader.source, errors="replace") as fh:
+                lines: list = list(record_lines(fh, len(self.header)))[1:]
+            if self.parts is not None:
+                lines = [f"{line} of {reader.path}" for line in lines]
+            k = 0
+            for batch in reader.raw_batches(DEFAULT_BATCH_SIZE):
+                for fields in zip(*(reader.column(batch, n).to_pylist() for n in self.names)):
+                    yield lines[k], list(fields)
+                    k += 1
 
 
 def record_lines(fh, columns: int):

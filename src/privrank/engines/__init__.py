@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..data.io import DEFAULT_BATCH_SIZE
+from ..data.parts import DataParts
 from ..data.pinned import PinnedFile
 from .._rng import is_seeded
 from ..errors import InputError, check_epsilon, check_whole
@@ -145,8 +146,9 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
     ----------
     source : str, Path or in-memory data
         A file (CSV, Parquet or Arrow, see :mod:`privrank.data.io`; for rankings the local
-        engine also reads PrefLib files) or, for the local engine, the in-memory container of
-        the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`,
+        engine also reads PrefLib files), a directory or glob pattern naming a data set of many
+        such files, read as one (:mod:`privrank.data.parts`), or, for the local engine, the
+        in-memory container of the kind (:class:`~privrank.data.comparisons.PairwiseComparisons`,
         :class:`~privrank.data.rankings.Rankings`).
     kind : {"comparisons", "rankings"}
         What the records are: pairwise comparisons, or complete strict rankings (one ballot per
@@ -227,7 +229,7 @@ def sufficient_statistics(source: str | os.PathLike[str] | PairwiseComparisons |
         raise InputError(f"kind must be one of {', '.join(KINDS)}")
     module = KINDS[kind]
     in_memory = isinstance(source, module.CONTAINER)
-    if not in_memory and not isinstance(source, (str, Path, PinnedFile)):
+    if not in_memory and not isinstance(source, (str, Path, PinnedFile, DataParts)):
         raise InputError(f"source must be a file path or {module.CONTAINER.__name__}")
     engine = engine or ("local" if in_memory else "stream")
     if not isinstance(engine, str) or engine not in ENGINES:

@@ -3,7 +3,8 @@
 Each task reads its own partition: a Parquet file's row group (read and validated in full by the
 file's reader, as the other engines read it), or a block of ``CSV_BLOCKSIZE`` of a CSV file read by
 ``dask.dataframe`` with every field as text (Dask splits CSV at line breaks, so quoted fields must
-not contain any). A first computation measures each partition
+not contain any); a data set of many files (:mod:`privrank.data.parts`) has the partitions of every
+part, part after part. A first computation measures each partition
 (``file.extent``: its records; for rankings, its rows and voters), which gives every partition
 the file position of its first record (needed by the counter-based randomization and by error
 messages) and, when a per-user bound or budget is requested, counts each partition's users: the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.parts import DataParts
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import InputError
 from ..fingerprints import digest_fingerprint, records_digest
@@ -36,10 +38,10 @@ CONNECT_TIMEOUT = "30s"
 def run_dask(module, file, options, scheduler, fingerprint=None):
     """Compute ``module``'s statistic of ``file`` with Dask (see the module docstring).
 
-    The workers read the file by its path, not through a pinned file's descriptor; so every
-    partition also returns the :func:`~privrank.fingerprints.records_digest` of the records it used,
-    and with ``fingerprint`` (the ledger's, from the pass that read the pinned file) their sum
-    must give that fingerprint: records other than those fingerprinted are refused
+    The workers read the file (every part of a data set) by its path, not through a pinned file's
+    descriptor; so every partition also returns the :func:`~privrank.fingerprints.records_digest` of
+    the records it used, and with ``fingerprint`` (the ledger's, from the pass that read the pinned
+    file) their sum must give that fingerprint: records other than those fingerprinted are refused
     (:class:`~privrank.data.pinned.FileChangedError`) before the statistic is returned.
     """
     try:
@@ -52,6 +54,8 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
             raise InputError("the dask engine's workers read the data by its path: save standard input to a file "
                              "and give that file")
         file = module.open_file(file.source.path, options)
+    elif isinstance(file.source, DataParts) and file.source.pinned:
+        file = module.open_file(file.source.unpinned(), options)  # the parts fingerprinted, by their paths
     users = getattr(module, "per_user", lambda options: False)(options)
     measured = file.extent_columns + ([file.header[file.columns.user]] if users else [])
     if file.format == "parquet":  # read and validated by the file's own reader, one row group per partition
@@ -59,7 +63,8 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
         extent_parts = [dask.delayed(file.row_group)(k, measured) for k in groups]
         parts = [dask.delayed(file.row_group)(k, file.names) for k in groups]
     elif file.format == "csv":
-        frame = dd.read_csv(file.path, usecols=file.names, dtype=str, keep_default_na=False,
+        paths = list(file.source.paths) if isinstance(file.source, DataParts) else file.path
+        frame = dd.read_csv(paths, usecols=file.names, dtype=str, keep_default_na=False,
                             encoding="utf-8-sig", blocksize=CSV_BLOCKSIZE)
         extent_parts = [dask.delayed(_from_pandas)(part) for part in frame[measured].to_delayed()]
         parts = [dask.delayed(_from_pandas)(part) for part in frame.to_delayed()]
