@@ -112,7 +112,7 @@ def engine_release(args, items=None):
     per_user = args.user_epsilon is not None or args.max_answers is not None
     release = release_from_reports(tally, weights=args.weights if debiased else "uniform", debiased=debiased,
                                    guarantee=None if per_user else drawn)
-    if per_user:  # drawn here, under the bound or split the engine applied: the tally keeps no user to check it by
+    if per_user and drawn is not None:  # drawn here, under the bound or split the engine applied: the tally keeps no user to check it by
         release = replace(release, guarantee=replace(drawn, seeded=True) if tally.seeded else drawn)
     return release, tally
 

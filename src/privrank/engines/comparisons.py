@@ -281,6 +281,7 @@ def finish(part: Partial | None, options) -> ComparisonTally:
     if len(items) < 2:
         raise InputError("at least two distinct items are needed to rank anything")
     tally = ComparisonTally.from_codes(items, part.levels, codes, counts)
-    declared = (options.epsilon,) if options.epsilon is not None else \
-        tuple(part.levels.tolist()) if options.user_epsilon is not None else None  # the levels it drew at
+    declared = (options.epsilon,) if options.epsilon is not None else None
+    if options.user_epsilon is not None and part.levels is not None:  # the levels its reports were drawn at
+        declared = tuple(part.levels.tolist())
     return replace(tally, seeded=options.seeded, items_declared=options.items is not None, declared_epsilons=declared)

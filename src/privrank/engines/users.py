@@ -264,8 +264,8 @@ class Plan:
         holds the user's last kept record, the bound less that partition's quota in it, the bound
         after it); with a budget, each user's total."""
         first = int(self.used[:partition].sum())
-        if self.cross is None:
-            return Users(budget=self.budget, labels=self.labels, counts=self.values, used=first)
         k = self.max_answers
+        if k is None or self.cross is None:
+            return Users(budget=self.budget, labels=self.labels, counts=self.values, used=first)
         before = np.where(partition < self.cross, 0, np.where(partition == self.cross, k - self.values, k))
         return Users(max_answers=k, labels=self.labels, counts=before.astype(np.int64), used=first)
