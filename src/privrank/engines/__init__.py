@@ -82,10 +82,8 @@ from ..data.parts import DataParts
 from ..data.pinned import PinnedFile
 from .._rng import is_seeded
 from ..errors import InputError, check_epsilon, check_whole
-from ..guarantees import UNIT_RANKING, Guarantee
+from ..guarantees import UNIT_COMPARISON, UNIT_RANKING, UNIT_USER, Guarantee
 from ..mechanisms.randomized_response import record_key
-from ..pairwise.local import budget_guarantee
-from ..pairwise.release import TIE_NOTE
 from ..release import charge, private_release
 from . import comparisons, rankings
 from .users import Users
@@ -285,10 +283,14 @@ def local_guarantee(kind: str, epsilon: float | None, statistic: str | None, use
                     max_answers: int | None = None) -> Guarantee:
     """The guarantee of the reports the engines draw: per comparison (per user with a bound or a
     personal budget), or per ranking (``n`` public)."""
-    if kind == "comparisons":
-        return budget_guarantee("randomized response", TIE_NOTE, epsilon=epsilon, user_epsilon=user_epsilon,
-                                max_answers=max_answers)
+    if kind == "comparisons" and user_epsilon is not None:
+        return Guarantee(epsilon=user_epsilon, model="local", unit=UNIT_USER, mechanism="randomized response",
+                         note="Each user's budget is split evenly over that user's comparisons.")
     assert epsilon is not None, "rankings are randomized at one epsilon"
+    if kind == "comparisons":
+        return Guarantee(epsilon=epsilon, model="local", unit=UNIT_COMPARISON, mechanism="randomized response",
+                         epsilon_per_comparison=epsilon,
+                         epsilon_per_user=None if max_answers is None else epsilon * max_answers)
     vector = "pairwise vector" if statistic == "pairwise" else "weighted tree vector of positions"
     return Guarantee(epsilon=epsilon, model="local", unit=UNIT_RANKING,
                      mechanism=f"one-round Duchi et al. l2 randomizer of the {vector}",

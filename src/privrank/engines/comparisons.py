@@ -21,7 +21,7 @@ from ..data.io import ComparisonFile, item_list, read_comparisons  # noqa: F401 
 from ..data.arrow_columns import dictionary_encoded, is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
-from ..pairwise.local import record_epsilon_levels
+from .users import personal_levels
 
 KIND = "comparisons"
 CONTAINER = PairwiseComparisons
@@ -121,7 +121,10 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
     if options.epsilon is None and options.user_epsilon is None:
         tally = comps.tally()
     else:  # charged by sufficient_statistics
-        levels = record_epsilon_levels(comps, options.epsilon, options.user_epsilon)
+        if options.user_epsilon is not None and comps.user is None:
+            raise InputError("user_epsilon needs user ids in the data")
+        levels = epsilon_levels(options.epsilon, comps.n_records) if options.user_epsilon is None else \
+            personal_levels(options.user_epsilon, comps.records_per_user(), comps.user)
         tally = randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
     return bounded(tally, options, given)
 

@@ -6,7 +6,7 @@ Two requests need to know whose record is whose, and nothing else does:
   exactly :meth:`~privrank.data.comparisons.PairwiseComparisons.first_answers`), and
 * a personal budget ``user_epsilon=B`` of the local model (each user's ``B`` split evenly over
   that user's records: a user with ``c`` records answers each at ``B / c``,
-  :func:`~privrank.pairwise.local.record_epsilon_levels`).
+  :func:`privrank.pairwise.local.randomized_response` splits it).
 
 :class:`Users` holds, for a pass over records in file order, the user labels met (a pyarrow
 array, hashed to look a batch's labels up) and one count per user. It decides which records are
