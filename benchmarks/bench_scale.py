@@ -37,8 +37,8 @@ The last line is ``stream_comparisons_per_s=<x>`` for the private stream run of 
 drawn at random (each user's battles spread over the whole file), generated in row groups; then
 ``privrank rank FILE --mechanism objective-perturbation --items MODELS --epsilon 1
 --max-answers ARENA_BOUND --ci`` (95% intervals) on ``--engine stream``, in interleaved rounds
-with pyarrow alone reading the same columns, and -- up to ``--local-max`` battles (default 1e7) --
-the same command on ``--engine local``: wall, CPU and peak RSS of each.
+with pyarrow alone reading the same columns, and -- up to ``--local-max`` battles (default 1e7; not with ``--quick``)
+-- the same command on ``--engine local``: wall, CPU and peak RSS of each.
 
     python benchmarks/bench_scale.py                  # 2e8 comparisons, 5e6 rankings, files under /tmp
     python benchmarks/bench_scale.py --n 2e7 --rankings 1e6 --skip-dask
@@ -280,7 +280,7 @@ def main(argv=None) -> None:
     parser.add_argument("--big-rounds", type=int, default=3, help="rounds of the dask and command jobs (>= 3)")
     parser.add_argument("--skip-dask", action="store_true")
     parser.add_argument("--arena", action="store_true", help="the private arena release instead (module docstring)")
-    parser.add_argument("--quick", action="store_true", help="with --arena: 1e6 battles")
+    parser.add_argument("--quick", action="store_true", help="with --arena: 1e6 battles, stream only (under a minute)")
     parser.add_argument("--local-max", type=float, default=1e7, help="with --arena: largest n run on --engine local")
     args = parser.parse_args(argv)
     if args.rounds < 5 or args.big_rounds < 3:
@@ -289,7 +289,7 @@ def main(argv=None) -> None:
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
     if args.arena:
-        return bench_arena(directory, n, args.batch_size, args.big_rounds, n <= args.local_max)
+        return bench_arena(directory, n, args.batch_size, args.big_rounds, n <= args.local_max and not args.quick)
     path = generated(directory / f"comparisons_{n}.parquet", generate, n)
     size_mb = path.stat().st_size / 2 ** 20
     print(f"file: {n:,} comparisons, m = {M}, {size_mb:,.0f} MB on disk; "
