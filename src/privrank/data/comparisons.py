@@ -464,13 +464,18 @@ class PairwiseComparisons(Shown):
         return replace(new, declared_epsilons=None)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
-        """The per-pair sufficient statistic of record ``values`` (default: the outcomes; of many raw
-        outcomes, summed exactly by the :meth:`tally`)."""
-        if values is None and weights is None and self.epsilon is None and self.n_records > SMALL_RECORDS:
-            return self.tally().pair_counts()
+        """The per-pair sufficient statistic of record ``values`` (default: the outcomes, whose sums
+        of halves are exact in any order: counted by pair key, or by the :meth:`tally`'s sort when
+        there are many more pairs than records)."""
+        m, n = self.n_items, self.n_records
+        if values is None and weights is None and self.epsilon is None:
+            if n > SMALL_RECORDS and m * m > max(4 * n, 1 << 16):
+                return self.tally().pair_counts()
+            return PairCounts.summed(m, self.item_a, self.item_b, self.preference_values(), items=self.items,
+                                     items_declared=self.items_declared)
         if values is None:
             values = self.preference_values()
-        return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items,
+        return PairCounts.from_records(m, self.item_a, self.item_b, values, weights, items=self.items,
                                        items_declared=self.items_declared)
 
     def tally(self) -> "ComparisonTally":

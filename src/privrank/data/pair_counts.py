@@ -113,22 +113,32 @@ class PairCounts(Shown):
         if len(set(items)) != len(items):
             raise InputError("the item list has a repeated label")
         items_declared = check_flag(items_declared, name="items_declared")
-        swap = a > b
-        lo = np.where(swap, b, a)
-        hi = np.where(swap, a, b)
-        val = np.where(swap, 1.0 - v, v)
-        keys: np.ndarray
-        if weights is None:  # unit weights: the totals are the counts
-            keys, (tot, win) = group_sums(lo * m + hi, m * m, None, val)
-            tot = tot.astype(float)
-        else:
+        w = None
+        if weights is not None:
             w = real_array(weights, name="weights", what="one number per record")
             if w.shape != (n,):
                 raise InputError("weights must give one number per record")
             if not np.all(np.isfinite(w) & (w >= 0)):
                 raise InputError("every weight must be a finite number >= 0")
-            keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val * w)
-        return cls(m, *np.divmod(keys, m), win, tot, items, items_declared)
+        return cls.summed(m, a, b, v, w, items, items_declared)
+
+    @classmethod
+    def summed(cls, m: int, a, b, values, weights=None, items=(), items_declared: bool = True) -> "PairCounts":
+        """:meth:`from_records` of records already checked (int64 indices in range, never equal;
+        finite values and weights), as a validated data set holds them: only the sums."""
+        swap = a > b
+        lo = np.minimum(a, b)
+        key = lo * m
+        key += np.maximum(a, b)
+        val = np.where(swap, 1.0 - values, values)
+        keys: np.ndarray
+        if weights is None:  # unit weights: the totals are the counts
+            keys, (tot, win) = group_sums(key, m * m, None, val)
+            tot = tot.astype(float)
+        else:
+            keys, (tot, win) = group_sums(key, m * m, weights, val * weights)
+        i = keys // m
+        return cls(m, i, keys - i * m, win, tot, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":

@@ -177,10 +177,19 @@ def btl_gradient(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> np.ndarr
     return _derivatives(theta, pc, lam, link, linear)[0]
 
 
-def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None):
-    """The gradient and the Hessian's edge weights (one per pair) at ``theta``."""
+def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None, work=None):
+    """The gradient and the Hessian's edge weights (one per pair) at ``theta``; ``work``: three
+    float arrays of one entry per pair that hold the intermediate results (the edge weights
+    returned are the second), so that Newton's iterations allocate no per-pair memory (a fresh
+    array of a few MB costs its page faults on every call)."""
     m = theta.size
-    r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
+    if work is None:
+        r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
+    else:
+        d, w, other = work
+        np.take(theta, pc.i, out=d, mode="clip")  # the pairs' indices are in range: no bounds checks
+        d -= np.take(theta, pc.j, out=other, mode="clip")
+        r, w = link.pair_derivatives(d, pc.wins, pc.totals, out=(d, w))
     g = pc.row_sums(r) - np.bincount(pc.j, r, m)
     if lam:
         g += 2.0 * lam * theta
@@ -253,7 +262,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     scale = float(np.abs(pc.totals).sum()) + (0.0 if linear is None else float(np.abs(linear).sum()))
     tol = max(tol, 1e-14 * scale)
     f = None  # the objective at theta, evaluated only when a step needs a line search
-    g, w = _derivatives(theta, pc, lam, link, linear)
+    # the per-pair work arrays: the edge weights w are only read to form the step, so every
+    # candidate's derivatives may overwrite them
+    work = tuple(np.empty(pc.n_pairs) for _ in range(3))
+    g, w = _derivatives(theta, pc, lam, link, linear, work)
     gnorm = math.sqrt(g @ g)
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
     positions = laplacian_positions(pc.i, pc.j, m) if solver == "dense" else None
@@ -284,7 +296,7 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
         # backtracking on the objective. Near the optimum objective differences drop below
         # rounding, so a full step that reduces the gradient is taken when the objective is flat.
         cand = theta + step
-        gc, wc = _derivatives(cand, pc, lam, link, linear)
+        gc, wc = _derivatives(cand, pc, lam, link, linear, work)
         gc_norm = math.sqrt(gc @ gc)
         if gc_norm <= 0.9 * gnorm:
             theta, f, g, w, gnorm = cand, None, gc, wc, gc_norm
@@ -297,10 +309,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             cand = theta + t * step
             fc = btl_objective(cand, pc, lam, link, linear)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
-                gc, wc = _derivatives(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear, work)
                 break
             if t == 1.0 and fc <= f + flat:
-                gc, wc = _derivatives(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear, work)
                 if math.sqrt(gc @ gc) < gnorm:
                     break
             t *= 0.5

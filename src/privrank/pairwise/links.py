@@ -73,9 +73,16 @@ class Link:
         """Second derivative of :meth:`pair_loss` in ``d`` (the Hessian's edge weights)."""
         raise NotImplementedError
 
-    def pair_derivatives(self, d, wins, totals):
-        """``(pair_gradient, pair_curvature)`` at once (a link may share work between them)."""
-        return self.pair_gradient(d, wins, totals), self.pair_curvature(d, wins, totals)
+    def pair_derivatives(self, d, wins, totals, out=None):
+        """``(pair_gradient, pair_curvature)`` at once (a link may share work between them); ``out``:
+        two float arrays shaped like ``d`` to write them into (the first may be ``d`` itself), so
+        that a solver's iterations reuse their memory."""
+        r, w = self.pair_gradient(d, wins, totals), self.pair_curvature(d, wins, totals)
+        if out is None:
+            return r, w
+        np.copyto(out[0], r)
+        np.copyto(out[1], w)
+        return out
 
     def __repr__(self) -> str:
         return f"<link {self.name}: kappa_1={self.kappa_1:.4g}, kappa_2={self.kappa_2:.4g}>"
@@ -107,10 +114,20 @@ class LogisticLink(Link):
         p = expit(d)
         return totals * p * (1.0 - p)
 
-    def pair_derivatives(self, d, wins, totals):
-        p = expit(d)  # one sigmoid for both: n p - s and n p (1 - p)
-        tp = totals * p
-        return tp - wins, tp - tp * p
+    def pair_derivatives(self, d, wins, totals, out=None):
+        # one sigmoid for both: n p - s and n p - n p p, computed in the two output arrays; the
+        # sigmoid as 1 / (1 + e^-d) (numpy's vectorised exp: 6x scipy's expit; e^-d = inf gives 0)
+        r, w = (np.empty_like(d, dtype=float), np.empty_like(d, dtype=float)) if out is None else out
+        p = np.negative(d, out=w)
+        with np.errstate(over="ignore"):
+            np.exp(p, out=p)
+        p += 1.0
+        np.divide(1.0, p, out=p)
+        tp = np.multiply(totals, p, out=r)  # d (possibly r) is read by now
+        np.multiply(tp, p, out=w)
+        np.subtract(tp, w, out=w)
+        np.subtract(tp, wins, out=r)
+        return r, w
 
 
 class ProbitLink(Link):
