@@ -24,7 +24,7 @@ from ..errors import EPSILON_FLOOR, InputError, check_flag, check_labels, index_
 from ..html_cards import Shown
 from .pair_counts import PairCounts
 from .arrow_columns import label_indices
-from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
+from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels, folds
 
 OUTCOME_A = 1
 OUTCOME_B = -1
@@ -50,12 +50,12 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
     type are encoded by Arrow (:func:`~privrank.data.arrow_columns.label_indices`: strings, integers,
     10x faster than a dict); anything else (mixed types, missing labels) by a dict, and so are lists
-    of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
+    or object arrays of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
     ``items`` is an :class:`InputError` (``KeyError`` on the dict path), and so is a missing
     label (None, NaN or an empty string), named ``name`` in the message."""
-    strings = all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns)
-    if strings and max(map(len, columns)) <= SMALL_RECORDS:
+    if max(map(len, columns)) <= SMALL_RECORDS and all(_python_objects(c) for c in columns):
         return _dict_codes(columns, items, name)
+    strings = all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -83,6 +83,13 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
         return _dict_codes(columns, items, name)
     return labels, [label_indices(x, labels) for x in arrays]
+
+
+def _python_objects(column) -> bool:
+    """Whether ``column`` holds Python strings: a list of them or a numpy object array (as pandas
+    gives a text column), which a dict maps faster than Arrow sets up for a few thousand records."""
+    return len(column) > 0 and isinstance(column[0], str) and (
+        isinstance(column, list) or isinstance(column, np.ndarray) and column.dtype == object)
 
 
 def _dict_codes(columns, items, name: str) -> tuple[tuple, list]:
@@ -465,12 +472,12 @@ class PairwiseComparisons(Shown):
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
         """The per-pair sufficient statistic of record ``values`` (default: the outcomes, whose sums
-        of halves are exact in any order: counted by pair key, or by the :meth:`tally`'s sort when
-        there are many more pairs than records)."""
+        of halves are exact in any order: counted by pair key, or by the :meth:`tally` when many
+        records fill a small table or many more pairs than records are possible)."""
         m, n = self.n_items, self.n_records
         if values is None and weights is None and self.epsilon is None:
-            if n > SMALL_RECORDS and m * m > max(4 * n, 1 << 16):
-                return self.tally().pair_counts()
+            if n > SMALL_RECORDS and (folds(3 * m * m, n) or m * m > max(4 * n, 1 << 16)):
+                return self.tally().pair_counts()  # a small table folded, or a sort of 32-bit codes
             return PairCounts.summed(m, self.item_a, self.item_b, self.preference_values(), items=self.items,
                                      items_declared=self.items_declared)
         if values is None:

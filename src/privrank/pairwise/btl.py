@@ -31,6 +31,7 @@ import math
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -135,11 +136,14 @@ class BTLFit(ScoredRanking):
         What the input release protects (fitting is post-processing).
     lam : float
         Ridge strength used (count-weighted form).
-    n_iter, grad_norm, converged, objective
-        Convergence diagnostics of the solver.
+    n_iter, grad_norm, converged, solver
+        Convergence diagnostics of the solver; ``objective``, the penalised objective at the
+        scores, is computed when first read.
     release : PairwiseRelease or None
         The release the scores were fitted to (set by :func:`fit_btl`); confidence intervals
         (:func:`privrank.confidence_intervals`) need it.
+    counts : PairCounts or None
+        The per-pair statistic the scores were fitted to (``objective`` is evaluated on it).
 
     Examples
     --------
@@ -160,10 +164,17 @@ class BTLFit(ScoredRanking):
     n_iter: int
     grad_norm: float
     converged: bool
-    objective: float
     solver: str
     info: dict = field(default_factory=dict)
     release: PairwiseRelease | None = field(default=None, repr=False, compare=False)
+    counts: PairCounts | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def objective(self) -> float:
+        """The penalised objective at the scores (computed when first read)."""
+        if self.counts is None:
+            raise InputError("this fit keeps no per-pair statistic to evaluate its objective on")
+        return btl_objective(self.scores, self.counts, self.lam)
 
 
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
@@ -187,8 +198,8 @@ def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None, work=None):
         r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
     else:
         d, w, other = work
-        np.take(theta, pc.i, out=d, mode="clip")  # the pairs' indices are in range: no bounds checks
-        d -= np.take(theta, pc.j, out=other, mode="clip")
+        theta.take(pc.i, out=d, mode="clip")  # the pairs' indices are in range: no bounds checks
+        d -= theta.take(pc.j, out=other, mode="clip")
         r, w = link.pair_derivatives(d, pc.wins, pc.totals, out=(d, w))
     g = pc.row_sums(r) - np.bincount(pc.j, r, m)
     if lam:
@@ -390,8 +401,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
         warnings.warn("BTL scores are very large: increase lam (the data may be nearly separable "
                       "or too noisy for this privacy level)", UtilityWarning, stacklevel=3)
     items = pc.items if pc.items else tuple(range(pc.n_items))
-    return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok,
-                  btl_objective(theta, pc, lam), used, info, release)
+    return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok, used, info, release, pc)
 
 
 def fit_btl(data: PairwiseRelease | PairwiseComparisons | TableLike | Sequence[Hashable],

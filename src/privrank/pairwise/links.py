@@ -116,11 +116,12 @@ class LogisticLink(Link):
 
     def pair_derivatives(self, d, wins, totals, out=None):
         # one sigmoid for both: n p - s and n p - n p p, computed in the two output arrays; the
-        # sigmoid as 1 / (1 + e^-d) (numpy's vectorised exp: 6x scipy's expit; e^-d = inf gives 0)
+        # sigmoid as 1 / (1 + e^-d) (numpy's vectorised exp: 6x scipy's expit), -d capped at 700 so
+        # that e^-d stays finite (p = 1e-304 there, where it is 0 to rounding anyway)
         r, w = (np.empty_like(d, dtype=float), np.empty_like(d, dtype=float)) if out is None else out
         p = np.negative(d, out=w)
-        with np.errstate(over="ignore"):
-            np.exp(p, out=p)
+        np.minimum(p, 700.0, out=p)
+        np.exp(p, out=p)
         p += 1.0
         np.divide(1.0, p, out=p)
         tp = np.multiply(totals, p, out=r)  # d (possibly r) is read by now
