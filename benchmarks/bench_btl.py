@@ -28,7 +28,9 @@ given to privrank and evalica alike (``items=`` / ``index=``):
 * indices -- two int64 arrays: privrank ``from_indices``, evalica with ``pd.RangeIndex(m)``,
   choix on the indices.
 
-Each answer is compared with privrank's: ``max|dtheta|`` (scores centred, log-strengths) and its
+Only each library's call is timed; reading its answer as scores in item order (evalica's
+sorted Series reindexed, logarithms taken) happens outside the clock. Each answer is compared
+with privrank's: ``max|dtheta|`` (scores centred, log-strengths) and its
 gradient norm in the unpenalised likelihood. A contender more than 1e-4 away is reported as
 DISAGREEING, and its ratio is not a speed-up. Timing (``spread.py``): ``--rounds`` interleaved
 rounds of CPU time (``time.process_time``; every library runs on one thread), each contender's
@@ -114,8 +116,10 @@ def centred(theta):
 
 
 def contenders(names, a, b, first_wins):
-    """``{(name, input): callable returning theta in item-index order}`` (``names`` sorted: the
-    index order is the label order, as privrank numbers items), each called as :func:`config` says."""
+    """``{(name, input): (call, theta)}``: ``call()`` is what is timed, each library called as
+    :func:`config` says, and ``theta(answer)`` reads its answer as centred log-strengths in
+    item-index order (``names`` sorted: the index order is the label order, as privrank numbers
+    items), outside the clock."""
     import choix
     import evalica
     import pandas as pd
@@ -130,26 +134,31 @@ def contenders(names, a, b, first_wins):
     items = tuple(range(m))
     pairs = list(zip(np.where(first_wins, a, b).tolist(), np.where(first_wins, b, a).tolist()))
 
-    def evalica_run(left, right, index):
-        scores = evalica.bradley_terry(left, right, winners, index=index).scores
-        return centred(np.log(scores.reindex(index).to_numpy()))
-
     def choix_ilsr(left, right):
         winner, loser = np.where(first_wins, left, right), np.where(first_wins, right, left)
         comp_mat = np.bincount(winner * m + loser, minlength=m * m).reshape(m, m).astype(float)
-        return centred(choix.ilsr_pairwise_dense(comp_mat, alpha=0.0, tol=1e-8))
+        return choix.ilsr_pairwise_dense(comp_mat, alpha=0.0, tol=1e-8)
 
-    out = {("privrank", "labels"): lambda: centred(pr.fit_btl(pr.PairwiseComparisons.from_labels(
-               xs, ys, outcome, items=names), tol=1e-8).scores),
-           ("privrank", "indices"): lambda: centred(pr.fit_btl(pr.PairwiseComparisons.from_indices(
-               items, a, b, outcome), tol=1e-8).scores),
-           ("evalica", "labels"): lambda: evalica_run(xs, ys, label_index),
-           ("evalica", "indices"): lambda: evalica_run(a, b, range_index)}
+    def evalica_theta(index):
+        return lambda result: centred(np.log(result.scores.reindex(index).to_numpy()))
+
+    def privrank_theta(fit):
+        return centred(fit.scores)
+
+    out = {("privrank", "labels"): (lambda: pr.fit_btl(pr.PairwiseComparisons.from_labels(
+               xs, ys, outcome, items=names), tol=1e-8), privrank_theta),
+           ("privrank", "indices"): (lambda: pr.fit_btl(pr.PairwiseComparisons.from_indices(
+               items, a, b, outcome), tol=1e-8), privrank_theta),
+           ("evalica", "labels"): (lambda: evalica.bradley_terry(xs, ys, winners, index=label_index),
+                                   evalica_theta(label_index)),
+           ("evalica", "indices"): (lambda: evalica.bradley_terry(a, b, winners, index=range_index),
+                                    evalica_theta(range_index))}
     if m <= 2000:
-        out[("choix ilsr", "labels")] = lambda: choix_ilsr(label_index.get_indexer(xs), label_index.get_indexer(ys))
-        out[("choix ilsr", "indices")] = lambda: choix_ilsr(a, b)
+        out[("choix ilsr", "labels")] = (lambda: choix_ilsr(label_index.get_indexer(xs),
+                                                            label_index.get_indexer(ys)), centred)
+        out[("choix ilsr", "indices")] = (lambda: choix_ilsr(a, b), centred)
         if m <= 200:  # scipy's Newton-CG over Python loops: seconds a call at m = 200 already
-            out[("choix opt", "indices")] = lambda: centred(choix.opt_pairwise(m, pairs))
+            out[("choix opt", "indices")] = (lambda: choix.opt_pairwise(m, pairs), centred)
     return out
 
 
@@ -188,12 +197,13 @@ def main(argv=None):
     worst = {"labels": np.inf, "indices": np.inf}
     rows = []
     for label, (names, a, b, first_wins) in data:
-        runs, calls = {}, {}
-        for key, fn in contenders(names, a, b, first_wins).items():
+        runs, calls, readers = {}, {}, {}
+        for key, (fn, readers[key]) in contenders(names, a, b, first_wins).items():
             if not (args.without_opt and key[0] == "choix opt"):
                 runs[key], calls[key] = filled(fn)
-        times, outputs = spread.interleaved(runs, rounds=args.rounds, repeat=args.repeat, clock=time.process_time)
+        times, answers = spread.interleaved(runs, rounds=args.rounds, repeat=args.repeat, clock=time.process_time)
         times = {key: [t / calls[key] for t in ts] for key, ts in times.items()}
+        outputs = {key: readers[key](answer) for key, answer in answers.items()}
         comps = pr.PairwiseComparisons.from_indices(tuple(range(len(names))), a, b, np.where(first_wins, 1, -1))
         pc = comps.pair_counts()
         print(f"{label} ({len(names)} items, {a.size:,} comparisons)"

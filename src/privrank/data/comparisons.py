@@ -253,7 +253,7 @@ class PairwiseComparisons(Shown):
                 raise InputError("user indices must run from 0 up, below the number of comparisons (one code per "
                                  "user); pass users= to name users with other ids")
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(check_labels(items), a, b, out, u, users, epsilon,
+        return cls._checked(items, a, b, out, u, users, epsilon,  # _checked checks the labels
                             check_flag(items_declared, name="items_declared"))._one_report_per_pair()
 
     @classmethod

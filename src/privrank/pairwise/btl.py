@@ -196,12 +196,13 @@ def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None, work=None):
     m = theta.size
     if work is None:
         r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
+        g = pc.row_sums(r) - np.bincount(pc.j, r, m)
     else:
         d, w, other = work
         theta.take(pc.i, out=d, mode="clip")  # the pairs' indices are in range: no bounds checks
         d -= theta.take(pc.j, out=other, mode="clip")
         r, w = link.pair_derivatives(d, pc.wins, pc.totals, out=(d, w))
-    g = pc.row_sums(r) - np.bincount(pc.j, r, m)
+        g = pc.row_sums(r) - np.bincount(pc.j, r, m)
     if lam:
         g += 2.0 * lam * theta
     return (g if linear is None else g + linear), w
@@ -291,33 +292,32 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             if shift:
                 H += shift
             # Cholesky, no wrapper's checks; H is symmetric: H.T is it in the Fortran order LAPACK reads
-            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)
+            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)  # H step = g: the step is -step
             if info:
                 raise np.linalg.LinAlgError("the Newton system is not positive definite")
-            step = -step
         else:
             assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
             M = scipy.sparse.diags(1.0 / (diag + shift))
-            step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), -g, rtol=rtol, atol=0.0,
+            step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), g, rtol=rtol, atol=0.0,
                                              M=M, maxiter=10 * m)
         # A full step that shrinks the gradient norm by a tenth is taken without evaluating the
         # objective (the usual case: Newton on a smooth convex objective); otherwise Armijo
         # backtracking on the objective. Near the optimum objective differences drop below
         # rounding, so a full step that reduces the gradient is taken when the objective is flat.
-        cand = theta + step
+        cand = theta - step
         gc, wc = _derivatives(cand, pc, lam, link, linear, work)
         gc_norm = math.sqrt(gc @ gc)
         if gc_norm <= 0.9 * gnorm:
             theta, f, g, w, gnorm = cand, None, gc, wc, gc_norm
             continue
         f = btl_objective(theta, pc, lam, link, linear) if f is None else f
-        slope = float(g @ step)
+        slope = -float(g @ step)
         flat = 1e-12 * (1.0 + abs(f))
         t = 1.0
         while True:
-            cand = theta + t * step
+            cand = theta - t * step
             fc = btl_objective(cand, pc, lam, link, linear)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
                 gc, wc = _derivatives(cand, pc, lam, link, linear, work)
@@ -517,14 +517,13 @@ def mle_exists(pc) -> bool:
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
     m = pc.n_items
     if m <= DENSE_MAX_ITEMS:  # a dense breadth-first search: no sparse matrices to build
-        won, lost = pc.wins > 0, pc.totals - pc.wins > 0
-        winner = np.concatenate((pc.i[won], pc.j[lost]))
-        loser = np.concatenate((pc.j[won], pc.i[lost]))
+        won, lost = pc.wins > 0, pc.wins < pc.totals
         edges = np.zeros((2, m, m), dtype=bool)
-        edges[0, loser, winner] = True  # row l: the items that beat l, which reach l
-        edges[1, winner, loser] = True  # row k: the items k beat, which k reaches
-        every = np.arange(m)
-        edges[:, every, every] = True  # an item reaches itself
+        beaten = edges[0]  # row l: the items that beat l, which reach l
+        beaten[pc.j[won], pc.i[won]] = True
+        beaten[pc.i[lost], pc.j[lost]] = True
+        beaten.flat[:: m + 1] = True  # an item reaches itself
+        edges[1] = beaten.T  # row k: the items k beat, which k reaches
         return _reaches_all(edges)
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
@@ -545,9 +544,8 @@ def _reaches_all(edges) -> bool:
     ``k`` has an edge to, each with a True diagonal. Both searches take one step per matrix product
     (read along rows, stopping at the first edge from a reached node)."""
     k, m, _ = edges.shape
-    seen = np.zeros((k, m, 1), dtype=bool)
-    seen[:, 0] = True
-    count = k
+    seen = edges[:, :, :1]  # one step from node 0
+    count = np.count_nonzero(seen)
     while True:
         seen = edges @ seen
         reached = np.count_nonzero(seen)
