@@ -478,8 +478,8 @@ class PairwiseComparisons(Shown):
         if values is None and weights is None and self.epsilon is None:
             if n > SMALL_RECORDS and (folds(3 * m * m, n) or m * m > max(4 * n, 1 << 16)):
                 return self.tally().pair_counts()  # a small table folded, or a sort of 32-bit codes
-            return PairCounts.summed(m, self.item_a, self.item_b, self.preference_values(), items=self.items,
-                                     items_declared=self.items_declared)
+            return PairCounts.of_outcomes(m, self.item_a, self.item_b, self.outcome, items=self.items,
+                                          items_declared=self.items_declared)
         if values is None:
             values = self.preference_values()
         return PairCounts.from_records(m, self.item_a, self.item_b, values, weights, items=self.items,

@@ -120,25 +120,28 @@ class PairCounts(Shown):
                 raise InputError("weights must give one number per record")
             if not np.all(np.isfinite(w) & (w >= 0)):
                 raise InputError("every weight must be a finite number >= 0")
-        return cls.summed(m, a, b, v, w, items, items_declared)
-
-    @classmethod
-    def summed(cls, m: int, a, b, values, weights=None, items=(), items_declared: bool = True) -> "PairCounts":
-        """:meth:`from_records` of records already checked (int64 indices in range, never equal;
-        finite values and weights), as a validated data set holds them: only the sums."""
-        swap = a > b
-        lo = np.minimum(a, b)
-        key = lo * m
-        key += np.maximum(a, b)
-        val = np.where(swap, 1.0 - values, values)
+        key, swap = _pair_keys(m, a, b)
+        val = np.where(swap, 1.0 - v, v)
         keys: np.ndarray
-        if weights is None:  # unit weights: the totals are the counts
+        if w is None:  # unit weights: the totals are the counts
             keys, (tot, win) = group_sums(key, m * m, None, val)
             tot = tot.astype(float)
         else:
-            keys, (tot, win) = group_sums(key, m * m, weights, val * weights)
+            keys, (tot, win) = group_sums(key, m * m, w, val * w)
         i = keys // m
         return cls(m, i, keys - i * m, win, tot, items, items_declared)
+
+    @classmethod
+    def of_outcomes(cls, m: int, a, b, outcome, items=(), items_declared: bool = True) -> "PairCounts":
+        """:meth:`from_records` of raw outcomes already checked (int8: 1 ``a`` preferred, -1 ``b``,
+        0 a tie; int64 indices in range, never equal), as a validated data set holds them: the same
+        statistic, with no float array per record (the outcomes for the first item of each pair
+        are summed, ``wins = (sum + records) / 2``, exact)."""
+        key, swap = _pair_keys(m, a, b)
+        keys, (count, net) = group_sums(key, m * m, None, np.where(swap, -outcome, outcome))
+        tot = count.astype(float)
+        i = keys // m
+        return cls(m, i, keys - i * m, (net + tot) * 0.5, tot, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":
@@ -197,6 +200,14 @@ class PairCounts(Shown):
 
         g = grouped_csr(self.i, self.j, self.n_items, order=row_order(self.i))
         return int(connected_components(g, directed=False)[0])
+
+
+def _pair_keys(m: int, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``(key, swap)``: each record's pair key ``min * m + max`` and whether its items come in
+    decreasing order."""
+    key = np.minimum(a, b) * m
+    key += np.maximum(a, b)
+    return key, a > b
 
 
 def row_order(rows) -> np.ndarray | None:

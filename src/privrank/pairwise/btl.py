@@ -298,7 +298,9 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
         else:
             assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
-            rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
+            # forcing term 0.01 ||g|| (quadratic convergence), but no tighter than needed for the
+            # next gradient, about the residual, to land below a tenth of tol
+            rtol = max(min(1e-2, max(1e-2 * gnorm, 0.1 * tol / gnorm)), 1e-12)
             M = scipy.sparse.diags(1.0 / (diag + shift))
             step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), g, rtol=rtol, atol=0.0,
                                              M=M, maxiter=10 * m)
