@@ -304,11 +304,12 @@ def test_from_indices_and_from_labels_refuse_bad_flags_outcomes_and_user_ids():
         PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [1, -1], user=[[0, 1], [2]])
 
 
-@pytest.mark.parametrize("m, n", [(6, 300), (6, 5000), (120, 5000), (4000, 5000)])
+@pytest.mark.parametrize("m, n", [(6, 300), (6, 5000), (120, 5000), (150, 100_000), (4000, 1000), (4000, 5000)])
 def test_pair_counts_of_raw_outcomes_by_every_route_are_the_records_sums(m, n):
-    """Raw outcomes are summed by pair key (few records; many records on a table that is not small)
-    or by the tally (many records folding a small table; many more pairs than records): the same
-    statistic as the validated sums of :meth:`PairCounts.from_records`, to the last bit."""
+    """Raw outcomes are summed by one count of dense pair keys (many records per pair too), by
+    distinct keys (few records, many pairs) or by the tally (many records folding a small table;
+    many more pairs than records): the validated sums of :meth:`PairCounts.from_records`, to the
+    last bit."""
     rng = np.random.default_rng(m)
     a = rng.integers(0, m, n)
     b = (a + rng.integers(1, m, n)) % m

@@ -135,13 +135,27 @@ class PairCounts(Shown):
     def of_outcomes(cls, m: int, a, b, outcome, items=(), items_declared: bool = True) -> "PairCounts":
         """:meth:`from_records` of raw outcomes already checked (int8: 1 ``a`` preferred, -1 ``b``,
         0 a tie; int64 indices in range, never equal), as a validated data set holds them: the same
-        statistic, with no float array per record (the outcomes for the first item of each pair
-        are summed, ``wins = (sum + records) / 2``, exact)."""
+        statistic, exact. Per pair, the outcomes for its first item sum to ``net`` and
+        ``wins = (net + records) / 2``. When the pair keys are dense, one ``bincount`` adds
+        ``base + outcome`` per record, ``base`` a power of two above twice the records, so that
+        each pair's sum ``base * records + net`` (exact below 2^53) splits back into both."""
         key, swap = _pair_keys(m, a, b)
-        keys, (count, net) = group_sums(key, m * m, None, np.where(swap, -outcome, outcome))
-        tot = count.astype(float)
+        signed = outcome.astype(float)
+        np.negative(signed, out=signed, where=swap)
+        n = signed.size
+        if n < 1 << 25 and m * m <= max(4 * n, 1 << 16):
+            base = float(2 ** (n.bit_length() + 1))
+            signed += base
+            total = np.bincount(key, signed, m * m)
+            keys = np.flatnonzero(total.astype(bool))  # every record adds at least base - 1 > 0
+            total = total[keys]
+            count = np.rint(total / base)  # |net| <= records < base / 2; dividing by 2^k is exact
+            net = total - base * count
+        else:
+            keys, (count, net) = group_sums(key, m * m, None, signed)
+            count = count.astype(float)
         i = keys // m
-        return cls(m, i, keys - i * m, (net + tot) * 0.5, tot, items, items_declared)
+        return cls(m, i, keys - i * m, (net + count) * 0.5, count, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":
