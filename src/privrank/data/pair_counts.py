@@ -135,27 +135,27 @@ class PairCounts(Shown):
     def of_outcomes(cls, m: int, a, b, outcome, items=(), items_declared: bool = True) -> "PairCounts":
         """:meth:`from_records` of raw outcomes already checked (int8: 1 ``a`` preferred, -1 ``b``,
         0 a tie; int64 indices in range, never equal), as a validated data set holds them: the same
-        statistic, exact. Per pair, the outcomes for its first item sum to ``net`` and
-        ``wins = (net + records) / 2``. When the pair keys are dense, one ``bincount`` adds
-        ``base + outcome`` per record, ``base`` a power of two above twice the records, so that
-        each pair's sum ``base * records + net`` (exact below 2^53) splits back into both."""
+        statistic, exact. Each record counts ``v = 1 + outcome`` for the first item of its pair
+        (twice its value: 2 a win, 1 a tie), and ``wins = sum(v) / 2``. When the pair keys are
+        dense, one ``bincount`` adds ``base + v`` per record, ``base`` a power of two above twice
+        the records, so that each pair's sum ``base * records + sum(v)`` (exact below 2^53) is
+        split back into both by one ``divmod``."""
         key, swap = _pair_keys(m, a, b)
-        signed = outcome.astype(float)
-        np.negative(signed, out=signed, where=swap)
-        n = signed.size
+        doubled = outcome.astype(float)
+        np.negative(doubled, out=doubled, where=swap)
+        doubled += 1.0
+        n = doubled.size
         if n < 1 << 25 and m * m <= max(4 * n, 1 << 16):
             base = float(2 ** (n.bit_length() + 1))
-            signed += base
-            total = np.bincount(key, signed, m * m)
-            keys = np.flatnonzero(total.astype(bool))  # every record adds at least base - 1 > 0
-            total = total[keys]
-            count = np.rint(total / base)  # |net| <= records < base / 2; dividing by 2^k is exact
-            net = total - base * count
+            doubled += base
+            total = np.bincount(key, doubled, m * m)
+            keys = np.flatnonzero(total.astype(bool))  # every record adds at least base > 0
+            count, wins2 = np.divmod(total[keys], base)  # sum(v) <= 2 records < base
         else:
-            keys, (count, net) = group_sums(key, m * m, None, signed)
+            keys, (count, wins2) = group_sums(key, m * m, None, doubled)
             count = count.astype(float)
-        i = keys // m
-        return cls(m, i, keys - i * m, (net + count) * 0.5, count, items, items_declared)
+        i, j = np.divmod(keys, m)
+        return cls(m, i, j, wins2 * 0.5, count, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":

@@ -214,7 +214,7 @@ _LAPLACIAN_SIGNS = np.array([[-1.0], [-1.0], [1.0], [1.0]])  # the entries (i, j
 def laplacian_positions(i, j, m: int) -> np.ndarray:
     """Flat positions in an ``m x m`` matrix of the entries ``(i, j)``, ``(j, i)``, ``(i, i)`` and
     ``(j, j)`` of every pair: what :func:`weighted_laplacian` fills (computed once per solve)."""
-    return np.concatenate((i * m + j, j * m + i, i * (m + 1), j * (m + 1)))
+    return np.concatenate((i, j, i, j)) * m + np.concatenate((j, i, i, j))
 
 
 def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0, positions=None) -> np.ndarray:
