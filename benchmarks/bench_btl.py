@@ -1,36 +1,49 @@
 """Bradley-Terry maximum-likelihood fit: privrank vs choix and evalica on identical data.
 
 Every contender fits the same model to the same comparisons, configured as its own
-documentation says: privrank ``fit_btl`` (the MLE by default on raw comparisons, Newton to a
-gradient 2-norm <= 1e-8), choix 0.4 ``ilsr_pairwise`` (alpha = 0, the MLE; ``tol`` 1e-8) and
-``opt_pairwise`` (its defaults: alpha = 1e-6, Newton-CG), evalica ``bradley_terry`` (its
-defaults: tolerance 1e-6, 100 iterations). Data: first the NFL 2019 season shipped with privrank
-(32 teams; its rows of ``nfl_2010_2020.csv`` read with the csv module as a user would, the one
-tied game left out because choix takes no ties), then ``n`` comparisons of random pairs of ``m``
-items under a BTL model with N(0, 1) scores, no ties.
+documentation says for speed (``CONFIG`` spells out each call; the script prints it beside the
+figures and into README.md):
 
-Two inputs, as users hold them:
+* privrank ``fit_btl`` (the MLE by default on raw comparisons, Newton to a gradient 2-norm
+  <= 1e-8) of ``PairwiseComparisons.from_labels(..., items=names)`` or ``from_indices``;
+* evalica 0.4 ``bradley_terry`` on numpy arrays with its ``index=`` argument (the item list as a
+  ``pd.Index``, made once before the clock starts, as evalica's own benchmarks pass the index
+  of ``evalica.indexing``) and the outcome as a uint8 array of its ``Winner`` values (the array type its
+  Rust solver reads without a copy), its default solver and tolerance (1e-6, 100 iterations);
+* choix 0.4 ``ilsr_pairwise_dense`` (alpha = 0, the MLE; ``tol`` 1e-8), which its docs name
+  the efficient form for data with many comparisons per pair, on the win-count matrix the user
+  builds with one ``bincount`` (timed), and ``opt_pairwise`` (its defaults: alpha = 1e-6,
+  Newton-CG) on the list of (winner, loser) pairs its docs describe.
 
-* labels -- three lists (first item, second item, winner side or label), as read from a CSV:
-  privrank ``PairwiseComparisons.from_labels``, evalica directly, choix after the user's own
-  label -> index mapping (timed);
-* indices -- integer arrays: privrank ``from_indices``, evalica on integers, choix on
-  (winner, loser) pairs.
+Data: first the NFL 2019 season shipped with privrank (32 teams; its rows of
+``nfl_2010_2020.csv`` read with the csv module, the one tied game left out because choix takes
+no ties), then ``n`` comparisons of random pairs of ``m`` items under a BTL model with N(0, 1)
+scores, no ties.
 
-Each answer is compared with privrank's: ``max|dtheta|`` (scores centred, log-strengths) and its
+Two inputs, as numpy arrays (what ``pandas.read_csv(...).to_numpy()`` gives), the item list
+given to privrank and evalica alike (``items=`` / ``index=``):
+
+* labels -- two object arrays of item names and the outcome: privrank ``from_labels``, evalica
+  on the names, choix after the user's ``index.get_indexer`` (timed);
+* indices -- two int64 arrays: privrank ``from_indices``, evalica with ``pd.RangeIndex(m)``,
+  choix on the indices.
+
+Only each library's call is timed; reading its answer as scores in item order (evalica's
+sorted Series reindexed, logarithms taken) happens outside the clock. Each answer is compared
+with privrank's: ``max|dtheta|`` (scores centred, log-strengths) and its
 gradient norm in the unpenalised likelihood. A contender more than 1e-4 away is reported as
 DISAGREEING, and its ratio is not a speed-up. Timing (``spread.py``): ``--rounds`` interleaved
-rounds, each contender's time the best of ``--repeat`` calls in the round, a small data set's
-call repeated to fill about 0.1 s; ratios (time of the peer / time of privrank on the same input)
-are taken round by round and shown as median (min-max). Every library runs on one BLAS thread.
-choix is skipped at m = 10,000 (its ILSR builds m x m dense matrices: 800 MB each) and
-``opt_pairwise`` above m = 200 (17 s there already), and noted so. The last lines print the
+rounds of CPU time (``time.process_time``; every library runs on one thread), each contender's
+time the best of ``--repeat`` calls in the round, a small data set's call repeated to fill about
+0.1 s; ratios (time of the peer / time of privrank on the same input) are taken round by round
+and shown as median (min-max). choix is skipped at m = 10,000 (m x m dense matrices: 800 MB
+each) and ``opt_pairwise`` above m = 200 (seconds a call), and noted so. The last lines print the
 smallest median ratio per input against the fastest agreeing peer.
 
     python benchmarks/bench_btl.py              # NFL 2019, m = 50, 200, 1000, 10000
     python benchmarks/bench_btl.py --quick      # NFL 2019, m = 50, 200
     python benchmarks/bench_btl.py --readme     # and the table in README.md
-    python benchmarks/bench_btl.py --without-opt   # without choix opt_pairwise (a minute a call)
+    python benchmarks/bench_btl.py --without-opt   # without choix opt_pairwise (seconds a call)
 """
 from __future__ import annotations
 
@@ -60,6 +73,24 @@ HEADER = ("| m, comparisons | evalica, labels | evalica, indices | choix ILSR, l
           "| choix `opt_pairwise` |\n|---|---|---|---|---|---|")
 
 
+def config() -> dict[str, str]:
+    """Each contender's call, as timed (names, xs, ys: arrays of labels; a, b: int64 indices)."""
+    import evalica
+
+    return {
+        "privrank": "fit_btl(PairwiseComparisons.from_labels(xs, ys, outcome, items=names), tol=1e-8); "
+                    "indices: from_indices(range(m), a, b, outcome); outcome an int array of 1 / -1",
+        "evalica": f"bradley_terry(xs, ys, winners, index=index) on numpy arrays; index = pd.Index(names) "
+                   f"(pd.RangeIndex(m) for a, b), made before the clock starts; winners a "
+                   f"uint8 array of Winner.X / Winner.Y; solver {evalica.SOLVER!r}, tolerance 1e-6, limit 100 "
+                   f"(defaults)",
+        "choix ilsr": "ilsr_pairwise_dense(comp_mat, alpha=0.0, tol=1e-8); comp_mat = np.bincount(winner * m + "
+                      "loser, minlength=m * m).reshape(m, m), timed; labels mapped by index.get_indexer, timed",
+        "choix opt": "opt_pairwise(m, pairs) on a list of (winner, loser) tuples; defaults alpha=1e-6, "
+                     "method='Newton-CG', tol=1e-5",
+    }
+
+
 def nfl_season(season=2019):
     """``(names, a, b, first_wins)`` of one season's untied games, read as a user reads the CSV."""
     with NFL.open(newline="") as f:
@@ -85,46 +116,49 @@ def centred(theta):
 
 
 def contenders(names, a, b, first_wins):
-    """``{(name, input): callable returning theta in item-index order}`` (``names`` sorted: the
-    index order is the label order, as privrank numbers items)."""
+    """``{(name, input): (call, theta)}``: ``call()`` is what is timed, each library called as
+    :func:`config` says, and ``theta(answer)`` reads its answer as centred log-strengths in
+    item-index order (``names`` sorted: the index order is the label order, as privrank numbers
+    items), outside the clock."""
     import choix
     import evalica
+    import pandas as pd
 
     m = len(names)
-    xs, ys = [names[k] for k in a], [names[k] for k in b]
+    labels = np.array(names, dtype=object)
+    xs, ys = labels[a], labels[b]
     outcome = np.where(first_wins, 1, -1)
-    outcome_list = outcome.tolist()
-    side = [evalica.Winner.X if w else evalica.Winner.Y for w in first_wins]
-    winners, losers = np.where(first_wins, a, b), np.where(first_wins, b, a)
-    pairs = list(zip(winners.tolist(), losers.tolist()))
-    winner_labels = [xs[k] if w else ys[k] for k, w in enumerate(first_wins)]
-    a_list, b_list = a.tolist(), b.tolist()
+    winners = np.where(first_wins, evalica.Winner.X, evalica.Winner.Y).astype(np.uint8)
+    label_index = pd.Index(names)
+    range_index = pd.RangeIndex(m)
+    items = tuple(range(m))
+    pairs = list(zip(np.where(first_wins, a, b).tolist(), np.where(first_wins, b, a).tolist()))
 
-    def privrank_labels():
-        return centred(pr.fit_btl(pr.PairwiseComparisons.from_labels(xs, ys, outcome_list), tol=1e-8).scores)
+    def choix_ilsr(left, right):
+        winner, loser = np.where(first_wins, left, right), np.where(first_wins, right, left)
+        comp_mat = np.bincount(winner * m + loser, minlength=m * m).reshape(m, m).astype(float)
+        return choix.ilsr_pairwise_dense(comp_mat, alpha=0.0, tol=1e-8)
 
-    def privrank_indices():
-        return centred(pr.fit_btl(pr.PairwiseComparisons.from_indices(tuple(range(m)), a, b, outcome),
-                                  tol=1e-8).scores)
+    def evalica_theta(index):
+        return lambda result: centred(np.log(result.scores.reindex(index).to_numpy()))
 
-    def evalica_run(left, right):
-        scores = evalica.bradley_terry(left, right, side).scores
-        return centred(np.log(scores.reindex(names if isinstance(left[0], str) else range(m)).to_numpy()))
+    def privrank_theta(fit):
+        return centred(fit.scores)
 
-    def choix_from_labels(fit):
-        index = {name: k for k, name in enumerate(names)}
-        data = [(index[w], index[x if w == y else y]) for w, x, y in zip(winner_labels, xs, ys)]
-        return centred(fit(m, data))
-
-    out = {("privrank", "labels"): privrank_labels, ("privrank", "indices"): privrank_indices,
-           ("evalica", "labels"): lambda: evalica_run(xs, ys),
-           ("evalica", "indices"): lambda: evalica_run(a_list, b_list)}
+    out = {("privrank", "labels"): (lambda: pr.fit_btl(pr.PairwiseComparisons.from_labels(
+               xs, ys, outcome, items=names), tol=1e-8), privrank_theta),
+           ("privrank", "indices"): (lambda: pr.fit_btl(pr.PairwiseComparisons.from_indices(
+               items, a, b, outcome), tol=1e-8), privrank_theta),
+           ("evalica", "labels"): (lambda: evalica.bradley_terry(xs, ys, winners, index=label_index),
+                                   evalica_theta(label_index)),
+           ("evalica", "indices"): (lambda: evalica.bradley_terry(a, b, winners, index=range_index),
+                                    evalica_theta(range_index))}
     if m <= 2000:
-        ilsr = lambda n_items, data: choix.ilsr_pairwise(n_items, data, alpha=0.0, tol=1e-8)  # noqa: E731
-        out[("choix ilsr", "labels")] = lambda: choix_from_labels(ilsr)
-        out[("choix ilsr", "indices")] = lambda: centred(ilsr(m, pairs))
-        if m <= 200:  # scipy's Newton-CG without a Hessian: 17 s at m = 200 already
-            out[("choix opt", "indices")] = lambda: centred(choix.opt_pairwise(m, pairs))
+        out[("choix ilsr", "labels")] = (lambda: choix_ilsr(label_index.get_indexer(xs),
+                                                            label_index.get_indexer(ys)), centred)
+        out[("choix ilsr", "indices")] = (lambda: choix_ilsr(a, b), centred)
+        if m <= 200:  # scipy's Newton-CG over Python loops: seconds a call at m = 200 already
+            out[("choix opt", "indices")] = (lambda: choix.opt_pairwise(m, pairs), centred)
     return out
 
 
@@ -148,24 +182,28 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="NFL 2019, m = 50 and 200 only")
     parser.add_argument("--rounds", type=int, default=spread.ROUNDS, help="interleaved rounds (>= 5)")
     parser.add_argument("--repeat", type=int, default=1, help="calls per contender and round (the best counts)")
-    parser.add_argument("--without-opt", action="store_true", help="skip choix opt_pairwise (a minute a call)")
+    parser.add_argument("--without-opt", action="store_true", help="skip choix opt_pairwise (seconds a call)")
     parser.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = parser.parse_args(argv)
     if args.rounds < 5:
         parser.error("--rounds must be at least 5")
     print(spread.load())
+    configured = config()
+    for name, call in configured.items():
+        print(f"{name}: {call}")
     rng = np.random.default_rng(7)
     data = [("NFL 2019", nfl_season())] + [(f"{m:,}, {n:.0e}".replace("e+0", "e"), make_data(m, n, rng))
                                           for m, n in (SIZES[:2] if args.quick else SIZES)]
     worst = {"labels": np.inf, "indices": np.inf}
     rows = []
     for label, (names, a, b, first_wins) in data:
-        runs, calls = {}, {}
-        for key, fn in contenders(names, a, b, first_wins).items():
+        runs, calls, readers = {}, {}, {}
+        for key, (fn, readers[key]) in contenders(names, a, b, first_wins).items():
             if not (args.without_opt and key[0] == "choix opt"):
                 runs[key], calls[key] = filled(fn)
-        times, outputs = spread.interleaved(runs, rounds=args.rounds, repeat=args.repeat)
+        times, answers = spread.interleaved(runs, rounds=args.rounds, repeat=args.repeat, clock=time.process_time)
         times = {key: [t / calls[key] for t in ts] for key, ts in times.items()}
+        outputs = {key: readers[key](answer) for key, answer in answers.items()}
         comps = pr.PairwiseComparisons.from_indices(tuple(range(len(names))), a, b, np.where(first_wins, 1, -1))
         pc = comps.pair_counts()
         print(f"{label} ({len(names)} items, {a.size:,} comparisons)"
@@ -197,7 +235,10 @@ def main(argv=None):
         print(f"speedup_vs_fastest_agreeing_peer_{data_input}={ratio:.2f}")
     print(spread.load())
     if args.readme:
-        spread.readme_section("btl", "\n".join((HEADER, *rows)), spread.command())
+        caption = ["Each contender as timed:", ""] + [f"* {name}: {call}" for name, call in configured.items()]
+        spread.readme_section("btl", "\n".join((*caption, "", HEADER, *rows)), spread.command(),
+                              note="median (min-max) over interleaved rounds of the ratio of CPU times "
+                                   "(peer / privrank).")
 
 
 if __name__ == "__main__":

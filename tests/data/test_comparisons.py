@@ -302,3 +302,35 @@ def test_from_indices_and_from_labels_refuse_bad_flags_outcomes_and_user_ids():
         PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [10 ** 400, -1])
     with pytest.raises(InputError, match="a user id is not hashable"):
         PairwiseComparisons.from_labels(["a", "b"], ["b", "c"], [1, -1], user=[[0, 1], [2]])
+
+
+@pytest.mark.parametrize("m, n", [(6, 300), (6, 5000), (120, 5000), (150, 100_000), (4000, 1000), (4000, 5000)])
+def test_pair_counts_of_raw_outcomes_by_every_route_are_the_records_sums(m, n):
+    """Raw outcomes are summed by one count of dense pair keys (many records per pair too), by
+    distinct keys (few records, many pairs) or by the tally (many records folding a small table;
+    many more pairs than records): the validated sums of :meth:`PairCounts.from_records`, to the
+    last bit."""
+    rng = np.random.default_rng(m)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    comps = PairwiseComparisons.from_indices(tuple(range(m)), a, b, rng.integers(-1, 2, n))
+    got = comps.pair_counts()
+    want = PairCounts.from_records(m, a, b, comps.preference_values(), items=comps.items)
+    for name in ("i", "j", "wins", "totals"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        assert getattr(got, name).dtype == getattr(want, name).dtype
+
+
+def test_object_arrays_of_labels_read_as_lists():
+    """A text column as pandas hands it over (a numpy object array) gives the lists' comparisons,
+    missing labels refused alike."""
+    xs, ys = ["b", "a", "c", "a"], ["a", "c", "b", "b"]
+    from_lists = PairwiseComparisons.from_labels(xs, ys, [1, -1, 0, 1])
+    from_arrays = PairwiseComparisons.from_labels(np.array(xs, dtype=object), np.array(ys, dtype=object),
+                                                  np.array([1, -1, 0, 1]))
+    assert from_arrays.items == from_lists.items
+    for name in ("item_a", "item_b", "outcome"):
+        np.testing.assert_array_equal(getattr(from_arrays, name), getattr(from_lists, name))
+    with pytest.raises(InputError, match="record 2: empty or missing item"):
+        PairwiseComparisons.from_labels(np.array(xs, dtype=object), np.array(["a", None, "b", "b"], dtype=object),
+                                        [1, -1, 0, 1])

@@ -126,3 +126,22 @@ def test_as_link():
         as_link("cauchit")
     with pytest.raises(InputError):
         ProbitLink(0.0)
+
+
+@pytest.mark.parametrize("name", sorted(LINKS))
+@pytest.mark.parametrize("size", [50, 5000])  # the logistic link's two sigmoids: scipy's expit, numpy's exp
+def test_pair_derivatives_are_gradient_and_curvature_also_written_into_given_arrays(name, size):
+    link = LINKS[name]
+    rng = np.random.default_rng(1)
+    d = rng.uniform(-800, 800, size) * (rng.random(size) < 0.05) + rng.normal(0, 3, size)  # a few far out
+    T = rng.integers(1, 6, size).astype(float)
+    W = rng.integers(0, 11, size) / 10 * T
+    expected = (link.pair_gradient(d, W, T), link.pair_curvature(d, W, T))
+    fresh = link.pair_derivatives(d, W, T)
+    d_copy, w_out = d.copy(), np.empty(size)
+    written = link.pair_derivatives(d_copy, W, T, out=(d_copy, w_out))  # the differences overwritten
+    assert written[0] is d_copy and written[1] is w_out
+    for got in (fresh, written):
+        for x, y in zip(got, expected):
+            assert np.all(np.isfinite(x))
+            np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-14 * T.max())  # n p - s cancels

@@ -24,7 +24,7 @@ from ..errors import EPSILON_FLOOR, InputError, check_flag, check_labels, index_
 from ..html_cards import Shown
 from .pair_counts import PairCounts
 from .arrow_columns import label_indices
-from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels
+from .tally import ComparisonTally, EpsilonLevels, declared_set, epsilon_levels, folds
 
 OUTCOME_A = 1
 OUTCOME_B = -1
@@ -50,12 +50,12 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     :func:`sorted_labels` order) and each column as int64 indices into them. Columns of one Arrow
     type are encoded by Arrow (:func:`~privrank.data.arrow_columns.label_indices`: strings, integers,
     10x faster than a dict); anything else (mixed types, missing labels) by a dict, and so are lists
-    of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
+    or object arrays of at most ``SMALL_RECORDS`` strings (Arrow's set-up costs more). A label not in
     ``items`` is an :class:`InputError` (``KeyError`` on the dict path), and so is a missing
     label (None, NaN or an empty string), named ``name`` in the message."""
-    strings = all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns)
-    if strings and max(map(len, columns)) <= SMALL_RECORDS:
+    if max(map(len, columns)) <= SMALL_RECORDS and all(_python_objects(c) for c in columns):
         return _dict_codes(columns, items, name)
+    strings = all(isinstance(c, list) and c and isinstance(c[0], str) for c in columns)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -83,6 +83,13 @@ def label_codes(columns, items=None, name: str = "item") -> tuple[tuple, list]:
     except (TypeError, ValueError, OverflowError, pa.ArrowException):
         return _dict_codes(columns, items, name)
     return labels, [label_indices(x, labels) for x in arrays]
+
+
+def _python_objects(column) -> bool:
+    """Whether ``column`` holds Python strings: a list of them or a numpy object array (as pandas
+    gives a text column), which a dict maps faster than Arrow sets up for a few thousand records."""
+    return len(column) > 0 and isinstance(column[0], str) and (
+        isinstance(column, list) or isinstance(column, np.ndarray) and column.dtype == object)
 
 
 def _dict_codes(columns, items, name: str) -> tuple[tuple, list]:
@@ -246,7 +253,7 @@ class PairwiseComparisons(Shown):
                 raise InputError("user indices must run from 0 up, below the number of comparisons (one code per "
                                  "user); pass users= to name users with other ids")
             users = tuple(range(int(u.max()) + 1)) if u.size else ()
-        return cls._checked(check_labels(items), a, b, out, u, users, epsilon,
+        return cls._checked(items, a, b, out, u, users, epsilon,  # _checked checks the labels
                             check_flag(items_declared, name="items_declared"))._one_report_per_pair()
 
     @classmethod
@@ -464,13 +471,18 @@ class PairwiseComparisons(Shown):
         return replace(new, declared_epsilons=None)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
-        """The per-pair sufficient statistic of record ``values`` (default: the outcomes; of many raw
-        outcomes, summed exactly by the :meth:`tally`)."""
-        if values is None and weights is None and self.epsilon is None and self.n_records > SMALL_RECORDS:
-            return self.tally().pair_counts()
+        """The per-pair sufficient statistic of record ``values`` (default: the outcomes, whose sums
+        of halves are exact in any order: counted by pair key, or by the :meth:`tally` when many
+        records fill a small table or many more pairs than records are possible)."""
+        m, n = self.n_items, self.n_records
+        if values is None and weights is None and self.epsilon is None:
+            if n > SMALL_RECORDS and (folds(3 * m * m, n) or m * m > max(4 * n, 1 << 16)):
+                return self.tally().pair_counts()  # a small table folded, or a sort of 32-bit codes
+            return PairCounts.of_outcomes(m, self.item_a, self.item_b, self.outcome, items=self.items,
+                                          items_declared=self.items_declared)
         if values is None:
             values = self.preference_values()
-        return PairCounts.from_records(self.n_items, self.item_a, self.item_b, values, weights, items=self.items,
+        return PairCounts.from_records(m, self.item_a, self.item_b, values, weights, items=self.items,
                                        items_declared=self.items_declared)
 
     def tally(self) -> "ComparisonTally":

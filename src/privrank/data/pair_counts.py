@@ -117,22 +117,49 @@ class PairCounts(Shown):
         if len(set(items)) != len(items):
             raise InputError("the item list has a repeated label")
         items_declared = check_flag(items_declared, name="items_declared")
-        swap = a > b
-        lo = np.where(swap, b, a)
-        hi = np.where(swap, a, b)
-        val = np.where(swap, 1.0 - v, v)
-        keys: np.ndarray
-        if weights is None:  # unit weights: the totals are the counts
-            keys, (tot, win) = group_sums(lo * m + hi, m * m, None, val)
-            tot = tot.astype(float)
-        else:
+        w = None
+        if weights is not None:
             w = real_array(weights, name="weights", what="one number per record")
             if w.shape != (n,):
                 raise InputError("weights must give one number per record")
             if not np.all(np.isfinite(w) & (w >= 0)):
                 raise InputError("every weight must be a finite number >= 0")
-            keys, (tot, win) = group_sums(lo * m + hi, m * m, w, val * w)
-        return cls(m, *np.divmod(keys, m), win, tot, items, items_declared)
+        key, swap = _pair_keys(m, a, b)
+        val = np.where(swap, 1.0 - v, v)
+        keys: np.ndarray
+        if w is None:  # unit weights: the totals are the counts
+            keys, (tot, win) = group_sums(key, m * m, None, val)
+            tot = tot.astype(float)
+        else:
+            keys, (tot, win) = group_sums(key, m * m, w, val * w)
+        i = keys // m
+        return cls(m, i, keys - i * m, win, tot, items, items_declared)
+
+    @classmethod
+    def of_outcomes(cls, m: int, a, b, outcome, items=(), items_declared: bool = True) -> "PairCounts":
+        """:meth:`from_records` of raw outcomes already checked (int8: 1 ``a`` preferred, -1 ``b``,
+        0 a tie; int64 indices in range, never equal), as a validated data set holds them: the same
+        statistic, exact. Each record counts ``v = 1 + outcome`` for the first item of its pair
+        (twice its value: 2 a win, 1 a tie), and ``wins = sum(v) / 2``. When the pair keys are
+        dense, one ``bincount`` adds ``base + v`` per record, ``base`` a power of two above twice
+        the records, so that each pair's sum ``base * records + sum(v)`` (exact below 2^53) is
+        split back into both by one ``divmod``."""
+        key, swap = _pair_keys(m, a, b)
+        doubled = outcome.astype(float)
+        np.negative(doubled, out=doubled, where=swap)
+        doubled += 1.0
+        n = doubled.size
+        if n < 1 << 25 and m * m <= max(4 * n, 1 << 16):
+            base = float(2 ** (n.bit_length() + 1))
+            doubled += base
+            total = np.bincount(key, doubled, m * m)
+            keys = np.flatnonzero(total.astype(bool))  # every record adds at least base > 0
+            count, wins2 = np.divmod(total[keys], base)  # sum(v) <= 2 records < base
+        else:
+            keys, (count, wins2) = group_sums(key, m * m, None, doubled)
+            count = count.astype(float)
+        i, j = np.divmod(keys, m)
+        return cls(m, i, j, wins2 * 0.5, count, items, items_declared)
 
     @classmethod
     def from_arrays(cls, m, i, j, wins, totals, items=()) -> "PairCounts":
@@ -191,6 +218,14 @@ class PairCounts(Shown):
 
         g = grouped_csr(self.i, self.j, self.n_items, order=row_order(self.i))
         return int(connected_components(g, directed=False)[0])
+
+
+def _pair_keys(m: int, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``(key, swap)``: each record's pair key ``min * m + max`` and whether its items come in
+    decreasing order."""
+    key = np.minimum(a, b) * m
+    key += np.maximum(a, b)
+    return key, a > b
 
 
 def row_order(rows) -> np.ndarray | None:

@@ -31,6 +31,7 @@ import math
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -135,11 +136,14 @@ class BTLFit(ScoredRanking):
         What the input release protects (fitting is post-processing).
     lam : float
         Ridge strength used (count-weighted form).
-    n_iter, grad_norm, converged, objective
-        Convergence diagnostics of the solver.
+    n_iter, grad_norm, converged, solver
+        Convergence diagnostics of the solver; ``objective``, the penalised objective at the
+        scores, is computed when first read.
     release : PairwiseRelease or None
         The release the scores were fitted to (set by :func:`fit_btl`); confidence intervals
         (:func:`privrank.confidence_intervals`) need it.
+    counts : PairCounts or None
+        The per-pair statistic the scores were fitted to (``objective`` is evaluated on it).
 
     Examples
     --------
@@ -160,10 +164,17 @@ class BTLFit(ScoredRanking):
     n_iter: int
     grad_norm: float
     converged: bool
-    objective: float
     solver: str
     info: dict = field(default_factory=dict)
     release: PairwiseRelease | None = field(default=None, repr=False, compare=False)
+    counts: PairCounts | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def objective(self) -> float:
+        """The penalised objective at the scores (computed when first read)."""
+        if self.counts is None:
+            raise InputError("this fit keeps no per-pair statistic to evaluate its objective on")
+        return btl_objective(self.scores, self.counts, self.lam)
 
 
 def btl_objective(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> float:
@@ -177,11 +188,21 @@ def btl_gradient(theta, pc, lam, link: Link = LOGISTIC, linear=None) -> np.ndarr
     return _derivatives(theta, pc, lam, link, linear)[0]
 
 
-def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None):
-    """The gradient and the Hessian's edge weights (one per pair) at ``theta``."""
+def _derivatives(theta, pc, lam, link: Link = LOGISTIC, linear=None, work=None):
+    """The gradient and the Hessian's edge weights (one per pair) at ``theta``; ``work``: three
+    float arrays of one entry per pair that hold the intermediate results (the edge weights
+    returned are the second), so that Newton's iterations allocate no per-pair memory (a fresh
+    array of a few MB costs its page faults on every call)."""
     m = theta.size
-    r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
-    g = pc.row_sums(r) - np.bincount(pc.j, r, m)
+    if work is None:
+        r, w = link.pair_derivatives(theta[pc.i] - theta[pc.j], pc.wins, pc.totals)
+        g = pc.row_sums(r) - np.bincount(pc.j, r, m)
+    else:
+        d, w, other = work
+        theta.take(pc.i, out=d, mode="clip")  # the pairs' indices are in range: no bounds checks
+        d -= theta.take(pc.j, out=other, mode="clip")
+        r, w = link.pair_derivatives(d, pc.wins, pc.totals, out=(d, w))
+        g = pc.row_sums(r) - np.bincount(pc.j, r, m)
     if lam:
         g += 2.0 * lam * theta
     return (g if linear is None else g + linear), w
@@ -193,7 +214,7 @@ _LAPLACIAN_SIGNS = np.array([[-1.0], [-1.0], [1.0], [1.0]])  # the entries (i, j
 def laplacian_positions(i, j, m: int) -> np.ndarray:
     """Flat positions in an ``m x m`` matrix of the entries ``(i, j)``, ``(j, i)``, ``(i, i)`` and
     ``(j, j)`` of every pair: what :func:`weighted_laplacian` fills (computed once per solve)."""
-    return np.concatenate((i * m + j, j * m + i, i * (m + 1), j * (m + 1)))
+    return np.concatenate((i, j, i, j)) * m + np.concatenate((j, i, i, j))
 
 
 def weighted_laplacian(i, j, w, m: int, ridge: float = 0.0, positions=None) -> np.ndarray:
@@ -253,7 +274,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     scale = float(np.abs(pc.totals).sum()) + (0.0 if linear is None else float(np.abs(linear).sum()))
     tol = max(tol, 1e-14 * scale)
     f = None  # the objective at theta, evaluated only when a step needs a line search
-    g, w = _derivatives(theta, pc, lam, link, linear)
+    # the per-pair work arrays: the edge weights w are only read to form the step, so every
+    # candidate's derivatives may overwrite them
+    work = tuple(np.empty(pc.n_pairs) for _ in range(3))
+    g, w = _derivatives(theta, pc, lam, link, linear, work)
     gnorm = math.sqrt(g @ g)
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
     positions = laplacian_positions(pc.i, pc.j, m) if solver == "dense" else None
@@ -268,39 +292,40 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             if shift:
                 H += shift
             # Cholesky, no wrapper's checks; H is symmetric: H.T is it in the Fortran order LAPACK reads
-            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)
+            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)  # H step = g: the step is -step
             if info:
                 raise np.linalg.LinAlgError("the Newton system is not positive definite")
-            step = -step
         else:
             assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
-            rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
+            # forcing term 0.01 ||g|| (quadratic convergence), but no tighter than needed for the
+            # next gradient, about the residual, to land below a tenth of tol
+            rtol = max(min(1e-2, max(1e-2 * gnorm, 0.1 * tol / gnorm)), 1e-12)
             M = scipy.sparse.diags(1.0 / (diag + shift))
-            step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), -g, rtol=rtol, atol=0.0,
+            step, _ = scipy.sparse.linalg.cg(sparse_hessian.operator(w, diag, shift), g, rtol=rtol, atol=0.0,
                                              M=M, maxiter=10 * m)
         # A full step that shrinks the gradient norm by a tenth is taken without evaluating the
         # objective (the usual case: Newton on a smooth convex objective); otherwise Armijo
         # backtracking on the objective. Near the optimum objective differences drop below
         # rounding, so a full step that reduces the gradient is taken when the objective is flat.
-        cand = theta + step
-        gc, wc = _derivatives(cand, pc, lam, link, linear)
+        cand = theta - step
+        gc, wc = _derivatives(cand, pc, lam, link, linear, work)
         gc_norm = math.sqrt(gc @ gc)
         if gc_norm <= 0.9 * gnorm:
             theta, f, g, w, gnorm = cand, None, gc, wc, gc_norm
             continue
         f = btl_objective(theta, pc, lam, link, linear) if f is None else f
-        slope = float(g @ step)
+        slope = -float(g @ step)
         flat = 1e-12 * (1.0 + abs(f))
         t = 1.0
         while True:
-            cand = theta + t * step
+            cand = theta - t * step
             fc = btl_objective(cand, pc, lam, link, linear)
             if fc <= f + 1e-4 * t * slope or t < 1e-10:
-                gc, wc = _derivatives(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear, work)
                 break
             if t == 1.0 and fc <= f + flat:
-                gc, wc = _derivatives(cand, pc, lam, link, linear)
+                gc, wc = _derivatives(cand, pc, lam, link, linear, work)
                 if math.sqrt(gc @ gc) < gnorm:
                     break
             t *= 0.5
@@ -378,8 +403,7 @@ def fit_pair_counts(pc, lam: float, guarantee: Guarantee, *, tol: float = 1e-9, 
         warnings.warn("BTL scores are very large: increase lam (the data may be nearly separable "
                       "or too noisy for this privacy level)", UtilityWarning, stacklevel=3)
     items = pc.items if pc.items else tuple(range(pc.n_items))
-    return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok,
-                  btl_objective(theta, pc, lam), used, info, release)
+    return BTLFit(theta, items, guarantee, float(lam), it, gnorm, ok, used, info, release, pc)
 
 
 def fit_btl(data: PairwiseRelease | PairwiseComparisons | TableLike | Sequence[Hashable],
@@ -495,14 +519,13 @@ def mle_exists(pc) -> bool:
     1957). Otherwise some group of items never loses to the rest and its scores run to infinity."""
     m = pc.n_items
     if m <= DENSE_MAX_ITEMS:  # a dense breadth-first search: no sparse matrices to build
-        won, lost = pc.wins > 0, pc.totals - pc.wins > 0
-        winner = np.concatenate((pc.i[won], pc.j[lost]))
-        loser = np.concatenate((pc.j[won], pc.i[lost]))
+        won, lost = pc.wins > 0, pc.wins < pc.totals
         edges = np.zeros((2, m, m), dtype=bool)
-        edges[0, loser, winner] = True  # row l: the items that beat l, which reach l
-        edges[1, winner, loser] = True  # row k: the items k beat, which k reaches
-        every = np.arange(m)
-        edges[:, every, every] = True  # an item reaches itself
+        beaten = edges[0]  # row l: the items that beat l, which reach l
+        beaten[pc.j[won], pc.i[won]] = True
+        beaten[pc.i[lost], pc.j[lost]] = True
+        beaten.flat[:: m + 1] = True  # an item reaches itself
+        edges[1] = beaten.T  # row k: the items k beat, which k reaches
         return _reaches_all(edges)
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
@@ -523,9 +546,8 @@ def _reaches_all(edges) -> bool:
     ``k`` has an edge to, each with a True diagonal. Both searches take one step per matrix product
     (read along rows, stopping at the first edge from a reached node)."""
     k, m, _ = edges.shape
-    seen = np.zeros((k, m, 1), dtype=bool)
-    seen[:, 0] = True
-    count = k
+    seen = edges[:, :, :1]  # one step from node 0
+    count = np.count_nonzero(seen)
     while True:
         seen = edges @ seen
         reached = np.count_nonzero(seen)
