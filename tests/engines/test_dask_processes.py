@@ -82,8 +82,14 @@ def _rank(path, engine, options, ledger, scheduler=None):
 @pytest.mark.parametrize("options", [
     ("--mechanism", "debiased-rr", "--epsilon", "1", "--seed", "3"),
     ("--mechanism", "none",),
+    ("--mechanism", "objective-perturbation", "--user-epsilon", "1", "--max-answers", "15", "--respondents", "300",
+     "--ci", "--seed", "3"),
+    ("--mechanism", "noisy-copeland", "--epsilon", "0.5", "--max-answers", "15", "--seed", "3"),
+    ("--mechanism", "debiased-rr", "--user-epsilon", "2", "--seed", "3"),
 ])
 def test_a_scheduler_and_worker_processes_give_the_local_output(scheduler, votes, tmp_path, options):
-    path, _ = votes
+    """Private releases too: per-user bounds and budgets are applied across the workers' partitions."""
+    path, items = votes
+    options = (*options, "--items", items) if "none" not in options else options
     local = _rank(path, "local", options, tmp_path / "ledger.sqlite")
     assert _rank(path, "dask", options, tmp_path / "ledger.sqlite", scheduler) == local
