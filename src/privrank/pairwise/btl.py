@@ -34,10 +34,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg.lapack
-import scipy.sparse
-import scipy.sparse.csgraph
-import scipy.sparse.linalg
 
 from ..data.pair_counts import PairCounts, grouped_csr, row_order
 from ..data.tabular import TableLike
@@ -223,6 +219,8 @@ class _SparseHessian:
 
     def operator(self, w, diag, shift: float):
         """The operator at edge weights ``w`` and diagonal ``diag``, plus ``shift * 1 1'``."""
+        import scipy.sparse.linalg
+
         U = self.upper
         U.data = w if self.order is None else w[self.order]
         UT = U.T
@@ -243,6 +241,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     perturbed MLE of :mod:`privrank.pairwise.central` both run it. Returns
     ``(theta, n_iter, grad_norm, converged, solver)``.
     """
+    import scipy.linalg.lapack  # scipy is imported where it is used: a command that fits nothing starts fast
+    import scipy.sparse
+    import scipy.sparse.linalg
+
     m = pc.n_items
     if isinstance(solver, str) and solver == "auto":
         solver = "dense" if m <= DENSE_MAX_ITEMS else "sparse"
@@ -504,6 +506,8 @@ def mle_exists(pc) -> bool:
         every = np.arange(m)
         edges[:, every, every] = True  # an item reaches itself
         return _reaches_all(edges)
+    import scipy.sparse.csgraph
+
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
     two_way = grouped_csr(rows, pc.j[both], m, order=row_order(rows))
