@@ -139,7 +139,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     uniforms = np.empty(min(flat.size, RECORD_CHUNK))
     above, step = np.empty(uniforms.size, dtype=np.int8), np.empty(uniforms.size, dtype=bool)
     if not shared:  # every temporary allocated once: a fresh one per chunk costs its pages again
-        row, threshold = np.empty(uniforms.size, dtype=np.intp), np.empty(uniforms.size)
+        row, bound = np.empty(uniforms.size, dtype=np.intp), np.empty(uniforms.size)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
         u, report = stream.random(out=uniforms[:part.size]), out[start:start + part.size].view(bool)
@@ -153,7 +153,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
             r = row[:part.size]
             np.multiply(level[start:start + part.size], 3, out=r, dtype=np.intp)
             r += part
-            np.less(u, np.take(table, r, out=threshold[:part.size]), out=report)
+            np.less(u, np.take(table, r, out=bound[:part.size], mode="clip"), out=report)  # r was checked
     return out.reshape(v.shape)
 
 
