@@ -241,10 +241,6 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     perturbed MLE of :mod:`privrank.pairwise.central` both run it. Returns
     ``(theta, n_iter, grad_norm, converged, solver)``.
     """
-    import scipy.linalg.lapack  # scipy is imported where it is used: a command that fits nothing starts fast
-    import scipy.sparse
-    import scipy.sparse.linalg
-
     m = pc.n_items
     if isinstance(solver, str) and solver == "auto":
         solver = "dense" if m <= DENSE_MAX_ITEMS else "sparse"
@@ -269,12 +265,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam, positions)
             if shift:
                 H += shift
-            # Cholesky, no wrapper's checks; H is symmetric: H.T is it in the Fortran order LAPACK reads
-            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)
-            if info:
-                raise np.linalg.LinAlgError("the Newton system is not positive definite")
-            step = -step
+            step = -np.linalg.solve(H, g)  # numpy's LAPACK: as fast as scipy's Cholesky here, nothing to import
         else:
+            import scipy.sparse.linalg  # the sparse solver alone imports scipy
+
             assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             rtol = max(min(1e-2, 1e-2 * gnorm), 1e-12)  # forcing term 0.01 ||g||: quadratic convergence
