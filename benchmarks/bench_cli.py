@@ -38,7 +38,7 @@ LLMFAO = str(Path(__file__).resolve().parents[1] / "src" / "privrank" / "dataset
 def write_soc(path: Path, ballots: int = 1000, items: int = 8) -> None:
     """A PrefLib ``.soc`` file of ``ballots`` rankings of ``items`` items, drawn with seed 0."""
     rng = np.random.default_rng(0)
-    orders = np.argsort(rng.normal(np.linspace(1.0, -1.0, items), 1.0, (ballots, items)), axis=1) + 1
+    orders = np.argsort(-rng.normal(np.linspace(1.0, -1.0, items), 1.0, (ballots, items)), axis=1) + 1
     lines = [f"# NUMBER ALTERNATIVES: {items}"] + [f"# ALTERNATIVE NAME {k}: item{k}" for k in range(1, items + 1)]
     lines += ["1: " + ",".join(map(str, order)) for order in orders]
     path.write_text("\n".join(lines) + "\n")
