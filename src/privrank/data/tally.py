@@ -89,19 +89,10 @@ class EpsilonLevels(NamedTuple):
         return cls(values, code[group])
 
     def column(self, n: int) -> np.ndarray:
-        """One epsilon per record (a broadcast view when all share one). Looked up a cache-sized chunk
-        at a time through one buffer of 64-bit indices: numpy's lookup would widen the whole small-
-        integer index first (8 bytes a record of fresh memory) or, from ``take``, widen it element
-        by element (7x slower)."""
+        """One epsilon per record (a broadcast view when all share one)."""
         if np.ndim(self.index) == 0:
             return np.broadcast_to(self.values[int(self.index)], (n,))
-        index = np.asarray(self.index)
-        out, wide = np.empty(index.shape), np.empty(min(index.size, CACHE_CHUNK), dtype=np.intp)
-        for s in range(0, index.size, CACHE_CHUNK):
-            part = wide[:min(CACHE_CHUNK, index.size - s)]
-            part[...] = index[s:s + CACHE_CHUNK]
-            np.take(self.values, part, out=out[s:s + CACHE_CHUNK])
-        return out
+        return self.values[self.index]
 
 
 def epsilon_levels(epsilon, n: int) -> EpsilonLevels:

@@ -133,13 +133,13 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
     shared = np.ndim(level) == 0
     if shared:
         table = table[int(level)]
-    else:  # each answer's row of the table
-        table, level = table.reshape(-1), np.asarray(level).reshape(-1)
+    else:  # each answer's row of the table, in the smallest integers that hold it
+        table = table.reshape(-1)
+        code = np.int8 if table.size <= 127 else np.int16 if table.size <= 32767 else np.int64
+        level, three = np.asarray(level).reshape(-1).astype(code, copy=False), code(3)
     stream = _record_stream(key, first_record)  # one generator, drawn chunk after chunk: the same stream
     uniforms = np.empty(min(flat.size, RECORD_CHUNK))
     above, step = np.empty(uniforms.size, dtype=np.int8), np.empty(uniforms.size, dtype=bool)
-    if not shared:  # every temporary allocated once: a fresh one per chunk costs its pages again
-        row, bound = np.empty(uniforms.size, dtype=np.intp), np.empty(uniforms.size)
     for start in range(0, flat.size, RECORD_CHUNK):  # bounded temporaries; the same stream in any chunking
         part = flat[start:start + RECORD_CHUNK]
         u, report = stream.random(out=uniforms[:part.size]), out[start:start + part.size].view(bool)
@@ -150,10 +150,7 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
                 n += np.greater_equal(u, threshold, out=k).view(np.int8)
             np.less_equal(n, part, out=report)
         else:
-            r = row[:part.size]
-            np.multiply(level[start:start + part.size], 3, out=r, dtype=np.intp)
-            r += part
-            np.less(u, np.take(table, r, out=bound[:part.size], mode="clip"), out=report)  # r was checked
+            np.less(u, table[level[start:start + part.size] * three + part], out=report)  # 6x np.take
     return out.reshape(v.shape)
 
 
@@ -163,10 +160,8 @@ def randomize_comparisons(comps, levels: EpsilonLevels, rng=None):
     (:func:`record_key`), the reports carrying their epsilons (and the levels, so their tally does
     not look for them again), declaring the epsilons they were drawn at, and marked ``seeded`` when
     ``rng`` is a seed."""
-    outcome = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))  # reports in {0, 1}
-    outcome *= np.int8(2)
-    outcome -= np.int8(1)  # in {-1, 1}, in place
-    reports = comps.with_outcomes(outcome, levels.column(comps.n_records), levels)
+    bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
+    reports = comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
     return replace(reports, declared_epsilons=tuple(levels.values.tolist()), seeded=is_seeded(rng) or reports.seeded)
 
 
