@@ -56,7 +56,6 @@ from .errors import InputError, check_epsilon, check_whole
 from .draws import simulating
 from .mechanisms.noise import laplace
 from .mechanisms.randomized_response import added_variance, variance_inflation
-from .inference import new_figure
 from .metrics import kendall_distance, linf_error, top_k_hamming
 from .pairwise.btl import newton_btl_many
 from .pairwise.central import (copeland_noise, copeland_noise_scale, objective_perturbation_calibration,
@@ -309,6 +308,8 @@ def plot_curve(curve, path=None, *, chosen: Prediction | None = None, force: boo
     Returns the :class:`matplotlib.figure.Figure` (built without pyplot, shown inline by a notebook:
     :class:`~privrank.inline_figure.InlineFigure`), also saved to ``path`` if given.
     """
+    from .inference import new_figure  # imported where used: choosing a method needs no intervals
+
     fig, out = new_figure(path, force=force, figsize=(6, 4), layout="tight")
     ax = fig.subplots()
     eps = [c.epsilon for c in curve]

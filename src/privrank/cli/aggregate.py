@@ -177,7 +177,6 @@ def run_aggregate(args) -> int:
     from .. import limits
     from ..aggregation.kemeny_exact import DP_MAX_ITEMS
     from ..data.io import read_item_list, read_rankings
-    from ..inference import plot_intervals
     from ..metrics import footrule_cost, kemeny_cost
     from .engine_options import engine_rankings
     from .intervals import check_interval_size, check_level, interval_rows
@@ -251,6 +250,8 @@ def run_aggregate(args) -> int:
         guarantee = shown_guarantee(guarantee, args)
         text = render(rows, guarantee, args.format, extra)
         if release.plot:
+            from ..inference import plot_intervals
+
             plot_intervals(ci, release.plot, title=guarantee.describe().split(";")[0])
         emit(text, release.output)
     return 0

@@ -418,12 +418,13 @@ def _margin_applies(args, file_holds_reports: bool) -> bool:
 def _local_fit(release, args, reports=None):
     """The BTL fit of a local release; with ``reports`` (the file's randomized reports or their
     tally) the extras carry the manipulation margin of the fit (``margin``)."""
-    from ..inference.manipulation import manipulation_margin
     from ..pairwise.btl import fit_btl
 
     fit = fit_btl(release, lam=_lam(args.lam))
     extra: dict[str, object] = {"lambda": fit.lam, "converged": fit.converged, "gradient_norm": fit.grad_norm}
     if reports is not None:
+        from ..inference.manipulation import manipulation_margin
+
         debiased = args.mechanism == "debiased-rr"
         extra["margin"] = manipulation_margin(reports, _lam(args.lam), weights=args.weights if debiased else "uniform",
                                               debiased=debiased, max_answers=args.max_answers,
@@ -453,7 +454,6 @@ def _with_margin(rows, margin, notes, fmt) -> None:
 def run_ranking(args) -> int:
     """Charge (inside the mechanism, before its noise), then intervals, render and write."""
     from ..data.io import ComparisonFile
-    from ..inference import plot_intervals
     from .intervals import check_interval_size, interval_rows
     from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
@@ -475,6 +475,8 @@ def run_ranking(args) -> int:
         guarantee = shown_guarantee(res.guarantee, args)
         text = render(rows, guarantee, args.format, notes)
         if release.plot:
+            from ..inference import plot_intervals
+
             plot_intervals(ci, release.plot, title=guarantee.describe().split(";")[0])
         emit(text, release.output)
     return 0

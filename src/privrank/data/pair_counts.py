@@ -22,6 +22,7 @@ from ..html_cards import Shown
 #: the most items :meth:`PairCounts.from_records` takes: a pair ``i < j`` is keyed by ``i * m + j`` in 64 bits
 MAX_ITEMS = 3_037_000_499  # floor(sqrt(2^63 - 1))
 RUNS_MIN_PAIRS = 512  # below this many pairs one bincount beats the set-up of summing by runs
+DENSE_GRAPH_ITEMS = 600  # up to this many items a graph search is dense (as the BTL fits' Newton system is)
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +214,25 @@ class PairCounts(Shown):
         return W, N
 
     def n_components(self) -> int:
-        """Number of connected components of the comparison graph."""
+        """Number of connected components of the comparison graph (up to :data:`DENSE_GRAPH_ITEMS`
+        items by a dense search, one step per row read: scipy's sparse graphs cost more to import than
+        a small graph takes to search)."""
+        m = self.n_items
+        if m <= DENSE_GRAPH_ITEMS:
+            edges = np.eye(m, dtype=bool)  # an item reaches itself
+            edges[self.i, self.j] = edges[self.j, self.i] = True
+            unseen, count = np.ones(m, dtype=bool), 0
+            while unseen.any():
+                count += 1
+                reached = np.zeros(m, dtype=bool)
+                reached[unseen.argmax()] = True
+                while True:  # the items one step further, until none is new
+                    grown = edges[reached].any(axis=0)
+                    if grown.sum() == reached.sum():
+                        break
+                    reached = grown
+                unseen &= ~reached
+            return count
         from scipy.sparse.csgraph import connected_components
 
         g = grouped_csr(self.i, self.j, self.n_items, order=row_order(self.i))

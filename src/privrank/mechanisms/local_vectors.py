@@ -39,8 +39,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.special import ndtri
 
 from .._rng import as_generator
 from ..errors import InputError, check_epsilon
@@ -56,6 +54,8 @@ _BLOCK = 1 << 22
 
 def duchi_l2_scale(dim: int, radius: float, epsilon: float) -> float:
     """Norm ``B`` of every report of the l2 randomizer (unbiasedness constant)."""
+    from scipy.special import gammaln  # scipy is imported where it is used: the commands that never call it start fast
+
     eps = check_epsilon(epsilon)
     dim = int(dim)
     if dim < 1:
@@ -136,6 +136,8 @@ def duchi_l2_records(vectors, *, radius: float, epsilon, key, first_record: int 
     units of :func:`report_unit`. Each report is epsilon-local DP for its own row; ``u`` times
     it is an unbiased estimate of the row.
     """
+    from scipy.special import ndtri
+
     V, r, eps, norms = _checked(vectors, radius, epsilon)
     before_draw()
     n, D = V.shape

@@ -31,11 +31,11 @@ from functools import lru_cache
 from typing import overload
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
 from .._rng import RNGLike, as_generator
 from ..errors import InputError, check_delta, check_epsilon, check_positive
 from ..draws import before_draw, noise_factor
+from ..special import log_ndtr, ndtr
 
 #: a release grid is this many powers of two below the noise scale (scale / grid in [2^20, 2^21))
 GRID_BITS = 20

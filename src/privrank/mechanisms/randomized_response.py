@@ -31,12 +31,12 @@ from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit
 
 from .._rng import as_generator, is_seeded, secure_bits
 from ..data.tally import EpsilonLevels, epsilon_levels
 from ..errors import InputError, check_epsilon, check_epsilons, real_array
 from ..draws import before_draw, noise_factor
+from ..special import expit
 
 
 #: records randomized per vectorised step (their uniforms and probabilities are the temporaries)

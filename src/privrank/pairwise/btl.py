@@ -35,10 +35,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg.lapack
-import scipy.sparse
-import scipy.sparse.csgraph
-import scipy.sparse.linalg
 
 from ..data.pair_counts import PairCounts, grouped_csr, row_order
 from ..data.tabular import TableLike
@@ -244,6 +240,8 @@ class _SparseHessian:
 
     def operator(self, w, diag, shift: float):
         """The operator at edge weights ``w`` and diagonal ``diag``, plus ``shift * 1 1'``."""
+        import scipy.sparse.linalg
+
         U = self.upper
         U.data = w if self.order is None else w[self.order]
         UT = U.T
@@ -291,11 +289,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
             H = weighted_laplacian(pc.i, pc.j, w, m, 2.0 * lam, positions)
             if shift:
                 H += shift
-            # Cholesky, no wrapper's checks; H is symmetric: H.T is it in the Fortran order LAPACK reads
-            _, step, info = scipy.linalg.lapack.dposv(H.T, g, overwrite_a=True)  # H step = g: the step is -step
-            if info:
-                raise np.linalg.LinAlgError("the Newton system is not positive definite")
+            step = np.linalg.solve(H, g)  # H step = g: the step is -step (numpy's LAPACK: nothing to import)
         else:
+            import scipy.sparse.linalg  # the sparse solver alone imports scipy
+
             assert sparse_hessian is not None  # solver "sparse"
             diag = pc.row_sums(w) + np.bincount(pc.j, w, m) + 2.0 * lam
             # forcing term 0.01 ||g|| (quadratic convergence), but no tighter than needed for the
@@ -527,6 +524,8 @@ def mle_exists(pc) -> bool:
         beaten.flat[:: m + 1] = True  # an item reaches itself
         edges[1] = beaten.T  # row k: the items k beat, which k reaches
         return _reaches_all(edges)
+    import scipy.sparse.csgraph
+
     both = (pc.wins > 0) & (pc.totals - pc.wins > 0)  # pairs won and lost: edges both ways
     rows = pc.i[both]
     two_way = grouped_csr(rows, pc.j[both], m, order=row_order(rows))

@@ -24,11 +24,12 @@ strict ``<``, which is all the proof needs.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
-from scipy.special import expit, log_ndtr
 
 from ..errors import InputError
+from ..special import expit, log_ndtr
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 EXPIT_MAX_SIZE = 1024  # up to this many pairs scipy's expit, one call; beyond, numpy's faster exp
@@ -160,9 +161,19 @@ class ProbitLink(Link):
             raise InputError("the probit margin must be finite and > 0")
         self.margin = margin
         self.name = "probit" if margin == 4.0 else f"probit(margin={margin:g})"
-        self.kappa_1 = float(self._mills(margin) + self._mills(-margin))
-        self.kappa_2 = float(self._curvature(np.float64(-margin)))
-        self.curvature_floor = float(self._curvature(np.float64(4.0)))
+
+    # computed on first use: they need scipy's log_ndtr, which a logistic fit never imports
+    @cached_property
+    def kappa_1(self) -> float:  # type: ignore[override]  # read-only, as the base class's are in use
+        return float(self._mills(self.margin) + self._mills(-self.margin))
+
+    @cached_property
+    def kappa_2(self) -> float:  # type: ignore[override]  # read-only, as the base class's are in use
+        return float(self._curvature(np.float64(-self.margin)))
+
+    @cached_property
+    def curvature_floor(self) -> float:  # type: ignore[override]  # read-only, as the base class's are in use
+        return float(self._curvature(np.float64(4.0)))
 
     @staticmethod
     def _mills(x):

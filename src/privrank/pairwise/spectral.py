@@ -5,8 +5,6 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg
 
 from ..data.comparisons import PairwiseComparisons
 from ..data.pair_counts import PairCounts
@@ -41,6 +39,8 @@ def rank_centrality(data: PairwiseComparisons | PairCounts | TableLike | Sequenc
     >>> np.round(rc.scores, 3), rc.order
     (array([ 1.062,  0.486, -0.065, -0.453, -1.03 ]), array([0, 1, 2, 3, 4]))
     """
+    import scipy.sparse.linalg  # imported where used: the commands that rank otherwise skip it
+
     c = check_positive(pseudo_count, name="pseudo_count", allow_zero=True)
     pc = _check_counts(_as_counts(comparisons_or_arena(data, ys, winners, "rank_centrality")))
     m = pc.n_items
