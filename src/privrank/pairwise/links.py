@@ -32,7 +32,6 @@ from ..errors import InputError
 from ..special import expit, log_ndtr
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-EXPIT_MAX_SIZE = 1024  # up to this many pairs scipy's expit, one call; beyond, numpy's faster exp
 
 
 def softplus(x):
@@ -121,14 +120,11 @@ class LogisticLink(Link):
         # sigmoid as 1 / (1 + e^-d) (numpy's vectorised exp: 6x scipy's expit), -d capped at 700 so
         # that e^-d stays finite (p = 1e-304 there, where it is 0 to rounding anyway)
         r, w = (np.empty_like(d, dtype=float), np.empty_like(d, dtype=float)) if out is None else out
-        if d.size <= EXPIT_MAX_SIZE:  # one call beats five on a few pairs
-            p = expit(d, out=w)
-        else:
-            p = np.negative(d, out=w)
-            np.minimum(p, 700.0, out=p)
-            np.exp(p, out=p)
-            p += 1.0
-            np.divide(1.0, p, out=p)
+        p = np.negative(d, out=w)
+        np.minimum(p, 700.0, out=p)
+        np.exp(p, out=p)
+        p += 1.0
+        np.divide(1.0, p, out=p)
         tp = np.multiply(totals, p, out=r)  # d (possibly r) is read by now
         np.multiply(tp, p, out=w)
         np.subtract(tp, w, out=w)
