@@ -121,10 +121,12 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
     if options.epsilon is None and options.user_epsilon is None:
         tally = comps.tally()
     else:  # charged by sufficient_statistics
-        if options.user_epsilon is not None and comps.user is None:
+        if options.user_epsilon is None:
+            levels = epsilon_levels(options.epsilon, comps.n_records)
+        elif comps.user is None:
             raise InputError("user_epsilon needs user ids in the data")
-        levels = epsilon_levels(options.epsilon, comps.n_records) if options.user_epsilon is None else \
-            personal_levels(options.user_epsilon, comps.records_per_user(), comps.user)
+        else:
+            levels = personal_levels(options.user_epsilon, comps.records_per_user(), comps.user)
         tally = randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
     return bounded(tally, options, given)
 
