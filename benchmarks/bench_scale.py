@@ -68,6 +68,15 @@ ARENA_USERS = 1_000_000
 ARENA_BOUND = 100  # --max-answers: the declared battles per user
 
 
+
+def battles(rng, theta, size: int):
+    """``(a, b, tie, first_wins)`` of ``size`` comparisons of random pairs under BTL scores ``theta``,
+    a tie with probability ``TIE_RATE``."""
+    a = rng.integers(0, theta.size, size)
+    b = (a + rng.integers(1, theta.size, size)) % theta.size
+    p = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
+    return a, b, rng.random(size) < TIE_RATE, rng.random(size) < p
+
 def generate(path: Path, n: int, seed: int = 0) -> None:
     """Write ``n`` BTL comparisons of ``M`` items to ``path`` in row groups of ``ROW_GROUP``."""
     import pyarrow as pa
@@ -82,11 +91,8 @@ def generate(path: Path, n: int, seed: int = 0) -> None:
     with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
         for start in range(0, n, ROW_GROUP):
             size = min(ROW_GROUP, n - start)
-            a = rng.integers(0, M, size)
-            b = (a + rng.integers(1, M, size)) % M
-            p = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
-            u = rng.random(size)
-            outcome = np.where(u < TIE_RATE, 0, np.where(rng.random(size) < p, 1, -1)).astype(np.int8)
+            a, b, tie, first_wins = battles(rng, theta, size)
+            outcome = np.where(tie, 0, np.where(first_wins, 1, -1)).astype(np.int8)
             writer.write_table(pa.table({
                 "user": np.arange(start, start + size) // PER_USER,
                 "item_a": pa.DictionaryArray.from_arrays(pa.array(a.astype(np.int32)), labels),
@@ -132,10 +138,8 @@ def generate_arena(path: Path, n: int, seed: int = 0) -> None:
     with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
         for start in range(0, n, ROW_GROUP):
             size = min(ROW_GROUP, n - start)
-            a = rng.integers(0, M, size)
-            b = (a + rng.integers(1, M, size)) % M
-            p = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
-            winner = np.where(rng.random(size) < TIE_RATE, 2, np.where(rng.random(size) < p, 0, 1))
+            a, b, tie, first_wins = battles(rng, theta, size)
+            winner = np.where(tie, 2, np.where(first_wins, 0, 1))
             writer.write_table(pa.table({
                 "judge": rng.integers(0, ARENA_USERS, size),
                 "model_a": pa.DictionaryArray.from_arrays(pa.array(a.astype(np.int32)), labels),

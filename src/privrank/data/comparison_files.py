@@ -303,6 +303,18 @@ class ComparisonBatch:
         return a, b
 
 
+
+def add_counted(path, done: int, counts, what: str, advice: str | None) -> int:
+    """``done`` comparisons plus those ``counts`` stand for, refused past 2^53 (counts as floats are no
+    longer exact) and, with ``advice`` (the records are to be read one by one), past the limit
+    ``PRIVRANK_MAX_COUNTED_RECORDS`` (:mod:`privrank.limits`); ``what`` names the counts in messages."""
+    total = done + float(counts.sum(dtype=np.float64))
+    if advice is not None:
+        limits.check("COUNTED_RECORDS", total, f"{path}: the number of comparisons in {what}", advice)
+    if total > MAX_EXACT_COUNT:
+        raise InputError(f"{path}: more than 2^53 comparisons in {what}, more than privrank counts exactly")
+    return done + int(counts.sum())
+
 class ComparisonFile(ColumnarFile):
     """A comparison file (CSV, Parquet or Arrow IPC) read in batches (:class:`ColumnarFile`).
 
@@ -365,16 +377,9 @@ class ComparisonFile(ColumnarFile):
         return self.counts(table, self.header[self.columns.count], first_row)
 
     def _add_records(self, done: int, counts) -> int:
-        """``done`` comparisons and those ``counts`` stand for, refused past the limit
-        ``PRIVRANK_MAX_COUNTED_RECORDS`` (:mod:`privrank.limits`) and past 2^53, which counts as
-        floats are no longer exact: a few bytes of a count column must not start hours of work."""
-        total = done + float(counts.sum(dtype=np.float64))
-        limits.check("COUNTED_RECORDS", total, f"{self.path}: the number of comparisons its count column stands for",
-                     "read a sample of the file, or lower its counts")
-        if total > MAX_EXACT_COUNT:
-            raise InputError(f"{self.path}: the count column stands for more than 2^53 comparisons, more than "
-                             "privrank counts exactly")
-        return done + int(counts.sum())
+        """``done`` comparisons and those ``counts`` stand for (:func:`add_counted`): a few bytes of a
+        count column must not start hours of work."""
+        return add_counted(self.path, done, counts, "its count column", "read a sample of the file, or lower its counts")
 
     def without_users(self) -> "ComparisonFile":
         """This file with its user column left unread: its batches carry no users."""

@@ -26,14 +26,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import limits
 from ..errors import InputError, check_whole
 from .arrow_columns import is_table, pyarrow_module
-from .comparison_files import (MULTIPLICITY_COLUMNS, PAIR_COUNTS_LAYOUT, QUOTA_COLUMN, WINNER_COLUMNS,
+from .comparison_files import (MULTIPLICITY_COLUMNS, PAIR_COUNTS_LAYOUT, QUOTA_COLUMN, WINNER_COLUMNS, add_counted,
                                ComparisonColumns, ComparisonFile, holds_pair_counts)
 from .comparisons import sorted_labels
 from .pair_counts import PairCounts
-from .tabular import (DEFAULT_BATCH_SIZE, MAX_EXACT_COUNT, OUTCOME_COLUMNS, PREFLIB_SUFFIXES, USER_COLUMNS,
+from .tabular import (DEFAULT_BATCH_SIZE, OUTCOME_COLUMNS, PREFLIB_SUFFIXES, USER_COLUMNS,
                       ColumnarFile, TableLike, file_suffix, item_list)
 
 #: the columns of a counts table: the two items, then the counts of each outcome (``ties`` optional)
@@ -103,17 +102,11 @@ class PairCountFile(ComparisonFile):
         return counts
 
     def _add_records(self, done: int, counts, expanded: bool = False) -> int:
-        """``done`` comparisons and those ``counts`` stand for, refused past 2^53 (counts as floats are
-        no longer exact) and, with ``expanded`` (each to be read as a record), past the limit
-        ``PRIVRANK_MAX_COUNTED_RECORDS`` (:mod:`privrank.limits`)."""
-        total = done + float(counts.sum(dtype=np.float64))
-        if expanded:
-            limits.check("COUNTED_RECORDS", total, f"{self.path}: the number of comparisons its counts stand for",
-                         "read the counts as counts (read_pair_counts), which takes one step per pair")
-        if total > MAX_EXACT_COUNT:
-            raise InputError(f"{self.path}: the counts stand for more than 2^53 comparisons, more than privrank "
-                             "counts exactly")
-        return done + int(counts.sum())
+        """``done`` comparisons and those ``counts`` stand for (:func:`~privrank.data.comparison_files.add_counted`),
+        limited as records only when ``expanded`` (each to be read as a record)."""
+        return add_counted(self.path, done, counts, "the counts",
+                           "read the counts as counts (read_pair_counts), which takes one step per pair" if expanded
+                           else None)
 
     def rows(self, batch_size: int = DEFAULT_BATCH_SIZE):
         """Validated batches of rows: :class:`ComparisonBatch` objects whose ``first_record`` is their
