@@ -78,6 +78,7 @@ bench: $(STAMP)
 	  $(TIMED) pg_virtualenv -t $(PY) benchmarks/bench_serve.py --postgres postgresql:// --readme; \
 	else $(TIMED) $(PY) benchmarks/bench_serve.py --readme; fi
 	$(TIMED) $(PY) benchmarks/bench_scale.py --n 2e7 --rankings 1e6
+	$(TIMED) $(PY) benchmarks/bench_scale.py --arena --n 1e7
 	$(TIMED) $(PY) benchmarks/bench_plan.py
 	$(TIMED) $(PY) benchmarks/bench_inference.py
 	$(TIMED) $(PY) benchmarks/bench_aggregate_intervals.py
