@@ -759,8 +759,10 @@ CUTS = ["n = 100,000 only for m <= 50 (rankings) and m <= 100 (btl; the Laplace 
 
 
 def write_outputs(rows, skipped, missing, grid, command, took, json_path, docs, readme, generated=None):
-    """The JSON, the page, the plot and (``readme``) the README section, from the rows of a run."""
-    write_json(json_path, rows, skipped, missing, grid, command, took, generated)
+    """The JSON (unless ``json_path`` is None: the rows were read from one), the page, the plot and
+    (``readme``) the README section, from the rows of a run."""
+    if json_path is not None:
+        write_json(json_path, rows, skipped, missing, grid, command, took, generated)
     png = "frontier.png"
     quick = len(grid["epsilon"]) < len(EPSILONS)
     plotted = plot(rows, docs / png, PANELS if not quick else sorted({(r["model"], r["m"], r["n"]) for r in rows})[:3])
@@ -789,7 +791,8 @@ def main(argv=None):
                                           "existing frontier.json, whose other rows are kept (their data and noise "
                                           "seeds are the same)")
     parser.add_argument("--from-json", type=Path, metavar="PATH",
-                        help="run nothing: rewrite the page, the plot (and with --readme the README) from a frontier.json")
+                        help="run nothing: rewrite the page, the plot (and with --readme the README) from a frontier.json, "
+                             "left as it is")
     args = parser.parse_args(argv)
     json_path = JSON_PATH if args.out is None else args.out / "frontier.json"
     docs = DOCS if args.out is None else args.out
@@ -798,8 +801,8 @@ def main(argv=None):
         data = json.loads(args.from_json.read_text())
         grid = data["grid"]
         write_outputs(data["rows"], data["not_run"], data["missing_data"], grid, data["command"], data["took"],
-                      json_path, docs, args.readme, data["generated"])
-        print(f"rewrote {json_path} and {docs / 'frontier.md'} from {args.from_json}")
+                      None, docs, args.readme, data["generated"])
+        print(f"rewrote {docs / 'frontier.md'} from {args.from_json}, which is left as it is")
         return
     if args.quick:
         ms, ns, epsilons, seeds, models = QUICK["ms"], QUICK["ns"], QUICK["epsilons"], QUICK["seeds"], QUICK["models"]

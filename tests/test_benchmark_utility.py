@@ -77,3 +77,12 @@ def test_the_shipped_frontier_is_the_same_schema():
     path = ROOT / "src" / "privrank" / "frontier.json"
     data = json.loads(path.read_text())
     assert data["rows"] and all(set(ROW_KEYS) <= set(row) for row in data["rows"])
+
+
+def test_a_page_from_a_json_leaves_the_json_as_it_is(quick, tmp_path, monkeypatch):
+    """``--from-json`` (``make bench``'s utility table) rewrites the page and plot, never the frontier it reads."""
+    source = quick / "frontier.json"
+    before = source.read_bytes()
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    bench_utility.main(["--from-json", str(source), "--out", str(quick)])
+    assert source.read_bytes() == before and (quick / "frontier.md").exists()
