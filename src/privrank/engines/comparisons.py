@@ -16,12 +16,11 @@ import numpy as np
 
 from ..data.comparisons import PairwiseComparisons, sorted_labels
 from ..data.pair_counts import group_sums
-from ..data.tally import ComparisonTally, epsilon_levels, folds, ordered_counts, record_codes
+from ..data.tally import ComparisonTally, EpsilonLevels, epsilon_levels, folds, ordered_counts, record_codes
 from ..data.io import ComparisonFile, item_list, read_comparisons  # noqa: F401 (item_list: part of the engine interface)
 from ..data.arrow_columns import dictionary_encoded, is_text_type, known_indices, present_labels, pyarrow_module
 from ..errors import InputError
 from ..mechanisms.randomized_response import randomize_comparisons, randomize_records
-from .users import personal_levels
 
 KIND = "comparisons"
 CONTAINER = PairwiseComparisons
@@ -126,7 +125,8 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
         elif comps.user is None:
             raise InputError("user_epsilon needs user ids in the data")
         else:
-            levels = personal_levels(options.user_epsilon, comps.records_per_user(), comps.user)
+            counts = comps.records_per_user()  # indexed by the user codes: levelled among the users present
+            levels = EpsilonLevels.of_groups(options.user_epsilon / np.maximum(counts, 1), comps.user, counts)
         tally = randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
     return bounded(tally, options, given)
 

@@ -259,6 +259,13 @@ class _Budget:
         return {"n_comparisons": self.comparisons}
 
 
+def _given(data) -> float:
+    """The comparisons given, before any per-respondent cut (a tally counted under one knows them)."""
+    if isinstance(data, PairCounts):
+        return float(data.totals.sum())
+    return data.n_given if isinstance(data, ComparisonTally) else data.n_records
+
+
 def _budget(data, epsilon, user_epsilon, max_answers):
     """Counts, budget and number of dropped answers for ``epsilon`` or ``user_epsilon``.
 
@@ -277,8 +284,7 @@ def _budget(data, epsilon, user_epsilon, max_answers):
     if epsilon is not None:
         eps = check_epsilon(epsilon)
         per_user = None
-        given = float(data.totals.sum() if counted else data.n_given if isinstance(data, ComparisonTally)
-                      else data.n_records)
+        given = float(_given(data))
         note = ("Edge adjacency (Cai et al.): one comparison's outcome changed, or one comparison "
                 "moved to another pair; the item list and the number of comparisons are public.")
         bound = declared_bound(data, max_answers) if counted else max_answers
@@ -302,7 +308,7 @@ def _budget(data, epsilon, user_epsilon, max_answers):
                          "answers per respondent (answers beyond it are dropped)")
     m = check_whole(bound, name="max_answers")
     kept = data if counted else data.first_answers(m)
-    dropped = 0 if counted else (data.n_given if isinstance(data, ComparisonTally) else data.n_records) - kept.n_records
+    dropped = 0 if counted else _given(data) - kept.n_records
     note = (f"One respondent's answers replaced by any other set of at most {m}"
             + ("" if counted else f" (each respondent's first {m} answers are used)")
             + "; the item list and the list of respondents are public." + (declared_note(m) if counted else ""))
