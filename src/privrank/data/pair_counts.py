@@ -227,7 +227,7 @@ class PairCounts(Shown):
                 reached = np.zeros(m, dtype=bool)
                 reached[unseen.argmax()] = True
                 while True:  # the items one step further, until none is new
-                    grown = edges[reached].any(axis=0)
+                    grown = np.asarray(edges[reached].any(axis=0))
                     if grown.sum() == reached.sum():
                         break
                     reached = grown
