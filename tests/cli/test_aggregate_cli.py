@@ -301,3 +301,21 @@ def test_epsilon_without_method_runs_auto_and_says_which_and_why(capsys, tmp_pat
     assert code == 2 and "name the method" in err
     code, _, err = run(capsys, "aggregate", path, "--method", "auto")
     assert code == 2 and "needs --epsilon" in err
+
+
+@pytest.mark.parametrize("engine", ["local", "stream"])
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_comparisons_file_given_to_aggregate_is_named_as_such(capsys, tmp_path, engine, suffix):
+    """A file of comparisons is no file of ballots: the error says what it holds and which command reads it,
+    not that its ranks must be numbers."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    table = pa.table({"user": [1, 2, 3], "item_a": ["a", "b", "a"], "item_b": ["b", "c", "c"], "outcome": [1, -1, 1]})
+    path = tmp_path / f"comparisons.{suffix}"
+    (pacsv.write_csv if suffix == "csv" else pq.write_table)(table, path)
+    code, out, err = run(capsys, "aggregate", path, "--epsilon", 1, "--seed", 1, "--engine", engine)
+    assert code == 2 and not out
+    assert "holds pairwise comparisons, not rankings: rank them with privrank rank" in err
+    assert "ranks must be numbers" not in err

@@ -39,6 +39,16 @@ def _no_ballot_columns(path) -> InputError:
                       "are not ballots")
 
 
+def _not_ranks(where: str, header) -> InputError:
+    """The error for a rank cell that is no number: a file of comparisons (its header names the two items of
+    a comparison) is told so, with the command that reads it."""
+    if names_comparison_items(header):
+        return InputError(f"{where}: this file holds pairwise comparisons, not rankings: rank them with "
+                          "privrank rank (privrank aggregate reads ballots)")
+    return InputError(f"{where}: ranks must be numbers (1 = best); for ballots of item labels the header must read "
+                      "rank1,rank2,...")
+
+
 def read_item_list(path) -> list:
     """The public item list from a file: one label per line, or a CSV with an ``item`` column.
 
@@ -302,8 +312,7 @@ def _read_ranking_csv(path: Path):
                 try:
                     ranks[k] = float(c)
                 except ValueError:
-                    raise InputError(f"{path}, line {line_no}: ranks must be numbers (1 = best); for ballots of "
-                                     "item labels the header must read rank1,rank2,...") from None
+                    raise _not_ranks(f"{path}, line {line_no}", header) from None
         ranked = np.flatnonzero(np.isfinite(ranks))
         levels = np.unique(ranks[ranked])
         ballots.append((line_no, count, [list(ranked[ranks[ranked] == v]) for v in levels]))
@@ -488,7 +497,7 @@ class RankingFile(ColumnarFile):
                     col = col.cast(pa.float64())
                 except pa.ArrowInvalid:
                     bad = [r for r, text in enumerate(col.to_pylist()) if text is not None and not is_number(text)]
-                    raise InputError(f"{self.numbered(first_row + bad[0])}: ranks must be numbers (1 = best)") from None
+                    raise _not_ranks(self.numbered(first_row + bad[0]), self.header) from None
             ranks[:, k] = self._numbers(col, "rank", first_row)[kept]
         ordered = np.sort(ranks, axis=1)
         invalid = np.flatnonzero(~np.all(np.isfinite(ranks), axis=1) | np.any(ordered[:, 1:] == ordered[:, :-1], axis=1))
