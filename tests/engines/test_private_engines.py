@@ -8,8 +8,9 @@ import pytest
 from engine_data import pa, pq
 
 from privrank.cli import main
+from privrank.data.pinned import FileChangedError
 from privrank.engines import sufficient_statistics, users
-from privrank.ledger import Ledger
+from privrank.ledger import Ledger, fingerprint
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -259,3 +260,73 @@ def test_the_dask_client_counts_users_a_few_partitions_at_a_time(votes, monkeypa
             assert np.array_equal(t.epsilons, ref.epsilons)
             for field in ("level", "i", "j", "n", "wins2"):
                 np.testing.assert_array_equal(getattr(t, field), getattr(ref, field))
+
+
+@pytest.fixture
+def swapped(votes, tmp_path, monkeypatch):
+    """``(table, path, swap)``: the integer-user votes, a copy of them at ``path`` and ``swap(first, then)``,
+    after which the dask engine's first pass reads the table ``first`` at ``path`` and its second pass the
+    table ``then``, as a file swapped between the passes and back would be read."""
+    from privrank.engines import dask_engine
+
+    files, _ = votes
+    table = pq.read_table(files["int"])
+    path = tmp_path / "votes.parquet"
+    pq.write_table(table, path, row_group_size=700)
+    measured = dask_engine._measured
+
+    def swap(first, then):
+        def first_pass_on_other(*args, **kwargs):
+            pq.write_table(first, path, row_group_size=700)
+            try:
+                return measured(*args, **kwargs)
+            finally:
+                pq.write_table(then, path, row_group_size=700)
+        monkeypatch.setattr(dask_engine, "_measured", first_pass_on_other)
+    return table, path, swap
+
+
+def test_a_file_swapped_between_the_dask_passes_is_refused(capsys, votes, swapped, tmp_path):
+    """The second pass digests what the first pass read of each partition: a partition read otherwise there is
+    refused, with nothing written; a central release has charged nothing, a local one (charged before its
+    reports are drawn, in the second pass) says that its spend stays recorded."""
+    _, items = votes
+    table, path, swap = swapped
+    ledger, out = tmp_path / "ledger.sqlite", tmp_path / "out.csv"
+    swap(regrouped(table), table)
+    for argv, spent in ((("--mechanism", "objective-perturbation", "--items", items, "--epsilon", "1",
+                          "--max-answers", "4"), []),
+                        (("--epsilon", "1", "--max-answers", "4"), [1.0]),
+                        (("--user-epsilon", "2"), [1.0, 2.0])):
+        code, _, err = run(capsys, "rank", path, "--engine", "dask", "--ledger", ledger, "--out", out, *argv)
+        assert code == 2 and "Traceback" not in err, err
+        assert "changed while it was being released: nothing was released" in err
+        assert ("the spend stays recorded in the ledger" in err) == bool(spent)
+        assert not out.exists()
+        with Ledger(ledger) as led:
+            assert [r["epsilon"] for r in led.releases()] == spent
+    counts = [table.append_column("count", pa.array(np.full(len(table), c))) for c in (2, 1)]
+    pq.write_table(counts[1], path, row_group_size=700)
+    swap(*counts)  # the partitions' extents differ: the second pass would number its records wrong
+    with pytest.raises(FileChangedError, match="changed between the dask engine's passes"):
+        sufficient_statistics(path, engine="dask", epsilon=1.0, rng=2)
+
+
+def test_broken_variant_without_the_check_lets_users_past_their_bound(votes, swapped, monkeypatch):
+    """Without the second pass's check, the plan of the data first read selects records of the data read
+    then: users keep more than their K records, and the records still have the ledger's fingerprint."""
+    from privrank.engines import dask_engine
+
+    table, path, swap = swapped
+    within = int(np.minimum(np.unique(table.column("user").to_numpy(), return_counts=True)[1], 3).sum())
+    assert sufficient_statistics(path, engine="dask", max_answers=3).n.sum() == within
+    swap(regrouped(table), table)
+    monkeypatch.setattr(dask_engine, "columns_digest", lambda table, names: b"")
+    fp = fingerprint(str(path))
+    tally = sufficient_statistics(path, engine="dask", max_answers=3, fingerprint=fp)
+    assert tally.n.sum() > within
+
+
+def regrouped(table):
+    """The same comparisons, every record its own user (the ledger's fingerprint leaves users out)."""
+    return table.set_column(0, "user", pa.array(np.arange(len(table))))

@@ -5,10 +5,12 @@ object that speaks the Arrow PyCapsule stream protocol, without importing their 
 what a file or a library hands over is validated (:func:`validate_full`); text of every Arrow
 type is made plain and nulls are found, a dictionary's counting too; and a label column is coded
 as indices -- sorted (:func:`sorted_codes`), by value for a small integer range
-(:func:`integer_range_codes`), or into a given item list (:func:`label_indices`). pyarrow is
-imported on first use (:func:`pyarrow_module`).
+(:func:`integer_range_codes`), or into a given item list (:func:`label_indices`); columns of a
+table are digested (:func:`columns_digest`). pyarrow is imported on first use (:func:`pyarrow_module`).
 """
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -189,6 +191,18 @@ def dictionary_encoded(col):
     pa = pyarrow_module()
     import pyarrow.compute as pc
     return col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+
+
+def columns_digest(table, names) -> bytes:
+    """SHA-256 of the columns ``names`` of a pyarrow table: of their Arrow IPC stream (types,
+    lengths, nulls and values; a dictionary column's dictionaries and indices), the same however
+    the arrays are sliced in their buffers, without the table's metadata."""
+    pa = pyarrow_module()
+    part = table.select(names).replace_schema_metadata()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, part.schema) as writer:
+        writer.write_table(part)
+    return hashlib.sha256(sink.getvalue()).digest()
 
 
 def sorted_codes(arrays) -> tuple[tuple, np.ndarray]:

@@ -14,6 +14,14 @@ task reads; the second reduces each partition to its partial statistic and adds 
 ``SPLIT_EVERY`` at a time. Each task is a pure function of its partition, so when a worker dies
 the scheduler runs its tasks again elsewhere and the result does not change.
 
+The workers read the file by its path, once per pass. The first pass also returns the digest of
+the columns it read of each partition (:func:`~privrank.data.arrow_columns.columns_digest`), and
+each task of the second digests the same columns of its partition before computing anything from
+it: a partition that differs (a file changed, or swapped and swapped back, between the passes,
+which would misnumber records or let a user's records escape the plan's bound or budget) is
+refused (:class:`~privrank.data.pinned.FileChangedError`). The records of the second pass are
+checked against the ledger's fingerprint (:func:`run_dask`).
+
 A ``--scheduler`` address is checked (``[protocol://]host:port``) before connecting; the
 connection waits at most ``CONNECT_TIMEOUT``, and any failure becomes an
 :class:`~privrank.errors.InputError`, with the client closed so the process exits.
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.arrow_columns import columns_digest
 from ..data.parts import DataParts
 from ..data.pinned import FileChangedError, PinnedFile
 from ..errors import InputError
@@ -73,12 +82,13 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     client, owned = _client(scheduler)
     try:
         with file.reading():  # a damaged file fails in a task: refused as the other engines refuse it
-            extents, plan = _measured(dask, file, extent_parts, users, options, client)
+            extents, digests, plan = _measured(dask, file, extent_parts, measured, users, options, client)
             starts = np.concatenate([np.zeros_like(extents[:1]), np.cumsum(extents, axis=0)[:-1]])
             if plan is not None:  # one node of the graph, which every task reads
                 plan = dask.delayed(plan, pure=False, traverse=False)
-            partials = [dask.delayed(_partial)(module.partial, file, part, start.tolist(), options, plan, k)
-                        for k, (part, start) in enumerate(zip(parts, starts))]
+            partials = [dask.delayed(_partial)(module.partial, file, part, (measured, digest), start.tolist(),
+                                               options, plan, k)
+                        for k, (part, start, digest) in enumerate(zip(parts, starts, digests))]
             while len(partials) > 1:
                 partials = [dask.delayed(_combine)(module.combine, partials[k:k + SPLIT_EVERY])
                             for k in range(0, len(partials), SPLIT_EVERY)]
@@ -93,18 +103,20 @@ def run_dask(module, file, options, scheduler, fingerprint=None):
     return module.bounded(tally, options, int(extents[:, -1].sum())) if users else tally
 
 
-def _measured(dask, file, parts, users: bool, options, client):
-    """``(extents, plan)``: every partition's extent and, when users are counted, the
-    :class:`~privrank.engines.users.Plan` built from their counts -- computed ``MEASURE_CHUNK``
-    partitions at a time, so that the client holds one chunk's user counts beside the plan."""
-    extents = []
+def _measured(dask, file, parts, columns, users: bool, options, client):
+    """``(extents, digests, plan)``: every partition's extent, the digest of its ``columns`` (those
+    read) and, when users are counted, the :class:`~privrank.engines.users.Plan` built from their
+    counts -- computed ``MEASURE_CHUNK`` partitions at a time, so that the client holds one chunk's
+    user counts beside the plan."""
+    extents, digests = [], []
     step = MEASURE_CHUNK if users else max(len(parts), 1)
 
     def counted():
         for start in range(0, len(parts), step):
-            for extent, part_users in dask.compute(*[dask.delayed(_measure)(file, part, users)
-                                                     for part in parts[start:start + step]], scheduler=client):
+            for extent, digest, part_users in dask.compute(*[dask.delayed(_measure)(file, part, columns, users)
+                                                             for part in parts[start:start + step]], scheduler=client):
                 extents.append(extent)
+                digests.append(digest)
                 yield part_users
     if users:
         plan = Plan.of(counted(), options.max_answers, options.user_epsilon)
@@ -112,13 +124,15 @@ def _measured(dask, file, parts, users: bool, options, client):
         plan = None
         for _ in counted():
             pass
-    return np.array(extents), plan
+    return np.array(extents), digests, plan
 
 
-def _measure(file, table, users: bool):
-    """``(extent, users)``: how far a partition reaches (``file.extent``) and, when asked, its users
-    and their numbers of records (:func:`~privrank.engines.users.partition_users`)."""
-    return file.extent(table.select(file.extent_columns)), partition_users(file, table) if users else None
+def _measure(file, table, columns, users: bool):
+    """``(extent, digest, users)``: how far a partition reaches (``file.extent``), the digest of its
+    ``columns`` (:func:`~privrank.data.arrow_columns.columns_digest`) and, when asked, its users and
+    their numbers of records (:func:`~privrank.engines.users.partition_users`)."""
+    return (file.extent(table.select(file.extent_columns)), columns_digest(table, columns),
+            partition_users(file, table) if users else None)
 
 
 def _from_pandas(frame):
@@ -128,9 +142,15 @@ def _from_pandas(frame):
     return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-def _partial(partial, file, table, first, options, plan=None, partition=0):
+def _partial(partial, file, table, measured, first, options, plan=None, partition=0):
     """A partition's partial statistic and the digest of its records (:func:`~privrank.fingerprints.records_digest`);
-    with a per-user ``plan`` (:class:`~privrank.engines.users.Plan`), of the records it selects."""
+    with a per-user ``plan`` (:class:`~privrank.engines.users.Plan`), of the records it selects.
+    ``measured``: ``(columns, digest)`` of the first pass; a partition whose columns have another
+    digest is refused (:class:`~privrank.data.pinned.FileChangedError`) before anything is computed."""
+    columns, digest = measured
+    if columns_digest(table, columns) != digest:
+        raise FileChangedError(f"{file.path} changed between the dask engine's passes over it (a partition differs "
+                               "from its first read): nothing computed from it was written")
     batch = file.validate(table, first)
     part = partial(batch, options) if plan is None else partial(batch, options, plan.users(partition))
     return part, records_digest(batch)
