@@ -284,3 +284,16 @@ def test_serving_says_when_the_survey_closes(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["serve", str(path), "--port", "0"]) == 0
     assert re.search(r"  closed on \S+ \S+ UTC: no new respondents or answers are taken", capsys.readouterr().err)
+
+
+def test_a_database_of_before_closing_gains_the_table(target):
+    from serve_helpers import execute
+
+    with open_store(target):
+        pass
+    execute(target, "DROP TABLE closed")  # as a database served before surveys could close
+    with open_store(target) as store:
+        assert store.closed_at() is None
+        store.close_survey("2026-12-02T10:00:00Z")
+        store.close_survey("2026-12-02T11:00:00Z")
+        assert store.closed_at() == "2026-12-02T10:00:00Z"

@@ -112,8 +112,9 @@ def register(sub) -> None:
     ending = p.add_argument_group("closing and exporting (without serving)")
     ending.add_argument("--close", action="store_true",
                         help="close the survey now and exit: servers running on its database refuse new respondents "
-                             "and answers within a second (HTTP 410); the dashboard and the export go on. Final: the "
-                             "survey file's closes = ... sets a closing time ahead, which may be moved")
+                             "and answers within a second (HTTP 410); the dashboard and the export go on. A close is "
+                             "final; a closing time ahead, which may be moved, is the survey file's key closes (e.g. "
+                             "closes = 2026-12-31T18:00:00Z)")
     ending.add_argument("--export", metavar="FILE",
                         help="write the reports as the dashboard's export does (CSV for privrank rank) to FILE "
                              "(never overwritten; - for stdout) and exit. Reads the database (--db) only: no admin "

@@ -28,8 +28,8 @@ function setState(state) {
 const say = (text) => { $('status').textContent = text; };
 
 // An end of the page the person is told about in plain words, in page state `state`:
-// 'refused' (the page will not run this survey), 'closed' (this browser cannot take part) or
-// 'error' (try again later).
+// 'refused' (the page will not run this survey), 'closed' (this browser cannot take part, or the
+// survey has closed) or 'error' (try again later).
 class Stop extends Error {
   constructor(message, state = 'error') {
     super(message);
