@@ -31,6 +31,7 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -586,6 +587,7 @@ def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dess
               "budget": epsilon * max_answers, "max_answers": max_answers,
               "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
               "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser",
+              "closes": None, "closed": False,
               **{name: texts.pop(name, "") for name in ("description", "consent", "contact", "closing")}}
     assert not texts, texts
     if design == "ranking":
@@ -1411,6 +1413,41 @@ def test_a_lost_reply_resent_is_stored_once(driver, tmp_path):
             [201, 200]
         assert store.pair_reports().num_rows == 1 and text(driver, "progress") == "Answered 1 of 6."
 
+
+
+def test_a_closed_survey_asks_nothing_and_keeps_what_it_could_not_send(driver, tmp_path, monkeypatch):
+    """The survey closes (``privrank serve --close``) while the page is open: the next answer is refused
+    (410) and the page says the survey closed and that the answer could not be sent; a reload asks nothing,
+    sends nothing and says so again; a browser that never took part sees only that the survey closed."""
+    from privrank.serve.app import Closing
+    from privrank.serve.survey import utc_text
+    monkeypatch.setattr(Closing, "REFRESH", 0.0)  # the server sees the close at its next request
+    with real_server(declared_survey(DESSERTS[:4]), tmp_path / "survey.sqlite") as (recorder, base, store):
+        driver.get(base + "/")
+        wait_state(driver, "question")
+        give_answer(driver, "click-left")
+        wait_state(driver, "question")
+        at = utc_text(datetime.now(timezone.utc))
+        store.close_survey(at)
+        give_answer(driver, "click-left")
+        wait_state(driver, "closed")
+        assert text(driver, "status") == ("This survey has closed: it accepts no more answers. Your randomized "
+                                          "answer saved on this device could not be sent, because the survey closed.")
+        driver.refresh()
+        wait_state(driver, "closed")
+        assert text(driver, "status").startswith(f"This survey has closed on {at[:10]} at {at[11:16]} UTC: it "
+                                                 "accepts no more answers. Your randomized answer saved")
+        assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
+        assert recorder.statuses("/api/reports") == [201, 410]  # not sent again after the reload
+        assert [v["sent"] for v in storage(driver)["pairs"].values()] == [True, False]  # kept, unsent
+        driver.execute_script("localStorage.clear()")
+        driver.refresh()
+        wait_state(driver, "closed")
+        assert text(driver, "status") == (f"This survey has closed on {at[:10]} at {at[11:16]} UTC: it accepts no "
+                                          "more answers.")
+        assert text(driver, "title") == "Dessert survey" and text(driver, "protection") == ""
+        assert recorder.statuses("/api/respondents") == [201] and store.pair_reports().num_rows == 1
+        assert console_problems(driver) == []
 
 # ---- 5. screenshots for the documentation ---------------------------------------------------------
 

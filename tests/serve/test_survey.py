@@ -132,7 +132,7 @@ def test_init_writes_a_commented_template_that_loads(tmp_path, capsys):
     assert survey.design == "pairs" and survey.max_answers == 10 and all(survey.texts().values())
     lines = TEMPLATE.splitlines()
     for name in (n for n in FIELDS if n != "mechanism"):  # every key but the one the design sets
-        (at,) = [k for k, line in enumerate(lines) if line.startswith(f"{name} = ")]
+        (at,) = [k for k, line in enumerate(lines) if line.startswith((f"{name} = ", f"# {name} = "))]
         assert lines[at - 1].startswith("# "), f"{name} has no comment"
     for words in ("Epsilon of ONE answer", "Epsilon of ALL of one respondent's answers", "A respondent is one browser",
                   "can never change", "may be corrected", "never the meaning"):
@@ -202,12 +202,12 @@ def test_init_in_a_read_only_folder_says_what_to_do(tmp_path, capsys):
 
 def test_the_identity_is_the_terms_only():
     corrected = replace(TYPO, title="Desserts", question="Which dessert do you prefer?", description="D",
-                        consent="C", contact="E", closing="F")
-    assert corrected.fingerprint() == TYPO.fingerprint()
+                        consent="C", contact="E", closing="F", closes="2027-01-01T00:00:00Z")
+    assert corrected.fingerprint() == TYPO.fingerprint()  # a moved closing time too
     for changed in (replace(TYPO, items=DESSERTS[::-1]), replace(TYPO, epsilon=0.5), replace(TYPO, budget=3.0),
                     replace(TYPO, items=DESSERTS[:3] + ("Ice cream",))):
         assert changed.fingerprint() != TYPO.fingerprint()
-    assert set(TERMS) | set(TEXTS) == set(FIELDS)
+    assert set(TERMS) | set(TEXTS) | {"closes"} == set(FIELDS)
     assert TYPO.earlier_fingerprint() == EARLIER_ID  # the earlier code's id, pinned
 
 

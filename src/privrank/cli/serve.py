@@ -11,6 +11,10 @@ served, kept across restarts, replaced by ``--new-admin-token``, or chosen by th
 it; ``--admin-token`` stays for compatibility, with a warning). SIGINT or SIGTERM stop the server
 gracefully (the requests in flight are answered, every acknowledged report stays stored); a second
 SIGINT stops it at once.
+
+``--close`` and ``--export FILE`` serve nothing: the first records in the database that the survey
+closed now (servers running on it stop taking answers within about a second), the second writes the
+export the dashboard offers, from the database alone (its operator needs no admin token).
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import socket
 import sys
 import warnings
 from contextlib import ExitStack
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError
@@ -52,7 +57,9 @@ def register(sub) -> None:
                                    "it after answering the requests in flight; a second Ctrl-C stops it at once.",
                        epilog=examples("privrank serve --demo", "privrank serve --init survey.toml",
                                        "privrank serve survey.toml --new-db",
-                                       "privrank serve survey.toml --invitations 50 --url https://survey.example.org"))
+                                       "privrank serve survey.toml --invitations 50 --url https://survey.example.org",
+                                       "privrank serve survey.toml --close --export results.csv",
+                                       "privrank rank results.csv --epsilon 1"))
     p.add_argument("survey", nargs="?", metavar="SURVEY",
                    help="survey file (.toml or .json: title, question, items, design, epsilon, budget)")
     survey = p.add_argument_group("survey")
@@ -102,6 +109,16 @@ def register(sub) -> None:
                              help=f"new respondents accepted per minute on an open survey, in bursts of at most R; "
                                   f"more get HTTP 429 (default {REGISTRATIONS_PER_MINUTE}; invitation codes limit an "
                                   "invitation-only survey)")
+    ending = p.add_argument_group("closing and exporting (without serving)")
+    ending.add_argument("--close", action="store_true",
+                        help="close the survey now and exit: servers running on its database refuse new respondents "
+                             "and answers within a second (HTTP 410); the dashboard and the export go on. A close is "
+                             "final; a closing time ahead, which may be moved, is the survey file's key closes (e.g. "
+                             "closes = 2026-12-31T18:00:00Z)")
+    ending.add_argument("--export", metavar="FILE",
+                        help="write the reports as the dashboard's export does (CSV for privrank rank) to FILE "
+                             "(never overwritten; - for stdout) and exit. Reads the database (--db) only: no admin "
+                             "token is needed, having the database is enough. With --close: closes, then exports")
     p.set_defaults(func=run_serve)
 
 
@@ -279,9 +296,70 @@ def _serve(app, sock: socket.socket) -> None:
     Server(config).run(sockets=[sock])
 
 
+def close_or_export(args) -> int:
+    """``--close`` and/or ``--export FILE``: close the survey now (its time printed), then write its export;
+    serves nothing. The database must exist and hold this survey's reports.
+
+    Raises
+    ------
+    InputError
+        An option of serving given too, no such database, a database of another survey, or an export
+        file that exists or cannot be written.
+    """
+    from ..serve import open_store
+    from ..serve.app import Closing, closed_text, export_file
+    from ..serve.survey import demo_survey, load_survey, utc_text
+
+    serving = [name for name, given in (("--new-db", args.new_db), ("--public", args.public),
+                                        ("--invitations", args.invitations is not None),
+                                        ("--invitations-file", args.invitations_file), ("--url", args.url),
+                                        ("--new-admin-token", args.new_admin_token),
+                                        ("--admin-token-file", args.admin_token_file),
+                                        ("--admin-token", args.admin_token)) if given]
+    if serving:
+        raise InputError(f"--close and --export serve nothing: give them without {serving[0]}")
+    survey = demo_survey() if args.demo else load_survey(args.survey)
+    db = args.db or default_db(args)
+    check_new_db(db, False, False)
+    target = None if args.export in (None, "-") else Path(args.export)
+    if target is not None and target.exists():
+        raise InputError(f"--export {target} exists: it is never overwritten (give another file name)")
+    with open_store(db) as store:
+        store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint())
+        if args.close:
+            store.close_survey(utc_text(datetime.now(timezone.utc)))
+            closing = Closing(survey.closes, store)
+            closing.read()
+            at = closing.at()
+            assert at is not None  # just recorded
+            print(f"privrank serve: {survey.title!r} closed on {closed_text(at)}: servers on its database refuse "
+                  "new answers within a second; the dashboard and the export go on", file=sys.stderr)
+        if args.export is None:
+            return 0
+        text = export_file(survey, store)
+    if target is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        with open(target, "x", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except FileExistsError:
+        raise InputError(f"--export {target} exists: it is never overwritten (give another file name)") from None
+    except OSError as exc:
+        raise InputError(f"--export {target}: cannot write the export ({exc.strerror or type(exc).__name__})") \
+            from None
+    reader = (f"privrank rank {target} --epsilon {survey.epsilon:g}" if survey.design == "pairs" else
+              "privrank.serve.ballots.rank_ballots")
+    print(f"privrank serve: wrote the export of {survey.title!r} to {target} (ranked by {reader})", file=sys.stderr)
+    return 0
+
+
 def run_serve(args) -> int:
     """Check everything, bind the port, open the store, print the two URLs (stderr), serve until interrupted
-    (or, with ``--init FILE``, write a survey template)."""
+    (or, with ``--init FILE``, write a survey template; with ``--close`` or ``--export FILE``,
+    :func:`close_or_export`)."""
     if args.init is not None:  # before the server's imports: writing a template needs none of them
         if args.survey is not None or args.demo:
             raise InputError("--init FILE writes a template: give it without a survey file or --demo")
@@ -291,6 +369,11 @@ def run_serve(args) -> int:
               "--new-db (the first time: it creates the survey's database)",
               file=sys.stderr)
         return 0
+    if (args.survey is None) == (not args.demo):
+        raise InputError("give a survey file or --demo (not both); privrank serve --init FILE writes a "
+                         "commented survey file to start from")
+    if args.close or args.export is not None:  # before the server's imports: neither serves
+        return close_or_export(args)
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -298,14 +381,11 @@ def run_serve(args) -> int:
         raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
                          "pip install -e '.[serve]')") from None
     from ..serve import open_store
-    from ..serve.app import RESPONDENT_UNITS, RateLimit, admin_token_hash, create_app
+    from ..serve.app import RESPONDENT_UNITS, Closing, RateLimit, admin_token_hash, closed_text, create_app
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
     from ..serve.survey import demo_survey, load_survey
 
-    if (args.survey is None) == (not args.demo):
-        raise InputError("give a survey file or --demo (not both); privrank serve --init FILE writes a "
-                         "commented survey file to start from")
     if not 0 <= args.port < 65536:
         raise InputError("--port must lie in 0..65535 (0: any free port)")
     _check_host(args.host, args.public)
@@ -361,6 +441,12 @@ def run_serve(args) -> int:
         else:  # an invitation-only survey is limited by its codes, not by the rate
             lines += ["  registration: open; a respondent is a browser (one person with two browsers is two)",
                       f"  at most {args.registrations_per_minute:g} new respondents per minute"]
+        closing = Closing(survey.closes, store)
+        closing.read()
+        at = closing.at()
+        if at is not None:
+            lines.append(f"  closed on {closed_text(at)}: no new respondents or answers are taken" if closing.passed()
+                         else f"  closes on {closed_text(at)} (privrank serve --close closes it now)")
         if written is not None:
             lines.append(f"  {args.invitations} new invitation link(s) written to {written} (mail them out; the "
                          "server keeps only their hashes)")

@@ -34,15 +34,19 @@ The contract (:mod:`privrank.serve.app`)
     The respondent's page (``static/index.html``); ``/static/{file}`` its files.
 ``GET /api/survey``
     ``{"id", "title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
-    "protection", "invitations", "respondent_unit", "description", "consent", "contact", "closing"}``
-    (the last four plain text, "" when absent), plus ``"duchi_scale"`` for the ranking design.
+    "protection", "invitations", "respondent_unit", "description", "consent", "contact", "closing", "closes",
+    "closed"}`` (the four texts plain text, "" when absent; ``closes`` the closing time as
+    ``YYYY-MM-DDTHH:MM:SSZ`` or null, ``closed`` whether it has come), plus ``"duchi_scale"`` for the
+    ranking design.
     ``id`` is the survey's identity, the fingerprint of its terms (items and their order, design,
     epsilon, budget, mechanism; no text, so a corrected text keeps it), or the id a store was first
     claimed with: the page keys what it keeps by it.
 ``POST /api/respondents``
     Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
     survey without a usable invitation; 429 with ``Retry-After`` past the registration rate (an
-    open survey's: an invitation-only survey is limited by its one-time codes).
+    open survey's: an invitation-only survey is limited by its one-time codes); 410 ``{"error", "reason":
+    "closed"}`` once the survey has closed (its file's ``closes``, or ``privrank serve --close``: the
+    earlier counts), as for reports.
 ``POST /api/reports`` (``Content-Type: application/json``, at most 64 KB)
     Pairs: ``{"token", "key", "item_a", "item_b", "report": 1 or -1, "epsilon"}``; ranking:
     ``{"token", "key", "vector": [M numbers], "epsilon"}``; ``key`` is 22 characters of base64url
@@ -52,10 +56,11 @@ The contract (:mod:`privrank.serve.app`)
     epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers); 404
     for an unknown token; 409 ``{"error", "reason"}`` when the pair was already reported
     (``pair-answered``), the key was used for other content (``key-reused``) or the answers are
-    used up (``exhausted``). 503 ``{"error", "reason"}`` with ``Retry-After`` when the database is
-    locked by another process (``busy``) or cannot be reached (``unavailable``): nothing was stored,
-    and a resend under the same key is safe (as for registrations, and for every request that reads
-    the store). Any other failure is 500 ``{"error"}``, never a traceback.
+    used up (``exhausted``); 410 ``{"error", "reason": "closed"}`` once the survey has closed. 503
+    ``{"error", "reason"}`` with ``Retry-After`` when the database is locked by another process
+    (``busy``) or cannot be reached (``unavailable``): nothing was stored, and a resend under the same
+    key is safe (as for registrations, and for every request that reads the store). Any other failure
+    is 500 ``{"error"}``, never a traceback.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
 token the store has since replaced, by another server started on the same database with a new one)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
@@ -67,7 +72,9 @@ token the store has since replaced, by another server started on the same databa
     or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
     :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
     Excel); ``user`` is a pseudonym (never a token) that no spreadsheet or CSV reader takes for a
-    number. The server keeps only the SHA-256 of the admin token.
+    number. The server keeps only the SHA-256 of the admin token. Both go on once the survey has
+    closed (the dashboard says "Closed on ..." at its top), and ``privrank serve --export FILE`` writes
+    the same export from the database, without a server or the token.
 
 Every response carries ``Content-Security-Policy: default-src 'self'`` (no inline script),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; every response but the

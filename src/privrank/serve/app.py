@@ -13,6 +13,10 @@ asked), one client's failing request never fails another's (the store isolates e
 registrations on an open survey are rate-limited by a token bucket in the server process (429
 with ``Retry-After``; on an invitation-only survey the one-time codes are the limit), and every request ends with a status and a JSON ``{"error"}``, never a
 traceback.
+
+A survey closes at the earlier of its file's ``closes`` and the time ``privrank serve --close`` recorded in
+the store (:class:`Closing`): from then on it registers no respondent and stores no report (410, reason
+``closed``), while the dashboard and the export go on.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import secrets
 import threading
 import time
 from collections import deque
+from datetime import datetime
 
 from ..errors import InputError
 from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
@@ -33,7 +38,7 @@ from .integrity import static_dir
 from .health import StoreUnavailable
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
                     UnknownRespondent, is_urlsafe_token)
-from .survey import NORM_TOLERANCE, RESPONDENT_UNITS
+from .survey import NORM_TOLERANCE, RESPONDENT_UNITS, closing_time, utc_text
 
 MAX_BODY_BYTES = 64 * 1024
 #: new respondents per minute the server registers by default (a token bucket of as many)
@@ -111,6 +116,57 @@ class RecentRegistrations:
             self._times.popleft()
 
 
+class Closing:
+    """When the survey closes: the earlier of the survey file's ``closes`` and the time ``privrank serve
+    --close`` recorded in the store, which another process may record at any moment.
+
+    The store is read by one caller at a time, at most once per :attr:`REFRESH` seconds (:meth:`due`;
+    the others use the time read last), so no report pays a query for it: a server sees a ``--close``
+    within about that long. Once the store holds a closing time it is not read again (a close is final:
+    ``privrank serve --close`` keeps the first time it recorded). ``clock`` gives the time in seconds
+    since the epoch."""
+
+    REFRESH = 1.0
+
+    def __init__(self, closes: datetime | None, store, clock=time.time):
+        self._file, self._store, self._clock = closes, store, clock
+        self._stored: datetime | None = None
+        self._read = -math.inf
+        self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        """Whether this caller must :meth:`read` the store now: True for one caller per :attr:`REFRESH`
+        seconds (or after the clock went back), until the store holds a closing time."""
+        now, last = self._clock(), self._read
+        if self._stored is not None or 0 <= now - last < self.REFRESH:
+            return False
+        with self._lock:  # one caller of those that found the reading old takes it
+            if self._read != last:
+                return False
+            self._read = now
+            return True
+
+    def read(self) -> None:
+        """Read the closing time the store holds (a query: blocking)."""
+        at = self._store.closed_at()
+        self._stored = None if at is None else closing_time(at)
+
+    def at(self) -> datetime | None:
+        """The closing time as last read (the earlier of the file's and the store's), or None."""
+        file, stored = self._file, self._stored
+        return stored if file is None else file if stored is None else min(file, stored)
+
+    def passed(self) -> datetime | None:
+        """The closing time if it has come, else None."""
+        at = self.at()
+        return at if at is not None and at.timestamp() <= self._clock() else None
+
+
+def closed_text(at: datetime) -> str:
+    """A closing time as people read it: ``YYYY-MM-DD HH:MM:SS UTC``."""
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC"
+
+
 def check_admin_token(token) -> None:
     """Refuse an admin token other than 16 to 1024 characters of letters, digits, ``-``, ``_``, ``.`` and ``~``
     (it guards the dashboard and the export, and travels unchanged in a URL and a header)."""
@@ -125,13 +181,16 @@ def admin_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def survey_document(survey, invitation_only: bool, survey_id: str | None = None) -> dict:
+def survey_document(survey, invitation_only: bool, survey_id: str | None = None, closes: datetime | None = None,
+                    closed: bool = False) -> dict:
     """``GET /api/survey``: the survey's public parameters and texts, its ``id`` (the page keys everything
     it keeps by it: the id :meth:`~privrank.serve.store.Store.claim` returned, by default the survey's
     fingerprint, which leaves every correctable text out), whether registration needs an invitation,
-    and who one respondent is."""
-    return {**survey.public(invitation_only), "id": survey.fingerprint() if survey_id is None else survey_id,
-            "invitations": invitation_only, "respondent_unit": RESPONDENT_UNITS[invitation_only]}
+    who one respondent is, when the survey closes (``closes``: the survey's own, or the earlier time
+    given, :meth:`Closing.at`) and whether it has closed."""
+    doc = {**survey.public(invitation_only), "id": survey.fingerprint() if survey_id is None else survey_id,
+           "invitations": invitation_only, "respondent_unit": RESPONDENT_UNITS[invitation_only], "closed": closed}
+    return doc if closes is None else {**doc, "closes": utc_text(closes)}
 
 
 def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE,
@@ -159,6 +218,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     static = static_dir()
     recent = RecentRegistrations()
     live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0)
+    closing = Closing(survey.closes, store)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):
         body = {"error": message} if reason is None else {"error": message, "reason": reason}
@@ -191,6 +251,18 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
                               "the same database?): restart the server to use the new one")
         return None
 
+    async def closed_at():
+        """The closing time if it has come (the store read at most once per second), else None."""
+        if closing.due():
+            await run_in_threadpool(closing.read)
+        return closing.passed()
+
+    async def closed_refusal():
+        """None while the survey is open, else the 410 reply to an answer or a registration."""
+        at = await closed_at()
+        return None if at is None else error(410, f"this survey closed on {closed_text(at)}: it accepts no more "
+                                                  "answers", "closed")
+
     async def index(request):
         page = static / "index.html"
         if not page.is_file():
@@ -199,9 +271,13 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
 
     async def survey_json(request):
         issued, _ = await run_in_threadpool(store.invitations)
-        return JSONResponse(survey_document(survey, bool(issued), survey_id))
+        closed = await closed_at() is not None
+        return JSONResponse(survey_document(survey, bool(issued), survey_id, closing.at(), closed))
 
     async def new_respondent(request):
+        refused = await closed_refusal()
+        if refused is not None:
+            return refused
         try:
             invitation = registration_fields(await json_body(request, empty_ok=True))
         except Refused as exc:
@@ -227,6 +303,9 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return JSONResponse({"token": token}, status_code=201)
 
     async def new_report(request):
+        refused = await closed_refusal()
+        if refused is not None:
+            return refused
         try:
             fields = report_fields(survey, await json_body(request))
             receipt = await asyncio.wrap_future(store.submit_report(**fields, max_answers=survey.max_answers))
@@ -246,16 +325,13 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             return refused
         query = request.query_params.get("token", "")
         return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
-                                                    recent, live))
+                                                    recent, live, await closed_at()))
 
     async def export(request):
         refused = await admin_refusal(request, "export")
         if refused is not None:
             return refused
-        text = await run_in_threadpool(export_csv, survey, store)
-        # a byte order mark: without it Excel reads a UTF-8 file in the machine's legacy code page (Crème ->
-        # CrÃ¨me); pandas, Arrow and privrank's readers skip it
-        return Response("\ufeff" + text, media_type="text/csv; charset=utf-8",
+        return Response(await run_in_threadpool(export_file, survey, store), media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="export.csv"'})
 
     routes = [Route("/", index), Route("/api/survey", survey_json), Route("/dashboard", dashboard),
@@ -444,6 +520,13 @@ def pseudonym(token_hash: str) -> str:
     up by, and its letter keeps every spreadsheet and CSV reader from taking it for a number
     (``1234e567...`` would be read as one)."""
     return "r" + token_hash[:16]
+
+
+def export_file(survey, store) -> str:
+    """:func:`export_csv` as ``GET /export.csv`` and ``privrank serve --export`` write it: after a byte order
+    mark, without which Excel reads a UTF-8 file in the machine's legacy code page (Crème -> CrÃ¨me);
+    pandas, Arrow and privrank's readers skip it."""
+    return "\ufeff" + export_csv(survey, store)
 
 
 def export_csv(survey, store) -> str:

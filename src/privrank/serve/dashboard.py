@@ -534,25 +534,27 @@ def ranking_table(rows, score: str) -> str:
             f"<th>95% interval</th><th>95% rank interval</th></tr></thead><tbody>{cells}</tbody></table></div>")
 
 
-def dashboard_page(survey, store, token: str | None = None, recent=None, live: LiveRanking | None = None) -> str:
-    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``).
-    ``recent`` is the server's :class:`RecentRegistrations`; ``live``, the :class:`LiveRanking` the
-    server keeps (a fresh one, which reads every report, without it)."""
+def dashboard_page(survey, store, token: str | None = None, recent=None, live: LiveRanking | None = None,
+                   closed: datetime | None = None) -> str:
+    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``). ``recent``
+    is the server's :class:`RecentRegistrations`; ``live``, the :class:`LiveRanking` the server keeps (a fresh
+    one, which reads every report, without it); ``closed``, when the survey closed (None while it is open)."""
     respondents, reports = store.counts()
     issued, used = store.invitations()
     unit = RESPONDENT_UNITS[bool(issued)]
     live = LiveRanking(survey, store, refresh=0.0) if live is None else live
     view = live.view(bool(issued))
-    e = html.escape
-    g = view["guarantee"]
+    e, g = html.escape, view["guarantee"]
     updated = (f"Last updated {view['updated']:%Y-%m-%d %H:%M:%S} UTC, computed on {view['reports']:,} "
                f"report{'s' * (view['reports'] != 1)}"
                + (f" (refreshed at most every {live.refresh:g} seconds)." if live.refresh > 0 else "."))
-    parts = [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
-             f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
-             f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
-             registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>",
-             f"<p id=\"updated\">{e(updated)}</p>"]
+    parts = [] if closed is None else [f"<p id=\"closed\"><strong>Closed on {closed:%Y-%m-%d %H:%M:%S} UTC:"
+                                       "</strong> no more answers are taken; the ranking and the export are final.</p>"]
+    parts += [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
+              f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
+              f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
+              registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>",
+              f"<p id=\"updated\">{e(updated)}</p>"]
     if "rows" in view:
         parts.append(ranking_table(view["rows"], view["score"]))
         if view["rows"][0][2] is not None:

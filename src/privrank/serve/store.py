@@ -10,20 +10,19 @@ What is stored, and what is not
 ``respondents(token_hash, created)``: the SHA-256 of each respondent's random token
 (``secrets.token_urlsafe(24)``, their only credential, which the store never keeps) and the UTC
 day it was issued (``YYYY-MM-DD``). ``reports(id, token_hash, report_key, item_a, item_b, report,
-vector, epsilon, received)``: one row per randomized report as
-the respondent's browser sent it -- a pair's report in {1, -1}, or a ranking ballot's randomized
-vector (JSON) -- with its epsilon, the idempotency key the page drew for it and the UTC day it
-arrived. ``invitations(code_hash, used)``: the SHA-256 of each one-time invitation code and
-whether it was used, with no link to the token it produced. ``surveys(fingerprint)``,
-``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``: which survey
-the store holds and each text it was served with (:meth:`Store.claim`). Times are kept to the
-day only: a finer time could be joined with a reverse proxy's log, which holds addresses. There is no
-column that could hold a true answer, an IP address or a user agent: the server never receives
-a true answer, and keeps nothing that identifies a respondent. A database that holds any other
-table (a privacy ledger, another application's data; in PostgreSQL, in the current schema) is
-refused before anything is created in it; a database of an earlier schema (times to the
-microsecond, no keys, no invitations; or tokens in plain text) is migrated in place, in one
-transaction, when opened.
+vector, epsilon, received)``: one row per randomized report as the respondent's browser sent it -- a
+pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with its epsilon, the
+idempotency key the page drew for it and the UTC day it arrived. ``invitations(code_hash, used)``: the
+SHA-256 of each one-time invitation code and whether it was used, with no link to the token it produced.
+``surveys(fingerprint)``, ``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``:
+which survey the store holds and each text it was served with (:meth:`Store.claim`); ``closed(at)``: when
+``privrank serve --close`` closed it. A respondent's times are kept to the day only: a finer time could be
+joined with a reverse proxy's log, which holds addresses. There is no column that could hold a true answer,
+an IP address or a user agent: the server never receives a true answer, and keeps nothing that identifies
+a respondent. A database that holds any other table (a privacy ledger, another application's data; in
+PostgreSQL, in the current schema) is refused before anything is created in it; a database of an earlier
+schema (times to the microsecond, no keys, no invitations; or tokens in plain text) is migrated in place,
+in one transaction, when opened.
 
 Budget, idempotency, one report per pair
 ----------------------------------------
@@ -89,13 +88,14 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
     "CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS closed (at TEXT NOT NULL)",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
 TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
           "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token_hash", "created"},
           "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon",
                       "received"},
-          "invitations": {"code_hash", "used"}, "admin": {"token_hash"}}
+          "invitations": {"code_hash", "used"}, "admin": {"token_hash"}, "closed": {"at"}}
 #: the tables of every schema the store has had, oldest first, the current one last: a database of an
 #: earlier one is migrated when opened (by the dialect's :attr:`Store.migrations` from its own on).
 #: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text.
@@ -109,6 +109,8 @@ SQL = {
     "admin": "SELECT token_hash FROM admin",
     "forget_admin": "DELETE FROM admin",
     "set_admin": "INSERT INTO admin (token_hash) VALUES (?)",
+    "closed": "SELECT min(at) FROM closed",
+    "close": "INSERT INTO closed (at) SELECT ? WHERE NOT EXISTS (SELECT at FROM closed)",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
     "terms": "SELECT fingerprint FROM survey_terms",
     "claim_terms": "INSERT INTO survey_terms (fingerprint) VALUES (?)",
@@ -631,6 +633,14 @@ class Store:
         before one is set: the token itself is never stored."""
         rows = self._query("admin")
         return rows[0][0] if rows else None
+
+    def closed_at(self) -> str | None:
+        """When the survey was closed (:meth:`close_survey`), as ISO 8601 text in UTC, or None."""
+        return self._query("closed")[0][0]
+
+    def close_survey(self, at: str) -> None:
+        """Record that the survey closed at ``at`` (ISO 8601 text in UTC), unless it was closed before."""
+        self._write(lambda cur: cur.execute(self._sql("close"), (at,)))
 
     def set_admin_token_hash(self, digest: str) -> None:
         """Keep ``digest`` as the admin token's hash, in place of any earlier one (one transaction)."""

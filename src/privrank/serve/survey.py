@@ -13,8 +13,11 @@ question, description, consent, contact, closing) are what respondents read: the
 corrected on a running survey (restart with the corrected file and the same ``--db``) -- in their
 wording, not their meaning, which the store cannot check (a question turned from "better" to
 "worse" would reverse every earlier report) -- and the store records each text with the UTC day
-it was first served (:meth:`privrank.serve.store.Store.text_history`). ``privrank serve --init FILE`` writes
-:data:`TEMPLATE`, a commented survey file.
+it was first served (:meth:`privrank.serve.store.Store.text_history`). Its optional closing time,
+``closes``, is neither: it fixes when answers stop, not what one means nor how a respondent is
+protected, so it is left out of the identity and a team may move it (extend a deadline) on a running
+survey as it corrects a text. ``privrank serve --init FILE`` writes :data:`TEMPLATE`, a commented
+survey file.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError
@@ -45,7 +49,7 @@ RESPONDENT_UNITS = {True: "invited respondent", False: "browser"}
 TERMS = ("items", "design", "epsilon", "budget", "mechanism")
 #: the keys respondents read, which may be corrected on a running survey (all but title and question optional)
 TEXTS = tuple(TEXT_LIMITS)
-FIELDS = TEXTS[:2] + TERMS + TEXTS[2:]
+FIELDS = TEXTS[:2] + TERMS + TEXTS[2:] + ("closes",)
 #: labels that spreadsheet and data-frame readers turn into a missing value by default, so that a
 #: report about the item would lose it: pandas.read_csv's default na_values (pandas 2.x,
 #: pandas._libs.parsers.STR_NA_VALUES, which also lists the empty string), pyarrow.csv's default
@@ -92,6 +96,13 @@ class Survey:
         the first question, with a button "I agree — start" (nothing is registered before it is
         pressed); ``contact`` (e.g. a mail address) on every page; ``closing`` once all answers are
         sent. Limits: :data:`TEXT_LIMITS`.
+    closes : datetime or str, optional
+        When the survey stops taking answers: an ISO 8601 date and time with a UTC offset
+        (``"2026-12-31T18:00:00Z"``, or TOML's offset date-time), kept as an aware datetime in UTC;
+        None (the default) for no closing time. Neither a term nor a text: left out of
+        :meth:`fingerprint` (moving it, e.g. to extend a deadline, keeps the survey's database, its
+        reports and its respondents) and of :meth:`texts` (the store records no history of it).
+        ``privrank serve --close`` closes a survey at once; the earlier of the two counts.
     """
 
     title: str
@@ -105,8 +116,10 @@ class Survey:
     consent: str = ""
     contact: str = ""
     closing: str = ""
+    closes: datetime | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "closes", None if self.closes is None else closing_time(self.closes))
         for name, limit in TEXT_LIMITS.items():
             value = getattr(self, name)
             optional = name not in ("title", "question")
@@ -180,11 +193,13 @@ class Survey:
 
     def public(self, invitation_only: bool = False) -> dict:
         """The survey as ``GET /api/survey`` serves it (the respondent's page reads it); every text is
-        present, "" when the survey has none."""
+        present, "" when the survey has none, and ``closes`` is :func:`utc_text` of the closing time (None
+        without one)."""
         doc = {"title": self.title, "question": self.question, "items": list(self.items), "design": self.design,
                "epsilon": self.epsilon, "budget": self.budget, "max_answers": self.max_answers,
                "mechanism": self.mechanism, "protection": self.protection(invitation_only),
-               **{name: getattr(self, name) for name in TEXTS[2:]}}
+               **{name: getattr(self, name) for name in TEXTS[2:]},
+               "closes": None if self.closes is None else utc_text(self.closes)}
         if self.design == "ranking":
             doc["duchi_scale"] = self.duchi_scale()
         return doc
@@ -205,6 +220,44 @@ class Survey:
         question. A store claimed with it keeps it as the id its page keys by
         (:meth:`privrank.serve.store.Store.claim`)."""
         return _digest({name: getattr(self, name) for name in ("question",) + TERMS})
+
+
+def closing_time(value) -> datetime:
+    """A survey's closing time as an aware datetime in UTC, from a datetime or ISO 8601 text; both must
+    name a date, a time and a UTC offset (a time without one would close the survey at an hour that
+    depends on the server's time zone).
+
+    Raises
+    ------
+    InputError
+        Not a date and time, or one without a UTC offset.
+    """
+    example = 'e.g. closes = "2026-12-31T18:00:00Z" (or +01:00 for an offset from UTC)'
+    if isinstance(value, str) and len(value) <= 64:
+        for parse in (date.fromisoformat, datetime.fromisoformat):  # a day alone first: a datetime reads it too
+            try:
+                value = parse(value.strip())
+                break
+            except ValueError:
+                pass
+    if isinstance(value, date) and not isinstance(value, datetime):
+        raise InputError(f"the survey's closes must be a date with a time and a UTC offset, not a day alone: "
+                         f"{example}")
+    if not isinstance(value, datetime):
+        raise InputError(f"the survey's closes must be an ISO 8601 date and time with a UTC offset: {example}")
+    if value.utcoffset() is None:
+        raise InputError(f"the survey's closes has no UTC offset, so the hour it names would depend on the "
+                         f"server's time zone: add one ('Z' for UTC), {example}")
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # an offset that takes the first or last representable day out of range
+        raise InputError(f"the survey's closes is out of range: {example}") from None
+
+
+def utc_text(moment: datetime) -> str:
+    """``moment`` as ISO 8601 text in UTC to the second, ``YYYY-MM-DDTHH:MM:SSZ``: how a closing time is
+    served and stored."""
+    return f"{moment.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def times_as_likely(epsilon: float) -> str:
@@ -362,6 +415,15 @@ contact = "dessert-survey@example.org"
 
 # Optional: shown once all of a respondent's answers are sent.
 closing = "Thank you! The ranking of the desserts will be on the canteen's notice board next month."
+
+# -- closing time: may be moved at any time ------------------------------------------------------
+
+# Optional: when the survey stops taking answers, a date and time WITH its offset from UTC ("Z" for
+# UTC, or e.g. +01:00). From then on the page says that the survey has closed and the server stores
+# no more answers; the dashboard and the export go on. It may be moved (restart with the same --db),
+# e.g. to extend a deadline. "privrank serve survey.toml --close" closes the survey at once, for good.
+# Remove the "#" to set it:
+# closes = 2026-12-31T18:00:00Z
 
 # -- terms: fixed for good once the survey has a database ----------------------------------------
 

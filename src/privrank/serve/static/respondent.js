@@ -28,8 +28,8 @@ function setState(state) {
 const say = (text) => { $('status').textContent = text; };
 
 // An end of the page the person is told about in plain words, in page state `state`:
-// 'refused' (the page will not run this survey), 'closed' (this browser cannot take part) or
-// 'error' (try again later).
+// 'refused' (the page will not run this survey), 'closed' (this browser cannot take part, or the
+// survey has closed) or 'error' (try again later).
 class Stop extends Error {
   constructor(message, state = 'error') {
     super(message);
@@ -43,11 +43,13 @@ const unusable = (what) => new Stop(`The survey's description from the server is
 
 // The survey's texts besides title and question: plain text, "" when the survey has none.
 const TEXTS = ['description', 'consent', 'contact', 'closing'];
+const CLOSES = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;  // privrank.serve.survey.utc_text
 
 // The served survey, checked; only what is checked is used. Returns {id, title, question, items,
-// design, epsilon, cap, invitations, duchiScale, description, consent, contact, closing}, with
-// cap = floor(budget / epsilon + 1e-9) (1 for a ranking), as
-// privrank.serve.survey.Survey.max_answers; throws a Stop otherwise.
+// design, epsilon, cap, invitations, duchiScale, description, consent, contact, closing, closed,
+// closes}, with cap = floor(budget / epsilon + 1e-9) (1 for a ranking), as
+// privrank.serve.survey.Survey.max_answers, and closes the closing time (ISO 8601 in UTC) or null;
+// throws a Stop otherwise.
 function checkSurvey(s) {
   if (!s || typeof s !== 'object') throw unusable('not a description');
   if (typeof s.id !== 'string' || !/^[0-9a-f]{64}$/.test(s.id)) throw unusable('its identity');
@@ -60,6 +62,7 @@ function checkSurvey(s) {
       || !items.every((x) => typeof x === 'string' && x.trim())) throw unusable('its items');
   if (!Object.hasOwn(MECHANISMS, s.design) || s.mechanism !== MECHANISMS[s.design]) throw unusable('its design');
   if (typeof s.invitations !== 'boolean') throw unusable('whether it needs an invitation');
+  if (typeof s.closed !== 'boolean' || !(s.closes === null || CLOSES.test(s.closes))) throw unusable('its closing time');
   try {
     checkEpsilon(s.epsilon);
   } catch {
@@ -76,6 +79,7 @@ function checkSurvey(s) {
     id: s.id, title: s.title, question: s.question, items, design: s.design, epsilon: s.epsilon,
     cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9), invitations: s.invitations,
     duchiScale: s.duchi_scale, ...Object.fromEntries(TEXTS.map((name) => [name, s[name]])),
+    closed: s.closed, closes: s.closes,
   };
 }
 
@@ -163,13 +167,23 @@ const INVITATION_USED = 'This invitation link has already been used, or is not v
   + 'organisers for a new invitation.';
 // Whether this browser cannot register: an invitation-only survey, and neither a token nor a code.
 const uninvited = (memo) => survey.invitations && !memo.token && !memo.invite;
+// Whether this browser holds a randomized answer the server may not have.
+const unsent = (memo) => Object.values(memo.pairs || {}).some((p) => !p.sent) || (memo.ballot && !memo.ballot.sent);
 // What happens to an answer the server may not have: it is kept, and sent again on reload.
 function pending() {
-  const memo = load();
-  const unsent = Object.values(memo.pairs || {}).some((p) => !p.sent) || (memo.ballot && !memo.ballot.sent);
-  return unsent ? 'Your randomized answer is saved on this device and will be sent when you reload the page.'
+  return unsent(load()) ? 'Your randomized answer is saved on this device and will be sent when you reload the page.'
     : 'Please reload the page to try again.';
 }
+// The end of a survey that closed (GET api/survey says so, or the server answered 410): nothing is
+// asked or sent any more. An answer not yet sent stays on this device, unsent.
+function closedStop(closes) {
+  const when = closes ? ` on ${closes.slice(0, 10)} at ${closes.slice(11, 16)} UTC` : '';
+  const kept = unsent(load()) ? ' Your randomized answer saved on this device could not be sent, because the '
+    + 'survey closed.' : '';
+  return new Stop(`This survey has closed${when}: it accepts no more answers.${kept}`, 'closed');
+}
+// A 410 from the server: the survey closed since this page loaded it.
+const closedReply = ({ status, data }) => status === 410 && data.reason === 'closed';
 
 // This browser's token: the one kept under the survey's id, else a new registration (with the
 // kept invitation, on an invitation-only survey). Under the lock, so tabs register once between
@@ -189,6 +203,7 @@ async function token(stale) {
       delete memo.invite;
       return new Stop(INVITATION_USED, 'closed');
     }
+    if (closedReply({ status, data })) return closedStop(null);
     if (status === 429) return new Stop('Many people are joining at the moment. Please try again in a minute.');
     return new Stop(`Sorry, something went wrong: the server answered ${status} to the registration.`);
   });
@@ -209,6 +224,7 @@ function outcome({ status, data }) {
   if (status === 201 || (status === 200 && data.duplicate === true)) return 'stored';
   if (status === 409 && data.reason === 'pair-answered') return 'answered';
   if (status === 409 && data.reason === 'exhausted') return 'exhausted';
+  if (closedReply({ status, data })) throw closedStop(null);
   const why = typeof data.error === 'string' && status < 500 ? data.error : `the server answered ${status}`;
   throw new Stop(`Sorry, something went wrong: ${why}. ${pending()}`);
 }
@@ -501,10 +517,11 @@ async function main() {
     storeKey = `privrank:${survey.id}`;
     document.title = survey.title;
     $('title').textContent = survey.title;
-    showText('description', survey.description);
-    $('protection').textContent = protection(survey);
     $('contact-text').textContent = survey.contact;
     $('contact').hidden = !survey.contact;
+    if (survey.closed) throw closedStop(survey.closes);
+    showText('description', survey.description);
+    $('protection').textContent = protection(survey);
     if (!navigator.locks) {
       throw new Stop('This page needs a secure connection (an https address) and a recent browser, so '
         + 'that every answer is randomized only once. Please open the survey\'s https link.', 'refused');
