@@ -41,7 +41,6 @@ from pathlib import Path
 import numpy as np
 
 from .data.comparisons import PairwiseComparisons
-from .data.rankings import Rankings
 from .errors import InputError
 
 #: rounds of colour refinement of the structural fingerprint
@@ -126,6 +125,14 @@ def users_digest(data) -> str | None:
 
 def identify(data) -> Identity:
     """The :class:`Identity` of comparisons, rankings or ratings (in memory, a file or a DataFrame), in one pass."""
+    if isinstance(data, PairwiseComparisons):
+        acc = _Comparisons()
+        labels = _label_digests(data.items)
+        users = None if data.user is None or data.users is None else (data.user, np.arange(len(data.users)))
+        acc.add(labels, labels, data.item_a, data.item_b, data.outcome, users)
+        return acc.identity()
+    from .data.rankings import Rankings
+
     if isinstance(data, Rankings):
         ranked = _Rankings()
         ranked.add_orders(data.items, data.orders, data.weights)
@@ -137,14 +144,8 @@ def identify(data) -> Identity:
     table = is_table(data)  # a DataFrame is read as the file of the same columns would be
     if table or isinstance(data, (str, Path, PinnedFile, DataParts)):
         return _identify_file(data if table else data_source(data), table)
-    if not isinstance(data, PairwiseComparisons):
-        raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
-                         "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
-    acc = _Comparisons()
-    labels = _label_digests(data.items)
-    users = None if data.user is None or data.users is None else (data.user, np.arange(len(data.users)))
-    acc.add(labels, labels, data.item_a, data.item_b, data.outcome, users)
-    return acc.identity()
+    raise InputError("the ledger identifies a data set by its records: give the comparisons or rankings "
+                     "themselves (in memory, a file or a DataFrame), not counts or statistics of them")
 
 
 def _identify_file(data, table: bool) -> Identity:

@@ -2,8 +2,12 @@
 
 Ranking the shipped LLMFAO file (8,931 comparisons) runs without scipy, pandas, matplotlib or dask:
 each would cost more CPU than the ranking itself (scipy.special or pandas about a quarter of a
-second each). The modules a command imported are read from ``sys.modules``, which is robust on a
-loaded machine where a CPU time is not (benchmarks/bench_cli.py times the commands).
+second each). Nor does it import ``pyarrow.compute`` (its import wraps and documents every Arrow
+function: a tenth of the command's CPU time; privrank.data.arrow_compute calls the functions the
+readers use), ``numpy.ma`` (imported by pyarrow when handed a numpy array) or the modules of
+rankings (the data.io facade, PrefLib and ballot readers). The modules a command imported are read
+from ``sys.modules``, which is robust on a loaded machine where a CPU time is not
+(benchmarks/bench_cli.py times the commands).
 """
 import subprocess
 import sys
@@ -15,6 +19,9 @@ import privrank
 
 LLMFAO = str(Path(privrank.__file__).parent / "datasets_shipped" / "llmfao_crowd.csv")
 HEAVY = ("scipy", "pandas", "matplotlib", "dask")
+#: modules a ranking of comparisons has no use for
+UNUSED = ("pyarrow.compute", "numpy.ma", "privrank.data.io", "privrank.data.rankings", "privrank.data.ranking_files",
+          "privrank.data.preflib", "privrank.data.ballots")
 
 
 def imported(*argv: str) -> set[str]:
@@ -38,6 +45,7 @@ def test_ranking_a_small_file_imports_no_heavy_library(argv):
     modules = imported(*argv)
     assert "privrank.pairwise.btl" in modules and "numpy" in modules  # the fit ran in the child
     assert sorted(m for m in modules if m.partition(".")[0] in HEAVY) == []
+    assert sorted(modules.intersection(UNUSED)) == []
 
 
 def test_a_command_that_needs_pandas_still_gets_it(tmp_path):

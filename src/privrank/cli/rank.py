@@ -260,9 +260,11 @@ def _check_data(args, comps) -> None:
 
 
 def _items(args):
-    from ..data.io import read_item_list
+    if not args.items:
+        return None
+    from ..data.ranking_files import read_item_list
 
-    return read_item_list(args.items) if args.items else None
+    return read_item_list(args.items)
 
 
 def _read(args):
@@ -276,7 +278,7 @@ def read_data(args, items=None):
     """The comparisons of ``args.file``, saying on stderr which layout was read when it is not one of
     privrank's own; a ratings table gives each user's pairs, at most ``--max-pairs``, and a per-user
     ``--epsilon`` release then declares that bound (``--max-answers``)."""
-    from ..data.io import ComparisonColumns, read_comparisons
+    from ..data.comparison_files import ComparisonColumns, read_comparisons
     from ..data.pair_count_files import holds_pair_counts
     from ..data.ratings import comparisons_from_ratings, holds_ratings
     from ..data.tabular import ColumnarFile
@@ -345,7 +347,7 @@ def fitted_ranking(args, comps=None):
     raw data appear for local fits (post-processing of a private release), for non-private
     baselines, and behind ``--non-private-diagnostics`` (which marks the output not private).
     """
-    from ..data.io import ComparisonFile
+    from ..data.comparison_files import ComparisonFile
     from ..pairwise.central import copeland, noisy_copeland, penalised_mle, perturbed_mle
     from ..pairwise.spectral import rank_centrality
     from .engine_options import engine_counts, engine_release
@@ -453,7 +455,7 @@ def _with_margin(rows, margin, notes, fmt) -> None:
 
 def run_ranking(args) -> int:
     """Charge (inside the mechanism, before its noise), then intervals, render and write."""
-    from ..data.io import ComparisonFile
+    from ..data.comparison_files import ComparisonFile
     from .intervals import check_interval_size, interval_rows
     from .releasing import ledger_release
     from .output import emit, render, shown_guarantee
@@ -484,7 +486,7 @@ def run_ranking(args) -> int:
 
 def run_randomize(args) -> int:
     """Randomize a file of answers: charged to the ledger (per comparison) before any answer is flipped."""
-    from ..data.io import comparisons_to_csv
+    from ..data.comparison_files import comparisons_to_csv
     from ..pairwise.local import randomized_response
     from .releasing import ledger_release
     from .output import emit, records_bytes

@@ -6,15 +6,18 @@ what a file or a library hands over is validated (:func:`validate_full`); text o
 type is made plain and nulls are found, a dictionary's counting too; and a label column is coded
 as indices -- sorted (:func:`sorted_codes`), by value for a small integer range
 (:func:`integer_range_codes`), or into a given item list (:func:`label_indices`); columns of a
-table are digested (:func:`columns_digest`). pyarrow is imported on first use (:func:`pyarrow_module`).
+table are digested (:func:`columns_digest`). pyarrow is imported on first use
+(:func:`pyarrow_module`), and ``pyarrow.compute`` not at all (:mod:`privrank.data.arrow_compute`).
 """
 from __future__ import annotations
 
 import hashlib
+from itertools import compress
 
 import numpy as np
 
 from ..errors import InputError
+from . import arrow_compute as pc
 
 
 def pyarrow_module():
@@ -45,8 +48,8 @@ def plain_text(col):
     pa = pyarrow_module()
     t = col.type
     if pa.types.is_dictionary(t) and pa.types.is_string_view(t.value_type):
-        return col.cast(pa.dictionary(t.index_type, pa.large_string()))
-    return col.cast(pa.large_string()) if pa.types.is_string_view(t) else col
+        return pc.cast(col, pa.dictionary(t.index_type, pa.large_string()))
+    return pc.cast(col, pa.large_string()) if pa.types.is_string_view(t) else col
 
 
 def fixed_width(t) -> int:
@@ -64,10 +67,10 @@ def first_null(col) -> int | None:
     dictionary = pa.types.is_dictionary(col.type)
     if not (col.null_count or dictionary and col.dictionary.null_count):  # known without a pass
         return None
-    missing = col.is_null().to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), dtype=bool)
+    missing = pc.is_null(col).to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), dtype=bool)
     if dictionary and col.dictionary.null_count:
         missing |= np.isin(col.indices.to_numpy(zero_copy_only=False),
-                           np.flatnonzero(col.dictionary.is_null().to_numpy(zero_copy_only=False)))
+                           np.flatnonzero(pc.is_null(col.dictionary).to_numpy(zero_copy_only=False)))
     return int(np.argmax(missing)) if missing.any() else None
 
 
@@ -76,7 +79,6 @@ def validate_full(table) -> None:
     dictionary indices), raising ``pyarrow.ArrowInvalid``; a dictionary column's indices are
     checked against its dictionary by one ``min_max`` (Arrow's own check takes 20x as long)."""
     pa = pyarrow_module()
-    import pyarrow.compute as pc
     table.validate()
     for col in table.columns:
         for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
@@ -146,7 +148,6 @@ def _small_integer_range(labels, known=()):
     if not (pa.types.is_signed_integer(kind) or kind in (pa.uint8(), pa.uint16(), pa.uint32())) \
             or labels.null_count or not len(labels) or not all(type(k) is int for k in known):
         return None
-    import pyarrow.compute as pc
     values, bounds = labels.to_numpy(), pc.min_max(labels)  # one pass for both bounds
     lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
     if known:
@@ -177,19 +178,17 @@ def present_labels(labels, used_only: bool = True) -> list:
         if not used_only:
             return labels.dictionary.to_pylist()
         used = np.bincount(labels.indices.to_numpy(zero_copy_only=False), minlength=len(labels.dictionary)) > 0
-        return labels.dictionary.filter(pa.array(used)).to_pylist()
+        return pc.filter(labels.dictionary, pa.array(used)).to_pylist()
     small = _small_integer_range(labels)
     if small is not None:  # counted by value: 2x faster than hashing
         values, lo, hi = small
         return (np.flatnonzero(np.bincount(values - lo, minlength=hi - lo + 1)) + lo).tolist()
-    import pyarrow.compute as pc
     return pc.unique(labels).to_pylist()
 
 
 def dictionary_encoded(col):
     """A pyarrow array as a dictionary array: a dictionary array as it is, anything else encoded."""
     pa = pyarrow_module()
-    import pyarrow.compute as pc
     return col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
 
 
@@ -213,22 +212,23 @@ def sorted_codes(arrays) -> tuple[tuple, np.ndarray]:
     the one dictionary sorted: every label is hashed once and only the distinct labels are sorted
     and turned into Python objects (a million user ids of ten million records in a second)."""
     pa = pyarrow_module()
-    import pyarrow.compute as pc
     unified = pa.chunked_array([dictionary_encoded(a) for a in arrays]).unify_dictionaries()
     dictionary = unified.chunk(0).dictionary
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
     used = np.bincount(codes, minlength=len(dictionary)).astype(bool)
-    order = pc.array_sort_indices(dictionary).to_numpy()
-    order = order[used[order]]
+    sort = pc.array_sort_indices(dictionary)
+    order = sort.to_numpy()
+    kept = used[order]
+    order = order[kept]
     rank = np.empty(len(dictionary), dtype=np.int64)
     rank[order] = np.arange(order.size)
-    return tuple(dictionary.take(order).to_pylist()), rank[codes]
+    labels = pc.take(dictionary, sort).to_pylist()  # by Arrow's indices: a numpy array handed to Arrow imports numpy.ma
+    return tuple(labels if kept.all() else compress(labels, kept.tolist())), rank[codes]
 
 
 def known_indices(values, known: tuple) -> np.ndarray:
     """Index of every value of a pyarrow array in the tuple ``known``, -1 for a value not in it (hashed)."""
     pa = pyarrow_module()
-    import pyarrow.compute as pc
     try:
         idx = pc.index_in(values, value_set=pa.array(known, type=values.type))
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):

@@ -430,7 +430,7 @@ class ComparisonFile(ColumnarFile):
                 raise InputError(f"the {name} column must hold text or numbers, not {t}")
             empty = None
             if is_text_type(t):
-                import pyarrow.compute as pc
+                from . import arrow_compute as pc
                 empty = pc.is_in(pc.utf8_lower(values), pa.array(["", "nan", "na"])).to_numpy(zero_copy_only=False)
                 long = pc.utf8_length(values).to_numpy(zero_copy_only=False) > MAX_FIELD_CHARS
                 if long.any():  # no one types such a label; Python's csv module refuses it too
@@ -497,7 +497,7 @@ class ComparisonFile(ColumnarFile):
         Every column is compared through its dictionary: the words and the labels are looked up
         once per distinct value, and the records are compared as integer codes."""
         pa = pyarrow_module()
-        import pyarrow.compute as pc
+        from . import arrow_compute as pc
 
         def encoded(col):  # (codes, distinct texts)
             col = dictionary_encoded(col)

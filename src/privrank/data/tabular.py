@@ -21,6 +21,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from ..errors import InputError, check_labels
+from . import arrow_compute as pc
 from .arrow_columns import (arrow_table, fixed_width, is_table, is_text_type, plain_text, pyarrow_module, read_errors,
                             validate_full)
 from .parts import PREFLIB_SUFFIXES, DataParts, data_source, delimiter, file_format, file_suffix, is_gzip
@@ -382,7 +383,6 @@ class ColumnarFile:
         col = table.column(name)
         col = plain_text(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
         if self.format == "csv":
-            import pyarrow.compute as pc
             col = pc.utf8_trim_whitespace(col)
         return col
 
@@ -436,7 +436,7 @@ class ColumnarFile:
             col = col.dictionary_decode()
         if is_text_type(col.type):
             try:
-                x = col.cast(pa.int64()).to_numpy(zero_copy_only=False)
+                x = pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # find the culprit only on the error path
                 x = np.array([int(text) if is_count(text) else -1 for text in col.to_pylist()], dtype=object)
         elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
@@ -457,7 +457,7 @@ class ColumnarFile:
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             return col.to_numpy(zero_copy_only=False)
         try:
-            return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             for k, text in enumerate(col.to_pylist()):  # locate the culprit only on the error path
                 try:
