@@ -227,19 +227,30 @@ def test_on_a_phone_the_thank_you_goes_on_to_the_redirect(phone, tmp_path):
             assert store.pair_reports().num_rows == 2
 
 
-def test_a_report_stored_before_the_close_is_resent_after_it(driver, tmp_path, monkeypatch):  # noqa: F811
+@pytest.mark.parametrize("design", ["pairs", "ranking"])
+def test_a_report_stored_before_the_close_is_resent_after_it(driver, tmp_path, monkeypatch, design):  # noqa: F811
     """A report stored whose reply was lost (a proxy's 502), resent on a reload after the survey closed: the
     server answers it as a duplicate, so the page stops keeping it and says only that the survey closed."""
     from privrank.serve.app import Closing
-    from privrank.serve.survey import utc_text
+    from privrank.serve.survey import Survey, utc_text
     monkeypatch.setattr(Closing, "REFRESH", 0.0)
-    with real_server(declared_survey(DESSERTS[:4]), tmp_path / "survey.sqlite") as (recorder, base, store):
+    survey = declared_survey(DESSERTS[:4]) if design == "pairs" else \
+        Survey(title="Dessert survey", question="Rank the desserts", items=tuple(DESSERTS[:4]), design="ranking")
+
+    def kept() -> list:
+        """What the page keeps of its reports: each pair's entry, or the ballot's."""
+        memo = storage(driver)
+        return list(memo["pairs"].values()) if design == "pairs" else [memo["ballot"]]
+    with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
         driver.get(base + "/")
-        wait_state(driver, "question")
+        wait_state(driver, "question", "ranking")
         recorder.lost_replies = 1
-        give_answer(driver, "click-left")
+        if design == "pairs":
+            give_answer(driver, "click-left")
+        else:
+            driver.find_element("id", "submit-ranking").click()
         wait_state(driver, "error")
-        assert [v["sent"] for v in storage(driver)["pairs"].values()] == [False]
+        assert [v["sent"] for v in kept()] == [False]
         at = utc_text(datetime.now(timezone.utc))
         store.close_survey(at)
         driver.refresh()
@@ -248,7 +259,7 @@ def test_a_report_stored_before_the_close_is_resent_after_it(driver, tmp_path, m
                                           "more answers.")
         assert [r.get("app_status", r["status"]) for r in recorder.requests if r["path"] == "/api/reports"] == \
             [201, 200]
-        assert storage(driver)["pairs"] == {k: {"sent": True} for k in storage(driver)["pairs"]}
-        assert "done" not in storage(driver)  # were the survey reopened (closes moved later), it asks on
-        assert store.pair_reports().num_rows == 1
+        assert kept() == [{"sent": True}]  # the report itself is no longer kept
+        assert "done" not in storage(driver)  # were the survey reopened (closes moved later), it would ask on
+        assert store.counts() == (1, 1)
         assert console_problems(driver) == []
