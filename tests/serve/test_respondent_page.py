@@ -99,6 +99,7 @@ def test_a_busy_server_is_tried_again_by_itself(driver, tmp_path, monkeypatch): 
         driver.execute_script("window.notReloaded = true")
         give_answer(driver, "click-left")
         wait_state(driver, "waiting")
+        assert driver.find_element("id", "app").get_attribute("aria-busy") == "true"
         assert text(driver, "status") == (f"The survey's server cannot take this right now ({BUSY}). This page will "
                                           "try again by itself in 1 second. Your randomized answer is kept on this "
                                           "device meanwhile.")

@@ -28,7 +28,7 @@ let busy = false;
 
 function setState(state) {
   app.dataset.state = state;
-  app.setAttribute('aria-busy', String(state === 'loading' || state === 'sending'));
+  app.setAttribute('aria-busy', String(['loading', 'sending', 'waiting'].includes(state)));
 }
 const say = (text) => { $('status').textContent = text; };
 
