@@ -452,9 +452,10 @@ class Recorder:
         self.requests: list[dict] = []
         self.gate = threading.Event()  # cleared: POST /api/reports waits until it is set
         self.gate.set()
-        self.outages = 0  # the next this many POST /api/reports get a 503 without reaching the app
+        self.outages = 0  # the next this many POST /api/reports get a proxy's 502 (plain text) without reaching the app
         self.lost_replies = 0  # the next this many POST /api/reports reach the app, whose reply is lost (502)
-        self.refusals: list[tuple[str, int]] = []  # (path, status): the next such request gets it instead
+        # (path, status): the next such request gets it instead, as JSON {"error"} with Retry-After: 1
+        self.refusals: list[tuple[str, int]] = []
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -472,13 +473,13 @@ class Recorder:
             self.refusals.remove(refusal)
             entry["status"] = refusal[1]
             return await self._reply(send, refusal[1], b'{"error": "refused by the test"}', b"application/json",
-                                     [(b"retry-after", b"60")])
+                                     [(b"retry-after", b"1")])
         if scope["path"] == "/api/reports":
             await asyncio.to_thread(self.gate.wait, 30)
             if self.outages > 0:
                 self.outages -= 1
-                entry["status"] = 503
-                return await self._reply(send, 503, b"unavailable")
+                entry["status"] = 502
+                return await self._reply(send, 502, b"bad gateway")
         lose = scope["path"] == "/api/reports" and self.lost_replies > 0
         if lose:
             self.lost_replies -= 1
@@ -587,7 +588,7 @@ def survey_of(items, *, design="pairs", epsilon=1.0, max_answers=20, title="Dess
               "budget": epsilon * max_answers, "max_answers": max_answers,
               "mechanism": "duchi-l2" if design == "ranking" else "randomized-response",
               "protection": SERVED_PROTECTION, "invitations": False, "respondent_unit": "browser",
-              "closes": None, "closed": False,
+              "closes": None, "closed": False, "redirect": None,
               **{name: texts.pop(name, "") for name in ("description", "consent", "contact", "closing")}}
     assert not texts, texts
     if design == "ranking":
@@ -721,7 +722,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     assert text(driver, "coin") == ""
     t0 = time.perf_counter()
     for k in range(20):
-        assert text(driver, "progress") == f"Answered {k} of 20."
+        assert text(driver, "progress") == f"Answer {k + 1} of 20"
         shown = {text(driver, "choose-left"), text(driver, "choose-right")}
         if k == 0:  # hold the first report at the server: no coin before the send
             recorder.gate.clear()
@@ -742,7 +743,7 @@ def test_pairs_page_answers_until_max_answers(driver, site):
     print(f"\n  20 answers through the page in {time.perf_counter() - t0:.2f} s")
     wait_state(driver, "done")
     assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
-    assert text(driver, "progress") == "Answered 20 of 20."
+    assert not driver.find_element("id", "progress").is_displayed()
     assert "all the answers this survey asks for" in text(driver, "status")  # 1 pair left unasked
 
     bodies = check_report_bodies(recorder, survey)
@@ -797,7 +798,7 @@ def test_memoized_pairs_are_never_asked_or_sent_again(driver, site):
     before = storage(driver)["pairs"]
     driver.refresh()
     wait_state(driver, "question")
-    assert text(driver, "progress") == "Answered 3 of 6."
+    assert text(driver, "progress") == "Answer 4 of 6"
     shown = sorted(survey["items"].index(text(driver, x)) for x in ("choose-left", "choose-right"))
     assert f"{shown[0]}|{shown[1]}" not in before  # a memoized pair is not asked again
     for how in ["key-left", "click-none", "key-right"]:
@@ -853,17 +854,18 @@ def test_a_report_that_failed_is_sent_again_unchanged(driver, site):
     recorder.outages = 1
     give_answer(driver, "key-right")
     wait_state(driver, "error")
-    assert "503" in text(driver, "status") and text(driver, "coin") == ""
+    assert text(driver, "status").startswith("Sorry, your answer could not be sent: the survey's server is not "
+                                             "answering properly") and text(driver, "coin") == ""
     assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
     pending = {k: v for k, v in storage(driver)["pairs"].items() if not v["sent"]}
     assert len(pending) == 1
     driver.refresh()  # the memoized report is sent again as it was, before any new question
     wait_state(driver, "question")
-    assert recorder.statuses("/api/reports") == [201, 503, 201]
+    assert recorder.statuses("/api/reports") == [201, 502, 201]
     bodies = recorder.posts("/api/reports")
     assert bodies[1] == bodies[2]
     assert all(storage(driver)["pairs"][k] == {"sent": True} for k in pending)
-    assert text(driver, "progress") == "Answered 2 of 10."
+    assert text(driver, "progress") == "Answer 3 of 10"
     check_report_bodies(recorder, survey)
     assert console_problems(driver) == []
 
@@ -1157,7 +1159,7 @@ def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
         assert text(driver, "protection") == protection(survey)
         assert "at most 2.72 times as likely" in text(driver, "protection") and "at most 3 answers" in \
             text(driver, "protection")
-        assert text(driver, "progress") == "Answered 0 of 3."
+        assert text(driver, "progress") == "Answer 1 of 3"
         answer_all(driver)
         assert "all the answers this survey asks for" in text(driver, "status")
         assert len(recorder.posts("/api/reports")) == 3
@@ -1181,7 +1183,7 @@ def test_a_new_survey_id_makes_the_page_start_afresh(driver):
         survey["id"] = hashlib.sha256(b"the same survey under another id").hexdigest()
         driver.get(base + "/")
         wait_state(driver, "question")
-        assert text(driver, "progress") == "Answered 0 of 2."
+        assert text(driver, "progress") == "Answer 1 of 2"
         answer_all(driver)
         reports = recorder.posts("/api/reports")
     assert len(first) == 2 and len(reports) == 4 and len(recorder.posts("/api/respondents")) == 2
@@ -1258,13 +1260,12 @@ def test_invitations(driver, tmp_path):
         time.sleep(0.3)
         assert recorder.posts("/api/respondents") == []
 
-        recorder.refusals.append(("/api/respondents", 429))
+        recorder.refusals.append(("/api/respondents", 429))  # tried again by itself a second later
         driver.get(f"{base}/#invite={codes[0]}")  # only the fragment changes: the page starts again
-        wait_for(driver, lambda d: "try again in a minute" in text(d, "status"))
+        wait_for(driver, lambda d: "try again by itself in 1 second" in text(d, "status"))
         assert driver.current_url == base + "/"  # the code left the address bar
         doc = survey_document(survey)
         assert storage(driver, doc) == {"invite": codes[0]}  # kept, under the survey's id
-        driver.refresh()
         wait_state(driver, "question")
         assert recorder.posts("/api/respondents", 201) == [{"invitation": codes[0]}]
         assert set(storage(driver, doc)) == {"token"}  # the code is gone once registered
@@ -1332,7 +1333,7 @@ def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_pat
         if page != "released":
             assert reset  # the control is caught
             return
-        assert not reset and text(driver, "progress") == "Answered 2 of 6."
+        assert not reset and text(driver, "progress") == "Answer 3 of 6"
         asked = {frozenset((b["item_a"], b["item_b"])) for b in first.posts("/api/reports")}
         assert frozenset((text(driver, "choose-left"), text(driver, "choose-right"))) not in asked
         answer_all(driver)
@@ -1401,7 +1402,7 @@ def test_a_lost_reply_resent_is_stored_once(driver, tmp_path):
         recorder.lost_replies = 1
         give_answer(driver, "click-left")
         wait_state(driver, "error")
-        assert "502" in text(driver, "status") and "saved on this device" in text(driver, "status")
+        assert "not answering properly" in text(driver, "status") and "saved on this device" in text(driver, "status")
         assert store.pair_reports().num_rows == 1  # stored, though the page does not know it
         (pending,) = storage(driver)["pairs"].values()
         assert pending["sent"] is False and re.fullmatch(r"[A-Za-z0-9_-]{22}", pending["key"])
@@ -1411,14 +1412,15 @@ def test_a_lost_reply_resent_is_stored_once(driver, tmp_path):
         assert first == again and first["key"] == pending["key"]
         assert [r.get("app_status", r["status"]) for r in recorder.requests if r["path"] == "/api/reports"] == \
             [201, 200]
-        assert store.pair_reports().num_rows == 1 and text(driver, "progress") == "Answered 1 of 6."
+        assert store.pair_reports().num_rows == 1 and text(driver, "progress") == "Answer 2 of 6"
 
 
 
 def test_a_closed_survey_asks_nothing_and_keeps_what_it_could_not_send(driver, tmp_path, monkeypatch):
     """The survey closes (``privrank serve --close``) while the page is open: the next answer is refused
     (410) and the page says the survey closed and that the answer could not be sent; a reload asks nothing,
-    sends nothing and says so again; a browser that never took part sees only that the survey closed."""
+    tries the kept report once more (the server would answer it as a duplicate had it stored it: it did not, 410)
+    and says so again; a browser that never took part sees only that the survey closed."""
     from privrank.serve.app import Closing
     from privrank.serve.survey import utc_text
     monkeypatch.setattr(Closing, "REFRESH", 0.0)  # the server sees the close at its next request
@@ -1438,7 +1440,7 @@ def test_a_closed_survey_asks_nothing_and_keeps_what_it_could_not_send(driver, t
         assert text(driver, "status").startswith(f"This survey has closed on {at[:10]} at {at[11:16]} UTC: it "
                                                  "accepts no more answers. Your randomized answer saved")
         assert driver.find_element("id", "pairs").get_attribute("hidden") is not None
-        assert recorder.statuses("/api/reports") == [201, 410]  # not sent again after the reload
+        assert recorder.statuses("/api/reports") == [201, 410, 410]  # tried once more on the reload: refused
         assert [v["sent"] for v in storage(driver)["pairs"].values()] == [True, False]  # kept, unsent
         driver.execute_script("localStorage.clear()")
         driver.refresh()

@@ -192,6 +192,29 @@ def test_a_closing_time_past_in_the_file_closes_the_survey(tmp_path):
     store.close()
 
 
+def test_a_report_stored_before_the_close_is_answered_as_a_duplicate_after_it(tmp_path, target, monkeypatch):
+    """SQLite and PostgreSQL: a report stored whose reply was lost, resent after the close with its token and
+    key, gets 200 ``duplicate`` as while open (the page may stop keeping it); the same key with other content,
+    a new key, an unknown token and a malformed body get the 410, and nothing more is stored."""
+    monkeypatch.setattr(Closing, "REFRESH", 0.0)
+    client, store = client_of(load_survey(survey_file(tmp_path)), target)
+    with client:
+        token = client.post("/api/respondents").json()["token"]
+        stored = pair_report(token)
+        assert client.post("/api/reports", json=stored).status_code == 201
+        store.close_survey(utc_text(datetime.now(timezone.utc)))
+        at = datetime.fromisoformat(store.closed_at())
+        r = client.post("/api/reports", json=stored)
+        assert r.status_code == 200 and r.json() == {"remaining": 0, "duplicate": True}
+        for body in ({**stored, "report": -1}, pair_report(token, "cherry", "date"), pair_report(key() + key()[:10]),
+                     {**stored, "answer": "apple"}):
+            r = client.post("/api/reports", json=body)
+            assert r.status_code == 410 and r.json() == closed_as(at)
+        assert client.post("/api/reports", content=b"not json").status_code == 410
+    assert store.counts() == (1, 1)
+    store.close()
+
+
 def test_a_closing_time_ahead_leaves_the_survey_open(tmp_path):
     ahead = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=30)
     client, store = client_of(Survey(title="T", question="Q?", items=ITEMS, budget=3.0, closes=ahead),

@@ -103,7 +103,8 @@ def test_the_survey_document_is_the_contract(pairs):
                    "design": "pairs", "epsilon": 1.0, "budget": 3.0, "max_answers": 3,
                    "mechanism": "randomized-response", "protection": survey.protection(),
                    "id": survey.fingerprint(), "invitations": False, "respondent_unit": "browser",
-                   "description": "", "consent": "", "contact": "", "closing": "", "closes": None, "closed": False}
+                   "description": "", "consent": "", "contact": "", "closing": "", "closes": None, "redirect": None,
+                   "closed": False}
     assert "at most 2.72 times as likely" in doc["protection"] and "at most 3 answers" in doc["protection"]
     assert "e^" not in doc["protection"]  # a respondent reads a number, not a formula
 

@@ -55,6 +55,37 @@ def test_the_texts_are_read_served_and_optional(tmp_path):
     assert {k: plain.public()[k] for k in TEXTS[2:]} == dict.fromkeys(TEXTS[2:], "")
 
 
+def test_a_redirect_is_read_served_and_left_out_of_the_identity(tmp_path):
+    path = write(tmp_path, 'title = "T"\nquestion = "Q?"\nitems = ["a", "b"]\nbudget = 2\n'
+                           'redirect = "https://panel.example.org/done?code=A1#x"\n')
+    survey = load_survey(path)
+    assert survey.public()["redirect"] == "https://panel.example.org/done?code=A1#x"
+    assert replace(survey, redirect=None).fingerprint() == survey.fingerprint()
+    assert "redirect" not in survey.texts() and replace(survey, redirect=None).public()["redirect"] is None
+    for local in ("http://localhost:8000/next", "http://127.0.0.1/", "http://[::1]:9000/"):
+        assert replace(survey, redirect=local).redirect == local
+
+
+@pytest.mark.parametrize("url, refusal", [
+    ("http://panel.example.org/done", "http:// only for localhost"),
+    ("ftp://panel.example.org/", "an https:// address with a host"),
+    ("javascript:alert(1)", "an https:// address with a host"),
+    ("https:///path", "an https:// address with a host"),
+    ("/relative", "an https:// address with a host"),
+    ("https://user:secret@panel.example.org/", "user name or password"),
+    ("https://panel.example.org:99999/", "not a valid web address"),
+    ("https://panel.example.org/a b", "without spaces"),
+    ("https://panel.example.org\\@evil.example/", "backslashes"),
+    ("https://panel.example.org/" + "a" * 2000, "at most 2000 characters"),
+    ("", "at most 2000 characters"),
+    (42, "at most 2000 characters"),
+])
+def test_a_redirect_other_than_https_is_refused(url, refusal):
+    with pytest.raises(InputError, match="the survey's redirect") as caught:
+        Survey(title="T", question="Q", items=("a", "b"), budget=2, redirect=url)
+    assert refusal in str(caught.value)
+
+
 @pytest.mark.parametrize("name", TEXTS[2:])
 def test_a_text_too_long_or_unstorable_is_refused(tmp_path, name):
     base = {"title": "T", "question": "Q", "items": ["a", "b"], "budget": 2}
@@ -202,12 +233,13 @@ def test_init_in_a_read_only_folder_says_what_to_do(tmp_path, capsys):
 
 def test_the_identity_is_the_terms_only():
     corrected = replace(TYPO, title="Desserts", question="Which dessert do you prefer?", description="D",
-                        consent="C", contact="E", closing="F", closes="2027-01-01T00:00:00Z")
-    assert corrected.fingerprint() == TYPO.fingerprint()  # a moved closing time too
+                        consent="C", contact="E", closing="F", closes="2027-01-01T00:00:00Z",
+                        redirect="https://panel.example.org/done")
+    assert corrected.fingerprint() == TYPO.fingerprint()  # a moved closing time and a redirect too
     for changed in (replace(TYPO, items=DESSERTS[::-1]), replace(TYPO, epsilon=0.5), replace(TYPO, budget=3.0),
                     replace(TYPO, items=DESSERTS[:3] + ("Ice cream",))):
         assert changed.fingerprint() != TYPO.fingerprint()
-    assert set(TERMS) | set(TEXTS) | {"closes"} == set(FIELDS)
+    assert set(TERMS) | set(TEXTS) | {"closes", "redirect"} == set(FIELDS)
     assert TYPO.earlier_fingerprint() == EARLIER_ID  # the earlier code's id, pinned
 
 

@@ -35,9 +35,9 @@ The contract (:mod:`privrank.serve.app`)
 ``GET /api/survey``
     ``{"id", "title", "question", "items", "design", "epsilon", "budget", "max_answers", "mechanism",
     "protection", "invitations", "respondent_unit", "description", "consent", "contact", "closing", "closes",
-    "closed"}`` (the four texts plain text, "" when absent; ``closes`` the closing time as
-    ``YYYY-MM-DDTHH:MM:SSZ`` or null, ``closed`` whether it has come), plus ``"duchi_scale"`` for the
-    ranking design.
+    "redirect", "closed"}`` (the four texts plain text, "" when absent; ``closes`` the closing time as
+    ``YYYY-MM-DDTHH:MM:SSZ`` or null, ``redirect`` where the thank-you page goes on to or null, ``closed``
+    whether it has come), plus ``"duchi_scale"`` for the ranking design.
     ``id`` is the survey's identity, the fingerprint of its terms (items and their order, design,
     epsilon, budget, mechanism; no text, so a corrected text keeps it), or the id a store was first
     claimed with: the page keys what it keeps by it.
@@ -56,7 +56,8 @@ The contract (:mod:`privrank.serve.app`)
     epsilon other than the survey's; a vector of the wrong length or norm; non-finite numbers); 404
     for an unknown token; 409 ``{"error", "reason"}`` when the pair was already reported
     (``pair-answered``), the key was used for other content (``key-reused``) or the answers are
-    used up (``exhausted``); 410 ``{"error", "reason": "closed"}`` once the survey has closed. 503
+    used up (``exhausted``); 410 ``{"error", "reason": "closed"}`` once the survey has closed (but for
+    the resend of a report stored before the close, still answered 200 ``duplicate``). 503
     ``{"error", "reason"}`` with ``Retry-After`` when the database is locked by another process
     (``busy``) or cannot be reached (``unavailable``): nothing was stored, and a resend under the same
     key is safe (as for registrations, and for every request that reads the store). Any other failure

@@ -16,7 +16,8 @@ traceback.
 
 A survey closes at the earlier of its file's ``closes`` and the time ``privrank serve --close`` recorded in
 the store (:class:`Closing`): from then on it registers no respondent and stores no report (410, reason
-``closed``), while the dashboard and the export go on.
+``closed``; a resend of a report stored before the close is still answered as a duplicate), while the
+dashboard and the export go on.
 """
 from __future__ import annotations
 
@@ -303,17 +304,21 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return JSONResponse({"token": token}, status_code=201)
 
     async def new_report(request):
+        # once closed, a respondent's quota is no answer: the store's write stores nothing, yet answers the resend
+        # of a report it holds (stored before the close, its reply lost) as a duplicate, as while open, so that the
+        # page stops keeping it; anything else gets the 410
         refused = await closed_refusal()
-        if refused is not None:
-            return refused
         try:
             fields = report_fields(survey, await json_body(request))
-            receipt = await asyncio.wrap_future(store.submit_report(**fields, max_answers=survey.max_answers))
-        except Refused as exc:
-            return error(400, str(exc))
-        except UnknownRespondent as exc:
-            return error(404, str(exc))
-        except (AnswersExhausted, ReportConflict) as exc:
+            receipt = await asyncio.wrap_future(store.submit_report(
+                **fields, max_answers=survey.max_answers if refused is None else 0))
+        except (Refused, UnknownRespondent, AnswersExhausted, ReportConflict) as exc:
+            if refused is not None:
+                return refused
+            if isinstance(exc, Refused):
+                return error(400, str(exc))
+            if isinstance(exc, UnknownRespondent):
+                return error(404, str(exc))
             return error(409, str(exc), exc.reason)
         if receipt.duplicate:
             return JSONResponse({"remaining": receipt.remaining, "duplicate": True}, status_code=200)

@@ -16,7 +16,9 @@ wording, not their meaning, which the store cannot check (a question turned from
 it was first served (:meth:`privrank.serve.store.Store.text_history`). Its optional closing time,
 ``closes``, is neither: it fixes when answers stop, not what one means nor how a respondent is
 protected, so it is left out of the identity and a team may move it (extend a deadline) on a running
-survey as it corrects a text. ``privrank serve --init FILE`` writes :data:`TEMPLATE`, a commented
+survey as it corrects a text. So is the optional ``redirect``, the address respondents go on to once they
+are done (a panel's completion page): it changes neither what a report means nor how a respondent is
+protected, and it is not a text respondents read (no history of it is kept). ``privrank serve --init FILE`` writes :data:`TEMPLATE`, a commented
 survey file.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import InputError
 
@@ -49,7 +52,11 @@ RESPONDENT_UNITS = {True: "invited respondent", False: "browser"}
 TERMS = ("items", "design", "epsilon", "budget", "mechanism")
 #: the keys respondents read, which may be corrected on a running survey (all but title and question optional)
 TEXTS = tuple(TEXT_LIMITS)
-FIELDS = TEXTS[:2] + TERMS + TEXTS[2:] + ("closes",)
+FIELDS = TEXTS[:2] + TERMS + TEXTS[2:] + ("closes", "redirect")
+#: the longest redirect address, in characters
+MAX_REDIRECT_CHARS = 2000
+#: the hosts a redirect may name over plain http: this machine only (a survey tried out locally)
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 #: labels that spreadsheet and data-frame readers turn into a missing value by default, so that a
 #: report about the item would lose it: pandas.read_csv's default na_values (pandas 2.x,
 #: pandas._libs.parsers.STR_NA_VALUES, which also lists the empty string), pyarrow.csv's default
@@ -103,6 +110,12 @@ class Survey:
         :meth:`fingerprint` (moving it, e.g. to extend a deadline, keeps the survey's database, its
         reports and its respondents) and of :meth:`texts` (the store records no history of it).
         ``privrank serve --close`` closes a survey at once; the earlier of the two counts.
+    redirect : str, optional
+        Where respondents go once they are done (e.g. a panel's completion page): an ``https://`` address
+        (``http://`` only for this machine, :data:`LOCAL_HOSTS`), at most :data:`MAX_REDIRECT_CHARS`
+        characters. The page's thank-you shows a link "Continue" to it and goes there by itself a few
+        seconds later. None (the default): no redirect. Like ``closes``, neither a term nor a text: it may
+        be changed on a running survey, and no history of it is kept.
     """
 
     title: str
@@ -117,9 +130,12 @@ class Survey:
     contact: str = ""
     closing: str = ""
     closes: datetime | None = None
+    redirect: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "closes", None if self.closes is None else closing_time(self.closes))
+        if self.redirect is not None:
+            check_redirect(self.redirect)
         for name, limit in TEXT_LIMITS.items():
             value = getattr(self, name)
             optional = name not in ("title", "question")
@@ -193,13 +209,13 @@ class Survey:
 
     def public(self, invitation_only: bool = False) -> dict:
         """The survey as ``GET /api/survey`` serves it (the respondent's page reads it); every text is
-        present, "" when the survey has none, and ``closes`` is :func:`utc_text` of the closing time (None
-        without one)."""
+        present, "" when the survey has none, ``closes`` is :func:`utc_text` of the closing time (None
+        without one) and ``redirect`` the address respondents go on to (None without one)."""
         doc = {"title": self.title, "question": self.question, "items": list(self.items), "design": self.design,
                "epsilon": self.epsilon, "budget": self.budget, "max_answers": self.max_answers,
                "mechanism": self.mechanism, "protection": self.protection(invitation_only),
                **{name: getattr(self, name) for name in TEXTS[2:]},
-               "closes": None if self.closes is None else utc_text(self.closes)}
+               "closes": None if self.closes is None else utc_text(self.closes), "redirect": self.redirect}
         if self.design == "ranking":
             doc["duchi_scale"] = self.duchi_scale()
         return doc
@@ -252,6 +268,38 @@ def closing_time(value) -> datetime:
         return value.astimezone(timezone.utc)
     except OverflowError:  # an offset that takes the first or last representable day out of range
         raise InputError(f"the survey's closes is out of range: {example}") from None
+
+
+def check_redirect(url) -> None:
+    """Refuse a redirect address other than an absolute ``https://`` URL with a host (``http://`` only for
+    :data:`LOCAL_HOSTS`), without credentials, spaces, backslashes or control characters, of at most
+    :data:`MAX_REDIRECT_CHARS` characters.
+
+    Raises
+    ------
+    InputError
+        As said, naming what is wrong (the address itself is the survey's, public: it may be quoted).
+    """
+    example = 'e.g. redirect = "https://panel.example.org/complete?code=ABC123"'
+    if not isinstance(url, str) or not url or len(url) > MAX_REDIRECT_CHARS or \
+            any(c.isspace() or not c.isprintable() or c == "\\" for c in url):
+        raise InputError(f"the survey's redirect must be a web address of at most {MAX_REDIRECT_CHARS} characters, "
+                         f"without spaces or backslashes: {example}")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        if parts.port == 0:  # .port itself raises ValueError for a port that is not a number up to 65535
+            raise ValueError
+    except ValueError:  # a malformed host or port
+        raise InputError(f"the survey's redirect is not a valid web address: {example}") from None
+    if parts.scheme not in ("https", "http") or not host:
+        raise InputError(f"the survey's redirect must be an https:// address with a host: {example}")
+    if parts.scheme == "http" and host not in LOCAL_HOSTS:
+        raise InputError(f"the survey's redirect must be an https:// address (http:// only for localhost, to try "
+                         f"a survey on this machine): {example}")
+    if parts.username is not None or parts.password is not None:
+        raise InputError("the survey's redirect must not hold a user name or password (user@host): every "
+                         "respondent's browser would be shown it")
 
 
 def utc_text(moment: datetime) -> str:
@@ -424,6 +472,12 @@ closing = "Thank you! The ranking of the desserts will be on the canteen's notic
 # e.g. to extend a deadline. "privrank serve survey.toml --close" closes the survey at once, for good.
 # Remove the "#" to set it:
 # closes = 2026-12-31T18:00:00Z
+
+# Optional: where respondents go once they are done, e.g. a panel's completion page: the thank-you
+# page shows a link "Continue" to it and goes there by itself a few seconds later. An https://
+# address (http:// only for localhost). It may be changed at any time (restart with the same --db).
+# Remove the "#" to set it:
+# redirect = "https://panel.example.org/complete?code=ABC123"
 
 # -- terms: fixed for good once the survey has a database ----------------------------------------
 

@@ -16,6 +16,11 @@ app.dataset.script = 'running';  // style.css shows the load-failure note only w
 const MECHANISMS = { pairs: 'randomized-response', ranking: 'duchi-l2' };
 const INVITATION = /^[A-Za-z0-9_-]{22}$/;  // secrets.token_urlsafe(16)
 const TIMEOUT_MS = 30000;                   // a request with no reply by then counts as failed
+// A 429 or 503 (nothing was done: the server is busy) is tried again by itself this many more times, after the
+// seconds its Retry-After asks (at most longestWait), or without one after firstWait seconds, doubled each time.
+const RETRY = { tries: 8, firstWait: 2, longestWait: 60 };
+const REDIRECT_SECONDS = 5;                 // the thank-you page goes on to the survey's redirect after this
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];  // privrank.serve.survey.LOCAL_HOSTS, as URL hosts
 let survey;          // GET api/survey, as checkSurvey() accepted it
 let storeKey;        // this survey's localStorage key and Web Lock name: privrank:<id>
 let current = null;  // the pair on screen: {left, right} item indices
@@ -23,7 +28,7 @@ let busy = false;
 
 function setState(state) {
   app.dataset.state = state;
-  app.setAttribute('aria-busy', String(state === 'loading' || state === 'sending'));
+  app.setAttribute('aria-busy', String(['loading', 'sending', 'waiting'].includes(state)));
 }
 const say = (text) => { $('status').textContent = text; };
 
@@ -47,9 +52,9 @@ const CLOSES = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;  // privrank.serve.surv
 
 // The served survey, checked; only what is checked is used. Returns {id, title, question, items,
 // design, epsilon, cap, invitations, duchiScale, description, consent, contact, closing, closed,
-// closes}, with cap = floor(budget / epsilon + 1e-9) (1 for a ranking), as
-// privrank.serve.survey.Survey.max_answers, and closes the closing time (ISO 8601 in UTC) or null;
-// throws a Stop otherwise.
+// closes, redirect}, with cap = floor(budget / epsilon + 1e-9) (1 for a ranking), as
+// privrank.serve.survey.Survey.max_answers, closes the closing time (ISO 8601 in UTC) or null, and
+// redirect where the thank-you page goes on to, or null; throws a Stop otherwise.
 function checkSurvey(s) {
   if (!s || typeof s !== 'object') throw unusable('not a description');
   if (typeof s.id !== 'string' || !/^[0-9a-f]{64}$/.test(s.id)) throw unusable('its identity');
@@ -63,6 +68,7 @@ function checkSurvey(s) {
   if (!Object.hasOwn(MECHANISMS, s.design) || s.mechanism !== MECHANISMS[s.design]) throw unusable('its design');
   if (typeof s.invitations !== 'boolean') throw unusable('whether it needs an invitation');
   if (typeof s.closed !== 'boolean' || !(s.closes === null || CLOSES.test(s.closes))) throw unusable('its closing time');
+  if (!(s.redirect === null || onwardAddress(s.redirect))) throw unusable('its redirect');
   try {
     checkEpsilon(s.epsilon);
   } catch {
@@ -79,8 +85,17 @@ function checkSurvey(s) {
     id: s.id, title: s.title, question: s.question, items, design: s.design, epsilon: s.epsilon,
     cap: ranking ? 1 : Math.floor(s.budget / s.epsilon + 1e-9), invitations: s.invitations,
     duchiScale: s.duchi_scale, ...Object.fromEntries(TEXTS.map((name) => [name, s[name]])),
-    closed: s.closed, closes: s.closes,
+    closed: s.closed, closes: s.closes, redirect: s.redirect,
   };
+}
+
+// Whether `text` is a redirect as privrank.serve.survey.check_redirect accepts it: an https address (http only
+// on this machine), without a user name or password.
+function onwardAddress(text) {
+  let url;
+  try { url = new URL(text); } catch { return false; }
+  return (url.protocol === 'https:' || (url.protocol === 'http:' && LOCAL_HOSTS.includes(url.hostname)))
+    && !url.username && !url.password;
 }
 
 // Show a survey text in the element `id` as plain text (textContent only: nothing in it is markup),
@@ -151,14 +166,58 @@ function newKey() {  // a report's idempotency key: 16 random bytes as 22 charac
 
 // ---- the server ------------------------------------------------------------------------------
 
+// One request, GET or (with a body) POST: its reply {status, data, retryAfter}, data the JSON object the
+// server answered ({} for anything else). A 429 or 503 is tried again by itself (RETRY), saying so: the server
+// did nothing, and a report sent again carries its key, which the server stores once.
 async function call(path, body) {
+  for (let tries = 0; ; tries++) {
+    const reply = await request(path, body);
+    if (!(reply.status === 429 || reply.status === 503) || tries === RETRY.tries) {
+      if (tries) say('');  // the wait's note is over
+      return reply;
+    }
+    await pause(waitSeconds(reply.retryAfter, tries), reply);
+  }
+}
+
+async function request(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   };
   const res = await fetch(path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
   let data = {};
   try { data = await res.json(); } catch { /* no JSON body */ }
-  return { status: res.status, data: data && typeof data === 'object' ? data : {} };
+  return {
+    status: res.status, data: data && typeof data === 'object' ? data : {}, retryAfter: res.headers.get('Retry-After'),
+  };
+}
+
+// The seconds to wait before try number tries + 2: the Retry-After in seconds the server asked (an HTTP date is
+// read as none), else firstWait doubled per try; at least 1, at most longestWait.
+function waitSeconds(retryAfter, tries) {
+  const asked = /^\s*\d+\s*$/.test(retryAfter ?? '') ? Number(retryAfter) : RETRY.firstWait * 2 ** tries;
+  return Math.min(RETRY.longestWait, Math.max(1, asked));
+}
+
+// Wait `seconds`, having said why and when the page tries again (once: a live region counting down would be read
+// out every second), in page state 'waiting'; the state before it comes back after.
+function pause(seconds, reply) {
+  const before = app.dataset.state;
+  setState('waiting');
+  const kept = storeKey && unsent(load()) ? ' Your randomized answer is kept on this device meanwhile.' : '';
+  say(`The survey's server cannot take this right now (${reason(reply)}). This page will try again by itself `
+    + `in ${seconds} second${seconds === 1 ? '' : 's'}.${kept}`);
+  return new Promise((resolve) => { setTimeout(resolve, seconds * 1000); }).then(() => {
+    setState(before);
+    say('Trying again…');
+  });
+}
+
+// Why the server refused, in plain words: its JSON "error", which is written for people and never quotes what
+// was sent, else (no JSON: a proxy's page, say) a sentence of the page's own.
+function reason({ data }) {
+  const said = typeof data.error === 'string' ? data.error.trim().replace(/[.\s]+$/, '') : '';
+  return said || 'the survey\'s server is not answering properly right now';
 }
 
 const BY_INVITATION = 'This survey is by invitation only. Please open it with the link from your invitation.';
@@ -204,8 +263,8 @@ async function token(stale) {
       return new Stop(INVITATION_USED, 'closed');
     }
     if (closedReply({ status, data })) return closedStop(null);
-    if (status === 429) return new Stop('Many people are joining at the moment. Please try again in a minute.');
-    return new Stop(`Sorry, something went wrong: the server answered ${status} to the registration.`);
+    return new Stop(`Sorry, this page could not join the survey: ${reason({ data })}. Please reload the page to `
+      + 'try again.');
   });
   if (got instanceof Stop) throw got;
   return got;
@@ -225,12 +284,12 @@ function outcome({ status, data }) {
   if (status === 409 && data.reason === 'pair-answered') return 'answered';
   if (status === 409 && data.reason === 'exhausted') return 'exhausted';
   if (closedReply({ status, data })) throw closedStop(null);
-  const why = typeof data.error === 'string' && status < 500 ? data.error : `the server answered ${status}`;
-  throw new Stop(`Sorry, something went wrong: ${why}. ${pending()}`);
+  throw new Stop(`Sorry, your answer could not be sent: ${reason({ data })}. ${pending()}`);
 }
 
 function clearQuestions() {
   current = null;
+  $('progress').hidden = true;
   $('pairs').hidden = true;
   $('ranking').hidden = true;
   $('rank-list').replaceChildren();
@@ -240,6 +299,17 @@ function finish(message) {
   say(message);
   showText('closing', survey.closing);
   setState('done');
+  if (survey.redirect) goOn(survey.redirect);
+}
+
+// The survey's redirect after the thank-you: a link "Continue", and the page goes there by itself
+// REDIRECT_SECONDS later (a navigation: the page's Content-Security-Policy governs what it loads, not where
+// it goes; its Referrer-Policy keeps the survey's address from the next site).
+function goOn(url) {
+  $('continue').href = url;
+  $('onward-note').textContent = `This page will take you on in ${REDIRECT_SECONDS} seconds.`;
+  $('onward').hidden = false;
+  setTimeout(() => location.assign(url), REDIRECT_SECONDS * 1000);
 }
 const USED_ALL = 'You have used all the answers this survey allows. Thank you!';
 
@@ -271,8 +341,8 @@ async function deliver(pairKey) {
     epsilon: survey.epsilon,
   });
   const result = outcome(reply);
-  await withMemo((memo) => {
-    if (result === 'exhausted' || reply.data.remaining === 0) memo.done = true;
+  await withMemo((memo) => {  // a closed survey has no answer left, yet may reopen (its closes moved later)
+    if (result === 'exhausted' || (reply.data.remaining === 0 && !survey.closed)) memo.done = true;
     if (result !== 'exhausted') (memo.pairs ||= {})[pairKey] = { sent: true };
   });
   return result;
@@ -290,9 +360,12 @@ function nextPair() {
   const answered = memo.pairs || {};
   const open = allPairs(survey.items.length).filter(([i, j]) => !(`${i}|${j}` in answered));
   const sent = sentCount(memo);
-  $('progress').textContent = `Answered ${sent} of ${Math.min(survey.cap, sent + open.length)}.`;
   if (!open.length) return finish('You have compared every pair. Thank you!');
   if (memo.done || sent >= survey.cap) return finish('You have given all the answers this survey asks for. Thank you!');
+  const total = Math.min(survey.cap, sent + open.length);  // the answers this browser is asked, sent ones included
+  $('progress-text').textContent = `Answer ${sent + 1} of ${total}`;
+  Object.assign($('progress-bar'), { max: total, value: sent });
+  $('progress').hidden = false;
   const [i, j] = open[Math.floor(uniform() * open.length)];  // uniform among unanswered pairs
   current = uniform() < 0.5 ? { left: i, right: j } : { left: j, right: i };
   $('question').textContent = survey.question;
@@ -440,19 +513,23 @@ async function submitRanking() {
   }
 }
 
-// Send the memoized ballot with its key (unless sent); towards: the coin to show, or null.
+// POST the memoized ballot with its key, unless it is sent already; returns outcome() ('stored' marks it sent).
+async function deliverBallot() {
+  const { ballot } = load();
+  if (!ballot || ballot.sent) return 'stored';
+  const result = outcome(await sendReport({ key: ballot.key, vector: ballot.vector, epsilon: survey.epsilon }));
+  await withMemo((memo) => {
+    if (result === 'stored') memo.ballot = { sent: true }; else memo.done = true;
+  });
+  return result;
+}
+
+// Send the memoized ballot (unless sent) and thank; towards: the coin to show, or null.
 async function sendBallot(towards) {
   busy = true;
   setState('sending');
   say('Sending…');
-  const { ballot } = load();
-  if (!ballot.sent) {
-    const result = outcome(await sendReport({ key: ballot.key, vector: ballot.vector, epsilon: survey.epsilon }));
-    await withMemo((memo) => {
-      if (result === 'stored') memo.ballot = { sent: true }; else memo.done = true;
-    });
-    if (result !== 'stored') return finish(USED_ALL);
-  }
+  if (await deliverBallot() !== 'stored') return finish(USED_ALL);
   busy = false;
   if (towards !== null) {
     $('coin').textContent = `Your browser ${towards ? 'kept' : 'flipped'} your answer before `
@@ -489,8 +566,9 @@ async function takeInvitation() {
   }
 }
 
-// The consent text and its button; resolves once the respondent agreed (kept: not asked again).
-// Nothing is registered or sent before.
+// The consent text and its two buttons; resolves once the respondent agreed (kept: not asked again).
+// Nothing is registered or sent before. "I do not want to take part" ends the page (state 'declined') with
+// thanks: nothing is registered, sent or kept, and a reload asks again.
 function consent() {
   showText('consent-text', survey.consent);
   $('consent').hidden = false;
@@ -501,14 +579,35 @@ function consent() {
       setState('loading');
       withMemo((memo) => { memo.agreed = true; }).then(resolve, reject);
     }, { once: true });
+    $('decline').addEventListener('click', () => {
+      for (const id of ['consent', 'description', 'protection']) $(id).hidden = true;
+      say('Thank you. You chose not to take part, so nothing was recorded: no answer was sent and you were not '
+        + 'registered.');
+      setState('declined');
+    }, { once: true });
   });
+}
+
+// A closed survey stores nothing new, yet answers a report it holds already (stored before the close, its
+// reply lost) as stored: what this browser kept unsent is sent once more, so that it stops keeping what the
+// server has; the rest stays on the device, unsent.
+async function resendKept() {
+  const memo = load();
+  if (!navigator.locks || !memo.token || !unsent(memo)) return;
+  try {
+    if (survey.design === 'ranking') await deliverBallot(); else await flushPairs();
+  } catch (error) {
+    if (!(error instanceof Stop && error.state === 'closed')) throw error;
+  }
 }
 
 async function main() {
   try {
-    const { status, data } = await call('api/survey');
-    if (status !== 200) throw new Error(`survey ${status}`);
-    survey = checkSurvey(data);
+    const reply = await call('api/survey');
+    if (reply.status !== 200) {
+      throw new Stop(`Sorry, the survey could not be loaded: ${reason(reply)}. Please reload the page.`);
+    }
+    survey = checkSurvey(reply.data);
   } catch (error) {
     return stop(error instanceof Stop ? error : new Stop('Sorry, something went wrong: could not load the '
       + 'survey. Please reload the page.'));
@@ -519,7 +618,10 @@ async function main() {
     $('title').textContent = survey.title;
     $('contact-text').textContent = survey.contact;
     $('contact').hidden = !survey.contact;
-    if (survey.closed) throw closedStop(survey.closes);
+    if (survey.closed) {
+      await resendKept();
+      throw closedStop(survey.closes);
+    }
     showText('description', survey.description);
     $('protection').textContent = protection(survey);
     if (!navigator.locks) {
