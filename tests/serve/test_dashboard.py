@@ -378,7 +378,7 @@ def test_labels_that_look_missing_are_items_like_any_other(tmp_path, design):
 # ------------------------------------------------------------------------------ the plot's axis
 
 def test_the_axis_ticks_are_round_numbers():
-    from privrank.serve.dashboard import interval_svg, nice_ticks
+    from privrank.serve.dashboard_html import interval_svg, nice_ticks
 
     for lo, hi in [(-0.4237, 1.913), (0.4712, 0.5391), (-1234.5, 5678.9), (1e-4, 3e-4), (-3, 3), (0.2, 0.2)]:
         ticks = nice_ticks(lo, hi)
@@ -401,7 +401,7 @@ def test_a_corrected_question_is_listed_with_its_day(tmp_path):
     earlier wording); an uncorrected survey lists nothing."""
     from dataclasses import replace
 
-    from privrank.serve.dashboard import dashboard_page
+    from privrank.serve.dashboard_html import dashboard_page
 
     survey = Survey(title="T", question="Wich is better?", items=ITEMS, epsilon=1.0, budget=3.0)
     with open_store(tmp_path / "r.sqlite") as store:

@@ -33,7 +33,8 @@ from collections import deque
 from datetime import datetime
 
 from ..errors import InputError
-from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
+from .dashboard import REFRESH_SECONDS, LiveRanking
+from .dashboard_html import dashboard_page
 from .integrity import static_dir
 from .health import StoreUnavailable
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
