@@ -110,7 +110,7 @@ def test_a_ranking_survey_waits_for_its_ballots(tmp_path):
         page = page_of(client)
     store.close()
     assert 'id="ranking"' in page and "95% rank interval" in page and page.count("<circle") == 5
-    assert f"computed on {needed:,} reports" in page
+    assert f"Ranking of {needed:,} reports, computed " in page
 
 
 # ------------------------------------------------------------------------------ what the table shows
@@ -122,7 +122,7 @@ def test_rank_intervals_and_scores_at_the_precision_of_their_intervals(tmp_path)
     with client:
         page = page_of(client)
     fit = pr.fit_btl(pr.read_comparisons(store.pair_reports()))
-    ci = pr.confidence_intervals(fit)
+    ci = pr.confidence_intervals(fit, bias_corrected=True)
     store.close()
     rows = re.findall(r'<tr><td>(\d+)</td><td class="item">(.*?)</td><td>(.*?)</td><td>\[(.*?), (.*?)\]</td>'
                       r'<td>(.*?)</td></tr>', page)
@@ -130,7 +130,7 @@ def test_rank_intervals_and_scores_at_the_precision_of_their_intervals(tmp_path)
     for _, item, score, lo, hi, ranks in rows:
         k = fit.items.index(html.unescape(item))
         assert re.fullmatch(r"-?\d+\.\d{1,3}", score)  # two significant digits of a half-width ~0.3: 2 decimals
-        assert float(score) == pytest.approx(fit.scores[k], abs=0.006)
+        assert float(score) == pytest.approx(ci.estimate[k], abs=0.006)  # the intervals' (bias-corrected) centre
         assert float(lo) == pytest.approx(ci.lower[k], abs=0.006) and float(hi) == pytest.approx(ci.upper[k], abs=0.006)
         lo_rank, hi_rank = ci.rank_lower[k], ci.rank_upper[k]
         assert ranks == (f"{lo_rank}" if lo_rank == hi_rank else f"{lo_rank}–{hi_rank}")
@@ -144,20 +144,23 @@ def test_last_updated_says_when_and_on_how_many_reports(tmp_path):
     with client:
         page = page_of(client)
     store.close()
-    found = re.search(r'<p id="updated">Last updated (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, computed on 330 '
-                      r'reports\.</p>', page)
+    found = re.search(r'<p id="updated">Ranking of 330 reports, computed (\d\d:\d\d:\d\d) UTC on (\d{4}-\d\d-\d\d)'
+                      r'\.</p>', page)
     assert found
-    shown = time.mktime(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S")) - time.mktime(time.gmtime(0))
+    shown = time.mktime(time.strptime(f"{found.group(2)} {found.group(1)}", "%Y-%m-%d %H:%M:%S")) \
+        - time.mktime(time.gmtime(0))
     assert abs(shown - time.time()) < 60
 
 
 # ------------------------------------------------------------------------------ incremental = full refit
 
 def full_refit(survey, store):
-    """The dashboard's ranking as a full refit over every stored report computes it."""
+    """The dashboard's ranking as a full refit over every stored report computes it: the fit, its
+    bias-corrected intervals and its manipulation margin."""
     reports = pr.read_comparisons(store.pair_reports())
     fit = pr.fit_btl(reports)
-    return fit, pr.manipulation_margin(reports, max_answers=survey.max_answers).top
+    ci = pr.confidence_intervals(fit, bias_corrected=True)
+    return fit, ci, pr.manipulation_margin(reports, max_answers=survey.max_answers).top
 
 
 def test_the_incremental_ranking_is_the_full_refit(store):
@@ -169,9 +172,10 @@ def test_the_incremental_ranking_is_the_full_refit(store):
     for batch in range(3):
         fill(store, survey, 60 if batch else 100, seed=batch)
         view = live.view(False)
-        fit, margin = full_refit(survey, store)
+        fit, ci, margin = full_refit(survey, store)
         assert [r[0] for r in view["rows"]] == fit.ranking
-        assert np.array_equal([r[1] for r in view["rows"]], fit.scores[fit.order])  # float for float
+        assert np.array_equal([r[1:4] for r in view["rows"]],
+                              np.c_[ci.estimate, ci.lower, ci.upper][fit.order])  # float for float
         assert view["margin"] == margin.to_dict() and view["reports"] == store.counts()[1]
 
 
@@ -421,4 +425,4 @@ def test_a_ranking_survey_links_its_export(tmp_path):
     with client:
         page = page_of(client)
     store.close()
-    assert f'<a href="/export.csv?token={ADMIN}">Export the randomized ballots' in page
+    assert f'<a href="export.csv?token={ADMIN}">Export the randomized ballots' in page

@@ -218,7 +218,8 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
-    live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0)
+    live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0,
+                       follow=dashboard_refresh > 0)
     closing = Closing(survey.closes, store)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):

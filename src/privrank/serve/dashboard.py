@@ -178,6 +178,12 @@ def _helper_loop(pipe) -> None:
             pipe.send((False, exc))
 
 
+def respondents_needed(survey, needed: int, have: int) -> int:
+    """About how many more respondents, each giving the survey's quota of reports, bring ``have``
+    reports to the threshold ``needed`` (0 once there)."""
+    return max(0, math.ceil((needed - have) / survey.max_answers))
+
+
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
     """The waiting message: about how many more reports (and respondents) the ranking needs (None:
     not known yet)."""
@@ -185,7 +191,7 @@ def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
         return ("Not enough data yet: the privacy planner is still working out how many reports are needed before "
                 "the top items are told apart.")
     more = needed - have
-    people = math.ceil(more / survey.max_answers)
+    people = respondents_needed(survey, needed, have)
     quota = "one ballot each" if survey.design == "ranking" else f"the survey's {survey.max_answers} answers each"
     return (f"Not enough data yet: about {more:,} more report{'s' * (more != 1)} (roughly {people:,} more "
             f"{unit}{'s' * (people != 1)} at {quota}) are needed before the top items are told apart.")
@@ -306,10 +312,14 @@ class BallotTally(_Tally):
 # ------------------------------------------------------------------------------ the views
 
 def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | None) -> dict:
-    """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
-    95% sandwich score and rank intervals, or the reason there is none yet: fewer reports than
-    ``needed`` (None: not known yet). The guarantee per respondent is stated per browser, or per
-    invited respondent on an invitation-only survey."""
+    """The private BTL ranking of the pairs reports (``fit_btl`` defaults, in the order ``privrank rank``
+    prints) with bias-corrected 95% sandwich score and rank intervals (``privrank rank --ci
+    --bias-corrected``: centred on the ridge-free estimate, which the table then shows as the score,
+    since the ridge's shrinkage would leave plain intervals under-covering at the threshold), or the
+    reason there is none yet: fewer reports than ``needed`` (None: not known yet). Without
+    intervals (too few reports per item, or no ridge-free estimate yet) the score is the fit's.
+    The guarantee per respondent is stated per browser, or per invited respondent on an
+    invitation-only survey."""
     from ..inference import confidence_intervals, manipulation_margin
     from ..pairwise.btl import fit_btl
     from ..pairwise.release import TIE_NOTE, local_guarantee
@@ -335,15 +345,17 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | No
             view["notes"].append(f"No intervals yet: each item needs {MIN_REPORTS_FOR_INTERVALS} reports.")
         else:
             try:
-                ci = confidence_intervals(fit, level=LEVEL)
-            except InputError as exc:
-                view["notes"].append(f"No intervals: {exc}")
+                ci = confidence_intervals(fit, level=LEVEL, bias_corrected=True)
+            except InputError as exc:  # its advice to a library caller (an argument to change) dropped
+                view["notes"].append(f"No intervals yet: {str(exc).partition('; use ')[0]}; more reports bring "
+                                     "them.")
     view["notes"] += [str(w.message) for w in caught]
     absent = [x for x in survey.items if x not in fit.items]
     if absent:
         view["notes"].append(f"Not yet compared, so not ranked: {', '.join(absent)}.")
-    rows = [(fit.items[k], fit.scores[k]) + ((ci.lower[k], ci.upper[k], ci.rank_lower[k], ci.rank_upper[k]) if ci
-                                             else (None,) * 4) for k in fit.order]
+    score = fit.scores if ci is None else ci.estimate  # ci's items are the fit's, in the same order
+    rows = [(fit.items[k], score[k]) + ((ci.lower[k], ci.upper[k], ci.rank_lower[k], ci.rank_upper[k]) if ci
+                                        else (None,) * 4) for k in fit.order]
     if ci:
         view["notes"].append(ci.describe())
     margin = manipulation_margin(reports, max_answers=survey.max_answers)
@@ -414,12 +426,17 @@ class LiveRanking:
     the view says so. ``refresh = 0``: every view is refitted, with the threshold, before it is
     returned (never stale). ``helper``: the planner and every fit run in a :class:`Helper`
     process, started at the first view and ended with this object (the server's tallies stay here;
-    a fit gets a copy).
+    a fit gets a copy). ``follow`` (with ``refresh > 0``): from the first view on, a background
+    thread also reads the store every ``refresh`` seconds and refits when reports arrived, viewed
+    or not, so a view is never more than a refresh period and a fit behind the store; it ends with
+    this object.
     """
 
-    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False):
+    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False,
+                 follow: bool = False):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
         self._wants_helper = helper
+        self._follow = follow and self.refresh > 0
         self._helper: Helper | None = None
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
@@ -446,6 +463,11 @@ class LiveRanking:
                 if self._wants_helper:
                     self._helper = Helper()
                     weakref.finalize(self, self._helper.close)
+                if self._follow:
+                    stop = threading.Event()
+                    threading.Thread(target=_follow_loop, args=(weakref.ref(self), stop, self.refresh),
+                                     name="privrank-dashboard-follow", daemon=True).start()
+                    weakref.finalize(self, stop.set)
                 self._needed = Future()
                 known = _THRESHOLDS.get(_threshold_key(self.survey))
                 if known is not None:  # found earlier in this process
@@ -482,6 +504,15 @@ class LiveRanking:
                 view = dict(self._view)
             self._view, self._invitation_only = {**view, "updated": read}, invitation_only
 
+    def _follow_once(self) -> None:
+        """The background thread's refit, unless one is running (its read of the store is as recent)."""
+        with self._lock:
+            if self._refitting.locked() or self._invitation_only is None:
+                return
+            self._checked = self._clock()
+            invitation_only = self._invitation_only
+        self._refit_logged(invitation_only)
+
     def _refit_logged(self, invitation_only: bool) -> None:
         """A background refit: a failure keeps the last view (its time says how old it is); only the
         exception's type is logged, as for a failed request."""
@@ -489,3 +520,14 @@ class LiveRanking:
             self._refit(invitation_only)
         except Exception as exc:
             logging.getLogger("privrank.serve").error("dashboard refit failed (%s)", type(exc).__name__)
+
+
+def _follow_loop(live: weakref.ref, stop: threading.Event, period: float) -> None:
+    """Refit ``live`` every ``period`` seconds until ``stop`` is set or ``live`` is gone (the thread keeps
+    no reference to it in between, so its end ends the thread)."""
+    while not stop.wait(period):
+        ranking = live()
+        if ranking is None:
+            return
+        ranking._follow_once()
+        del ranking

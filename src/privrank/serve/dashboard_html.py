@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .dashboard import LiveRanking
+from .dashboard import LiveRanking, respondents_needed
 from .survey import RESPONDENT_UNITS
 
 #: characters of an item label drawn in the plot (the table shows it whole)
@@ -33,6 +33,21 @@ def registrations_html(store, issued: int, used: int, recent=None) -> str:
     if issued:
         text += f" Invitations: {issued} issued, {used} used."
     return f"<p id=\"registrations\">{html.escape(text)}</p>"
+
+
+def invitations_html(survey, issued: int, used: int, needed: int | None, have: int) -> list[str]:
+    """On an invitation-only survey still short of the threshold ``needed`` (None: not known yet) with
+    ``have`` reports: the invitations left beside the respondents the ranking still needs, with a
+    warning when fewer are left than needed."""
+    if not issued or needed is None or have >= needed:
+        return []
+    left, more = issued - used, respondents_needed(survey, needed, have)
+    text = (f"Invitations left: {left:,} of {issued:,}; the ranking needs about {more:,} more invited "
+            f"respondent{'s' * (more != 1)} (at {survey.max_answers} report{'s' * (survey.max_answers != 1)} each).")
+    if left >= more:
+        return [f"<p id=\"invitations\">{html.escape(text)}</p>"]
+    return [f"<p id=\"invitations\" class=\"warning\"><strong>Too few invitations left:</strong> "
+            f"{html.escape(text)} Issue more (privrank serve --invitations N) or the ranking is never shown.</p>"]
 
 
 def decimals(rows) -> int:
@@ -69,15 +84,21 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     live = LiveRanking(survey, store, refresh=0.0) if live is None else live
     view = live.view(bool(issued))
     e, g = html.escape, view["guarantee"]
-    updated = (f"Last updated {view['updated']:%Y-%m-%d %H:%M:%S} UTC, computed on {view['reports']:,} "
-               f"report{'s' * (view['reports'] != 1)}"
-               + (f" (refreshed at most every {live.refresh:g} seconds)." if live.refresh > 0 else "."))
+    fitted = view["reports"]
+    updated = (f"{'Ranking of' if 'rows' in view else 'Counted'} {fitted:,} report{'s' * (fitted != 1)}, "
+               f"computed {view['updated']:%H:%M:%S} UTC on {view['updated']:%Y-%m-%d}"
+               + (f" (refitted every {live.refresh:g} seconds when reports arrive)." if live.refresh > 0 else "."))
+    if reports > fitted:
+        later = reports - fitted
+        updated += f" The {later:,} report{'s' * (later != 1)} stored since {'are' if later != 1 else 'is'} in the next refit."
     parts = [] if closed is None else [f"<p id=\"closed\"><strong>Closed on {closed:%Y-%m-%d %H:%M:%S} UTC:"
                                        "</strong> no more answers are taken; the ranking and the export are final.</p>"]
     parts += [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
               f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
               f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
-              registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>",
+              registrations_html(store, issued, used, recent)]
+    parts += invitations_html(survey, issued, used, view["needed"], fitted)
+    parts += ["<h2>Private ranking</h2>",
               f"<p id=\"updated\">{e(updated)}</p>"]
     if "rows" in view:
         parts.append(ranking_table(view["rows"], view["score"]))
@@ -94,11 +115,11 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     query = f"?token={e(quote(token, safe=''))}" if token else ""
     what = ("the reports (CSV for privrank rank)" if survey.design == "pairs" else
             "the randomized ballots (CSV for privrank.serve.ballots.rank_ballots)")
-    parts.append(f"<p><a href=\"/export.csv{query}\">Export {what}</a></p>")
+    parts.append(f"<p><a href=\"export.csv{query}\">Export {what}</a></p>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><meta http-equiv=\"refresh\" "
             f"content=\"30\"><title>{e(survey.title)}: dashboard</title>"
-            "<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
+            "<link rel=\"stylesheet\" href=\"static/dashboard.css\">"
             f"</head><body><main>{''.join(parts)}</main></body></html>")
 
 
