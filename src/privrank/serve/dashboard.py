@@ -123,6 +123,16 @@ def survey_threshold(survey, helper=None) -> int:
     return _THRESHOLDS[args]
 
 
+def planned_threshold(survey) -> int:
+    """:func:`survey_threshold`, found (unless known) in a :class:`Helper` started for it: the caller
+    never imports the planner."""
+    known = _THRESHOLDS.get(_threshold_key(survey))
+    if known is not None:
+        return known
+    with Helper() as helper:
+        return survey_threshold(survey, helper)
+
+
 class Helper:
     """One spawned daemon process at a lower priority (nice 10), ignoring the Ctrl-C the server handles
     (the server ends it), that runs the dashboard's planner and fits one call at a time: their CPU

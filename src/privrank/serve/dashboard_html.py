@@ -78,11 +78,11 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``). ``recent``
     is the server's :class:`RecentRegistrations`; ``live``, the :class:`LiveRanking` the server keeps (a fresh
     one, which reads every report, without it); ``closed``, when the survey closed (None while it is open)."""
-    respondents, reports = store.counts()
     issued, used = store.invitations()
     unit = RESPONDENT_UNITS[bool(issued)]
     live = LiveRanking(survey, store, refresh=0.0) if live is None else live
     view = live.view(bool(issued))
+    respondents, reports = store.counts()  # after the view: at least the reports it is of
     e, g = html.escape, view["guarantee"]
     fitted = view["reports"]
     updated = (f"{'Ranking of' if 'rows' in view else 'Counted'} {fitted:,} report{'s' * (fitted != 1)}, "
