@@ -1,6 +1,6 @@
 """The dashboard in real Chromium, for a pairs survey and a ranking survey: it fits a 390 x 844 phone
-(no sideways scrolling of the page, readable text, a plot scaled to the width with round axis
-ticks) and a desktop window."""
+(no sideways scrolling of the page, a table reflowed to show its rank intervals, readable text, a
+plot scaled to the width with round axis ticks) and a desktop window."""
 import math
 import re
 
