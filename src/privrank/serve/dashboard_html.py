@@ -47,7 +47,7 @@ def invitations_html(survey, issued: int, used: int, needed: int | None, have: i
     if left >= more:
         return [f"<p id=\"invitations\">{html.escape(text)}</p>"]
     return [f"<p id=\"invitations\" class=\"warning\"><strong>Too few invitations left:</strong> "
-            f"{html.escape(text)} Issue more (privrank serve --invitations N) or the ranking is never shown.</p>"]
+            f"{html.escape(text)} Issue more (privrank serve --invitations N), or the ranking may never be shown.</p>"]
 
 
 def decimals(rows) -> int:
