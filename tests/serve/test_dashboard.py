@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pytest
 from serve_helpers import key
-from test_server import ADMIN, ballot, dashboard_order, make_client, respondent
+from test_serve_cli import served  # noqa: F401 (a fixture)
+from test_server import ADMIN, ballot, dashboard_order, make_client, respondent, starlette_testclient
 
 import privrank as pr
 from privrank.serve import open_store
@@ -24,6 +25,8 @@ ITEMS = ("ant", "bee", "cat", "dog", "eel", "fox")
 #: labels a CSV or dataframe reader would take for missing values, or would strip
 #: labels a survey accepts (those read as missing values are refused) that a careless reader could still
 #: mangle: quotes, inner spaces, punctuation alone
+#: a survey file of 4 items at epsilon 1, 6 answers per respondent
+FRUIT = 'title = "Fruit"\nquestion = "Which do you prefer?"\nitems = ["apple", "banana", "cherry", "date"]\nepsilon = 1.0\nbudget = 6.0\n'
 AWKWARD = ("two  spaces", '""', "n.a.", "-", "0", "1e5", "a=b", "#")
 
 
@@ -110,7 +113,7 @@ def test_a_ranking_survey_waits_for_its_ballots(tmp_path):
         page = page_of(client)
     store.close()
     assert 'id="ranking"' in page and "95% rank interval" in page and page.count("<circle") == 5
-    assert f"computed on {needed:,} reports" in page
+    assert f"Ranking of {needed:,} reports, computed " in page
 
 
 # ------------------------------------------------------------------------------ what the table shows
@@ -122,7 +125,7 @@ def test_rank_intervals_and_scores_at_the_precision_of_their_intervals(tmp_path)
     with client:
         page = page_of(client)
     fit = pr.fit_btl(pr.read_comparisons(store.pair_reports()))
-    ci = pr.confidence_intervals(fit)
+    ci = pr.confidence_intervals(fit, bias_corrected=True)
     store.close()
     rows = re.findall(r'<tr><td>(\d+)</td><td class="item">(.*?)</td><td>(.*?)</td><td>\[(.*?), (.*?)\]</td>'
                       r'<td>(.*?)</td></tr>', page)
@@ -130,7 +133,7 @@ def test_rank_intervals_and_scores_at_the_precision_of_their_intervals(tmp_path)
     for _, item, score, lo, hi, ranks in rows:
         k = fit.items.index(html.unescape(item))
         assert re.fullmatch(r"-?\d+\.\d{1,3}", score)  # two significant digits of a half-width ~0.3: 2 decimals
-        assert float(score) == pytest.approx(fit.scores[k], abs=0.006)
+        assert float(score) == pytest.approx(ci.estimate[k], abs=0.006)  # the intervals' (bias-corrected) centre
         assert float(lo) == pytest.approx(ci.lower[k], abs=0.006) and float(hi) == pytest.approx(ci.upper[k], abs=0.006)
         lo_rank, hi_rank = ci.rank_lower[k], ci.rank_upper[k]
         assert ranks == (f"{lo_rank}" if lo_rank == hi_rank else f"{lo_rank}–{hi_rank}")
@@ -144,20 +147,23 @@ def test_last_updated_says_when_and_on_how_many_reports(tmp_path):
     with client:
         page = page_of(client)
     store.close()
-    found = re.search(r'<p id="updated">Last updated (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, computed on 330 '
-                      r'reports\.</p>', page)
+    found = re.search(r'<p id="updated">Ranking of 330 reports, computed (\d\d:\d\d:\d\d) UTC on (\d{4}-\d\d-\d\d)'
+                      r'\.</p>', page)
     assert found
-    shown = time.mktime(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S")) - time.mktime(time.gmtime(0))
+    shown = time.mktime(time.strptime(f"{found.group(2)} {found.group(1)}", "%Y-%m-%d %H:%M:%S")) \
+        - time.mktime(time.gmtime(0))
     assert abs(shown - time.time()) < 60
 
 
 # ------------------------------------------------------------------------------ incremental = full refit
 
 def full_refit(survey, store):
-    """The dashboard's ranking as a full refit over every stored report computes it."""
+    """The dashboard's ranking as a full refit over every stored report computes it: the fit, its
+    bias-corrected intervals and its manipulation margin."""
     reports = pr.read_comparisons(store.pair_reports())
     fit = pr.fit_btl(reports)
-    return fit, pr.manipulation_margin(reports, max_answers=survey.max_answers).top
+    ci = pr.confidence_intervals(fit, bias_corrected=True)
+    return fit, ci, pr.manipulation_margin(reports, max_answers=survey.max_answers).top
 
 
 def test_the_incremental_ranking_is_the_full_refit(store):
@@ -169,9 +175,10 @@ def test_the_incremental_ranking_is_the_full_refit(store):
     for batch in range(3):
         fill(store, survey, 60 if batch else 100, seed=batch)
         view = live.view(False)
-        fit, margin = full_refit(survey, store)
+        fit, ci, margin = full_refit(survey, store)
         assert [r[0] for r in view["rows"]] == fit.ranking
-        assert np.array_equal([r[1] for r in view["rows"]], fit.scores[fit.order])  # float for float
+        assert np.array_equal([r[1:4] for r in view["rows"]],
+                              np.c_[ci.estimate, ci.lower, ci.upper][fit.order])  # float for float
         assert view["margin"] == margin.to_dict() and view["reports"] == store.counts()[1]
 
 
@@ -378,7 +385,7 @@ def test_labels_that_look_missing_are_items_like_any_other(tmp_path, design):
 # ------------------------------------------------------------------------------ the plot's axis
 
 def test_the_axis_ticks_are_round_numbers():
-    from privrank.serve.dashboard import interval_svg, nice_ticks
+    from privrank.serve.dashboard_html import interval_svg, nice_ticks
 
     for lo, hi in [(-0.4237, 1.913), (0.4712, 0.5391), (-1234.5, 5678.9), (1e-4, 3e-4), (-3, 3), (0.2, 0.2)]:
         ticks = nice_ticks(lo, hi)
@@ -401,7 +408,7 @@ def test_a_corrected_question_is_listed_with_its_day(tmp_path):
     earlier wording); an uncorrected survey lists nothing."""
     from dataclasses import replace
 
-    from privrank.serve.dashboard import dashboard_page
+    from privrank.serve.dashboard_html import dashboard_page
 
     survey = Survey(title="T", question="Wich is better?", items=ITEMS, epsilon=1.0, budget=3.0)
     with open_store(tmp_path / "r.sqlite") as store:
@@ -421,4 +428,113 @@ def test_a_ranking_survey_links_its_export(tmp_path):
     with client:
         page = page_of(client)
     store.close()
-    assert f'<a href="/export.csv?token={ADMIN}">Export the randomized ballots' in page
+    assert f'<a href="export.csv?token={ADMIN}">Export the randomized ballots' in page
+
+
+# ------------------------------------------------------------------------------ a fit of its own reports
+
+def test_the_ranking_shown_is_of_every_report_once_a_refresh_period_passed(tmp_path):
+    """Reports arrive (900, in batches) while the dashboard is viewed: every page names the reports
+    its ranking is of, and the reports stored since; once they stop, the server refits within a
+    refresh period (0.5 s, plus 5 s for a refit on a loaded machine) with no request asking for it,
+    so the next page's ranking is of every stored report."""
+    from privrank.serve.app import admin_token_hash, create_app
+    from privrank.serve.dashboard import survey_threshold
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    survey_threshold(survey)
+    store = open_store(tmp_path / "r.sqlite")
+    fill(store, survey, 200)
+    client = starlette_testclient.TestClient(create_app(survey, store, admin_token_hash(ADMIN),
+                                                        dashboard_refresh=0.5))
+    writer = threading.Thread(target=lambda: [fill(store, survey, 30, seed=k) for k in range(1, 11)])
+    shown = re.compile(r"Reports: (\d+)\..*Ranking of ([\d,]+) reports, computed \d\d:\d\d:\d\d UTC on "
+                       r"\d{4}-\d\d-\d\d \(refitted every 0\.5 seconds when reports arrive\)\.( The ([\d,]+) reports? "
+                       r"stored since (?:are|is) in the next refit\.)?</p>", re.S)
+    with client:
+        writer.start()
+        while writer.is_alive():
+            stored, fitted, _, later = shown.search(page_of(client)).groups()
+            assert int(stored) - int(fitted.replace(",", "")) == int((later or "0").replace(",", ""))
+            time.sleep(0.2)
+        writer.join()
+        time.sleep(0.5 + 5)
+        stored, fitted, since, _ = shown.search(page_of(client)).groups()
+    store.close()
+    assert int(stored) == 1500 and fitted == "1,500" and since is None
+
+
+# ------------------------------------------------------------------------------ invitations and sample size
+
+def test_the_invitations_left_are_shown_beside_the_respondents_needed(tmp_path):
+    from privrank.serve.dashboard import reports_needed
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    needed = reports_needed("pairs", 6, 1.0, 3)
+    more = math.ceil((needed - 30) / 3)
+    for issued, warned in ((more + 20, False), (more + 9, True)):
+        client, store = make_client(survey, tmp_path / f"{issued}.sqlite")
+        codes = store.add_invitations(issued)
+        for code in codes[:10]:
+            token = store.new_respondent(invitation=code)
+            for a, b in list(itertools.combinations(ITEMS, 2))[:3]:
+                store.add_report(token, key=key(), epsilon=1.0, max_answers=3, item_a=a, item_b=b, report=1)
+        with client:
+            page = page_of(client)
+        store.close()
+        left = issued - 10
+        text = (f"Invitations left: {left:,} of {issued:,}; the ranking needs about {more:,} more invited "
+                "respondents (at 3 reports each).")
+        assert text in html.unescape(page)
+        assert ("Too few invitations left:" in page) == warned
+
+
+# ------------------------------------------------------------------------------ under a path prefix
+
+@pytest.mark.parametrize("design", ["pairs", "ranking"])
+def test_every_link_and_asset_of_the_dashboard_works_under_a_path_prefix(tmp_path, design):
+    """Served at /survey/ (as behind a proxy that strips the prefix): every href and src of the
+    dashboard, resolved against the dashboard's own URL, is found there."""
+    from urllib.parse import urljoin
+
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from privrank.serve.app import admin_token_hash, create_app
+
+    survey = Survey(title="T", question="Q", items=ITEMS[:4], design=design, epsilon=1.0,
+                    budget=3.0 if design == "pairs" else None)
+    store = open_store(tmp_path / "r.sqlite")
+    outer = Starlette(routes=[Mount("/survey", app=create_app(survey, store, admin_token_hash(ADMIN),
+                                                              dashboard_refresh=0))])
+    with starlette_testclient.TestClient(outer) as client:
+        page_url = f"http://testserver/survey/dashboard?token={ADMIN}"
+        page = client.get(page_url)
+        links = [html.unescape(x) for x in re.findall(r'\b(?:href|src)="([^"]*)"', page.text)]
+        assert page.status_code == 200 and len(links) == 2  # the stylesheet and the export
+        for link in links:
+            assert not link.startswith("/") and "://" not in link
+            target = urljoin(page_url, link)
+            assert target.startswith("http://testserver/survey/")
+            assert client.get(target).status_code == 200, target
+    store.close()
+
+
+def test_start_up_says_how_many_respondents_the_ranking_needs(tmp_path, served, cli):  # noqa: F811
+    """``privrank serve`` prints the planner's sample size (kept for the dashboard, which then never
+    waits for the planner), and warns when fewer invitations are left than respondents needed."""
+    from privrank.serve.dashboard import reports_needed
+
+    (tmp_path / "fruit.toml").write_text(FRUIT)
+    needed = reports_needed("pairs", 4, 1.0, 6)
+    code, _, err = cli("serve", tmp_path / "fruit.toml", "--db", tmp_path / "open.sqlite", "--port", "0", "--new-db")
+    assert code == 0 and (f"  sample size: the ranking needs about {needed:,} reports (about {math.ceil(needed / 6):,} "
+                          "browsers at 6 answers each) to tell the top items apart (privacy planner); 0 stored") in err
+    assert "warning" not in err
+    few = math.ceil(needed / 6) - 1
+    code, _, err = cli("serve", tmp_path / "fruit.toml", "--db", tmp_path / "invited.sqlite", "--port", "0", "--new-db",
+                       "--invitations", few)
+    assert code == 0 and f"about {math.ceil(needed / 6):,} invited respondents at 6 answers each" in err
+    assert (f"  warning: {few:,} invitation(s) left, fewer than the about {math.ceil(needed / 6):,} more invited "
+            "respondents the ranking needs: issue more with --invitations N") in err
+    assert len(served) == 2

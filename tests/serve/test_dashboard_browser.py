@@ -1,6 +1,6 @@
 """The dashboard in real Chromium, for a pairs survey and a ranking survey: it fits a 390 x 844 phone
-(no sideways scrolling of the page, readable text, a plot scaled to the width with round axis
-ticks) and a desktop window."""
+(no sideways scrolling of the page, a table reflowed to show its rank intervals, readable text, a
+plot scaled to the width with round axis ticks) and a desktop window."""
 import math
 import re
 
@@ -39,6 +39,15 @@ return {
   tableBox: (document.querySelector('.scroll') || document.getElementById('ranking'))
     .getBoundingClientRect().right,
 };
+"""
+
+#: the rank-interval column (the table's last) as the page opens: whether the table's box must scroll
+#: sideways to show it, and each of its cells' left and right edges in the window
+RANK_COLUMN = """
+const box = document.querySelector('.scroll');
+const cells = [...document.querySelectorAll('#ranking tr > :last-child')];
+return {scrolls: box.scrollWidth > box.clientWidth, header: cells[0].textContent,
+        edges: cells.map(c => [c.getBoundingClientRect().left, c.getBoundingClientRect().right])};
 """
 
 
@@ -85,8 +94,14 @@ def test_the_dashboard_fits_a_phone(driver, dashboard_url):  # noqa: F811
                            {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
     try:
         m = metrics(driver, dashboard_url)
+        column = driver.execute_script(RANK_COLUMN)
+        wide = driver.execute_script("return document.documentElement.scrollWidth")
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    # the table reflows to the phone's width: the rank intervals are on screen as the page opens, no
+    # sideways scrolling of the page or of the table's box
+    assert column["header"] == "95% rank interval" and wide <= 390 and not column["scrolls"], column
+    assert all(0 <= left < right <= 390 for left, right in column["edges"]), column
     assert m["innerWidth"] == 390  # the viewport is the phone's, not a zoomed-out desktop page
     assert m["scrollWidth"] <= m["innerWidth"] and m["bodyScrollWidth"] <= m["innerWidth"]
     assert min(m["textSizes"]) >= 14

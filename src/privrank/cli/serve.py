@@ -356,6 +356,28 @@ def close_or_export(args) -> int:
     return 0
 
 
+def sample_size_lines(survey, store, unit: str) -> list[str]:
+    """The start-up lines on the sample size: the reports (and respondents) the privacy planner needs
+    before the dashboard's ranking tells the top items apart, worked out once here (in the dashboard's
+    helper process, so the server never imports the planner; about a second for a few hundred items,
+    a minute of CPU for a thousand) and kept for the dashboard; and, on an invitation-only survey,
+    a warning when fewer invitations are left than respondents still needed."""
+    from ..serve.dashboard import planned_threshold, respondents_needed
+
+    needed = planned_threshold(survey)
+    _, stored = store.counts()
+    quota = "one ballot each" if survey.design == "ranking" else f"{survey.max_answers} answers each"
+    lines = [f"  sample size: the ranking needs about {needed:,} reports (about "
+             f"{respondents_needed(survey, needed, 0):,} {unit}s at {quota}) to tell the top items apart "
+             f"(privacy planner); {stored:,} stored"]
+    issued, used = store.invitations()
+    more = respondents_needed(survey, needed, stored)
+    if issued and issued - used < more:
+        lines.append(f"  warning: {issued - used:,} invitation(s) left, fewer than the about {more:,} more invited "
+                     "respondents the ranking needs: issue more with --invitations N")
+    return lines
+
+
 def run_serve(args) -> int:
     """Check everything, bind the port, open the store, print the two URLs (stderr), serve until interrupted
     (or, with ``--init FILE``, write a survey template; with ``--close`` or ``--export FILE``,
@@ -441,6 +463,7 @@ def run_serve(args) -> int:
         else:  # an invitation-only survey is limited by its codes, not by the rate
             lines += ["  registration: open; a respondent is a browser (one person with two browsers is two)",
                       f"  at most {args.registrations_per_minute:g} new respondents per minute"]
+        lines += sample_size_lines(survey, store, unit)
         closing = Closing(survey.closes, store)
         closing.read()
         at = closing.at()

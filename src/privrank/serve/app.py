@@ -34,7 +34,8 @@ from collections import deque
 from datetime import datetime
 
 from ..errors import InputError
-from .dashboard import REFRESH_SECONDS, LiveRanking, dashboard_page
+from .dashboard import REFRESH_SECONDS, LiveRanking
+from .dashboard_html import dashboard_page
 from .integrity import static_dir
 from .health import StoreUnavailable
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
@@ -218,7 +219,8 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
-    live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0)
+    live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0,
+                       follow=dashboard_refresh > 0)
     closing = Closing(survey.closes, store)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):

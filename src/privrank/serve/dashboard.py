@@ -1,8 +1,8 @@
-"""The survey's dashboard: the live private ranking of the stored reports, its guarantee, how far fake
-respondents could steer it (the manipulation margin), and the registration rate.
+"""The survey's dashboard: the live private ranking of the stored reports, its guarantee, and how far
+fake respondents could steer it (the manipulation margin); :mod:`privrank.serve.dashboard_html`
+renders it as the page.
 
 Everything here is post-processing of the randomized reports the store holds (no privacy cost).
-The page has no script and no inline style: it lives under ``default-src 'self'``.
 
 Cost. :class:`LiveRanking` keeps the sufficient statistic of the reports in memory (the exact
 integer tally of the pairs reports, or the running sum of the ballots) and reads from the store
@@ -17,7 +17,6 @@ noise, so the dashboard shows no ranked table until the survey holds the number 
 """
 from __future__ import annotations
 
-import html
 import logging
 import math
 import multiprocessing
@@ -33,7 +32,6 @@ from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime, timezone
 from statistics import NormalDist
-from urllib.parse import quote
 
 import numpy as np
 
@@ -51,8 +49,6 @@ TOP_K_ERROR = 0.1
 #: seconds a missing row id is looked for again (PostgreSQL can commit a row after a later one)
 GAP_SECONDS = 30.0
 LEVEL = 0.95
-#: characters of an item label drawn in the plot (the table shows it whole)
-PLOT_LABEL_CHARS = 30
 
 
 def unit_note(invitation_only: bool) -> str:
@@ -127,6 +123,16 @@ def survey_threshold(survey, helper=None) -> int:
     return _THRESHOLDS[args]
 
 
+def planned_threshold(survey) -> int:
+    """:func:`survey_threshold`, found (unless known) in a :class:`Helper` started for it: the caller
+    never imports the planner."""
+    known = _THRESHOLDS.get(_threshold_key(survey))
+    if known is not None:
+        return known
+    with Helper() as helper:
+        return survey_threshold(survey, helper)
+
+
 class Helper:
     """One spawned daemon process at a lower priority (nice 10), ignoring the Ctrl-C the server handles
     (the server ends it), that runs the dashboard's planner and fits one call at a time: their CPU
@@ -182,6 +188,12 @@ def _helper_loop(pipe) -> None:
             pipe.send((False, exc))
 
 
+def respondents_needed(survey, needed: int, have: int) -> int:
+    """About how many more respondents, each giving the survey's quota of reports, bring ``have``
+    reports to the threshold ``needed`` (0 once there)."""
+    return max(0, math.ceil((needed - have) / survey.max_answers))
+
+
 def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
     """The waiting message: about how many more reports (and respondents) the ranking needs (None:
     not known yet)."""
@@ -189,7 +201,7 @@ def threshold_text(survey, needed: int | None, have: int, unit: str) -> str:
         return ("Not enough data yet: the privacy planner is still working out how many reports are needed before "
                 "the top items are told apart.")
     more = needed - have
-    people = math.ceil(more / survey.max_answers)
+    people = respondents_needed(survey, needed, have)
     quota = "one ballot each" if survey.design == "ranking" else f"the survey's {survey.max_answers} answers each"
     return (f"Not enough data yet: about {more:,} more report{'s' * (more != 1)} (roughly {people:,} more "
             f"{unit}{'s' * (people != 1)} at {quota}) are needed before the top items are told apart.")
@@ -310,10 +322,14 @@ class BallotTally(_Tally):
 # ------------------------------------------------------------------------------ the views
 
 def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | None) -> dict:
-    """The private BTL ranking of the pairs reports (``fit_btl`` defaults, as ``privrank rank``) with
-    95% sandwich score and rank intervals, or the reason there is none yet: fewer reports than
-    ``needed`` (None: not known yet). The guarantee per respondent is stated per browser, or per
-    invited respondent on an invitation-only survey."""
+    """The private BTL ranking of the pairs reports (``fit_btl`` defaults, in the order ``privrank rank``
+    prints) with bias-corrected 95% sandwich score and rank intervals (``privrank rank --ci
+    --bias-corrected``: centred on the ridge-free estimate, which the table then shows as the score,
+    since the ridge's shrinkage would leave plain intervals under-covering at the threshold), or the
+    reason there is none yet: fewer reports than ``needed`` (None: not known yet). Without
+    intervals (too few reports per item, or no ridge-free estimate yet) the score is the fit's.
+    The guarantee per respondent is stated per browser, or per invited respondent on an
+    invitation-only survey."""
     from ..inference import confidence_intervals, manipulation_margin
     from ..pairwise.btl import fit_btl
     from ..pairwise.release import TIE_NOTE, local_guarantee
@@ -339,15 +355,17 @@ def pairs_view(survey, tally: PairTally, invitation_only: bool, needed: int | No
             view["notes"].append(f"No intervals yet: each item needs {MIN_REPORTS_FOR_INTERVALS} reports.")
         else:
             try:
-                ci = confidence_intervals(fit, level=LEVEL)
-            except InputError as exc:
-                view["notes"].append(f"No intervals: {exc}")
+                ci = confidence_intervals(fit, level=LEVEL, bias_corrected=True)
+            except InputError as exc:  # its advice to a library caller (an argument to change) dropped
+                view["notes"].append(f"No intervals yet: {str(exc).partition('; use ')[0]}; more reports bring "
+                                     "them.")
     view["notes"] += [str(w.message) for w in caught]
     absent = [x for x in survey.items if x not in fit.items]
     if absent:
         view["notes"].append(f"Not yet compared, so not ranked: {', '.join(absent)}.")
-    rows = [(fit.items[k], fit.scores[k]) + ((ci.lower[k], ci.upper[k], ci.rank_lower[k], ci.rank_upper[k]) if ci
-                                             else (None,) * 4) for k in fit.order]
+    score = fit.scores if ci is None else ci.estimate  # ci's items are the fit's, in the same order
+    rows = [(fit.items[k], score[k]) + ((ci.lower[k], ci.upper[k], ci.rank_lower[k], ci.rank_upper[k]) if ci
+                                        else (None,) * 4) for k in fit.order]
     if ci:
         view["notes"].append(ci.describe())
     margin = manipulation_margin(reports, max_answers=survey.max_answers)
@@ -418,12 +436,17 @@ class LiveRanking:
     the view says so. ``refresh = 0``: every view is refitted, with the threshold, before it is
     returned (never stale). ``helper``: the planner and every fit run in a :class:`Helper`
     process, started at the first view and ended with this object (the server's tallies stay here;
-    a fit gets a copy).
+    a fit gets a copy). ``follow`` (with ``refresh > 0``): from the first view on, a background
+    thread also reads the store every ``refresh`` seconds and refits when reports arrived, viewed
+    or not, so a view is never more than a refresh period and a fit behind the store; it ends with
+    this object.
     """
 
-    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False):
+    def __init__(self, survey, store, refresh: float = REFRESH_SECONDS, clock=time.monotonic, helper: bool = False,
+                 follow: bool = False):
         self.survey, self.store, self.refresh = survey, store, float(refresh)
         self._wants_helper = helper
+        self._follow = follow and self.refresh > 0
         self._helper: Helper | None = None
         self.tally = (PairTally if survey.design == "pairs" else BallotTally)(survey)
         self._clock = clock
@@ -450,6 +473,11 @@ class LiveRanking:
                 if self._wants_helper:
                     self._helper = Helper()
                     weakref.finalize(self, self._helper.close)
+                if self._follow:
+                    stop = threading.Event()
+                    threading.Thread(target=_follow_loop, args=(weakref.ref(self), stop, self.refresh),
+                                     name="privrank-dashboard-follow", daemon=True).start()
+                    weakref.finalize(self, stop.set)
                 self._needed = Future()
                 known = _THRESHOLDS.get(_threshold_key(self.survey))
                 if known is not None:  # found earlier in this process
@@ -486,6 +514,15 @@ class LiveRanking:
                 view = dict(self._view)
             self._view, self._invitation_only = {**view, "updated": read}, invitation_only
 
+    def _follow_once(self) -> None:
+        """The background thread's refit, unless one is running (its read of the store is as recent)."""
+        with self._lock:
+            if self._refitting.locked() or self._invitation_only is None:
+                return
+            self._checked = self._clock()
+            invitation_only = self._invitation_only
+        self._refit_logged(invitation_only)
+
     def _refit_logged(self, invitation_only: bool) -> None:
         """A background refit: a failure keeps the last view (its time says how old it is); only the
         exception's type is logged, as for a failed request."""
@@ -495,156 +532,12 @@ class LiveRanking:
             logging.getLogger("privrank.serve").error("dashboard refit failed (%s)", type(exc).__name__)
 
 
-# ------------------------------------------------------------------------------ the page
-
-def registrations_html(store, issued: int, used: int, recent=None) -> str:
-    """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
-    process's memory, never stored), and the invitations issued and used."""
-    days = store.registrations_by_day()
-    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n}" for day, n in days) if days else "none yet") + "."
-    if recent is not None:
-        n, minutes = recent.last_hour()
-        text += (f" In the last hour: {n}." if minutes >= 59.5 else
-                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n}.")
-    if issued:
-        text += f" Invitations: {issued} issued, {used} used."
-    return f"<p id=\"registrations\">{html.escape(text)}</p>"
-
-
-def decimals(rows) -> int:
-    """Decimals that show the scores as precisely as their intervals allow: two significant digits
-    of the median interval half-width (two decimals without intervals)."""
-    widths = [(r[3] - r[2]) / 2 for r in rows if r[2] is not None and r[3] > r[2]]
-    if not widths:
-        return 2
-    return int(min(6, max(0, 1 - math.floor(math.log10(float(np.median(widths)))))))
-
-
-def ranking_table(rows, score: str) -> str:
-    """The ranked table: rank, item, score, its 95% interval and the 95% rank interval."""
-    e = html.escape
-    d = decimals(rows)
-
-    def ranks(lo, hi):
-        return "" if lo is None else f"{lo}" if lo == hi else f"{lo}–{hi}"
-    cells = "".join(f"<tr><td>{r + 1}</td><td class=\"item\">{e(str(item))}</td><td>{s:.{d}f}</td>"
-                    f"<td>{'' if lo is None else f'[{lo:.{d}f}, {hi:.{d}f}]'}</td><td>{ranks(rlo, rhi)}</td></tr>"
-                    for r, (item, s, lo, hi, rlo, rhi) in enumerate(rows))
-    return (f"<div class=\"scroll\"><table id=\"ranking\"><thead><tr><th>rank</th><th>item</th><th>{e(score)}</th>"
-            f"<th>95% interval</th><th>95% rank interval</th></tr></thead><tbody>{cells}</tbody></table></div>")
-
-
-def dashboard_page(survey, store, token: str | None = None, recent=None, live: LiveRanking | None = None,
-                   closed: datetime | None = None) -> str:
-    """The dashboard's HTML (no script, no inline style: the page lives under ``default-src 'self'``). ``recent``
-    is the server's :class:`RecentRegistrations`; ``live``, the :class:`LiveRanking` the server keeps (a fresh
-    one, which reads every report, without it); ``closed``, when the survey closed (None while it is open)."""
-    respondents, reports = store.counts()
-    issued, used = store.invitations()
-    unit = RESPONDENT_UNITS[bool(issued)]
-    live = LiveRanking(survey, store, refresh=0.0) if live is None else live
-    view = live.view(bool(issued))
-    e, g = html.escape, view["guarantee"]
-    updated = (f"Last updated {view['updated']:%Y-%m-%d %H:%M:%S} UTC, computed on {view['reports']:,} "
-               f"report{'s' * (view['reports'] != 1)}"
-               + (f" (refreshed at most every {live.refresh:g} seconds)." if live.refresh > 0 else "."))
-    parts = [] if closed is None else [f"<p id=\"closed\"><strong>Closed on {closed:%Y-%m-%d %H:%M:%S} UTC:"
-                                       "</strong> no more answers are taken; the ranking and the export are final.</p>"]
-    parts += [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
-              f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
-              f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
-              registrations_html(store, issued, used, recent), "<h2>Private ranking</h2>",
-              f"<p id=\"updated\">{e(updated)}</p>"]
-    if "rows" in view:
-        parts.append(ranking_table(view["rows"], view["score"]))
-        if view["rows"][0][2] is not None:
-            parts.append(interval_svg(view["rows"], view["score"]))
-        parts.append(f"<p id=\"margin\"><strong>Manipulation margin:</strong> {e(view['margin_text'])}. A "
-                     f"small margin means a few fake {unit}s could decide the top item: register respondents by "
-                     "invitation, and compare with the registration rate above.</p>")
-    else:
-        parts.append(f"<p id=\"waiting\">{e(view['waiting'])}</p>")
-    parts += ["<h2>Guarantee</h2>", f"<p>{e(g.describe())}</p>", f"<p>In plain words: {e(g.plain())}</p>"]
-    parts += [f"<ul>{''.join(f'<li>{e(n)}</li>' for n in view['notes'])}</ul>"] if view["notes"] else []
-    parts += corrections_html(store.text_history())
-    query = f"?token={e(quote(token, safe=''))}" if token else ""
-    what = ("the reports (CSV for privrank rank)" if survey.design == "pairs" else
-            "the randomized ballots (CSV for privrank.serve.ballots.rank_ballots)")
-    parts.append(f"<p><a href=\"/export.csv{query}\">Export {what}</a></p>")
-    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><meta http-equiv=\"refresh\" "
-            f"content=\"30\"><title>{e(survey.title)}: dashboard</title>"
-            "<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"
-            f"</head><body><main>{''.join(parts)}</main></body></html>")
-
-
-def corrections_html(history) -> list[str]:
-    """The survey's texts as corrected since it started (:meth:`~privrank.serve.store.Store.text_history`):
-    each field's first recorded text is its original, each later one a correction, listed with its day
-    and its new wording, so a reader of the ranking knows the reports may answer different wordings."""
-    seen, rows = set(), []
-    for field, text, day in history:
-        if field in seen:
-            rows.append(f"<li>{html.escape(day)}: the {html.escape(field)} now reads "
-                        f"\u201c{html.escape(text) if text else '(removed)'}\u201d</li>")
-        seen.add(field)
-    if not rows:
-        return []
-    return ["<h2>Corrections</h2>", "<p id=\"corrections\">Texts corrected since the survey started (reports before "
-            "a correction answered the earlier wording; the terms, which fix what a report means, cannot change):</p>",
-            f"<ul>{''.join(rows)}</ul>"]
-
-
-def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
-    """Round tick values from at or below ``lo`` to at or above ``hi`` (at least two): the multiples
-    of the finest step of 1, 2 or 5 times a power of ten that needs at most ``most`` of them."""
-    span = hi - lo if hi > lo else (abs(hi) or 1.0)
-    power = math.floor(math.log10(span))
-    steps = [f * 10.0 ** p for p in (power - 1, power) for f in (1, 2, 5)] + [10.0 ** (power + 1)]
-    step = next(s for s in steps if math.ceil(hi / s - 1e-9) - math.floor(lo / s + 1e-9) + 1 <= most)
-    first = math.floor(lo / step + 1e-9)
-    return [round(k * step, 12) for k in range(first, max(math.ceil(hi / step - 1e-9), first + 1) + 1)]
-
-
-def tick_label(value: float, step: float) -> str:
-    """A tick value with the decimals its step needs (no ``-0``)."""
-    places = max(0, -math.floor(math.log10(step) + 1e-9))
-    text = f"{value:.{places}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-def interval_svg(rows, label: str) -> str:
-    """An SVG of each item's estimate and interval, one row per item in rank order, each row's label
-    above its interval (so a phone's width holds both); it scales to the page's width (``viewBox``)."""
-    e = html.escape
-    width, left, right, step, top = 360, 20, 20, 34, 10
-    lo = min(r[2] for r in rows)
-    hi = max(r[3] for r in rows)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return ""
-    ticks = nice_ticks(lo, hi)
-    lo, hi = ticks[0], ticks[-1]
-    span = hi - lo
-
-    def x(v):
-        return left + (v - lo) / span * (width - left - right)
-    bottom = top + step * len(rows)
-    out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {bottom + 40}\" class=\"intervals\" "
-           f"role=\"img\" aria-label=\"{e(label)} with 95% intervals\" font-family=\"sans-serif\" font-size=\"12\">"]
-    if lo < 0 < hi:
-        out.append(f"<line x1=\"{x(0):.1f}\" y1=\"{top}\" x2=\"{x(0):.1f}\" y2=\"{bottom}\" stroke=\"#bbb\" "
-                   "stroke-dasharray=\"4 3\"/>")
-    for k, (item, score, a, b, *_) in enumerate(rows):
-        y = top + step * k + 14
-        name = str(item)
-        shown = name if len(name) <= PLOT_LABEL_CHARS else name[:PLOT_LABEL_CHARS - 1] + "…"
-        out.append(f"<text x=\"{left}\" y=\"{y}\" class=\"label\"><title>{e(name)}</title>{k + 1}. {e(shown)}</text>"
-                   f"<line x1=\"{x(a):.1f}\" y1=\"{y + 10}\" x2=\"{x(b):.1f}\" y2=\"{y + 10}\" stroke=\"#4477aa\" "
-                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y + 10}\" r=\"4\" fill=\"#224466\"/>")
-    out.append(f"<line x1=\"{left}\" y1=\"{bottom + 4}\" x2=\"{width - right}\" y2=\"{bottom + 4}\" stroke=\"#333\"/>")
-    for t in ticks:
-        out.append(f"<text x=\"{x(t):.1f}\" y=\"{bottom + 18}\" text-anchor=\"middle\" class=\"tick\">"
-                   f"{tick_label(t, ticks[1] - ticks[0])}</text>")
-    out.append(f"<text x=\"{width / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">{e(label)}</text>")
-    return "".join(out) + "</svg>"
-
+def _follow_loop(live: weakref.ref, stop: threading.Event, period: float) -> None:
+    """Refit ``live`` every ``period`` seconds until ``stop`` is set or ``live`` is gone (the thread keeps
+    no reference to it in between, so its end ends the thread)."""
+    while not stop.wait(period):
+        ranking = live()
+        if ranking is None:
+            return
+        ranking._follow_once()
+        del ranking
