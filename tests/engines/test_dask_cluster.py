@@ -52,6 +52,7 @@ def _partials(dask_scheduler):
     return done, [ts.processing_on.address for ts in tasks if ts.state == "processing" and ts.processing_on]
 
 
+@pytest.mark.slow
 def test_killing_a_worker_mid_run_does_not_change_the_result(cluster, tmp_path):
     local, client = cluster
     path = write_all(tmp_path, make_records(n=120_000, seed=7), row_group=1000)["parquet"]  # 120 partitions
@@ -82,7 +83,7 @@ def test_killing_a_worker_mid_run_does_not_change_the_result(cluster, tmp_path):
     assert_same_tally(result["tally"], ref)
 
 
-@pytest.mark.parametrize("address", ["garbage", "tcp://127.0.0.1:99999"])
+@pytest.mark.parametrize("address", ["garbage", pytest.param("tcp://127.0.0.1:99999", marks=pytest.mark.slow)])
 def test_a_malformed_scheduler_address_is_refused_and_the_process_exits(address, tmp_path):
     import subprocess
     import sys
