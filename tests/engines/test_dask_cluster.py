@@ -11,6 +11,8 @@ from privrank.engines import sufficient_statistics
 
 distributed = pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # end to end: a cluster of worker processes
+
 TIMEOUT = 120  # seconds; no test of this module may wait longer for the cluster
 
 
@@ -52,7 +54,6 @@ def _partials(dask_scheduler):
     return done, [ts.processing_on.address for ts in tasks if ts.state == "processing" and ts.processing_on]
 
 
-@pytest.mark.slow
 def test_killing_a_worker_mid_run_does_not_change_the_result(cluster, tmp_path):
     local, client = cluster
     path = write_all(tmp_path, make_records(n=120_000, seed=7), row_group=1000)["parquet"]  # 120 partitions
@@ -83,7 +84,7 @@ def test_killing_a_worker_mid_run_does_not_change_the_result(cluster, tmp_path):
     assert_same_tally(result["tally"], ref)
 
 
-@pytest.mark.parametrize("address", ["garbage", pytest.param("tcp://127.0.0.1:99999", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("address", ["garbage", "tcp://127.0.0.1:99999"])
 def test_a_malformed_scheduler_address_is_refused_and_the_process_exits(address, tmp_path):
     import subprocess
     import sys

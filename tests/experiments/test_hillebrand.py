@@ -57,6 +57,7 @@ def test_error_claims_hold_and_catch_broken_variants(tmp_path, monkeypatch):
     assert run("maximising")["E.1-error_n"] is False
 
 
+@pytest.mark.slow
 def test_comparison_claims_hold_and_catch_a_broken_order(tmp_path, monkeypatch):
     # 20 Mallows replications at eps = 0.01 and 10: at 0.01 every method's Kemeny excess is ~5
     # (sd ~2, SE ~0.5), at 10 it is ~0 for the Kemeny methods and ~0.5 for dp-footrule: > 5 SE apart.
