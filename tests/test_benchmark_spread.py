@@ -46,6 +46,7 @@ def test_the_command_is_the_one_the_script_ran_with(monkeypatch):
     assert spread.command() == "python benchmarks/bench_x.py --rounds 7 --readme"
 
 
+@pytest.mark.slow
 def test_the_arena_benchmark_runs_end_to_end(tmp_path, monkeypatch, capsys):
     """A tiny arena: its privrank commands write beside, not inside, the state directory they are given."""
     import bench_arena

@@ -54,6 +54,7 @@ def site(tmp_path_factory) -> Path:
     return site
 
 
+@pytest.mark.slow
 def test_the_reference_shows_each_signature_and_docstring(site):
     text = text_of(site / "reference" / "scores" / "index.html")
     assert "fit_btl(" in text and "max_iter: int = 200" in text
@@ -61,6 +62,7 @@ def test_the_reference_shows_each_signature_and_docstring(site):
     assert 'id="privrank.fit_btl"' in (site / "reference" / "scores" / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_sphinx_roles_are_links(site):
     pages = list((site / "reference").glob("*/index.html"))
     assert not [page.parent.name for page in pages if re.search(r":(func|class|meth|mod|data|attr):", text_of(page))]
@@ -68,6 +70,7 @@ def test_sphinx_roles_are_links(site):
     assert 'href="../pairwise-local/#privrank.debiased_randomized_response"' in scores  # fit_btl's :func:
 
 
+@pytest.mark.slow
 def test_the_cli_reference_shows_every_command_with_its_options(site):
     text = text_of(site / "cli" / "index.html")
     for name, parser in build_parser(every=True).commands.items():
@@ -79,6 +82,7 @@ def test_the_cli_reference_shows_every_command_with_its_options(site):
     assert "\nprivacy:\n" in text and "LLMFAO=src/privrank/datasets_shipped/llmfao_crowd.csv" in text
 
 
+@pytest.mark.slow
 def test_the_notebook_is_shown_executed(site):
     page = (site / "notebooks" / "private_leaderboards" / "index.html").read_text(encoding="utf-8")
     assert "<b>Guarantee:</b>" in page  # the fit's HTML representation, an output cell
@@ -86,6 +90,7 @@ def test_the_notebook_is_shown_executed(site):
     assert not list((ROOT / "docs" / "notebooks").glob("*.csv")), "the notebook's export is written elsewhere"
 
 
+@pytest.mark.slow
 def test_the_privacy_page_is_privacy_md(site):
     text = text_of(site / "privacy" / "index.html")
     headings = [line.lstrip("#").strip() for line in (ROOT / "PRIVACY.md").read_text(encoding="utf-8").splitlines()
@@ -186,6 +191,7 @@ def test_the_citing_page_names_this_version():
     assert f"version = {{{version}}}" in (ROOT / "docs" / "citing.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_site_has_the_api_summary_install_faq_changelog_and_citing_pages(site):
     summary = (site / "reference" / "summary" / "index.html").read_text(encoding="utf-8")
     assert all(f'href="../scores/#privrank.{name}"' in summary for name in ("fit_btl", "BTLFit"))
@@ -197,6 +203,7 @@ def test_the_site_has_the_api_summary_install_faq_changelog_and_citing_pages(sit
     assert "cff-version: 1.2.0" in citing and "Rate-Optimal Rank Aggregation with Private Pairwise Rankings" in citing
 
 
+@pytest.mark.slow
 def test_the_gallery_shows_each_script_with_its_code_and_figure(site):
     hook = load_hook("gallery")
     scripts = sorted((ROOT / "docs" / "gallery").glob("*.py"))

@@ -31,6 +31,8 @@ from privrank.pairwise.links import LOGISTIC
 from privrank.simulate import btl_complete_design, sample_debiased_release, sample_mallows
 
 SETTINGS = [(10, 1000, 1.0), (10, 1000, 2.0), (20, 500, 2.0)]
+# make test checks the coverage at the last setting, make test-all at every one
+SETTINGS_LAST_FAST = [*(pytest.param(*s, marks=pytest.mark.slow) for s in SETTINGS[:-1]), SETTINGS[-1]]
 REPS = 500
 
 
@@ -91,12 +93,12 @@ def assert_covers(hits):
     assert lo <= hits.mean() <= hi, (hits.mean(), lo, hi)
 
 
-@pytest.mark.parametrize("m,L,eps", SETTINGS)
+@pytest.mark.parametrize("m,L,eps", SETTINGS_LAST_FAST)
 def test_local_sandwich_coverage(m, L, eps):
     assert_covers(local_hits(m, L, eps, seed=int(10 * eps) + m))
 
 
-@pytest.mark.parametrize("m,L,eps", SETTINGS)
+@pytest.mark.parametrize("m,L,eps", SETTINGS_LAST_FAST)
 def test_perturbed_mle_bias_corrected_coverage(m, L, eps):
     assert_covers(central_hits(m, L, eps, 100 + int(10 * eps) + m, "perturbed", bias_corrected=True))
 
@@ -311,6 +313,7 @@ def test_rank_intervals_never_under_cover_on_mallows(method):
     assert hits.mean() >= lo, (hits.mean(), lo)
 
 
+@pytest.mark.slow
 def test_rank_intervals_without_enough_noise_are_caught():
     """The near-tie check rejects a bootstrap that redraws half the mechanism's noise."""
     covered, _ = near_tie_hits("noisy-matrix", 200, seed=20, noise_factor=0.5)

@@ -143,6 +143,7 @@ def test_the_adjacent_pair_margins_are_reached(ten):
         assert ahead(p.fakes) and (p.fakes == 1 or not ahead(p.fakes - 1)), p
 
 
+@pytest.mark.slow
 def test_demoting_the_leader_is_searched(ten):
     """The old margin tried fakes promoting one challenger only; demoting the leader ("x beats the
     leader" for the quota's x) does better here, and the margin is no larger than it."""
@@ -196,6 +197,7 @@ def test_every_attack_of_the_rules_fails_below_at_least(small):
     assert with_fakes(reps, [[(w, l, 1.0) for w, l in m.top.reports]] * (m.top.at_least - 1))[0] == leader
 
 
+@pytest.mark.slow
 def test_random_fakes_each_with_their_own_reports_fail_below_at_least(ten):
     """Fakes need not agree: 120 random attacks, each fake sending its own K pairs, every report
     favouring a challenger or disfavouring the leader."""

@@ -23,6 +23,7 @@ def outputs(cell) -> dict:
     return {"kinds": kinds, "text": text}
 
 
+@pytest.mark.slow
 def test_the_notebook_ranks_privately_shows_and_exports(tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "kept without outputs"

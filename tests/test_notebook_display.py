@@ -25,6 +25,7 @@ CELLS = {
 }
 
 
+@pytest.mark.slow
 def test_a_fresh_kernel_shows_plots_inline_results_as_html_and_progress(tmp_path):
     from jupyter_client.kernelspec import NoSuchKernel
 

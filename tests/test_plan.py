@@ -136,6 +136,7 @@ def test_the_planner_reads_every_measured_point_back():
             assert p.kendall == pytest.approx(rows[p.method]["kendall"], abs=1e-12) and not p.outside
 
 
+@pytest.mark.slow
 def test_auto_is_within_two_standard_errors_of_the_best_method_at_every_point_of_the_frontier():
     """The done-when of the frontier: at every grid point of every rankings model measured (the
     planner's, the dispersed Mallows, Plackett-Luce), the method auto chooses from the public
@@ -161,7 +162,7 @@ def test_auto_is_within_two_standard_errors_of_the_best_method_at_every_point_of
     assert points > 300 and not missed and len(bias) <= 3
 
 
-@pytest.mark.parametrize("m, n, eps", [(15, 3000, 1.5), (30, 3000, 1.0)])
+@pytest.mark.parametrize("m, n, eps", [(15, 3000, 1.5), pytest.param(30, 3000, 1.0, marks=pytest.mark.slow)])
 def test_the_planner_agrees_with_a_fresh_run_between_grid_points(m, n, eps):
     """Off the grid the interpolated prediction of each method meets a fresh measurement on the
     planner's model within three combined standard errors (8 seeds; a run's error is resolved to one

@@ -249,6 +249,7 @@ def test_a_bad_argument_is_an_input_error(name, data):
     check_call(fn, *spoil(args, kwargs, slot, data.draw(bad_values(), label="value")))
 
 
+@pytest.mark.slow
 def test_huge_and_tiny_numbers_everywhere():
     """Every argument of every call, spoiled by each huge or tiny number in turn (no sampling)."""
     for name, (fn, args, kwargs) in CALLS.items():

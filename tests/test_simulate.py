@@ -16,7 +16,7 @@ def test_complete_design_shape():
     assert np.all(comps.records_per_user() == 10)
 
 
-@pytest.mark.parametrize("eps", [0.5, 2.0])
+@pytest.mark.parametrize("eps", [0.5, pytest.param(2.0, marks=pytest.mark.slow)])
 def test_fast_path_matches_per_user_path(eps):
     theta = np.array([0.8, 0.0, -0.8])
     L, reps = 20, 3000
@@ -66,6 +66,7 @@ def _per_rep_laplace_sums(theta, L, reps, eps, rng):
                      for _ in range(reps)])
 
 
+@pytest.mark.slow
 def test_laplace_fast_path_matches_per_user_path_and_catches_too_little_noise():
     theta = np.array([0.8, 0.0, -0.8])
     L, reps, eps = 20, 2000, 1.0

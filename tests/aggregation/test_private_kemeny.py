@@ -368,6 +368,7 @@ def test_private_methods_approach_the_optimum_as_epsilon_grows(method):
     # the local methods keep a sampling floor ~ sqrt(m/n) at any epsilon (alabi.md §6.8)
 
 
+@pytest.mark.slow
 def test_hay_quicksort_error_does_not_vanish_but_dp_kwiksort_does():
     """Alabi et al. §1.2: with a budget that can run out, unresolved pairs stay random."""
     rng = np.random.default_rng(6)

@@ -211,6 +211,7 @@ def _files(folder):
     return found
 
 
+@pytest.mark.slow
 def test_exact_on_every_small_complete_and_netflix_soc_file(capsys):
     """The command returns an exact Kemeny ranking on every .soc file of both folders."""
     for f in _files("preflib_small_complete") + _files("preflib_netflix"):
@@ -221,6 +222,7 @@ def test_exact_on_every_small_complete_and_netflix_soc_file(capsys):
         assert json.loads(out)["kemeny_cost"] == pytest.approx(best, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_exact_mallows_m100_from_a_file_within_60_seconds(capsys, tmp_path):
     R = sample_mallows(100, phi=0.8, n=1000, rng=7)
     p = tmp_path / "mallows.csv"
@@ -235,6 +237,7 @@ def test_exact_mallows_m100_from_a_file_within_60_seconds(capsys, tmp_path):
     assert json.loads(out)["kemeny_cost"] == pytest.approx(np.minimum(W, W.T)[iu].sum())
 
 
+@pytest.mark.slow
 def test_footrule_equals_the_exhaustive_optimum_on_real_files(capsys):
     """--method footrule on real PrefLib files: the least footrule cost over all orders."""
     files = (_files("preflib_small_complete") + _files("preflib_mturk_dots_puzzle")
@@ -249,6 +252,7 @@ def test_footrule_equals_the_exhaustive_optimum_on_real_files(capsys):
         assert footrule_cost(_order(doc, R), R) == pytest.approx(best, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_dp_footrule_approaches_the_optimum_as_epsilon_grows(capsys):
     """Netflix election 196 (1,814 rankings of 4 movies): the mean excess footrule cost of the
     private order over 30 seeds falls as epsilon grows and is 0 at epsilon = 100. At eps = 0.01 the

@@ -57,6 +57,7 @@ def _value(action, draw, files):
     return [draw(st.sampled_from(NUMBERS))]
 
 
+@pytest.mark.slow
 @settings(max_examples=int(__import__("os").environ.get("PRIVRANK_FUZZ", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_arguments_end_in_an_answer_or_a_clear_error(files, data, monkeypatch, tmp_path):

@@ -192,7 +192,8 @@ def test_standard_input_equals_the_same_file_given_by_path(tmp_path, private_led
     assert rb["dataset"] == "<stdin>"
 
 
-@pytest.mark.parametrize("argv", [LOCAL, AGGREGATE, ["randomize", "--epsilon", "1", "--seed", "2", "--out", "-"]],
+@pytest.mark.parametrize("argv", [LOCAL, pytest.param(AGGREGATE, marks=pytest.mark.slow),
+                                  ["randomize", "--epsilon", "1", "--seed", "2", "--out", "-"]],
                          ids=["rank", "aggregate", "randomize"])
 def test_standard_input_for_every_data_command(tmp_path, argv):
     src = (_rankings if argv is AGGREGATE else _comparisons)(tmp_path / "data.csv", False)
@@ -202,7 +203,7 @@ def test_standard_input_for_every_data_command(tmp_path, argv):
     assert by_stdin.stdout == by_path.stdout
 
 
-@pytest.mark.parametrize("argv", [LOCAL, AGGREGATE], ids=["rank", "aggregate"])
+@pytest.mark.parametrize("argv", [LOCAL, pytest.param(AGGREGATE, marks=pytest.mark.slow)], ids=["rank", "aggregate"])
 def test_the_item_list_on_standard_input(tmp_path, argv):
     src = (_rankings if argv is AGGREGATE else _comparisons)(tmp_path / "data.csv", False)
     items = tmp_path / "items.txt"

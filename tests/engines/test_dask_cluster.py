@@ -11,6 +11,8 @@ from privrank.engines import sufficient_statistics
 
 distributed = pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # end to end: a cluster of worker processes
+
 TIMEOUT = 120  # seconds; no test of this module may wait longer for the cluster
 
 

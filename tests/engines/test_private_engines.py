@@ -74,7 +74,7 @@ def same_everywhere(capsys, votes, argv):
     return expected
 
 
-@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("fmt", ["csv", pytest.param("json", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("budget", list(BUDGETS))
 @pytest.mark.parametrize("mechanism", ["debiased-rr", "rr"])
 def test_local_mechanisms_under_a_per_user_bound_or_budget(capsys, votes, mechanism, budget, fmt):
@@ -90,7 +90,8 @@ def test_local_intervals_under_a_per_user_bound_or_budget(capsys, votes, budget,
 
 @pytest.mark.parametrize("ci", [(), ("--ci",)])
 @pytest.mark.parametrize("budget", list(CENTRAL))
-@pytest.mark.parametrize("mechanism", ["objective-perturbation", "noisy-copeland", "central-auto"])
+@pytest.mark.parametrize("mechanism", ["objective-perturbation", "noisy-copeland",
+                                       pytest.param("central-auto", marks=pytest.mark.slow)])
 def test_central_mechanisms(capsys, votes, mechanism, budget, ci):
     fmt = "json" if ci else "csv"
     same_everywhere(capsys, votes, ("--mechanism", mechanism, "--items", votes[1], *CENTRAL[budget], "--seed", "5",

@@ -71,6 +71,7 @@ def test_simulation_claims_hold_and_catch_too_little_noise_and_a_truncated_desig
     assert len(falls) == 4 and not any(falls), cut
 
 
+@pytest.mark.slow
 def test_survey_claims_hold_catch_an_ignored_subsample_and_are_skipped_without_data(tmp_path, monkeypatch):
     try:
         cai.survey_counts("cems")

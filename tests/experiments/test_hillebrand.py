@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from privrank.aggregation.footrule import assignment_order
 from privrank.experiments import hillebrand, runner
@@ -37,6 +38,7 @@ def noise_ignores_n(cell, rng):
     return hillebrand.footrule_error({**cell, "eps": cell["eps"] * cell["n"] / 250}, rng)
 
 
+@pytest.mark.slow
 def test_error_claims_hold_and_catch_broken_variants(tmp_path, monkeypatch):
     # Laplace, m = 8, n in {250, 1000, 4000}, 30 replications: the bound's relative sd is ~0.15, so
     # each cell mean has a relative SE ~0.03 and the slope an SE ~0.02 over ln(16) = 2.8; the true
@@ -55,6 +57,7 @@ def test_error_claims_hold_and_catch_broken_variants(tmp_path, monkeypatch):
     assert run("maximising")["E.1-error_n"] is False
 
 
+@pytest.mark.slow
 def test_comparison_claims_hold_and_catch_a_broken_order(tmp_path, monkeypatch):
     # 20 Mallows replications at eps = 0.01 and 10: at 0.01 every method's Kemeny excess is ~5
     # (sd ~2, SE ~0.5), at 10 it is ~0 for the Kemeny methods and ~0.5 for dp-footrule: > 5 SE apart.

@@ -43,6 +43,7 @@ def independent_reports(cell, rng):
     return out
 
 
+@pytest.mark.slow
 def test_scenario1_claims_hold_and_catch_a_missing_debiasing_step(tmp_path):
     # quick grid L in {100, 800}, m in {10, 40}, 60 replications: the slope SE is ~0.02 (l2) to
     # 0.03 (l_inf), and the true slopes (~ -0.5) sit > 4 SE inside [-0.65, -0.35] with 2 SE to

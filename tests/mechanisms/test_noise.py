@@ -51,8 +51,8 @@ def chi_square_p(samples: np.ndarray, pmf) -> float:
     (discrete_laplace, discrete_laplace_pmf, 0.3, 1),
     (discrete_laplace, discrete_laplace_pmf, 2.3, 2),
     (discrete_laplace, discrete_laplace_pmf, 40.7, 3),
-    (discrete_gaussian, discrete_gaussian_pmf, 0.4, 4),
-    (discrete_gaussian, discrete_gaussian_pmf, 3.7, 5),
+    pytest.param(discrete_gaussian, discrete_gaussian_pmf, 0.4, 4, marks=pytest.mark.slow),
+    pytest.param(discrete_gaussian, discrete_gaussian_pmf, 3.7, 5, marks=pytest.mark.slow),
     (discrete_gaussian, discrete_gaussian_pmf, 150.2, 6),
 ])
 def test_discrete_samplers_fit_their_pmfs(sampler, pmf, param, seed):
@@ -153,7 +153,7 @@ def test_gaussian_mu_is_cached_and_validated():
         noise.gaussian_mu(1.0, 0.0)
 
 
-@pytest.mark.parametrize("sigma,seed", [(2.0 ** 14 * 1.5, 7), (3e9, 8)])
+@pytest.mark.parametrize("sigma,seed", [(2.0 ** 14 * 1.5, 7), pytest.param(3e9, 8, marks=pytest.mark.slow)])
 def test_large_sigma_discrete_gaussian_fits_its_law(sigma, seed):
     """Above 2^14 the acceptance test runs in Python integers: the draws fit the (here practically
     continuous) normal law, with the variance within 4.5 standard errors; 10% less noise is caught."""

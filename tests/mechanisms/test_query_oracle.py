@@ -32,6 +32,7 @@ def test_central_oracle_counts_caches_and_refuses_past_its_cap():
         oracle([1], [1])
 
 
+@pytest.mark.slow
 def test_central_oracle_is_unbiased_with_the_gaussian_scale():
     R = profile(1)
     W = R.pairwise_matrix()

@@ -209,6 +209,7 @@ def _worst_neighbours(m, n, kappa):
     return lay, np.vstack([base, perms[i]]), np.vstack([base, perms[j]])
 
 
+@pytest.mark.slow
 def test_laplace_release_passes_audit_and_under_noised_variants_fail(monkeypatch):
     eps, n, m = 1.0, 5, 5
     lay, D, Dp = _worst_neighbours(m, n, 1.25)

@@ -281,6 +281,7 @@ def _drop(a, b):
     return a.mean() - b.mean(), np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
 
 
+@pytest.mark.slow
 def test_errors_fall_with_n_and_p():
     # n <= 120 keeps the dense Newton solves below OpenBLAS's multithreading size (slow on a busy machine)
     small_n, large_n = _errors(30, 1.0, 1.0, 20, 1), _errors(120, 1.0, 1.0, 20, 2)
@@ -291,6 +292,7 @@ def test_errors_fall_with_n_and_p():
             assert drop > 3 * se, (col, drop, se)  # one-sided, 3 standard errors
 
 
+@pytest.mark.slow
 def test_top_k_recovery_with_a_large_gap_and_its_loss_with_a_small_one():
     # n = 100, p = 1, eps = 4: sqrt(log n/(np)) + log n/(np eps) = 0.21 + 0.012. A gap of 2 is far above
     # the threshold (Cor. 2.1, 3.1), a gap of 0.05 far below it. (At eps = 1 the MLE's constants --

@@ -88,6 +88,7 @@ def worst_loss(scale, gamma, link, rng, *, n=6, pairs=7, per_person=1, stop_abov
 
 # ------------------------------------------------------------------ the density itself
 
+@pytest.mark.slow
 def test_log_density_is_the_density_of_the_sampler():
     """The change-of-variables density integrates to 1 and matches draws of the production sampler."""
     eps, gamma = 1.0, 20.0
@@ -109,7 +110,7 @@ def test_log_density_is_the_density_of_the_sampler():
 
 # ------------------------------------------------------------------ Algorithm 1
 
-@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("eps", [0.5, *(pytest.param(e, marks=pytest.mark.slow) for e in (1.0, 2.0))])
 def test_perturbed_mle_loss_bounded_by_epsilon_per_comparison(eps):
     rng = np.random.default_rng(int(eps * 10))
     scale, gamma = objective_perturbation_calibration(eps)  # the smallest admissible ridge: the worst case
@@ -123,6 +124,7 @@ def test_perturbed_mle_loss_bounded_by_epsilon_per_comparison(eps):
     assert worst_loss(2 / eps, gamma, "logistic", np.random.default_rng(1), stop_above=eps) > eps
 
 
+@pytest.mark.slow
 def test_probit_calibration_uses_its_own_constants():
     eps = 1.0
     scale, gamma = objective_perturbation_calibration(eps, "probit")

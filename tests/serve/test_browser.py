@@ -170,6 +170,7 @@ def draw_comparisons(drv, truth: int, eps: float, n: int):
     return decode(out["reports"], np.int8), decode(out["flipped"], np.int8)
 
 
+@pytest.mark.slow
 def test_uniform_has_53_random_bits(law_page):
     n = 100_000
     u = decode(run_js(law_page, """(R, n) => {
@@ -210,6 +211,7 @@ def test_comparison_law_and_controls(law_page):
     assert report_p("truth=-1, eps=1", binom_p(int(np.sum(reports == -1)), n, keep(eps))) > P_OK
 
 
+@pytest.mark.slow
 def test_no_preference_is_a_fair_coin(law_page):
     n, eps = 200_000, 1.0
     reports, flipped = draw_comparisons(law_page, 0, eps, n)
@@ -282,6 +284,7 @@ def draw_duchi(drv, order, eps: float, scale: float, n: int) -> np.ndarray:
     return decode(out, "<f8").reshape(n, m * (m - 1) // 2)
 
 
+@pytest.mark.slow
 def test_duchi_report_law_and_controls(law_page):
     order, eps, n = [2, 0, 4, 1, 3], 1.0, 50_000
     M = 10
@@ -713,6 +716,7 @@ NO_PREFERENCE = "You chose no preference, so your browser sent a random answer."
 COIN = re.compile(r"^Your browser (kept|flipped) your answer before sending it\.$|^" + re.escape(NO_PREFERENCE) + "$")
 
 
+@pytest.mark.slow
 def test_pairs_page_answers_until_max_answers(driver, site):
     survey = survey_of(DESSERTS, epsilon=1.0, max_answers=20)  # 21 pairs, at most 20 answers
     recorder = site(survey)
@@ -788,6 +792,7 @@ def test_pairs_page_sends_what_was_clicked_at_large_epsilon(driver, site):
     check_report_bodies(recorder, survey)
 
 
+@pytest.mark.slow
 def test_memoized_pairs_are_never_asked_or_sent_again(driver, site):
     survey = survey_of(DESSERTS[:4], max_answers=10)  # 6 pairs
     recorder = site(survey)
@@ -818,6 +823,7 @@ def test_memoized_pairs_are_never_asked_or_sent_again(driver, site):
     assert console_problems(driver) == []
 
 
+@pytest.mark.slow
 def test_server_limit_409_and_forgotten_token_404(driver, site):
     survey = survey_of(DESSERTS[:5], max_answers=10)
     fake_only()
@@ -942,6 +948,7 @@ def paragraphs(drv, element_id) -> list[str]:
 CONSENT = "Taking part is voluntary.\n\nYou may stop at any time: close this page."
 
 
+@pytest.mark.slow
 def test_consent_description_contact_and_closing(driver, site):
     """The survey's texts, as plain text (markup shown as written), a paragraph per block. Nothing is
     registered before the respondent agrees; a browser that agreed is not asked again."""
@@ -1015,6 +1022,7 @@ def tap(drv, element):
     actions.perform()
 
 
+@pytest.mark.slow
 def test_a_phone_ranks_by_tapping_the_buttons(driver, site):
     """A 390 px wide touch screen: every item has ↑ and ↓ buttons (44 px targets, named after the item),
     nothing is wider than the screen, and tapping them reverses the list; the ballot sent is on the side
@@ -1146,6 +1154,7 @@ def reports_a_page_sends(driver, app, page=None) -> int:
         return len(recorder.posts("/api/reports"))
 
 
+@pytest.mark.slow
 def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
     """A server serving a larger max_answers (and accepting as many) and its own protection sentence:
     the page asks floor(budget / epsilon) answers and says what it computed. Control: a page that
@@ -1168,6 +1177,7 @@ def test_the_page_computes_its_own_cap_and_sentence(driver, tmp_path):
     assert reports_a_page_sends(driver, contract_app(survey), trusting) == 6  # the control is caught
 
 
+@pytest.mark.slow
 def test_a_new_survey_id_makes_the_page_start_afresh(driver):
     """What the page's own cap is worth against a server that changes the survey's id: the page keys
     all it keeps by the id, so a second visit served another id registers anew and is asked up to the
@@ -1193,6 +1203,7 @@ def test_a_new_survey_id_makes_the_page_start_afresh(driver):
     assert "That cap holds per survey id, not against a malicious server." in privacy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tampered", ["randomizer.js", "respondent.js"])
 def test_a_tampered_script_does_not_run(driver, tampered):
     """Subresource Integrity: a script whose bytes differ from the released ones (here, randomized
@@ -1224,6 +1235,7 @@ def test_a_tampered_script_does_not_run(driver, tampered):
         assert blocked and all(tampered in m for m in blocked)
 
 
+@pytest.mark.slow
 def test_without_javascript_the_page_says_so(site):
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
@@ -1245,6 +1257,7 @@ def test_without_javascript_the_page_says_so(site):
         drv.quit()
 
 
+@pytest.mark.slow
 def test_invitations(driver, tmp_path):
     """Invitation-only: without a code the page says so and does not try to register; a link's code
     is kept under the survey's id until the registration succeeds (here after a 429) and leaves the
@@ -1311,6 +1324,7 @@ def survey_document(survey) -> dict:
 TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${survey.id}:${survey.title}`;")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["released", "keyed by title (control)"])
 def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_path, page):
     """privrank serve restarted on the same database with another title and a corrected question: the
@@ -1346,6 +1360,7 @@ def test_a_retitled_survey_does_not_reset_a_returning_respondent(driver, tmp_pat
 NO_MEMO_CHECK = ("      if (pairs[pairKey]) return null;\n", "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["released", "no memo check (control)"])
 def test_two_tabs_never_randomize_a_pair_twice(driver, tmp_path, page):
     """One pair (two items) on screen in two tabs of one browser, answered in both while the first
@@ -1473,6 +1488,7 @@ def test_screenshots(driver, site):
         driver.set_window_size(1000, 800)
 
 
+@pytest.mark.slow
 def test_end_to_end_with_the_real_server(driver, tmp_path, capsys):
     """The real application on SQLite: Chromium answers every pair by a hidden order; the request
     bodies the server received hold no answer field; the export read by ``privrank rank`` gives

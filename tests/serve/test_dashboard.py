@@ -347,6 +347,7 @@ with open_store(sys.argv[1]) as store:
 """
 
 
+@pytest.mark.slow
 def test_with_its_helper_the_server_never_imports_the_fitting_code(tmp_path):
     """Every view, a waiting one too, is made in the helper process, and comes back as built-in types:
     importing the fitting code (scipy) would hold the server's GIL for a second or more while reports
@@ -362,7 +363,7 @@ def test_with_its_helper_the_server_never_imports_the_fitting_code(tmp_path):
 
 # ------------------------------------------------------------------------------ labels
 
-@pytest.mark.parametrize("design", ["pairs", "ranking"])
+@pytest.mark.parametrize("design", ["pairs", pytest.param("ranking", marks=pytest.mark.slow)])
 def test_labels_that_look_missing_are_items_like_any_other(tmp_path, design):
     survey = Survey(title="T", question="Q", items=AWKWARD, epsilon=2.0, design=design,
                     budget=2.0 * (3 if design == "pairs" else 1))

@@ -16,6 +16,8 @@ from privrank.serve.app import admin_token_hash, create_app
 from privrank.serve.dashboard import reports_needed, survey_threshold
 from privrank.serve.survey import Survey
 
+pytestmark = pytest.mark.slow  # end to end, in a real browser
+
 ADMIN = "dashboard-browser-admin-token-0123"
 ITEMS = ("Apple pie", "Brownie", "n.a.", "two  spaces", "Crème brûlée",
          ("A very long dessert name that no phone can show on one line " * 3).strip(),

@@ -63,6 +63,7 @@ def fake_pairs(client, n: int, reports) -> None:
             assert r.status_code == 201
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fakes_less", [0, 1], ids=["margin", "one fewer"])
 def test_the_pairs_margin_is_reached_by_fake_respondents(tmp_path, fakes_less):
     client, store = pairs_survey(tmp_path, "reports.sqlite")
@@ -78,6 +79,7 @@ def test_the_pairs_margin_is_reached_by_fake_respondents(tmp_path, fakes_less):
     assert (top != released[0]) == (fakes_less == 0)
 
 
+@pytest.mark.slow
 def test_fakes_below_the_proven_end_do_not_change_the_top(tmp_path):
     """at_least - 1 fakes of the attack found leave the top item, as the bound says."""
     client, store = pairs_survey(tmp_path, "reports.sqlite")

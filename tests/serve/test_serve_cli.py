@@ -195,6 +195,7 @@ def test_ctrl_c_twice_stops_at_once_without_a_traceback(folder):
         assert store.counts()[1] >= len(set(acked))
 
 
+@pytest.mark.slow
 def test_a_request_cut_off_at_shutdown_logs_no_traceback(folder):
     """A client that never finishes its request holds the graceful shutdown for GRACEFUL_SECONDS; the
     cancelled request used to be logged with its whole traceback."""
@@ -220,6 +221,7 @@ def test_sigterm_stops_gracefully(folder):
 
 # -------------------------------------------------------------------------------------- admin token
 
+@pytest.mark.slow
 def test_the_dashboard_token_survives_a_restart_and_only_its_hash_is_stored(folder):
     """It used to be a fresh random token at every start."""
     first = Server(folder, "fruit.toml", "--new-db")
@@ -385,19 +387,24 @@ def raw_request(base: str, request: bytes) -> tuple[int, dict, bytes]:
     return int(status.split()[1]), headers, body
 
 
+# make test sends one request of each answer; make test-all every malformed request
 @pytest.mark.parametrize("request_bytes, status", [
     (b"FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 400),                               # a method HTTP does not know
-    (b"this is not HTTP\r\n\r\n", 400),                                         # no request line
-    (b"GET / HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n", 400),     # a malformed header
-    (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n", 400),       # a malformed length
+    pytest.param(b"this is not HTTP\r\n\r\n", 400, marks=pytest.mark.slow),  # no request line
+    pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n", 400,  # a malformed header
+                 marks=pytest.mark.slow),
+    pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n", 400,  # a malformed length
+                 marks=pytest.mark.slow),
     (b"DELETE /api/reports HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
-    (b"PUT /static/index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405),
-    (b"PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405),
+    pytest.param(b"PUT /static/index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 405,
+                 marks=pytest.mark.slow),
+    pytest.param(b"PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, marks=pytest.mark.slow),
     (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404),
     # a WebSocket handshake (the server has none): uvicorn's wsproto answered 403 or 400 with an empty body
     (b"GET /api/survey HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n"
      b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 200),
-    (b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n\r\n", 404),
+    pytest.param(b"GET /no/such/page HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n\r\n",
+                 404, marks=pytest.mark.slow),
 ])
 def test_every_answer_is_json_with_a_reason_even_to_malformed_http(folder, request_bytes, status):
     """uvicorn used to answer a request it could not parse (an unknown method, a malformed line) in plain text."""

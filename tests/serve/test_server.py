@@ -316,6 +316,7 @@ def test_the_dashboard_and_the_export_need_the_admin_token(pairs):
         create_app(Survey(title="T", question="Q", items=("a", "b"), budget=1.0), None, ADMIN)
 
 
+@pytest.mark.slow
 def test_the_dashboard_waits_for_enough_data(pairs):
     client, _ = pairs
     needed = reports_needed("pairs", len(ITEMS), 1.0, 3)
@@ -422,6 +423,7 @@ def simulated(tmp_path_factory):
         shutil.rmtree(where, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_the_private_ranking_recovers_the_truth(simulated):
     """Tolerance. The expected Fisher information of this design (4,000 reports, each pair about 143
     times; a debiased report at epsilon 1 has variance coth^2(1/2)/4 - (p - 1/2)^2 ~ 1.1 against
@@ -437,6 +439,7 @@ def test_the_private_ranking_recovers_the_truth(simulated):
     assert "Respondents: 400 (browsers). Reports: 4000." in client.get("/dashboard", params={"token": ADMIN}).text
 
 
+@pytest.mark.slow
 def test_privrank_rank_on_the_export_gives_the_dashboard_ranking(simulated, tmp_path, capsys):
     client, _ = simulated
     path = tmp_path / "export.csv"
