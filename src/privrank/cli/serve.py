@@ -55,11 +55,9 @@ def register(sub) -> None:
                                    "(local differential privacy): the server stores only randomized reports and "
                                    "shows a live private ranking on an admin dashboard. Ctrl-C (or SIGTERM) stops "
                                    "it after answering the requests in flight; a second Ctrl-C stops it at once.",
-                       epilog=examples("privrank serve --demo", "privrank serve --init survey.toml",
-                                       "privrank serve survey.toml --new-db",
+                       epilog=examples("privrank serve --init survey.toml", "privrank serve survey.toml --new-db",
                                        "privrank serve survey.toml --invitations 50 --url https://survey.example.org",
-                                       "privrank serve survey.toml --close --export results.csv",
-                                       "privrank rank results.csv --epsilon 1"))
+                                       "privrank serve survey.toml --close --export results.csv"))
     p.add_argument("survey", nargs="?", metavar="SURVEY",
                    help="survey file (.toml or .json: title, question, items, design, epsilon, budget)")
     survey = p.add_argument_group("survey")
@@ -118,7 +116,8 @@ def register(sub) -> None:
     ending.add_argument("--export", metavar="FILE",
                         help="write the reports as the dashboard's export does (CSV for privrank rank) to FILE "
                              "(never overwritten; - for stdout) and exit. Reads the database (--db) only: no admin "
-                             "token is needed, having the database is enough. With --close: closes, then exports")
+                             "token is needed, having the database is enough. With --close: closes, then exports. Rank the export "
+                             "with privrank rank FILE --epsilon E")
     p.set_defaults(func=run_serve)
 
 
