@@ -168,16 +168,27 @@ def test_epsilon_levels_carried_by_reports_equal_the_hashed_column():
     levels = EpsilonLevels.of_groups(user_eps, user)
     assert 7.0 not in levels.values
     np.testing.assert_array_equal(levels.column(user.size), user_eps[user])
+    runs = np.sort(user)  # grouped by user: each user's index repeated over its run
+    repeated = EpsilonLevels.of_groups(user_eps, runs, np.bincount(runs, minlength=n_users), grouped=True)
+    np.testing.assert_array_equal(repeated.index, EpsilonLevels.of_groups(user_eps, runs).index)
     a = rng.integers(0, m, user.size)
     b = (a + rng.integers(1, m, user.size)) % m
     comps = PairwiseComparisons.from_indices(tuple(range(m)), a, b, rng.choice([1, -1], user.size),
                                              user=user, users=tuple(range(n_users)))
-    reports = comps.with_outcomes(comps.outcome, levels.column(user.size), levels)
+    reports = comps.with_outcomes(comps.outcome, levels)
     hashed = comps.with_outcomes(comps.outcome, user_eps[user])
     assert reports.levels is not None and hashed.levels is None
+    assert reports.is_randomized and reports._epsilon is None  # no per-record column until one is read
     one, other = reports.tally(), hashed.tally()
     for f in ("epsilons", "level", "i", "j", "n", "wins2"):
         np.testing.assert_array_equal(getattr(one, f), getattr(other, f))
+    assert reports._epsilon is None
+    np.testing.assert_array_equal(reports.epsilon, hashed.epsilon)
+    assert reports.epsilon is reports.epsilon and not reports.epsilon.flags.writeable
+    kept = reports.select_users(np.arange(10))
+    np.testing.assert_array_equal(kept.epsilon, hashed.select_users(np.arange(10)).epsilon)
+    with pytest.raises(InputError, match="same length"):
+        PairwiseComparisons(comps.items, a, b, comps.outcome, levels=EpsilonLevels(levels.values, levels.index[1:]))
 
 
 def test_group_sums_dense_and_sparse_agree():

@@ -86,6 +86,23 @@ def test_personalised_epsilon():
         record_epsilons(comps, -1.0)
 
 
+def test_personalised_reports_of_a_seed_are_fixed():
+    # the per-record keep probabilities decide the reports: these are the reports of seed 7, fixed
+    base = btl_complete_design(np.zeros(4), 5, rng=0)
+    order = np.random.default_rng(0).permutation(base.n_records)  # the users' records interleaved
+    comps = pr.PairwiseComparisons.from_indices(base.items, base.item_a[order], base.item_b[order],
+                                                base.outcome[order], user=base.user[order], users=base.users)
+    budget = dict(zip(comps.users, [1.0, 2.0, 3.0, 6.0, 9.0]))
+    reports = pr.randomized_response(comps, user_epsilon=budget, rng=7)
+    np.testing.assert_array_equal(reports.outcome, [1, -1, -1, 1, 1, 1, -1, -1, -1, -1, 1, 1, -1, -1, -1, -1, -1, 1,
+                                                    1, -1, -1, 1, -1, 1, -1, -1, -1, -1, 1, -1])
+    np.testing.assert_array_equal(reports.epsilon, np.array([budget[u] for u in comps.user]) / 6)
+    assert reports.declared_epsilons == tuple(np.array([1.0, 2.0, 3.0, 6.0, 9.0]) / 6)
+    np.testing.assert_array_equal(pr.randomized_response(comps, epsilon=budget, rng=7).outcome,
+                                  [1, 1, -1, 1, -1, 1, -1, -1, -1, -1, 1, 1, 1, -1, -1, -1, 1, -1,
+                                   1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, 1])
+
+
 def test_reports_are_debiased_not_randomized_twice():
     theta = np.linspace(-1, 1, 5)
     comps = btl_complete_design(theta, 200, rng=3)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -125,7 +126,9 @@ class PairwiseComparisons(Shown):
     users : tuple or None
         User labels.
     epsilon : ndarray of float or None
-        Per-record epsilon of randomized reports (see module docstring), else None.
+        Per-record epsilon of randomized reports (see module docstring), else None. Reports
+        made from ``levels`` (as the randomizers make them) build this column when it is first
+        read: their tally and release read the levels.
     items_declared : bool
         True when the caller gave the item list; False when it was read off the labels that
         occur in the data. Central mechanisms refuse undeclared items: which items occur is a
@@ -134,7 +137,8 @@ class PairwiseComparisons(Shown):
     levels : EpsilonLevels or None
         The distinct values of ``epsilon`` and each record's index into them, when the code that
         made the reports knew them (the randomizers do) or a declaration found them: the tally then
-        reads them instead of hashing the epsilon column.
+        reads them instead of hashing the epsilon column, and reports made from them hold no
+        epsilon column until one is read.
     seeded : bool
         Randomized reports drawn with a seed: research output, not a release (whatever is
         computed from them says so in its guarantee).
@@ -178,7 +182,7 @@ class PairwiseComparisons(Shown):
     outcome: np.ndarray
     user: np.ndarray | None = None
     users: tuple | None = None
-    epsilon: np.ndarray | None = None
+    _epsilon: np.ndarray | None = None
     items_declared: bool = True
     levels: "EpsilonLevels | None" = field(default=None, repr=False)
     seeded: bool = False
@@ -188,9 +192,11 @@ class PairwiseComparisons(Shown):
 
     def __post_init__(self):
         columns = (self.item_a, self.item_b, self.outcome) + tuple(
-            c for c in (self.user, self.epsilon) if c is not None)
+            c for c in (self.user, self._epsilon) if c is not None)
         shape = getattr(self.item_a, "shape", ())
-        if any(not isinstance(c, np.ndarray) or c.shape != shape for c in columns) or len(shape) != 1:
+        level = () if self.levels is None else np.shape(self.levels.index)  # () when all share one level
+        if any(not isinstance(c, np.ndarray) or c.shape != shape for c in columns) or len(shape) != 1 or (
+                level not in ((), shape)):
             raise InputError("item_a, item_b, outcome (and user, epsilon) must be 1-d arrays of the same length; "
                              "build comparisons with PairwiseComparisons.from_labels or from_indices")
 
@@ -257,11 +263,11 @@ class PairwiseComparisons(Shown):
                             check_flag(items_declared, name="items_declared"))._one_report_per_pair()
 
     @classmethod
-    def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False,
-                 levels=None):
+    def _checked(cls, labels, a, b, out, u, users, epsilon, items_declared=True, records_checked=False):
         """Validate and build; ``records_checked``: the items and users are those of a checked
         data set (new outcomes for its records), so only the outcomes and epsilons are checked;
-        ``levels``: the :class:`EpsilonLevels` that ``epsilon`` was made from (its values checked)."""
+        ``epsilon``: one per record, or the :class:`EpsilonLevels` of the records (their values
+        checked; the reports keep them and no column)."""
         labels = check_labels(labels)
         m = len(labels)
         n = a.size
@@ -285,24 +291,27 @@ class PairwiseComparisons(Shown):
                 users = check_labels(users, name="user") if users is not None else None
                 if users is None or (u.size and (u.min() < 0 or u.max() >= len(users))):
                     raise InputError("a user index is out of range")
-        eps = None
+        eps: np.ndarray | None = None
+        levels = epsilon if isinstance(epsilon, EpsilonLevels) else None
         if epsilon is not None:
-            eps = real_array(epsilon, name="epsilon", what="one number per comparison")
-            if eps.shape != (n,):
-                raise InputError("epsilon must give one value per comparison")
-            shared = eps.strides == (0,)  # one epsilon for every record (a broadcast view): check it once
-            values = levels.values if levels is not None else eps[:1] if shared else eps
+            if levels is not None:
+                values = levels.values
+            else:
+                eps = real_array(epsilon, name="epsilon", what="one number per comparison")
+                if eps.shape != (n,):
+                    raise InputError("epsilon must give one value per comparison")
+                values = eps[:1] if eps.strides == (0,) else eps  # a broadcast view: one epsilon, checked once
             bad = np.flatnonzero(~np.isfinite(values) | (values < EPSILON_FLOOR))
             if bad.size:
                 what = f"epsilon must be finite and at least {EPSILON_FLOOR:g}"
                 raise InputError(f"record {int(bad[0])}: {what}" if values is eps else what)
-            ties = np.flatnonzero(out == OUTCOME_TIE)
-            if ties.size:
-                raise InputError(f"record {int(ties[0])}: a randomized report must be 1 or -1, "
+            if np.count_nonzero(out) < n:  # a tie (OUTCOME_TIE is 0): counted without a copy, then found
+                tie = int(np.flatnonzero(out == OUTCOME_TIE)[0])
+                raise InputError(f"record {tie}: a randomized report must be 1 or -1, "
                                  "not a tie (randomized response never outputs a tie)")
         for arr in (a, b, out) + ((u,) if u is not None else ()) + ((eps,) if eps is not None else ()):
             arr.setflags(write=False)
-        return cls(labels, a, b, out, u, users, eps, bool(items_declared), None if eps is None else levels)
+        return cls(labels, a, b, out, u, users, eps, bool(items_declared), levels)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -320,16 +329,32 @@ class PairwiseComparisons(Shown):
     @property
     def is_randomized(self) -> bool:
         """True when the records are randomized reports carrying their own epsilon."""
-        return self.epsilon is not None
+        return self._epsilon is not None or self.levels is not None
+
+    @property
+    def epsilon(self) -> np.ndarray | None:
+        """The epsilon of each record of randomized reports (read-only), else None; built from
+        :attr:`levels` when first read (a broadcast view when all share one)."""
+        if self._epsilon is None and self.levels is not None:
+            column = self.levels.column(self.n_records)
+            column.setflags(write=False)
+            object.__setattr__(self, "_epsilon", column)  # a cache: the reports are unchanged
+        return self._epsilon
+
+    @cached_property
+    def users_grouped(self) -> bool:
+        """True when the records come grouped by user, in the order of the users (each user's
+        records one run); False without user ids."""
+        u = self.user
+        return u is not None and bool(np.all(u[1:] >= u[:-1]))
 
     def records_per_user(self) -> np.ndarray:
         """Number of records of each user (requires user ids)."""
         if self.user is None or self.users is None:
             raise InputError("the data have no user ids")
-        u = self.user
-        if u.size and bool(np.all(u[1:] >= u[:-1])):  # records grouped by user, in order: count by boundaries
-            return np.diff(np.searchsorted(u, np.arange(len(self.users) + 1)))
-        return np.bincount(u, minlength=len(self.users))
+        if self.users_grouped:  # count by the boundaries of the runs
+            return np.diff(np.searchsorted(self.user, np.arange(len(self.users) + 1)))
+        return np.bincount(self.user, minlength=len(self.users))
 
     def select_users(self, users) -> "PairwiseComparisons":
         """The records of the users at internal indices ``users`` (distinct), renumbered in that order."""
@@ -432,7 +457,7 @@ class PairwiseComparisons(Shown):
     def _one_report_per_pair(self) -> "PairwiseComparisons":
         """These comparisons, refused when they are randomized reports with user ids in which a
         respondent reported one pair more than once."""
-        if self.epsilon is None or self.user is None or self.users is None:
+        if not self.is_randomized or self.user is None or self.users is None:
             return self
         m = self.n_items
         lo, hi = np.minimum(self.item_a, self.item_b), np.maximum(self.item_a, self.item_b)
@@ -461,13 +486,14 @@ class PairwiseComparisons(Shown):
         """Value of each record for "item_a beats item_b": 1, 0, or 1/2 for a tie."""
         return (self.outcome.astype(float) + 1.0) / 2.0
 
-    def with_outcomes(self, outcome, epsilon, levels=None) -> "PairwiseComparisons":
-        """Same records and users with new outcomes and per-record epsilons (randomized reports);
-        ``levels``: the :class:`EpsilonLevels` the epsilons were made from, when known. New epsilons
-        carry no declaration (whoever made them declares them)."""
+    def with_outcomes(self, outcome, epsilon) -> "PairwiseComparisons":
+        """Same records and users with new outcomes and per-record epsilons (randomized reports):
+        one per record, or their :class:`EpsilonLevels` (the reports keep the levels, and build a
+        column only when one is read). New epsilons carry no declaration (whoever made them
+        declares them)."""
         new = self._derived(type(self)._checked(self.items, self.item_a, self.item_b,
                                                 _as_outcome(outcome, self.n_records), self.user, self.users, epsilon,
-                                                self.items_declared, records_checked=True, levels=levels))
+                                                self.items_declared, records_checked=True))
         return replace(new, declared_epsilons=None)
 
     def pair_counts(self, values=None, weights=None) -> "PairCounts":
@@ -475,7 +501,7 @@ class PairwiseComparisons(Shown):
         of halves are exact in any order: counted by pair key, or by the :meth:`tally` when many
         records fill a small table or many more pairs than records are possible)."""
         m, n = self.n_items, self.n_records
-        if values is None and weights is None and self.epsilon is None:
+        if values is None and weights is None and not self.is_randomized:
             if n > SMALL_RECORDS and (folds(3 * m * m, n) or m * m > max(4 * n, 1 << 16)):
                 return self.tally().pair_counts()  # a small table folded, or a sort of 32-bit codes
             return PairCounts.of_outcomes(m, self.item_a, self.item_b, self.outcome, items=self.items,
@@ -488,7 +514,7 @@ class PairwiseComparisons(Shown):
     def tally(self) -> "ComparisonTally":
         """The exact integer tally of the records (see :class:`ComparisonTally`)."""
         tally = ComparisonTally.from_records(self.items, self.item_a, self.item_b, self.outcome + 1,
-                                             epsilon=self.epsilon if self.levels is None else self.levels)
+                                             epsilon=self.levels if self.levels is not None else self.epsilon)
         return replace(tally, seeded=self.seeded, items_declared=self.items_declared,
                        declared_epsilons=self.declared_epsilons)
 

@@ -72,10 +72,12 @@ class EpsilonLevels(NamedTuple):
     index: np.ndarray | np.int64  # type: ignore[assignment]  # the field hides tuple.index, which nothing here calls
 
     @classmethod
-    def of_groups(cls, group_epsilon, group, group_records=None) -> "EpsilonLevels":
+    def of_groups(cls, group_epsilon, group, group_records=None, grouped: bool = False) -> "EpsilonLevels":
         """The levels of records whose epsilon is that of their group (``group_epsilon[group]``,
         e.g. users), found among the groups that have records (``group_records``: how many each
-        has, counted here when not given), not among the records."""
+        has, counted here when not given), not among the records. ``grouped``: the records come
+        grouped by group, in increasing order (with ``group_records``), so each group's index is
+        repeated over its run of records instead of looked up record by record."""
         group_epsilon = np.asarray(group_epsilon, dtype=float)
         if group_records is None:
             group_records = np.bincount(group, minlength=group_epsilon.size)
@@ -86,7 +88,7 @@ class EpsilonLevels(NamedTuple):
         code = np.zeros(group_epsilon.size, dtype=np.int8 if values.size <= 127 else np.int16
                         if values.size <= 32767 else np.int64)
         code[present] = inverse
-        return cls(values, code[group])
+        return cls(values, np.repeat(code, group_records) if grouped else code[group])
 
     def column(self, n: int) -> np.ndarray:
         """One epsilon per record (a broadcast view when all share one)."""

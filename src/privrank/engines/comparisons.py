@@ -126,7 +126,8 @@ def in_memory(comps: PairwiseComparisons, options, rng) -> ComparisonTally:
             raise InputError("user_epsilon needs user ids in the data")
         else:
             counts = comps.records_per_user()  # indexed by the user codes: levelled among the users present
-            levels = EpsilonLevels.of_groups(options.user_epsilon / np.maximum(counts, 1), comps.user, counts)
+            levels = EpsilonLevels.of_groups(options.user_epsilon / np.maximum(counts, 1), comps.user, counts,
+                                             comps.users_grouped)
         tally = randomize_comparisons(comps, levels, rng).tally()  # seeded when rng is a seed
     return bounded(tally, options, given)
 

@@ -157,11 +157,11 @@ def randomize_records(values2, epsilon, key, first_record: int = 0) -> np.ndarra
 def randomize_comparisons(comps, levels: EpsilonLevels, rng=None):
     """Randomized reports of a :class:`~privrank.data.comparisons.PairwiseComparisons`: record
     ``r`` answered by :func:`randomize_records` at its level under the key of ``rng``
-    (:func:`record_key`), the reports carrying their epsilons (and the levels, so their tally does
-    not look for them again), declaring the epsilons they were drawn at, and marked ``seeded`` when
-    ``rng`` is a seed."""
+    (:func:`record_key`), the reports carrying their epsilons as the levels (their tally reads
+    them, and no per-record column is built unless one is read), declaring the epsilons they were
+    drawn at, and marked ``seeded`` when ``rng`` is a seed."""
     bits = randomize_records(comps.outcome + np.int8(1), levels, record_key(rng))
-    reports = comps.with_outcomes(2 * bits - np.int8(1), levels.column(comps.n_records), levels)
+    reports = comps.with_outcomes(2 * bits - np.int8(1), levels)
     return replace(reports, declared_epsilons=tuple(levels.values.tolist()), seeded=is_seeded(rng) or reports.seeded)
 
 

@@ -90,7 +90,8 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
         raise InputError("give exactly one of epsilon (per comparison) or user_epsilon (per user)")
     if epsilon is not None:
         if _is_per_user(epsilon):
-            return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user)
+            return EpsilonLevels.of_groups(_per_user(comps, epsilon, "epsilon"), comps.user, comps.records_per_user(),
+                                           comps.users_grouped)
         return epsilon_levels(check_epsilon(epsilon), comps.n_records)  # one value, no copies
     if _is_per_user(user_epsilon):
         budget = _per_user(comps, user_epsilon, "user_epsilon")
@@ -99,7 +100,7 @@ def record_epsilon_levels(comps: PairwiseComparisons, epsilon=None, user_epsilon
             raise InputError("user_epsilon needs user ids in the data")
         budget = np.full(len(comps.users), check_epsilon(user_epsilon, name="user_epsilon"))
     counts = comps.records_per_user()
-    return EpsilonLevels.of_groups(budget / np.maximum(counts, 1), comps.user, counts)
+    return EpsilonLevels.of_groups(budget / np.maximum(counts, 1), comps.user, counts, comps.users_grouped)
 
 
 def _check_comparisons(comps) -> PairwiseComparisons:
