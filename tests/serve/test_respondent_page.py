@@ -1,7 +1,8 @@
 """The respondent's page when things do not go to plan, and around the questions, in a real headless Chromium:
 the server's own words for a refusal (a plain sentence without any), a busy server tried again by itself, a
 progress bar, declining to take part, the survey's redirect after the thank-you, a report stored before the
-close resent after it, and a 390 x 844 phone. The fixtures and helpers are ``test_browser.py``'s."""
+close resent after it, a 390 x 844 phone, the keyboard focus on the question, and the arrow keys' hint only
+where a mouse points. The fixtures and helpers are ``test_browser.py``'s."""
 from __future__ import annotations
 
 import time
@@ -11,6 +12,8 @@ from datetime import datetime, timezone
 import pytest
 from test_browser import driver, site  # noqa: F401 (fixtures)
 from test_browser import (
+    CHROMEDRIVER,
+    CHROMIUM,
     CONSENT,
     DESSERTS,
     answer_all,
@@ -264,3 +267,65 @@ def test_a_report_stored_before_the_close_is_resent_after_it(driver, tmp_path, m
         assert "done" not in storage(driver)  # were the survey reopened (closes moved later), it would ask on
         assert store.counts() == (1, 1)
         assert console_problems(driver) == []
+
+
+def focused(drv) -> str:
+    """The id of the element that has the keyboard focus ("" for none)."""
+    return drv.execute_script("return document.activeElement.id")
+
+
+@pytest.mark.parametrize("design", ["pairs", "ranking"])
+def test_the_question_takes_the_focus_after_i_agree_and_after_each_answer(driver, site, design):  # noqa: F811
+    """"I agree" goes with the consent text: its question's heading takes the keyboard focus, so that a keyboard
+    or screen-reader user goes on from there (Tab: the first answer); after each answer, the next pair's."""
+    site(survey_of(DESSERTS[:4], design=design, max_answers=4, consent=CONSENT))
+    wait_state(driver, "consent")
+    driver.find_element("id", "agree").click()
+    wait_state(driver, "question", "ranking")
+    heading = "question" if design == "pairs" else "rank-question"
+    assert focused(driver) == heading
+    if design == "ranking":
+        return
+    for how in ("click-left", "key-right", "tab-enter"):  # Tab from the heading reaches the first answer
+        give_answer(driver, how)
+        wait_state(driver, "question", "sending")
+        wait_for(driver, lambda d: state(d) != "sending")
+        assert (state(driver), focused(driver)) == ("question", heading)
+    assert console_problems(driver) == []
+
+
+@pytest.fixture
+def mouse():
+    """A headless Chromium that has a mouse: hover and a fine pointer (without a pointing device by default)."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800",
+                "--blink-settings=primaryPointerType=4,primaryHoverType=2,availablePointerTypes=4,availableHoverTypes=2"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    yield drv
+    drv.quit()
+
+
+def test_the_keys_hint_shows_only_where_a_mouse_points(mouse, tmp_path):
+    """The arrow keys' hint shows with a mouse (hover, a fine pointer), not on a 390 x 844 touch screen (no hover,
+    a coarse pointer), where the answer buttons, which are named, are all there is to it."""
+    with real_server(declared_survey(DESSERTS[:4]), tmp_path / "survey.sqlite") as (recorder, base, store):
+        mouse.get(base + "/")
+        wait_state(mouse, "question")
+        hint = mouse.find_element("css selector", "#pairs .hint.keys")
+        assert mouse.execute_script("return matchMedia('(hover: hover) and (pointer: fine)').matches")
+        assert hint.is_displayed() and hint.text == "Keys: ← the first item, → the second, ↓ no preference."
+        mouse.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                              {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        mouse.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+        mouse.refresh()
+        wait_state(mouse, "question")
+        hint = mouse.find_element("css selector", "#pairs .hint.keys")
+        assert mouse.execute_script("return matchMedia('(hover: none) and (pointer: coarse)').matches")
+        assert not hint.is_displayed() and fits(mouse)
+        assert all(mouse.find_element("id", b).is_displayed() for b in ("choose-left", "choose-none", "choose-right"))
+        assert console_problems(mouse) == []

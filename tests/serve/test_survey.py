@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,6 +169,21 @@ def test_init_writes_a_commented_template_that_loads(tmp_path, capsys):
     for words in ("Epsilon of ONE answer", "Epsilon of ALL of one respondent's answers", "A respondent is one browser",
                   "can never change", "may be corrected", "never the meaning"):
         assert words in TEMPLATE
+
+
+def test_the_template_reads_well_in_either_design(tmp_path):
+    """Switched to a ranking as its comment says (the design, and no budget), the template loads, and none of its
+    texts speaks of pairs, of two items or of "No preference": the page says how to answer, for either design."""
+    assert '"ranking" here and remove the budget below' in TEMPLATE
+    ranking = TEMPLATE.replace('\ndesign = "pairs"\n', '\ndesign = "ranking"\n')
+    with pytest.raises(InputError, match="its budget is its epsilon"):  # the budget left in: refused, saying why
+        load_survey(write(tmp_path, ranking))
+    ranking = ranking.replace("\nbudget = 10.0\n", "\n")
+    for text, design, answers in ((TEMPLATE, "pairs", 10), (ranking, "ranking", 1)):
+        survey = load_survey(write(tmp_path, text, f"{design}.toml"))
+        assert (survey.design, survey.max_answers) == (design, answers)
+        for name, said in survey.texts().items():
+            assert not re.search(r"\b(two|pairs?|no preference|the one|which of the)\b", said, re.I), (name, said)
 
 
 def test_init_never_overwrites_and_wants_toml(tmp_path, capsys):

@@ -440,13 +440,15 @@ TEMPLATE = '''\
 # The page's heading.
 title = "Dessert survey"
 
-# What each answer is about: shown above every pair (or above the list to rank).
-question = "Which dessert do you prefer?"
+# What each answer is about: shown above every pair (or above the list to rank). The page itself
+# says how to answer (two buttons and "No preference" for a pair, "Best at the top" above a list),
+# so a question worded as this one fits either design.
+question = "Which of our desserts do you prefer?"
 
-# Optional: shown above the questions.
+# Optional: shown above the questions; like the question, it need not say how to answer.
 description = """
-We are comparing the desserts of our canteen's menu. Each question shows two desserts: pick the one
-you prefer, or "No preference".
+We are comparing the desserts of our canteen's menu, to know which ones to keep. There are no right
+or wrong answers: go by your own taste.
 """
 
 # Optional: shown before the first question with a button "I agree — start". Nothing is sent to
@@ -487,7 +489,8 @@ closing = "Thank you! The ranking of the desserts will be on the canteen's notic
 items = ["Apple pie", "Brownie", "Crème brûlée", "Doughnut", "Eclair", "Flan", "Gelato"]
 
 # "pairs": each answer compares two items (a random pair, never the same pair twice);
-# "ranking": each respondent ranks all the items once (at most 40 items).
+# "ranking": each respondent ranks all the items once (at most 40 items). For a ranking, write
+# "ranking" here and remove the budget below; the texts above fit either design.
 design = "pairs"
 
 # Epsilon of ONE answer (one comparison, or one whole ranking), between 0.01 and 10: the respondent's

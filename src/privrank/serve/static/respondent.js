@@ -25,6 +25,7 @@ let survey;          // GET api/survey, as checkSurvey() accepted it
 let storeKey;        // this survey's localStorage key and Web Lock name: privrank:<id>
 let current = null;  // the pair on screen: {left, right} item indices
 let busy = false;
+let focusQuestion = false;  // "I agree" was pressed: the question shown next takes the keyboard focus
 
 function setState(state) {
   app.dataset.state = state;
@@ -374,6 +375,7 @@ function nextPair() {
   choiceButtons().forEach((b) => { b.disabled = false; });
   $('pairs').hidden = false;
   setState('question');
+  if (focusQuestion) $('question').focus();  // after an answer it has the focus already (answer())
 }
 
 async function answer(choice) {
@@ -459,6 +461,7 @@ function startRanking() {
   $('rank-question').textContent = survey.question;
   $('ranking').hidden = false;
   setState('ranking');
+  if (focusQuestion) $('rank-question').focus();
 }
 
 list.addEventListener('click', (e) => {
@@ -575,7 +578,8 @@ function consent() {
   setState('consent');
   return new Promise((resolve, reject) => {
     $('agree').addEventListener('click', () => {
-      $('consent').hidden = true;
+      $('consent').hidden = true;  // the pressed button goes with it: the question takes the focus once shown
+      focusQuestion = true;
       setState('loading');
       withMemo((memo) => { memo.agreed = true; }).then(resolve, reject);
     }, { once: true });
