@@ -194,6 +194,8 @@ class PairwiseComparisons(Shown):
         columns = (self.item_a, self.item_b, self.outcome) + tuple(
             c for c in (self.user, self._epsilon) if c is not None)
         shape = getattr(self.item_a, "shape", ())
+        if self.levels is not None and not isinstance(self.levels, EpsilonLevels):
+            raise InputError("levels must be the EpsilonLevels of the records, or None")
         level = () if self.levels is None else np.shape(self.levels.index)  # () when all share one level
         if any(not isinstance(c, np.ndarray) or c.shape != shape for c in columns) or len(shape) != 1 or (
                 level not in ((), shape)):
