@@ -10,6 +10,7 @@ catches the bypass.
 import os
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -19,6 +20,7 @@ import privrank.cli.releasing as cli_releasing
 import privrank.data.ratings as data_ratings
 import privrank.engines as engines
 from privrank.cli import main
+from privrank.data.tabular import READ_AHEAD_WAIT
 from privrank.data.pinned import BLOCK_BYTES, FileChangedError, PinnedFile
 from privrank.errors import InputError
 from privrank.ledger import Ledger, fingerprint
@@ -116,10 +118,13 @@ def test_a_file_swapped_between_the_passes_never_releases_the_other_data(capsys,
 
 def test_the_stream_release_keeps_the_charge_when_its_file_changed(capsys, tmp_path, monkeypatch, private_ledger):
     """Swapped after the charge (the engine's randomization key is drawn after it): the error says
-    the spend stays recorded, and it does."""
+    the spend stays recorded, and it does; and it says so at once, without waiting out the CSV
+    reader's ``READ_AHEAD_WAIT`` (the failed read's frames no longer hold the file)."""
     a, b = _comparisons(tmp_path / "data.csv", False), _comparisons(tmp_path / "other.csv", True)
     with _swap_after(monkeypatch, engines, "record_key", a, b, "in-place"):
+        started = time.monotonic()
         code, err = _run(capsys, [*STREAM, a, "--out", tmp_path / "out.csv"])
+    assert time.monotonic() - started < READ_AHEAD_WAIT / 2
     assert code == 2
     assert f"privrank: error: {a} changed while it was being released: nothing was released; the spend stays " \
            "recorded in the ledger" in err

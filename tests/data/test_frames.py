@@ -235,7 +235,7 @@ def test_results_show_short_reprs_html_and_frames(llmfao):
                    pr.noisy_counts(np.arange(5000), epsilon=1.0, unit="one count", rng=1)):
         assert len(repr(result)) < 1000 and "factor of" in repr(result)
     big = pr.Rankings.from_orders(np.array([np.random.default_rng(k).permutation(60) for k in range(50)]))
-    assert len(repr(pr.private_kemeny(big, epsilon=1.0, solver="local-search", rng=1).release)) < 200
+    assert len(repr(pr.private_kemeny(big, epsilon=1.0, solver="local-search", certify_seconds=0.5, rng=1).release)) < 200
     for result in (fit, ci, agg):
         frame = result.to_pandas()
         assert isinstance(frame, pd.DataFrame) and len(frame) == len(result.items)

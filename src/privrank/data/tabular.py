@@ -14,6 +14,7 @@ import io
 import itertools
 import sys
 import time
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -529,6 +530,9 @@ def csv_batches(path, **options):
     finally:
         stream = reader = None
         source.stop()
+        failed = sys.exc_info()[1]
+        if failed is not None:  # a read that raised (a pinned file that changed) keeps ``source`` in its frames
+            traceback.clear_frames(failed.__traceback__)
         deadline = time.monotonic() + READ_AHEAD_WAIT
         while sys.getrefcount(source) > alone and time.monotonic() < deadline:
             time.sleep(0.002)
