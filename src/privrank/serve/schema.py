@@ -1,0 +1,84 @@
+"""The survey store's tables and every statement on them, shared by the SQLite and PostgreSQL stores.
+
+What is stored, and what is not
+-------------------------------
+``respondents(token_hash, created)``: the SHA-256 of each respondent's random token
+(``secrets.token_urlsafe(24)``, their only credential, which the store never keeps) and the UTC
+day it was issued (``YYYY-MM-DD``). ``reports(id, token_hash, report_key, item_a, item_b, report,
+vector, epsilon, received)``: one row per randomized report as the respondent's browser sent it -- a
+pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with its epsilon, the
+idempotency key the page drew for it and the UTC day it arrived. ``invitations(code_hash, used)``: the
+SHA-256 of each one-time invitation code and whether it was used, with no link to the token it produced.
+``surveys(fingerprint)``, ``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``:
+which survey the store holds and each text it was served with (:meth:`privrank.serve.store.Store.claim`); ``closed(at)``: when
+``privrank serve --close`` closed it. A respondent's times are kept to the day only: a finer time could be
+joined with a reverse proxy's log, which holds addresses. There is no column that could hold a true answer,
+an IP address or a user agent: the server never receives a true answer, and keeps nothing that identifies
+a respondent. A database that holds any other table (a privacy ledger, another application's data; in
+PostgreSQL, in the current schema) is refused before anything is created in it; a database of an earlier
+schema (times to the microsecond, no keys, no invitations; or tokens in plain text) is migrated in place,
+in one transaction, when opened.
+"""
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS surveys (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS survey_terms (fingerprint TEXT PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS survey_texts (id {id_type} PRIMARY KEY, field TEXT NOT NULL, text TEXT NOT NULL, "
+    "first_served TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS respondents (token_hash TEXT PRIMARY KEY, created TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS reports (id {id_type} PRIMARY KEY, "
+    "token_hash TEXT NOT NULL REFERENCES respondents (token_hash), report_key TEXT, item_a TEXT, item_b TEXT, "
+    "report INTEGER CHECK (report IN (1, -1)), vector TEXT, epsilon {real} NOT NULL, received TEXT NOT NULL, "
+    "CHECK ((report IS NULL) = (vector IS NOT NULL)))",
+    "CREATE INDEX IF NOT EXISTS reports_by_token ON reports (token_hash)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token_hash, report_key)",
+    "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
+    "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
+    "CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS closed (at TEXT NOT NULL)",
+)
+#: the store's tables and their columns: a database holding anything else belongs to another application
+TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
+          "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token_hash", "created"},
+          "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon",
+                      "received"},
+          "invitations": {"code_hash", "used"}, "admin": {"token_hash"}, "closed": {"at"}}
+#: the tables of every schema the store has had, oldest first, the current one last: a database of an
+#: earlier one is migrated when opened (by the dialect's :attr:`Store.migrations` from its own on).
+#: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text.
+LAYOUTS = ({"surveys": {"fingerprint"}, "respondents": {"token", "created"},
+            "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
+           {**TABLES, "respondents": {"token", "created"},
+            "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
+           TABLES)
+SQL = {
+    "surveys": "SELECT fingerprint FROM surveys",
+    "admin": "SELECT token_hash FROM admin",
+    "forget_admin": "DELETE FROM admin",
+    "set_admin": "INSERT INTO admin (token_hash) VALUES (?)",
+    "closed": "SELECT min(at) FROM closed",
+    "close": "INSERT INTO closed (at) SELECT ? WHERE NOT EXISTS (SELECT at FROM closed)",
+    "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",
+    "terms": "SELECT fingerprint FROM survey_terms",
+    "claim_terms": "INSERT INTO survey_terms (fingerprint) VALUES (?)",
+    "texts": "SELECT field, text, first_served FROM survey_texts ORDER BY id",
+    "add_text": "INSERT INTO survey_texts (field, text, first_served) VALUES (?, ?, ?)",
+    "new": "INSERT INTO respondents (token_hash, created) VALUES (?, ?)",
+    "lock": "SELECT token_hash FROM respondents WHERE token_hash = ?",
+    # a respondent's reports so far, those of the pair (either order), and the report stored under the key (if any)
+    "state": "SELECT (SELECT count(*) FROM reports WHERE token_hash = ?), (SELECT count(*) FROM reports "
+             "WHERE token_hash = ? AND ((item_a = ? AND item_b = ?) OR (item_a = ? AND item_b = ?))), k.id, k.item_a, "
+             "k.item_b, k.report, k.vector "
+             "FROM (SELECT 1) AS one LEFT JOIN reports AS k ON k.token_hash = ? AND k.report_key = ?",
+    "insert": "INSERT INTO reports (token_hash, report_key, item_a, item_b, report, vector, epsilon, received) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "counts": "SELECT (SELECT count(*) FROM respondents), (SELECT count(*) FROM reports)",
+    "days": "SELECT created, count(*) FROM respondents GROUP BY created ORDER BY created",
+    "pairs": "SELECT token_hash, item_a, item_b, report, epsilon FROM reports WHERE report IS NOT NULL ORDER BY id",
+    "vectors": "SELECT vector FROM reports WHERE vector IS NOT NULL ORDER BY id",
+    "pairs_after": "SELECT id, item_a, item_b, report FROM reports WHERE report IS NOT NULL AND id > ? ORDER BY id",
+    "vectors_after": "SELECT id, vector FROM reports WHERE vector IS NOT NULL AND id > ? ORDER BY id",
+    "invitations": "SELECT count(*), coalesce(sum(used), 0) FROM invitations",
+    "invite": "INSERT INTO invitations (code_hash) VALUES (?)",
+    "use": "UPDATE invitations SET used = 1 WHERE code_hash = ? AND used = 0",
+}
