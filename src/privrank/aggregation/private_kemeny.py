@@ -233,9 +233,11 @@ def private_kemeny(profile: Rankings | RankingTally | ArrayLike | TableLike, *, 
     best_of
         KwikSort runs inside the heuristic solvers.
     certify_seconds
-        Seconds spent, after a heuristic solver, on a cheaper order and a lower bound on the
-        released matrix (:func:`certified`; default ``CERTIFY_SECONDS`` = 10; 0 keeps the
-        closed-form bound). Post-processing: no privacy cost.
+        Seconds spent, after a heuristic solver, on a lower bound on the released matrix
+        (:func:`certified`; default ``CERTIFY_SECONDS`` = 10; 0 keeps the closed-form bound and
+        local search's order). Unless 0, local search's order is first improved by a seeded search
+        of a fixed amount of work, not counted in these seconds: the order of a seeded run does not
+        depend on the machine, only the bound does. Post-processing: no privacy cost.
     rng
         Noise and solver randomness.
 
