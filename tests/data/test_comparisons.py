@@ -6,6 +6,7 @@ from privrank.data.comparisons import PairwiseComparisons
 from privrank.data.pair_counts import PairCounts, group_sums
 from privrank.data.tally import ComparisonTally, EpsilonLevels, folded_counts, record_codes
 from privrank.errors import InputError
+from privrank.pairwise.release import check_claim, local_guarantee
 
 
 def test_labels_sorted_and_counts():
@@ -182,6 +183,14 @@ def test_epsilon_levels_carried_by_reports_equal_the_hashed_column():
     one, other = reports.tally(), hashed.tally()
     for f in ("epsilons", "level", "i", "j", "n", "wins2"):
         np.testing.assert_array_equal(getattr(one, f), getattr(other, f))
+    per_user = float(np.bincount(user, user_eps[user]).max())
+    for held in (per_user, per_user * 0.99):  # a per-user claim is checked without keeping the column
+        claim = local_guarantee(float(user_eps.max()), held, "debiased randomized response")
+        if held < per_user:
+            with pytest.raises(InputError, match="states more protection"):
+                check_claim(claim, reports, one.epsilons)
+        else:
+            check_claim(claim, reports, one.epsilons)
     assert reports._epsilon is None
     np.testing.assert_array_equal(reports.epsilon, hashed.epsilon)
     assert reports.epsilon is reports.epsilon and not reports.epsilon.flags.writeable

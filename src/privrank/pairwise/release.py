@@ -261,7 +261,8 @@ def check_claim(guarantee: Guarantee, reports, eps: np.ndarray) -> None:
         user = reports.user if isinstance(reports, PairwiseComparisons) else None
         if user is None:
             raise InputError("a guarantee per user needs the reports with their respondents' ids")
-        holds = float(np.bincount(user, weights=reports.epsilon).max()) <= per_user * (1.0 + 1e-9)
+        epsilon = reports.epsilon if reports.levels is None else reports.levels.column(reports.n_records)  # not kept
+        holds = float(np.bincount(user, weights=epsilon).max()) <= per_user * (1.0 + 1e-9)
     if not holds:
         raise InputError("the guarantee given states more protection than these randomized reports deliver "
                          "(each is local DP at its own epsilon); leave guarantee out to have it stated from "
