@@ -321,17 +321,15 @@ def test_a_seeded_certificate_gives_the_same_order_whatever_the_time(monkeypatch
     """The order is searched with a fixed amount of work, so a seeded run's order does not depend on
     the machine's speed: a hundredth of a second and two seconds give the same order (only the
     bound may differ). The broken variant, a search that makes as many tries as the clock allows,
-    is a slow machine's few tries against a fast one's many: they give different orders here."""
+    is a slow machine's few tries against a fast one's many: they give another order here."""
     R = sample_mallows(50, phi=0.95, n=1000, rng=0)
     W = R.pairwise_matrix() + np.triu(np.random.default_rng(0).laplace(0, 1.225, (50, 50)), 1)  # eps = 1
-    quick, long = (E.certify(W, time_limit=s, rng=3) for s in (0.01, 2.0))
+    quick, long = (E.certify(W, time_limit=s, rng=3) for s in (0.01, 0.5))
     np.testing.assert_array_equal(quick.order, long.order)
     assert long.lower_bound >= quick.lower_bound - 1e-9
-    search, orders = E._perturbed_search, []
-    for patience in (3, 300):  # the tries a slow and a fast machine would make in the same time
-        monkeypatch.setattr(E, "_perturbed_search", lambda B, order, gen, p=patience: search(B, order, gen, p))
-        orders.append(E.certify(W, time_limit=0.01, rng=3).order)
-    assert not np.array_equal(*orders)
+    search = E._perturbed_search  # a slow machine's few tries (3 without progress) in the fast one's time
+    monkeypatch.setattr(E, "_perturbed_search", lambda B, order, gen: search(B, order, gen, patience=3))
+    assert not np.array_equal(E.certify(W, time_limit=0.01, rng=3).order, quick.order)
 
 
 def test_certify_keeps_or_improves_the_order_and_honours_its_time_budget():
