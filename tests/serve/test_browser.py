@@ -76,8 +76,8 @@ def report_p(name: str, p: float) -> float:
     return p
 
 
-@pytest.fixture(scope="module")
-def driver():
+def chromium():
+    """A headless Chromium of a new, empty profile (its own storage: a device of its own)."""
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
 
@@ -88,6 +88,12 @@ def driver():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     drv.set_script_timeout(300)
+    return drv
+
+
+@pytest.fixture(scope="module")
+def driver():
+    drv = chromium()
     yield drv
     drv.quit()
 
@@ -404,11 +410,21 @@ def contract_app(survey: dict, *, server_limit: int | None = None):
         held[body["key"]] = content
         return JSONResponse({"remaining": remaining - 1}, status_code=201)
 
+    async def progress(request):
+        held = tokens.get((await request.json()).get("token"))
+        if held is None:
+            return error(404, "unknown token")
+        doc = {"answered": len(held), "remaining": max(0, survey["max_answers"] - len(held))}
+        if ranking:
+            return JSONResponse({**doc, "ballot": bool(held)})
+        return JSONResponse({**doc, "pairs": [[r["item_a"], r["item_b"]] for r in held.values()]})
+
     app = Starlette(routes=[
         Route("/", page),
         Route("/api/survey", get_survey),
         Route("/api/respondents", respondents, methods=["POST"]),
         Route("/api/reports", reports, methods=["POST"]),
+        Route("/api/progress", progress, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
     app.state.tokens = tokens
@@ -1261,7 +1277,8 @@ def test_without_javascript_the_page_says_so(site):
 def test_invitations(driver, tmp_path):
     """Invitation-only: without a code the page says so and does not try to register; a link's code
     is kept under the survey's id until the registration succeeds (here after a 429) and leaves the
-    address bar; the same link in a second profile (storage cleared) is refused; another code works."""
+    address bar; the same link in a second profile (storage cleared) is the same respondent, who is not asked
+    again the pair answered; an unknown code is refused; another code works."""
     survey = declared_survey(DESSERTS[:4])
     with real_server(survey, tmp_path / "survey.sqlite") as (recorder, base, store):
         codes = store.add_invitations(2)
@@ -1285,11 +1302,16 @@ def test_invitations(driver, tmp_path):
         give_answer(driver, "click-left")
         wait_state(driver, "question")
 
-        driver.execute_script("localStorage.clear()")  # a second browser profile with the same link
+        driver.execute_script("localStorage.clear()")  # a second browser profile with the same link: the same place
         driver.get(f"{base}/#invite={codes[0]}")
+        wait_state(driver, "question")
+        assert recorder.statuses("/api/respondents") == [429, 201, 200] and store.counts() == (1, 1)
+        assert text(driver, "progress") == "Answer 2 of 6"  # the pair answered is not asked again
+        driver.execute_script("localStorage.clear()")
+        driver.get(f"{base}/#invite={secrets.token_urlsafe(16)}")  # a code of the right shape, unknown
         wait_state(driver, "closed")
-        assert "already been used, or is not valid" in text(driver, "status")
-        assert recorder.statuses("/api/respondents") == [429, 201, 403]
+        assert "This invitation link is not valid" in text(driver, "status")
+        assert recorder.statuses("/api/respondents") == [429, 201, 200, 403]
         assert driver.execute_script("return localStorage.length") == 0 or storage(driver) == {}
         driver.get(f"{base}/#invite={codes[1]}")  # another person's invitation
         wait_state(driver, "question")

@@ -96,9 +96,10 @@ def test_registration_by_invitation_only(store):
                     client.post("/api/respondents", json={"invitation": "short"})]
         r = client.post("/api/respondents", json={"invitation": codes[0]})
         assert r.status_code == 201 and re.fullmatch(r"[A-Za-z0-9_-]{32}", r.json()["token"])
-        refusals.append(client.post("/api/respondents", json={"invitation": codes[0]}))  # used
+        again = client.post("/api/respondents", json={"invitation": codes[0]})  # used: the same respondent, resumed
+        assert again.status_code == 200 and again.json() == r.json()
         assert {x.status_code for x in refusals} == {403}
-        assert len({x.json()["error"] for x in refusals}) == 1  # unknown and used read the same
+        assert len({x.json()["error"] for x in refusals}) == 1  # every refusal reads the same
         assert client.post("/api/respondents", json={"invitation": codes[1], "name": "x"}).status_code == 400
         page = client.get("/dashboard", params={"token": ADMIN}).text
         assert "per invited respondent" in page and "per browser" not in page

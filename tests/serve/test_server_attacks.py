@@ -53,14 +53,14 @@ def test_bad_invitation_codes_in_flight_do_not_keep_invited_people_out(store, mo
     flood of them, sent in parallel) emptied it and invited people got 429."""
     codes = store.add_invitations(1)
     held, release = threading.Semaphore(0), threading.Event()
-    register = store.new_respondent
+    register = store.register
 
     def slow_for_bad_codes(invitation=None):
         if invitation not in codes:
             held.release()
             assert release.wait(timeout=30)
         return register(invitation)
-    monkeypatch.setattr(store, "new_respondent", slow_for_bad_codes)
+    monkeypatch.setattr(store, "register", slow_for_bad_codes)
     survey = Survey(title="T", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
     with client_of(survey, store, registrations_per_minute=2) as client:
         bad = []

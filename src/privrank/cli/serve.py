@@ -12,9 +12,10 @@ it; ``--admin-token`` stays for compatibility, with a warning). SIGINT or SIGTER
 gracefully (the requests in flight are answered, every acknowledged report stays stored); a second
 SIGINT stops it at once.
 
-``--close`` and ``--export FILE`` serve nothing: the first records in the database that the survey
-closed now (servers running on it stop taking answers within about a second), the second writes the
-export the dashboard offers, from the database alone (its operator needs no admin token).
+``--close``, ``--export FILE`` and ``--invitation-status [CSV]`` serve nothing: the first records in the
+database that the survey closed now (servers running on it stop taking answers within about a second),
+the second writes the export the dashboard offers, from the database alone (its operator needs no admin
+token), the third prints which invitations are unused, started or finished.
 """
 from __future__ import annotations
 
@@ -118,6 +119,12 @@ def register(sub) -> None:
                              "(never overwritten; - for stdout) and exit. Reads the database (--db) only: no admin "
                              "token is needed, having the database is enough. With --close: closes, then exports. Rank the export "
                              "with privrank rank FILE --epsilon E")
+    ending.add_argument("--invitation-status", nargs="?", const="", metavar="CSV",
+                        help="print the invitations file CSV (default: NAME-invitations.csv beside the SQLite "
+                             "database, where --invitations writes it) with two columns added, status (unused, "
+                             "started, finished) and reports, and exit: whom to remind. Give SURVEY before it. "
+                             "Whoever holds the codes can link an invitation to its reports (the database alone "
+                             "cannot): keep the output as private as the file")
     p.set_defaults(func=run_serve)
 
 
@@ -295,6 +302,50 @@ def _serve(app, sock: socket.socket) -> None:
     Server(config).run(sockets=[sock])
 
 
+def serving_options(args) -> list[str]:
+    """The options of serving given in ``args`` (refused by the commands that serve nothing)."""
+    return [name for name, given in (("--new-db", args.new_db), ("--public", args.public),
+                                     ("--invitations", args.invitations is not None),
+                                     ("--invitations-file", args.invitations_file), ("--url", args.url),
+                                     ("--new-admin-token", args.new_admin_token),
+                                     ("--admin-token-file", args.admin_token_file),
+                                     ("--admin-token", args.admin_token)) if given]
+
+
+def invitation_status(args) -> int:
+    """``--invitation-status [CSV]``: print the invitations file with each invitation's status and reports
+    (:func:`privrank.serve.progress.invitation_status`) and a summary on stderr; serves nothing.
+
+    Raises
+    ------
+    InputError
+        Another command or an option of serving given too, no such database, a database of another
+        survey, or an invitations file that cannot be read.
+    """
+    from ..serve import open_store
+    from ..serve.invitations import default_invitations_path
+    from ..serve.progress import invitation_status as status_csv
+    from ..serve.survey import demo_survey, load_survey
+
+    others = serving_options(args) + ["--close"] * args.close + ["--export"] * (args.export is not None)
+    if others:
+        raise InputError(f"--invitation-status reads and prints only: give it without {others[0]}")
+    survey = demo_survey() if args.demo else load_survey(args.survey)
+    db = args.db or default_db(args)
+    check_new_db(db, False, False)
+    path = args.invitation_status or default_invitations_path(db)
+    with open_store(db) as store:
+        store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint())
+        text, counts = status_csv(survey, store, path)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    print(f"privrank serve: {path}: " + (", ".join(f"{n:,} {status}" for status, n in counts.items() if n) or
+                                         "no invitations") +
+          " (keep this output as private as the invitations: the codes link each invitation to its reports)",
+          file=sys.stderr)
+    return 0
+
+
 def close_or_export(args) -> int:
     """``--close`` and/or ``--export FILE``: close the survey now (its time printed), then write its export;
     serves nothing. The database must exist and hold this survey's reports.
@@ -309,12 +360,7 @@ def close_or_export(args) -> int:
     from ..serve.app import Closing, closed_text, export_file
     from ..serve.survey import demo_survey, load_survey, utc_text
 
-    serving = [name for name, given in (("--new-db", args.new_db), ("--public", args.public),
-                                        ("--invitations", args.invitations is not None),
-                                        ("--invitations-file", args.invitations_file), ("--url", args.url),
-                                        ("--new-admin-token", args.new_admin_token),
-                                        ("--admin-token-file", args.admin_token_file),
-                                        ("--admin-token", args.admin_token)) if given]
+    serving = serving_options(args)
     if serving:
         raise InputError(f"--close and --export serve nothing: give them without {serving[0]}")
     survey = demo_survey() if args.demo else load_survey(args.survey)
@@ -393,6 +439,8 @@ def run_serve(args) -> int:
     if (args.survey is None) == (not args.demo):
         raise InputError("give a survey file or --demo (not both); privrank serve --init FILE writes a "
                          "commented survey file to start from")
+    if args.invitation_status is not None:  # before the server's imports: it serves nothing
+        return invitation_status(args)
     if args.close or args.export is not None:  # before the server's imports: neither serves
         return close_or_export(args)
     try:

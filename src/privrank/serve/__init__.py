@@ -25,8 +25,9 @@ What is stored (:mod:`privrank.serve.store`): the SHA-256 of respondents' random
 token) and their randomized reports, append-only, in SQLite or PostgreSQL, with the UTC day only;
 no true answer, no IP address, no user agent. A report is acknowledged only after it is
 committed, never past the respondent's budget, once per idempotency key and once per pair per
-respondent. A respondent is a browser (a token), or on an invitation-only survey an invited
-respondent (one-time codes, kept hashed), and every text says which.
+respondent. A respondent is a browser (a token, which the page's "Continue on another device" link
+carries to another browser), or on an invitation-only survey an invited respondent (codes, kept
+hashed, each registering one respondent, on any device), and every text says which.
 
 The contract (:mod:`privrank.serve.app`)
 ----------------------------------------
@@ -42,8 +43,10 @@ The contract (:mod:`privrank.serve.app`)
     epsilon, budget, mechanism; no text, so a corrected text keeps it), or the id a store was first
     claimed with: the page keys what it keeps by it.
 ``POST /api/respondents``
-    Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 403 on an invitation-only
-    survey without a usable invitation; 429 with ``Retry-After`` past the registration rate (an
+    Body ``{}`` or ``{"invitation": CODE}``. 201 ``{"token": "..."}``; 200 ``{"token": "..."}`` for an
+    invitation used before, whose respondent this is again (on another device: the token is derived from
+    the code, :mod:`privrank.serve.invitations`); 403 on an invitation-only survey without a usable
+    invitation (unknown, or used by an earlier privrank, whose token was random); 429 with ``Retry-After`` past the registration rate (an
     open survey's: an invitation-only survey is limited by its one-time codes); 410 ``{"error", "reason":
     "closed"}`` once the survey has closed (its file's ``closes``, or ``privrank serve --close``: the
     earlier counts), as for reports.
@@ -62,6 +65,12 @@ The contract (:mod:`privrank.serve.app`)
     (``busy``) or cannot be reached (``unavailable``): nothing was stored, and a resend under the same
     key is safe (as for registrations, and for every request that reads the store). Any other failure
     is 500 ``{"error"}``, never a traceback.
+``POST /api/progress``
+    Body ``{"token": TOKEN}``. 200 ``{"answered", "remaining", "pairs": [[item_a, item_b], ...]}`` (pairs
+    design, each pair as reported) or ``{"answered", "remaining", "ballot": true/false}`` (ranking): what
+    the server holds of the respondent, which the page on another device marks as answered
+    (:mod:`privrank.serve.progress`); never a report. 400 for a body of another shape, 404 for an unknown
+    token.
 ``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
 token the store has since replaced, by another server started on the same database with a new one)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy

@@ -38,6 +38,7 @@ from .dashboard import REFRESH_SECONDS, LiveRanking
 from .dashboard_html import dashboard_page
 from .integrity import static_dir
 from .health import StoreUnavailable
+from .progress import progress_document
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
                     UnknownRespondent, is_urlsafe_token)
 from .survey import NORM_TOLERANCE, RESPONDENT_UNITS, closing_time, utc_text
@@ -295,15 +296,29 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
             return error(429, "too many new respondents right now: try again in a moment", "rate-limited",
                          headers={"retry-after": str(max(1, math.ceil(wait)))})
         try:
-            token = await run_in_threadpool(store.new_respondent, invitation)
+            token, new = await run_in_threadpool(store.register, invitation)
         except (InvitationRefused, StoreUnavailable) as exc:
             if limited:  # no one registered (the survey became invitation-only meanwhile, or no write): token back
                 limit.refund()
             if isinstance(exc, StoreUnavailable):
                 raise
             return error(403, str(exc), "invitation")
+        if not new:  # an invitation's respondent again, on another device: no one registered
+            return JSONResponse({"token": token}, status_code=200)
         recent.add()
         return JSONResponse({"token": token}, status_code=201)
+
+    async def progress(request):
+        try:
+            doc = await json_body(request)
+            if not isinstance(doc, dict) or set(doc) != {"token"} or not is_urlsafe_token(doc["token"], TOKEN_BYTES):
+                raise Refused('a request for progress is {"token": TOKEN}, the token POST /api/respondents returned')
+        except Refused as exc:
+            return error(400, str(exc))
+        answered = await run_in_threadpool(store.progress, doc["token"])
+        if answered is None:
+            return error(404, "unknown respondent token: ask for a new one (POST /api/respondents)")
+        return JSONResponse(progress_document(survey, answered))
 
     async def new_report(request):
         # once closed, a respondent's quota is no answer: the store's write stores nothing, yet answers the resend
@@ -343,7 +358,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
 
     routes = [Route("/", index), Route("/api/survey", survey_json), Route("/dashboard", dashboard),
               Route("/export.csv", export), Route("/api/respondents", new_respondent, methods=["POST"]),
-              Route("/api/reports", new_report, methods=["POST"]),
+              Route("/api/reports", new_report, methods=["POST"]), Route("/api/progress", progress, methods=["POST"]),
               Mount("/static", app=StaticFiles(directory=static, check_dir=False), name="static")]
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders), Middleware(CatchAll)],
                      exception_handlers={HTTPException: http_error, StoreUnavailable: unavailable})

@@ -2,9 +2,20 @@
 
 An invitation is ``BASE_URL/#invite=CODE`` with ``CODE = secrets.token_urlsafe(16)`` (22
 characters of base64url). The code sits in the URL's fragment, which the browser never sends to
-the server nor to a proxy's log; the page reads it and registers with it once. The links are
-written to a CSV file (readable by its owner only) and nowhere else: the store keeps the SHA-256
-of each code and whether it was used, never which token it produced.
+the server nor to a proxy's log; the page reads it and registers with it. The links are written to
+a CSV file (readable by its owner only) and nowhere else: the store keeps the SHA-256 of each code
+and whether it was used.
+
+The respondent's token is derived from the code (:func:`invitation_token`), so the same invitation
+opened on another device registers as the same respondent, with the same budget: the store finds
+the token's hash among its respondents and returns the token again, without a second registration.
+The store holds no link between an invitation and its token -- its code's hash and its token's hash
+cannot be joined without the code -- but whoever holds the codes (the team that mailed them) can
+derive each token and so link an invitation to its randomized reports (``privrank serve
+--invitation-status`` does, to say who has answered). That is within the guarantee, which is local
+differential privacy per respondent: every report was randomized in the respondent's browser, and it
+holds against the server and the team alike. An invitation used by an earlier privrank, which drew
+its token at random, cannot be resumed on another device.
 
 The file is reserved (created empty, exclusively) before the store is opened, so that a path that
 exists or cannot be written is refused before anything else is created
@@ -13,7 +24,9 @@ accepted the start.
 """
 from __future__ import annotations
 
+import base64
 import csv
+import hmac
 import io
 import os
 from contextlib import contextmanager
@@ -24,6 +37,16 @@ from ..errors import InputError
 
 #: most invitations issued by one command
 MAX_INVITATIONS = 1_000_000
+#: what an invitation code authenticates to give its respondent's token (:func:`invitation_token`)
+TOKEN_LABEL = b"privrank respondent token"
+
+
+def invitation_token(code: str) -> str:
+    """The respondent's token of an invitation: the base64url of the first 24 bytes of
+    HMAC-SHA256(key = the code, message = :data:`TOKEN_LABEL`), 32 characters, the shape of
+    ``secrets.token_urlsafe(24)``. Without the code it cannot be found from the token (nor from its hash)."""
+    digest = hmac.digest(code.encode("utf-8"), TOKEN_LABEL, "sha256")
+    return base64.urlsafe_b64encode(digest[:24]).decode("ascii")
 
 
 def default_invitations_path(db) -> Path:

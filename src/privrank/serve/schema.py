@@ -8,7 +8,8 @@ day it was issued (``YYYY-MM-DD``). ``reports(id, token_hash, report_key, item_a
 vector, epsilon, received)``: one row per randomized report as the respondent's browser sent it -- a
 pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with its epsilon, the
 idempotency key the page drew for it and the UTC day it arrived. ``invitations(code_hash, used)``: the
-SHA-256 of each one-time invitation code and whether it was used, with no link to the token it produced.
+SHA-256 of each invitation code and whether it was used, with no link to its token that can be made
+without the code (the token is derived from the code: :mod:`privrank.serve.invitations`).
 ``surveys(fingerprint)``, ``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``:
 which survey the store holds and each text it was served with (:meth:`privrank.serve.store.Store.claim`); ``closed(at)``: when
 ``privrank serve --close`` closed it. A respondent's times are kept to the day only: a finer time could be
@@ -81,4 +82,10 @@ SQL = {
     "invitations": "SELECT count(*), coalesce(sum(used), 0) FROM invitations",
     "invite": "INSERT INTO invitations (code_hash) VALUES (?)",
     "use": "UPDATE invitations SET used = 1 WHERE code_hash = ? AND used = 0",
+    # a respondent's reports (one row of NULLs for a respondent without any; none for an unknown one)
+    "progress": "SELECT x.item_a, x.item_b, x.id FROM respondents AS r LEFT JOIN reports AS x "
+                "ON x.token_hash = r.token_hash WHERE r.token_hash = ?",
+    "invitation_states": "SELECT code_hash, used FROM invitations",
+    "respondent_reports": "SELECT r.token_hash, count(x.id) FROM respondents AS r LEFT JOIN reports AS x "
+                          "ON x.token_hash = r.token_hash GROUP BY r.token_hash",
 }

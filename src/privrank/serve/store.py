@@ -51,6 +51,7 @@ from typing import NamedTuple, TypeGuard
 
 from ..errors import BudgetExceededError, InputError
 from .health import damaged
+from .invitations import invitation_token
 from .schema import LAYOUTS, SCHEMA, SQL
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
@@ -107,7 +108,12 @@ class ReportConflict(InputError):
 
 class InvitationRefused(InputError):
     """A registration on an invitation-only survey without a usable invitation (missing, unknown or
-    used: one message for all, so codes cannot be probed)."""
+    used by an earlier privrank: one message for all, so codes cannot be probed)."""
+
+
+REFUSED_INVITATION = ("this survey is by invitation only, and this invitation is unknown or already used (one first "
+                      "used by an earlier privrank works in its first browser only): open the link of your own "
+                      "invitation")
 
 
 def report_content(item_a, item_b, report, vector) -> tuple:
@@ -398,26 +404,38 @@ class Store:
         return [(str(field), str(text), str(day)) for field, text, day in self._query("texts")]
 
     def new_respondent(self, invitation: str | None = None) -> str:
-        """Issue a respondent's token (their only credential), its hash stored before it is returned.
+        """A respondent's token (their only credential): :meth:`register`'s token."""
+        return self.register(invitation)[0]
 
-        On an invitation-only store (one that holds invitations) ``invitation`` must be an unused
-        code, which this marks used in the same transaction; nothing links the code to the token.
-        On an open store the invitation is not looked at.
+    def register(self, invitation: str | None = None) -> tuple[str, bool]:
+        """Register a respondent: ``(token, new)``, the token's hash stored before it is returned.
+
+        On an open store the token is random and the invitation is not looked at. On an
+        invitation-only store (one that holds invitations) the token is the code's
+        :func:`~privrank.serve.invitations.invitation_token`: an unused code is marked used in the same
+        transaction and its respondent registered (``new``); a used one whose token is registered
+        gives that token again, not new (the same respondent on another device, with the same
+        budget). The store keeps no link between the code and the token.
 
         Raises
         ------
         InvitationRefused
-            The store is invitation-only and the code is missing, unknown or already used.
+            The store is invitation-only and the code is missing, unknown, or used by an earlier
+            privrank (which drew its token at random).
         """
-        def work(cur):  # the token is drawn inside: a write run again after a broken connection draws anew
-            if cur.execute(self._sql("invitations")).fetchone()[0]:
-                if not is_urlsafe_token(invitation, INVITATION_BYTES) or \
-                        cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
-                    raise InvitationRefused("this survey is by invitation only, and this invitation is unknown or "
-                                            "already used: open the link of your own invitation")
-            token = secrets.token_urlsafe(TOKEN_BYTES)
+        def work(cur):  # an open store's token is drawn inside: a write run again after a broken connection draws anew
+            if not cur.execute(self._sql("invitations")).fetchone()[0]:
+                token = secrets.token_urlsafe(TOKEN_BYTES)
+            elif not is_urlsafe_token(invitation, INVITATION_BYTES):
+                raise InvitationRefused(REFUSED_INVITATION)
+            else:
+                token = invitation_token(invitation)
+                if cur.execute(self._sql("use"), (credential_hash(invitation),)).rowcount != 1:
+                    if cur.execute(self._sql("lock"), (credential_hash(token),)).fetchone() is None:
+                        raise InvitationRefused(REFUSED_INVITATION)
+                    return token, False
             cur.execute(self._sql("new"), (credential_hash(token), utc_day()))
-            return token
+            return token, True
         return self._write(work)
 
     def add_invitations(self, n: int) -> list[str]:
@@ -442,6 +460,17 @@ class Store:
                 cur.execute(self._sql("invite"), (credential_hash(code),))
         self._write(work)
         return codes
+
+    def progress(self, token: str) -> list[tuple[str | None, str | None]] | None:
+        """``(item_a, item_b)`` of each report of the respondent with ``token`` (``(None, None)`` for a
+        ballot), or None for a token the store never issued."""
+        rows = self._query("progress", (credential_hash(token),))
+        return None if not rows else [(a, b) for a, b, report_id in rows if report_id is not None]
+
+    def invitation_states(self) -> tuple[dict[str, bool], dict[str, int]]:
+        """``({code hash: used}, {token hash: reports})``: every invitation, and every respondent's reports."""
+        used = {code: bool(flag) for code, flag in self._query("invitation_states")}
+        return used, {token: int(n) for token, n in self._query("respondent_reports")}
 
     def invitations(self) -> tuple[int, int]:
         """``(issued, used)`` invitations; a store with any issued is invitation-only."""

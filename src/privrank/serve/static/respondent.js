@@ -9,12 +9,14 @@
 import {
   EPSILON_RANGE, checkEpsilon, duchiDraw, pairs as allPairs, randomizeComparison, uniform,
 } from './randomizer.js';
+import {
+  BY_INVITATION, INVITATION_USED, TOKEN, markAnswered, offerElsewhere, takeLink,
+} from './resume.js';
 
 const $ = (id) => document.getElementById(id);
 const app = $('app');
 app.dataset.script = 'running';  // style.css shows the load-failure note only without this mark
 const MECHANISMS = { pairs: 'randomized-response', ranking: 'duchi-l2' };
-const INVITATION = /^[A-Za-z0-9_-]{22}$/;  // secrets.token_urlsafe(16)
 const TIMEOUT_MS = 30000;                   // a request with no reply by then counts as failed
 // A 429 or 503 (nothing was done: the server is busy) is tried again by itself this many more times, after the
 // seconds its Retry-After asks (at most longestWait), or without one after firstWait seconds, doubled each time.
@@ -26,6 +28,7 @@ let storeKey;        // this survey's localStorage key and Web Lock name: privra
 let current = null;  // the pair on screen: {left, right} item indices
 let busy = false;
 let focusQuestion = false;  // "I agree" was pressed: the question shown next takes the keyboard focus
+let registered = null;  // the token this page load registered (a new respondent: nothing to catch up on)
 
 function setState(state) {
   app.dataset.state = state;
@@ -221,10 +224,6 @@ function reason({ data }) {
   return said || 'the survey\'s server is not answering properly right now';
 }
 
-const BY_INVITATION = 'This survey is by invitation only. Please open it with the link from your invitation.';
-const INVITATION_USED = 'This invitation link has already been used, or is not valid. An invitation works in '
-  + 'one browser only: please continue in the browser where you first opened it, or ask the survey\'s '
-  + 'organisers for a new invitation.';
 // Whether this browser cannot register: an invitation-only survey, and neither a token nor a code.
 const uninvited = (memo) => survey.invitations && !memo.token && !memo.invite;
 // Whether this browser holds a randomized answer the server may not have.
@@ -254,9 +253,10 @@ async function token(stale) {
     delete memo.token;
     if (uninvited(memo)) return new Stop(BY_INVITATION, 'closed');
     const { status, data } = await call('api/respondents', survey.invitations ? { invitation: memo.invite } : {});
-    if (status === 201 && typeof data.token === 'string' && data.token) {
+    if ((status === 201 || status === 200) && TOKEN.test(data.token)) {  // 200: an invitation's respondent again
       delete memo.invite;
       memo.token = data.token;
+      if (status === 201) registered = data.token;
       return data.token;
     }
     if (status === 403 && survey.invitations) {
@@ -269,6 +269,18 @@ async function token(stale) {
   });
   if (got instanceof Stop) throw got;
   return got;
+}
+
+// What the server holds of this respondent (sent from another device, or before this browser's storage was
+// cleared), marked sent: never asked again. An unknown token (404) is replaced, as for a report.
+async function catchUp(known) {
+  if (known === registered) return;
+  const reply = await call('api/progress', { token: known });
+  if (reply.status === 404) return void await token(known);
+  if (reply.status !== 200 || !await withMemo((memo) => markAnswered(memo, reply.data, survey))) {
+    throw new Stop(`Sorry, this page could not learn which answers you gave already: ${reason(reply)}. Please `
+      + 'reload the page.');
+  }
 }
 
 // POST one report; an unknown token (404: the server forgot this browser) is replaced once.
@@ -551,23 +563,8 @@ document.addEventListener('keydown', (e) => {
   const choice = { ArrowLeft: 'left', ArrowRight: 'right', ArrowDown: 'none' }[e.key];
   if (choice) { e.preventDefault(); answer(choice); }
 });
-// An invitation link opened in this tab changes only the fragment: start again to read it.
+// An invitation or resume link opened in this tab changes only the fragment: start again to read it.
 window.addEventListener('hashchange', () => location.reload());
-
-// The invitation code of a link BASE_URL/#invite=CODE (in the fragment: never sent to the server
-// with the page request, nor written in a proxy's log): kept under the survey's id until the
-// registration succeeds (unless this browser is registered already), then removed from the
-// address bar, so that it is not shared, bookmarked or shown on screen.
-async function takeInvitation() {
-  const code = new URLSearchParams(location.hash.slice(1)).get('invite');
-  if (code === null) return;
-  if (survey.invitations && INVITATION.test(code)) await withMemo((memo) => { if (!memo.token) memo.invite = code; });
-  history.replaceState(null, '', location.pathname + location.search);
-  if (survey.invitations && !INVITATION.test(code) && !load().token) {
-    throw new Stop('This invitation link is incomplete. Please open it again from your invitation, copying '
-      + 'the whole link.', 'closed');
-  }
-}
 
 // The consent text and its two buttons; resolves once the respondent agreed (kept: not asked again).
 // Nothing is registered or sent before. "I do not want to take part" ends the page (state 'declined') with
@@ -632,14 +629,17 @@ async function main() {
       throw new Stop('This page needs a secure connection (an https address) and a recent browser, so '
         + 'that every answer is randomized only once. Please open the survey\'s https link.', 'refused');
     }
-    await takeInvitation();
+    if (await takeLink(survey, withMemo) && !load().token) {
+      throw new Stop('This link is incomplete. Please open it again, copying the whole link.', 'closed');
+    }
     const memo = load();
     if (!memo.done) {
       if (uninvited(memo)) throw new Stop(BY_INVITATION, 'closed');
       if (survey.consent && !memo.agreed) await consent();
-      await token();
+      await catchUp(await token());
     }
     if (survey.design === 'ranking') return startRanking();
+    offerElsewhere(survey, load().token);
     await flushPairs();
     nextPair();
   } catch (error) {
