@@ -62,8 +62,8 @@ The contract (:mod:`privrank.serve.app`)
     (``busy``) or cannot be reached (``unavailable``): nothing was stored, and a resend under the same
     key is safe (as for registrations, and for every request that reads the store). Any other failure
     is 500 ``{"error"}``, never a traceback.
-``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
-token the store has since replaced, by another server started on the same database with a new one)
+``GET /dashboard``, ``GET /export.csv`` (an admin's token as ``?token=`` or ``Authorization: Bearer``; 403 for a
+token the store no longer holds, revoked or replaced: :mod:`privrank.serve.admins`)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
     planner's number of reports for the survey is reached (it says how many more), then scores
     with 95% intervals and 95% rank intervals, a plot, the manipulation margin, the guarantee,
@@ -73,7 +73,7 @@ token the store has since replaced, by another server started on the same databa
     or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
     :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
     Excel); ``user`` is a pseudonym (never a token) that no spreadsheet or CSV reader takes for a
-    number. The server keeps only the SHA-256 of the admin token. Both go on once the survey has
+    number. The server keeps only the SHA-256 of each admin's token. Both go on once the survey has
     closed (the dashboard says "Closed on ..." at its top), and ``privrank serve --export FILE`` writes
     the same export from the database, without a server or the token.
 
