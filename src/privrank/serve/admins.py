@@ -79,7 +79,8 @@ class AdminTable:
         return [(str(name), str(digest), str(day)) for name, digest, day in self._query("admins")]
 
     def add_admin(self, name: str, digest: str, *, replace: bool = False) -> None:
-        """Keep ``digest`` (:func:`admin_token_hash` of the token) as the admin ``name``'s, added today.
+        """Keep ``digest`` (:func:`admin_token_hash` of the token) as the admin ``name``'s, added today (with
+        ``replace``, an admin given a new token is listed as added today).
 
         Raises
         ------
