@@ -273,8 +273,8 @@ def test_a_migration_that_fails_leaves_the_store_as_it_was(target, monkeypatch):
     every token, table and column as it was, and the next open migrates."""
     plain_token_store(target)
     store_type = SqliteStore if isinstance(target, Path) else PostgresStore
-    first, hashing = store_type.migrations
-    monkeypatch.setattr(store_type, "migrations", (first, (*hashing, "SELECT privrank_no_such_function()")))
+    first, hashing, *later = store_type.migrations
+    monkeypatch.setattr(store_type, "migrations", (first, (*hashing, "SELECT privrank_no_such_function()"), *later))
     with pytest.raises(Exception, match="privrank_no_such_function"):
         open_store(target)
     assert sorted(rows(target, "SELECT token FROM respondents")) == sorted((t,) for t in OLD_TOKENS)

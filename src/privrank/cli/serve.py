@@ -4,11 +4,13 @@ Every refusal at start-up (a bad argument, survey file, port, token or invitatio
 before anything is created or printed: the listening socket is bound first and handed to uvicorn,
 and the database is opened only once everything else has passed. A SQLite database is created
 only with ``--new-db`` (``--demo`` makes its own): a restart never replaces a database that was moved or
-removed by an empty one (:func:`check_new_db`). The dashboard's admin token is
-kept in the database as its SHA-256 only: it is made (and printed, once) when a database is first
-served, kept across restarts, replaced by ``--new-admin-token``, or chosen by the operator through
-``PRIVRANK_ADMIN_TOKEN`` or ``--admin-token-file`` (never on the command line, where ``ps`` shows
-it; ``--admin-token`` stays for compatibility, with a warning). SIGINT or SIGTERM stop the server
+removed by an empty one (:func:`check_new_db`). The dashboard's admin tokens are
+kept in the database as their SHA-256 only, each under an admin's name (:mod:`privrank.serve.admins`):
+the owner's is made (and printed, once) when a database is first served, kept across restarts, replaced
+by ``--new-admin-token``, or chosen by the operator through ``PRIVRANK_ADMIN_TOKEN`` or
+``--admin-token-file`` (never on the command line, where ``ps`` shows it; ``--admin-token`` stays for
+compatibility, with a warning); ``--add-admin NAME``, ``--revoke-admin NAME`` and ``--admins`` manage
+the others (:mod:`privrank.cli.serve_admins`). SIGINT or SIGTERM stop the server
 gracefully (the requests in flight are answered, every acknowledged report stays stored); a second
 SIGINT stops it at once.
 
@@ -24,7 +26,6 @@ import ipaddress
 import logging
 import gc
 import os
-import secrets
 import signal
 import socket
 import sys
@@ -34,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError
+from . import serve_admins
 from .arguments import examples, summary
 
 DEFAULT_PORT = 8000
@@ -82,16 +84,18 @@ def register(sub) -> None:
                           help="create the SQLite database (refused if it exists). Without it privrank serve never "
                                "creates one (but --demo's), so a database moved or removed is never replaced by an "
                                "empty one without a word")
-    token = p.add_argument_group("admin token").add_mutually_exclusive_group()
+    token = p.add_argument_group("admin token (the owner's)").add_mutually_exclusive_group()
     token.add_argument("--new-admin-token", action="store_true",
-                       help="replace the dashboard's admin token with a new random one, printed once (by default "
-                            "a database keeps the token made when it was first served; only its hash is stored)")
+                       help="replace the owner's dashboard token with a new random one, printed once (by default "
+                            "a database keeps the token made when it was first served; only its hash is stored; "
+                            "the other admins' tokens are kept)")
     token.add_argument("--admin-token-file", metavar="PATH",
-                       help="read the dashboard's admin token from this file (at least 16 characters: letters, "
+                       help="read the owner's dashboard token from this file (at least 16 characters: letters, "
                             f"digits, '-', '_', '.', '~'); the environment variable {ADMIN_TOKEN_ENV} does the same")
     token.add_argument("--admin-token", metavar="TOKEN",
-                       help=f"the dashboard's admin token (deprecated: other users of this machine see it in ps; "
+                       help=f"the owner's dashboard token (deprecated: other users of this machine see it in ps; "
                             f"use {ADMIN_TOKEN_ENV} or --admin-token-file)")
+    serve_admins.add_arguments(p)
     respondents = p.add_argument_group("respondents")
     respondents.add_argument("--invitations", type=int, metavar="N",
                              help="issue N one-time invitation links and make the survey invitation-only (for good: "
@@ -177,9 +181,9 @@ def chosen_admin_token(args) -> tuple[str, str] | None:
     ------
     InputError
         Two sources at once (the environment and an option), an unreadable file, or a token that
-        :func:`~privrank.serve.app.check_admin_token` refuses.
+        :func:`~privrank.serve.admins.check_admin_token` refuses.
     """
-    from ..serve.app import check_admin_token
+    from ..serve.admins import check_admin_token
 
     env = os.environ.get(ADMIN_TOKEN_ENV)
     flags = [name for name, given in (("--new-admin-token", args.new_admin_token),
@@ -425,7 +429,8 @@ def sample_size_lines(survey, store, unit: str) -> list[str]:
 
 def run_serve(args) -> int:
     """Check everything, bind the port, open the store, print the two URLs (stderr), serve until interrupted
-    (or, with ``--init FILE``, write a survey template; with ``--close`` or ``--export FILE``,
+    (or, with ``--init FILE``, write a survey template; with ``--add-admin``, ``--revoke-admin`` or
+    ``--admins``, :func:`~privrank.cli.serve_admins.run_admins`; with ``--close`` or ``--export FILE``,
     :func:`close_or_export`)."""
     if args.init is not None:  # before the server's imports: writing a template needs none of them
         if args.survey is not None or args.demo:
@@ -441,6 +446,11 @@ def run_serve(args) -> int:
                          "commented survey file to start from")
     if args.invitation_status is not None:  # before the server's imports: it serves nothing
         return invitation_status(args)
+    option = serve_admins.chosen(args)
+    if option is not None:  # nor do these
+        db = args.db or default_db(args)
+        check_new_db(db, False, False)
+        return serve_admins.run_admins(args, option, db)
     if args.close or args.export is not None:  # before the server's imports: neither serves
         return close_or_export(args)
     try:
@@ -450,7 +460,8 @@ def run_serve(args) -> int:
         raise InputError("privrank serve needs: pip install 'privrank[serve]' (from a clone: "
                          "pip install -e '.[serve]')") from None
     from ..serve import open_store
-    from ..serve.app import RESPONDENT_UNITS, Closing, RateLimit, admin_token_hash, closed_text, create_app
+    from ..serve.admins import OWNER, admin_token_hash, new_admin_token
+    from ..serve.app import RESPONDENT_UNITS, Closing, RateLimit, closed_text, create_app
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
     from ..serve.survey import demo_survey, load_survey
@@ -477,19 +488,22 @@ def run_serve(args) -> int:
         reserved = None if args.invitations is None else stack.enter_context(
             reserve_invitations(args.invitations_file or default_invitations_path(db)))
         store = stack.enter_context(open_store(db))
-        stored = store.admin_token_hash()
+        admins = store.admins()
+        owner = next((digest for name, digest, _ in admins if name == OWNER), None)
         token = None
         if chosen is not None:
             digest = admin_token_hash(chosen[0])
-        elif args.new_admin_token or stored is None:
-            token = secrets.token_urlsafe(32)
+        elif args.new_admin_token or not admins:
+            token = new_admin_token()
             digest = admin_token_hash(token)
-        else:
-            digest = stored
-        app = create_app(survey, store, digest, registrations_per_minute=args.registrations_per_minute)
+        else:  # the store's admins open the dashboard: the application's own hash is never used
+            digest = admins[0][1]
+        app = create_app(survey, store, digest, registrations_per_minute=args.registrations_per_minute,
+                         survey_file=None if args.demo else args.survey)
         written = None if reserved is None else reserved.issue(store, args.invitations, links)
-        if digest != stored:  # kept only now that nothing can refuse the start any more
-            store.set_admin_token_hash(digest)
+        # the owner's token kept only now that nothing can refuse the start any more
+        if (chosen is not None or token is not None) and digest != owner:
+            store.add_admin(OWNER, digest, replace=True)
         issued, used = store.invitations()
         unit = RESPONDENT_UNITS[bool(issued)]
         lines = [f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
@@ -504,6 +518,9 @@ def run_serve(args) -> int:
             where = (f"the one from {chosen[1]}" if chosen is not None else
                      "unchanged: as printed when it was made, or as you chose it (replace it with --new-admin-token)")
             lines += [f"  dashboard:   {base}/dashboard", f"  dashboard token: {where}"]
+        names = [name for name, _, _ in store.admins()]
+        lines.append(f"  admins:      {', '.join(names[:10])}{', ...' * (len(names) > 10)} (each opens the dashboard "
+                     "with a token of their own: --add-admin NAME, --revoke-admin NAME, --admins)")
         if issued:
             lines.append(f"  registration: by invitation only ({issued} issued, {used} used); a respondent is an "
                          "invited respondent")

@@ -71,8 +71,8 @@ The contract (:mod:`privrank.serve.app`)
     the server holds of the respondent, which the page on another device marks as answered
     (:mod:`privrank.serve.progress`); never a report. 400 for a body of another shape, 404 for an unknown
     token.
-``GET /dashboard``, ``GET /export.csv`` (admin token as ``?token=`` or ``Authorization: Bearer``; 403 for a
-token the store has since replaced, by another server started on the same database with a new one)
+``GET /dashboard``, ``GET /export.csv`` (an admin's token as ``?token=`` or ``Authorization: Bearer``; 403 for a
+token the store no longer holds, revoked or replaced: :mod:`privrank.serve.admins`)
     The private ranking (:mod:`privrank.serve.dashboard`): no ranked table until the privacy
     planner's number of reports for the survey is reached (it says how many more), then scores
     with 95% intervals and 95% rank intervals, a plot, the manipulation margin, the guarantee,
@@ -82,7 +82,7 @@ token the store has since replaced, by another server started on the same databa
     or a ranking survey's ballots as ``user``, one column ``A > B`` per pair and ``epsilon``, which
     :func:`privrank.serve.ballots.rank_ballots` ranks. Both in UTF-8 with a byte order mark (for
     Excel); ``user`` is a pseudonym (never a token) that no spreadsheet or CSV reader takes for a
-    number. The server keeps only the SHA-256 of the admin token. Both go on once the survey has
+    number. The server keeps only the SHA-256 of each admin's token. Both go on once the survey has
     closed (the dashboard says "Closed on ..." at its top), and ``privrank serve --export FILE`` writes
     the same export from the database, without a server or the token.
 

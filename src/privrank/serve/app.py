@@ -22,18 +22,17 @@ dashboard and the export go on.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import math
-import re
-import secrets
 import threading
 import time
 from collections import deque
 from datetime import datetime
 
 from ..errors import InputError
+from .admins import ADMIN_TOKEN_HASH, AdminTokens, admin_token_hash
+from .corrections import SurveyFile
 from .dashboard import REFRESH_SECONDS, LiveRanking
 from .dashboard_html import dashboard_page
 from .integrity import static_dir
@@ -42,14 +41,13 @@ from .progress import progress_document
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
                     UnknownRespondent, is_urlsafe_token)
 from .survey import NORM_TOLERANCE, RESPONDENT_UNITS, closing_time, utc_text
+from .throttle import Throttle
 
 MAX_BODY_BYTES = 64 * 1024
 #: new respondents per minute the server registers by default (a token bucket of as many)
 REGISTRATIONS_PER_MINUTE = 30
 REPORT_FIELDS = {"pairs": ("token", "key", "item_a", "item_b", "report", "epsilon"),
                  "ranking": ("token", "key", "vector", "epsilon")}
-#: the shape of an admin token (:func:`check_admin_token`) and of its hash (:func:`admin_token_hash`)
-ADMIN_TOKEN, ADMIN_TOKEN_HASH = re.compile(r"[A-Za-z0-9._~-]{16,1024}"), re.compile(r"[0-9a-f]{64}")
 SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'none'; frame-ancestors 'none'",
                     "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
 
@@ -120,8 +118,9 @@ class RecentRegistrations:
 
 
 class Closing:
-    """When the survey closes: the earlier of the survey file's ``closes`` and the time ``privrank serve
-    --close`` recorded in the store, which another process may record at any moment.
+    """When the survey closes: the earlier of the survey file's ``closes`` (:attr:`file`, which a corrected
+    survey file may move) and the time ``privrank serve --close`` recorded in the store, which another
+    process may record at any moment.
 
     The store is read by one caller at a time, at most once per :attr:`REFRESH` seconds (:meth:`due`;
     the others use the time read last), so no report pays a query for it: a server sees a ``--close``
@@ -132,22 +131,14 @@ class Closing:
     REFRESH = 1.0
 
     def __init__(self, closes: datetime | None, store, clock=time.time):
-        self._file, self._store, self._clock = closes, store, clock
+        self.file, self._store, self._clock = closes, store, clock
         self._stored: datetime | None = None
-        self._read = -math.inf
-        self._lock = threading.Lock()
+        self._throttle = Throttle(self.REFRESH, clock)
 
     def due(self) -> bool:
         """Whether this caller must :meth:`read` the store now: True for one caller per :attr:`REFRESH`
         seconds (or after the clock went back), until the store holds a closing time."""
-        now, last = self._clock(), self._read
-        if self._stored is not None or 0 <= now - last < self.REFRESH:
-            return False
-        with self._lock:  # one caller of those that found the reading old takes it
-            if self._read != last:
-                return False
-            self._read = now
-            return True
+        return self._stored is None and self._throttle.due()
 
     def read(self) -> None:
         """Read the closing time the store holds (a query: blocking)."""
@@ -156,7 +147,7 @@ class Closing:
 
     def at(self) -> datetime | None:
         """The closing time as last read (the earlier of the file's and the store's), or None."""
-        file, stored = self._file, self._stored
+        file, stored = self.file, self._stored
         return stored if file is None else file if stored is None else min(file, stored)
 
     def passed(self) -> datetime | None:
@@ -168,20 +159,6 @@ class Closing:
 def closed_text(at: datetime) -> str:
     """A closing time as people read it: ``YYYY-MM-DD HH:MM:SS UTC``."""
     return f"{at:%Y-%m-%d %H:%M:%S} UTC"
-
-
-def check_admin_token(token) -> None:
-    """Refuse an admin token other than 16 to 1024 characters of letters, digits, ``-``, ``_``, ``.`` and ``~``
-    (it guards the dashboard and the export, and travels unchanged in a URL and a header)."""
-    if not isinstance(token, str) or ADMIN_TOKEN.fullmatch(token) is None:
-        raise InputError("the admin token must be at least 16 characters (at most 1024), each a letter, a digit, "
-                         "'-', '_', '.' or '~' (default: a random one)")
-
-
-def admin_token_hash(token: str) -> str:
-    """What is kept of an admin token: the hex SHA-256 of its text (the token is random or chosen by the
-    operator, at least 16 characters: a key-derivation function would add nothing against a guess)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def survey_document(survey, invitation_only: bool, survey_id: str | None = None, closes: datetime | None = None,
@@ -197,14 +174,18 @@ def survey_document(survey, invitation_only: bool, survey_id: str | None = None,
 
 
 def create_app(survey, store, admin_hash: str, *, registrations_per_minute: float = REGISTRATIONS_PER_MINUTE,
-               dashboard_refresh: float = REFRESH_SECONDS):
+               dashboard_refresh: float = REFRESH_SECONDS, survey_file=None):
     """The Starlette application serving ``survey`` from ``store`` (see :mod:`privrank.serve`).
 
-    ``admin_hash`` is the :func:`admin_token_hash` of the admin token, which guards the dashboard and
-    the export: the application never holds the token itself. The store is bound to the survey
+    The dashboard and the export open to the token of any admin the store holds
+    (:mod:`privrank.serve.admins`, read at most once a second: a revoked token opens nothing within about
+    that long); ``admin_hash``, the :func:`admin_token_hash` of a token, opens them while the store holds
+    no admin. The application never holds a token itself. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
     ``registrations_per_minute`` bounds token minting (a token bucket in this process);
-    ``dashboard_refresh`` is the most seconds the dashboard's ranking may lag the reports.
+    ``dashboard_refresh`` is the most seconds the dashboard's ranking may lag the reports. With
+    ``survey_file`` (the path ``survey`` was read from), corrections of its texts are served without a
+    restart (:mod:`privrank.serve.corrections`).
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -223,6 +204,8 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     live = LiveRanking(survey, store, refresh=dashboard_refresh, helper=dashboard_refresh > 0,
                        follow=dashboard_refresh > 0)
     closing = Closing(survey.closes, store)
+    admins = AdminTokens(store, admin_hash)
+    corrections = SurveyFile(survey, survey_file, store)
 
     def error(status: int, message: str, reason: str | None = None, headers=None):
         body = {"error": message} if reason is None else {"error": message, "reason": reason}
@@ -236,8 +219,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         return error(503, str(exc), exc.reason, headers={"retry-after": str(exc.retry_after)})
 
     def matches(given: str) -> bool:
-        # digests of equal length compared in constant time: neither the token's length nor a prefix leaks
-        return bool(given) and secrets.compare_digest(admin_token_hash(given), admin_hash)
+        return bool(given) and admins.holds(admin_token_hash(given))
 
     def is_admin(request) -> bool:
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
@@ -245,18 +227,26 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
                                                                    and matches(credential.strip()))
 
     async def admin_refusal(request, what: str):
-        """None for the admin, else the 403 reply. A token the store no longer keeps (another privrank serve on
-        this database started with a new one) opens nothing: a replaced token must not live on in this server."""
+        """None for an admin, else the 403 reply. A token the store no longer holds (revoked, or replaced by
+        another privrank serve on this database) opens nothing once the admins were read again."""
+        if admins.due():
+            await run_in_threadpool(admins.read)
         if not is_admin(request):
-            return error(403, f"the {what} needs the admin token (?token=... or Authorization: Bearer ...)")
-        stored = await run_in_threadpool(store.admin_token_hash)
-        if stored not in (None, admin_hash):
-            return error(403, "this admin token was replaced since the server started (another privrank serve on "
-                              "the same database?): restart the server to use the new one")
+            return error(403, f"the {what} needs an admin's token (?token=... or Authorization: Bearer ...); a "
+                              "revoked or replaced token opens nothing")
         return None
+
+    async def served():
+        """The survey as served now: its file looked at (a stat) at most once a second, a correction of its
+        texts taken up, and with it a moved closing time."""
+        if corrections.due():
+            await run_in_threadpool(corrections.read)
+            closing.file = corrections.survey.closes
+        return corrections.survey
 
     async def closed_at():
         """The closing time if it has come (the store read at most once per second), else None."""
+        await served()
         if closing.due():
             await run_in_threadpool(closing.read)
         return closing.passed()
@@ -276,7 +266,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     async def survey_json(request):
         issued, _ = await run_in_threadpool(store.invitations)
         closed = await closed_at() is not None
-        return JSONResponse(survey_document(survey, bool(issued), survey_id, closing.at(), closed))
+        return JSONResponse(survey_document(await served(), bool(issued), survey_id, closing.at(), closed))
 
     async def new_respondent(request):
         refused = await closed_refusal()
@@ -346,8 +336,9 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         if refused is not None:
             return refused
         query = request.query_params.get("token", "")
-        return HTMLResponse(await run_in_threadpool(dashboard_page, survey, store, query if matches(query) else None,
-                                                    recent, live, await closed_at()))
+        closed = await closed_at()
+        return HTMLResponse(await run_in_threadpool(dashboard_page, await served(), store,
+                                                    query if matches(query) else None, recent, live, closed))
 
     async def export(request):
         refused = await admin_refusal(request, "export")

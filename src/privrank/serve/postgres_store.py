@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import InputError
+from .admins import OWNER
 from .health import StoreUnavailable
+from .schema import ADMINS_TABLE
 from .store import Store, credential_hash, report_content, report_receipt, utc_day
 
 
@@ -42,7 +44,8 @@ class PostgresStore(Store):
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
     #: the tokens are hashed in one statement: the foreign key is checked at its end, when both tables hold
-    #: the hashes; the report's function is dropped first, to be created anew with a renamed parameter
+    #: the hashes; the report's function is dropped first, to be created anew with a renamed parameter; then the
+    #: one admin token made the owner's, as on SQLite
     migrations = (("ALTER TABLE respondents ALTER COLUMN created TYPE TEXT "
                    "USING to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
                    "ALTER TABLE reports ALTER COLUMN received TYPE TEXT "
@@ -53,7 +56,11 @@ class PostgresStore(Store):
                    "ALTER TABLE reports RENAME COLUMN token TO token_hash",
                    "WITH respondent AS (UPDATE respondents SET token_hash = "
                    "encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')) "
-                   "UPDATE reports SET token_hash = encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')"))
+                   "UPDATE reports SET token_hash = encode(sha256(convert_to(token_hash, 'UTF8')), 'hex')"),
+                  ("CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)", ADMINS_TABLE,
+                   f"INSERT INTO admins (name, token_hash, added) SELECT '{OWNER}', token_hash, "
+                   "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM admin LIMIT 1",
+                   "DROP TABLE admin"))
     #: (table, column) of every table and view in the schema the store writes to
     tables = ("SELECT t.table_name, c.column_name FROM information_schema.tables AS t "
               "LEFT JOIN information_schema.columns AS c "

@@ -10,16 +10,28 @@ pair's report in {1, -1}, or a ranking ballot's randomized vector (JSON) -- with
 idempotency key the page drew for it and the UTC day it arrived. ``invitations(code_hash, used)``: the
 SHA-256 of each invitation code and whether it was used, with no link to its token that can be made
 without the code (the token is derived from the code: :mod:`privrank.serve.invitations`).
-``surveys(fingerprint)``, ``survey_terms(fingerprint)`` and ``survey_texts(id, field, text, first_served)``:
+``admins(name, token_hash, added)``: each admin's name, the SHA-256 of their dashboard token (never the token) and
+the UTC day it was added (:mod:`privrank.serve.admins`). ``surveys(fingerprint)``, ``survey_terms(fingerprint)``
+and ``survey_texts(id, field, text, first_served)``:
 which survey the store holds and each text it was served with (:meth:`privrank.serve.store.Store.claim`); ``closed(at)``: when
 ``privrank serve --close`` closed it. A respondent's times are kept to the day only: a finer time could be
 joined with a reverse proxy's log, which holds addresses. There is no column that could hold a true answer,
 an IP address or a user agent: the server never receives a true answer, and keeps nothing that identifies
 a respondent. A database that holds any other table (a privacy ledger, another application's data; in
 PostgreSQL, in the current schema) is refused before anything is created in it; a database of an earlier
-schema (times to the microsecond, no keys, no invitations; or tokens in plain text) is migrated in place,
-in one transaction, when opened.
+schema (times to the microsecond, no keys, no invitations; tokens in plain text; or one unnamed admin token) is
+migrated in place, in one transaction, when opened.
 """
+import time
+
+
+def utc_day() -> str:
+    """Today in UTC as ``YYYY-MM-DD``: the finest time the store keeps."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+#: the admins (:mod:`privrank.serve.admins`); created by the migration from one unnamed token too
+ADMINS_TABLE = "CREATE TABLE IF NOT EXISTS admins (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL, added TEXT NOT NULL)"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS surveys (fingerprint TEXT PRIMARY KEY)",
@@ -35,7 +47,7 @@ SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS reports_by_key ON reports (token_hash, report_key)",
     "CREATE TABLE IF NOT EXISTS invitations (code_hash TEXT PRIMARY KEY, "
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
-    "CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)",
+    ADMINS_TABLE,
     "CREATE TABLE IF NOT EXISTS closed (at TEXT NOT NULL)",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
@@ -43,20 +55,27 @@ TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
           "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token_hash", "created"},
           "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon",
                       "received"},
-          "invitations": {"code_hash", "used"}, "admin": {"token_hash"}, "closed": {"at"}}
+          "invitations": {"code_hash", "used"}, "admins": {"name", "token_hash", "added"}, "closed": {"at"}}
 #: the tables of every schema the store has had, oldest first, the current one last: a database of an
 #: earlier one is migrated when opened (by the dialect's :attr:`Store.migrations` from its own on).
-#: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text.
+#: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text;
+#: then: one admin token, unnamed (``admin(token_hash)``).
+_ONE_ADMIN = {**{t: c for t, c in TABLES.items() if t != "admins"}, "admin": {"token_hash"}}
 LAYOUTS = ({"surveys": {"fingerprint"}, "respondents": {"token", "created"},
             "reports": {"id", "token", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
-           {**TABLES, "respondents": {"token", "created"},
+           {**_ONE_ADMIN, "respondents": {"token", "created"},
             "reports": {"id", "token", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"}},
-           TABLES)
+           _ONE_ADMIN, TABLES)
 SQL = {
     "surveys": "SELECT fingerprint FROM surveys",
-    "admin": "SELECT token_hash FROM admin",
-    "forget_admin": "DELETE FROM admin",
-    "set_admin": "INSERT INTO admin (token_hash) VALUES (?)",
+    "admins": "SELECT name, token_hash, added FROM admins ORDER BY added, name",
+    "add_admin": "INSERT INTO admins (name, token_hash, added) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+    "set_admin": "INSERT INTO admins (name, token_hash, added) VALUES (?, ?, ?) ON CONFLICT (name) "
+                 "DO UPDATE SET token_hash = excluded.token_hash, added = excluded.added",
+    # every admin's row locked (PostgreSQL) before they are counted: two revocations at once never leave none
+    "lock_admins": "UPDATE admins SET name = name",
+    "count_admins": "SELECT count(*) FROM admins",
+    "revoke_admin": "DELETE FROM admins WHERE name = ?",
     "closed": "SELECT min(at) FROM closed",
     "close": "INSERT INTO closed (at) SELECT ? WHERE NOT EXISTS (SELECT at FROM closed)",
     "claim": "INSERT INTO surveys (fingerprint) VALUES (?)",

@@ -45,14 +45,14 @@ import queue
 import re
 import secrets
 import threading
-import time
 from concurrent.futures import Future
 from typing import NamedTuple, TypeGuard
 
 from ..errors import BudgetExceededError, InputError
+from .admins import OWNER, AdminTable
 from .health import damaged
 from .invitations import invitation_token
-from .schema import LAYOUTS, SCHEMA, SQL
+from .schema import ADMINS_TABLE, LAYOUTS, SCHEMA, SQL, utc_day
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
 TOKEN_BYTES, INVITATION_BYTES, KEY_BYTES = 24, 16, 16
@@ -73,11 +73,6 @@ def credential_hash(credential: str) -> str:
     dictionary holds and no search finds, so a salt would add nothing (it only defeats precomputed
     guesses of chosen secrets such as passwords)."""
     return hashlib.sha256(credential.encode("utf-8")).hexdigest()
-
-
-def utc_day() -> str:
-    """Today in UTC as ``YYYY-MM-DD``: the finest time the store keeps."""
-    return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 class Receipt(NamedTuple):
@@ -151,8 +146,8 @@ def report_receipt(outcome: str, answered: int, stored, content: tuple, max_answ
     raise ValueError(f"unknown outcome of a report's write: {outcome!r}")
 
 
-class Store:
-    """The reports of one survey (module docstring); :func:`privrank.serve.open_store` opens one."""
+class Store(AdminTable):
+    """The reports of one survey and its admins (module docstring); :func:`privrank.serve.open_store` opens one."""
 
     placeholder = "?"
     id_type = "INTEGER"
@@ -167,7 +162,8 @@ class Store:
     #: what brings each schema of :data:`LAYOUTS` to the next: times coarsened to the UTC day and the key
     #: column added; then the tokens replaced by their :func:`credential_hash` (``privrank_credential_hash``,
     #: a function of each connection), the reports' after the respondents', so the foreign key between them
-    #: is checked at the commit
+    #: is checked at the commit; then the one admin token made the :data:`~privrank.serve.admins.OWNER`'s,
+    #: added on the day of the migration (a store that never had the ``admin`` table gets it first, empty)
     migrations: tuple[tuple[str, ...], ...] = (("UPDATE respondents SET created = strftime('%Y-%m-%d', created, 'unixepoch')",
                    "UPDATE reports SET received = strftime('%Y-%m-%d', received, 'unixepoch')",
                    "ALTER TABLE reports ADD COLUMN report_key TEXT"),
@@ -175,7 +171,11 @@ class Store:
                    "ALTER TABLE respondents RENAME COLUMN token TO token_hash",
                    "ALTER TABLE reports RENAME COLUMN token TO token_hash",
                    "UPDATE respondents SET token_hash = privrank_credential_hash(token_hash)",
-                   "UPDATE reports SET token_hash = privrank_credential_hash(token_hash)"))
+                   "UPDATE reports SET token_hash = privrank_credential_hash(token_hash)"),
+                  ("CREATE TABLE IF NOT EXISTS admin (token_hash TEXT NOT NULL)", ADMINS_TABLE,
+                   f"INSERT INTO admins (name, token_hash, added) SELECT '{OWNER}', token_hash, "
+                   "strftime('%Y-%m-%d', 'now') FROM admin LIMIT 1",
+                   "DROP TABLE admin"))
 
     def __init__(self):
         types = {"id_type": self.id_type, "real": self.real}
@@ -576,12 +576,6 @@ class Store:
     def __exit__(self, *exc):
         self.close()
 
-    def admin_token_hash(self) -> str | None:
-        """The hash of the dashboard's admin token (:func:`privrank.serve.app.admin_token_hash`), or None
-        before one is set: the token itself is never stored."""
-        rows = self._query("admin")
-        return rows[0][0] if rows else None
-
     def closed_at(self) -> str | None:
         """When the survey was closed (:meth:`close_survey`), as ISO 8601 text in UTC, or None."""
         return self._query("closed")[0][0]
@@ -589,10 +583,3 @@ class Store:
     def close_survey(self, at: str) -> None:
         """Record that the survey closed at ``at`` (ISO 8601 text in UTC), unless it was closed before."""
         self._write(lambda cur: cur.execute(self._sql("close"), (at,)))
-
-    def set_admin_token_hash(self, digest: str) -> None:
-        """Keep ``digest`` as the admin token's hash, in place of any earlier one (one transaction)."""
-        def work(cur):
-            cur.execute(self._sql("forget_admin"))
-            cur.execute(self._sql("set_admin"), (digest,))
-        self._write(work)

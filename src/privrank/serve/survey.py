@@ -10,7 +10,8 @@ design, epsilon, budget and mechanism) fix what a report means and how each resp
 protected: they are the survey's identity (:meth:`Survey.fingerprint`), and a database that
 holds a survey's reports refuses a survey of other terms. Its *texts* (:data:`TEXTS`: title,
 question, description, consent, contact, closing) are what respondents read: they may be
-corrected on a running survey (restart with the corrected file and the same ``--db``) -- in their
+corrected on a running survey (save the corrected file: a running server takes it up,
+:mod:`privrank.serve.corrections`; or restart with it and the same ``--db``) -- in their
 wording, not their meaning, which the store cannot check (a question turned from "better" to
 "worse" would reverse every earlier report) -- and the store records each text with the UTC day
 it was first served (:meth:`privrank.serve.store.Store.text_history`). Its optional closing time,
@@ -429,9 +430,9 @@ TEMPLATE = '''\
 # Two kinds of keys. The TERMS (items, design, epsilon, budget) fix what every report means and how
 # each respondent is protected: once the survey has a database (--db), they can never change -- a
 # survey with other terms needs a new database. The TEXTS (title, question, description, consent,
-# contact, closing) may be corrected at any time: stop the server, fix the file, start it again with
-# the same --db; the reports and the respondents are kept, and the store records the day each text
-# changed. Correct the wording, never the meaning: a question that asked "better" must not come to
+# contact, closing) may be corrected at any time: fix the file and save it, and the running server
+# serves the new text within a second or two; the reports and the respondents are kept, and the
+# store records the day each text changed. Correct the wording, never the meaning: a question that asked "better" must not come to
 # ask "worse" (the earlier reports would then mean the opposite) -- a new question needs a new
 # database. Texts are plain text (no HTML); in a text, a blank line starts a new paragraph.
 
