@@ -276,7 +276,7 @@ def test_serve_refuses_invitations_on_an_open_survey_with_respondents(cli, tmp_p
     code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, "--invitations", "3")
     assert code == 2 and "without an invitation" in err and "Traceback" not in err
     assert not (tmp_path / "r-invitations.csv").exists() and not served
-    for argv, message in ((["--invitations", "0"], "from 1"), (["--url", "https://x.org"], "go with --invitations"),
+    for argv, message in ((["--invitations", "0"], "from 1"), (["--invitations-file", "x.csv"], "goes with --invitations"),
                           (["--invitations", "1", "--url", "ftp://x"], "--url"),
                           (["--registrations-per-minute", "0"], "positive")):
         code, _, err = cli("serve", "--demo", "--port", "0", "--db", tmp_path / "other.sqlite", *argv)
@@ -291,6 +291,14 @@ def test_serve_refuses_a_memory_database_and_a_short_admin_token_before_creating
         code, _, err = cli("serve", "--demo", "--port", "0", "--db", db, *argv)
         assert code == 2 and message in err and "Traceback" not in err, err
     assert not served and list(tmp_path.iterdir()) == []
+
+
+def test_serve_prints_the_public_links_of_url_and_the_address_it_serves(cli, tmp_path, served):
+    code, _, err = cli("serve", "--demo", "--port", "0", "--db", tmp_path / "r.sqlite", "--url",
+                       "https://example.org/survey/")
+    assert code == 0 and len(served) == 1
+    assert "respondents: https://example.org/survey/\n" in err and "dashboard:   https://example.org/survey/dashboard?" in err
+    assert "served at:   http://127.0.0.1:" in err
 
 
 def test_serve_says_per_browser_and_prints_the_hashes_of_its_files(cli, tmp_path, served):

@@ -105,8 +105,9 @@ def register(sub) -> None:
                              help="CSV file for the new links (never overwritten; default: next to the SQLite "
                                   "database, NAME-invitations.csv)")
     network.add_argument("--url", metavar="BASE",
-                         help="public base URL of the survey behind a reverse proxy, for the invitation links "
-                              "(default: the served address)")
+                         help="public base URL of the survey behind a reverse proxy (such as "
+                              "https://example.org/survey): the links printed at start-up and the invitation links "
+                              "use it (default: the served address)")
     respondents.add_argument("--registrations-per-minute", type=float, default=REGISTRATIONS_PER_MINUTE,
                              metavar="R",
                              help=f"new respondents accepted per minute on an open survey, in bursts of at most R; "
@@ -469,8 +470,8 @@ def run_serve(args) -> int:
     if not 0 <= args.port < 65536:
         raise InputError("--port must lie in 0..65535 (0: any free port)")
     _check_host(args.host, args.public)
-    if args.invitations is None and (args.invitations_file or args.url):
-        raise InputError("--invitations-file and --url go with --invitations N")
+    if args.invitations is None and args.invitations_file:
+        raise InputError("--invitations-file goes with --invitations N")
     if args.invitations is not None:
         check_count(args.invitations)
     if args.url is not None:
@@ -509,15 +510,17 @@ def run_serve(args) -> int:
         lines = [f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
                  f"{survey.max_answers} answer(s) per {unit}",
                  f"  database:    {'PostgreSQL (--db)' if '://' in db else db}{' (new)' * created}",
-                 f"  respondents: {base}/"]
+                 f"  respondents: {links}/"]
+        if args.url is not None:
+            lines.append(f"  served at:   {base}/ (the links above are --url's, the address behind the proxy)")
         if token is not None:
-            lines += [f"  dashboard:   {base}/dashboard?token={token}",
+            lines += [f"  dashboard:   {links}/dashboard?token={token}",
                       "  (keep the dashboard URL private: its token opens the dashboard and the export; it is shown "
                       "only now, the database keeps only its hash)"]
         else:
             where = (f"the one from {chosen[1]}" if chosen is not None else
                      "unchanged: as printed when it was made, or as you chose it (replace it with --new-admin-token)")
-            lines += [f"  dashboard:   {base}/dashboard", f"  dashboard token: {where}"]
+            lines += [f"  dashboard:   {links}/dashboard", f"  dashboard token: {where}"]
         names = [name for name, _, _ in store.admins()]
         lines.append(f"  admins:      {', '.join(names[:10])}{', ...' * (len(names) > 10)} (each opens the dashboard "
                      "with a token of their own: --add-admin NAME, --revoke-admin NAME, --admins)")
