@@ -1343,7 +1343,8 @@ def survey_document(survey) -> dict:
     return document(survey, True)
 
 
-TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${survey.id}:${survey.title}`;")
+TITLE_IN_KEY = ("storeKey = `privrank${PREVIEW ? '-preview' : ''}:${survey.id}`;",
+                "storeKey = `privrank${PREVIEW ? '-preview' : ''}:${survey.id}:${survey.title}`;")
 
 
 @pytest.mark.slow

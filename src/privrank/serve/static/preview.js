@@ -26,6 +26,8 @@ export function fetchOrPreview(path, init) {
   return Promise.resolve(new Response('{}', { status: 201, headers: { 'Content-Type': 'application/json' } }));
 }
 
+// What a preview's thank-you page says under the redirect's "Continue" link.
 export const ONWARD_NOTE = 'A respondent\'s page goes on there by itself after a few seconds; the preview does not.';
 
+// The banner "Preview: your answers are not sent or kept" (index.html), on every screen of a preview.
 if (PREVIEW) document.getElementById('preview-banner').hidden = false;
