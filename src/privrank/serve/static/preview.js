@@ -7,9 +7,10 @@
 
 export const PREVIEW = new URLSearchParams(location.hash.slice(1)).has('preview');
 
-// The memo a preview starts with: registered already, under a token no server issued, so that the page
-// asks for no registration and an invitation-only survey is previewed without an invitation.
-const FRESH = JSON.stringify({ token: 'preview' });
+// The memo a preview starts with: registered already, under a token no server issued (of a token's shape, so
+// that the "Continue on another device" note shows as it does to a respondent), so that the page asks for no
+// registration and an invitation-only survey is previewed without an invitation.
+const FRESH = JSON.stringify({ token: 'preview_token_no_server_issued__' });
 const kept = new Map();
 const inMemory = {
   getItem: (key) => kept.get(key) ?? FRESH,
@@ -20,10 +21,12 @@ const inMemory = {
 export const memos = () => (PREVIEW ? inMemory : localStorage);
 
 // fetch(path, init), except in a preview, whose POSTs never leave the page: each is answered here as the
-// server answers a report it stored (201), with nothing else to say.
+// server answers a new respondent, asking what it answered already (200: nothing) or sending a report (201: stored).
 export function fetchOrPreview(path, init) {
   if (!PREVIEW || init.method !== 'POST') return fetch(path, init);
-  return Promise.resolve(new Response('{}', { status: 201, headers: { 'Content-Type': 'application/json' } }));
+  const [status, body] = path === 'api/progress' ? [200, { pairs: [], ballot: false }] : [201, {}];
+  const headers = { 'Content-Type': 'application/json' };
+  return Promise.resolve(new Response(JSON.stringify(body), { status, headers }));
 }
 
 // What a preview's thank-you page says under the redirect's "Continue" link.
