@@ -237,7 +237,7 @@ def test_static_files_are_self_contained():
     assert re.findall(r"<script\b[^>]*?(?= integrity=)", html) == ['<script type="module" src="static/respondent.js"']
     assert len(re.findall(r"<script\b", html)) == 1  # its integrity: tests/serve/test_page_integrity.py
     assert "<style" not in html and " style=" not in html and " on" + "click=" not in html
-    for name in ("index.html", "randomizer.js", "respondent.js", "style.css"):
+    for name in ("index.html", "randomizer.js", "respondent.js", "preview.js", "style.css"):
         source = (STATIC / name).read_text()
         assert not re.search(r"https?://|//cdn|@import|innerHTML|console\.", source), name
 
@@ -1343,7 +1343,8 @@ def survey_document(survey) -> dict:
     return document(survey, True)
 
 
-TITLE_IN_KEY = ("storeKey = `privrank:${survey.id}`;", "storeKey = `privrank:${survey.id}:${survey.title}`;")
+TITLE_IN_KEY = ("storeKey = `privrank${PREVIEW ? '-preview' : ''}:${survey.id}`;",
+                "storeKey = `privrank${PREVIEW ? '-preview' : ''}:${survey.id}:${survey.title}`;")
 
 
 @pytest.mark.slow

@@ -114,6 +114,9 @@ def test_a_ranking_survey_waits_for_its_ballots(tmp_path):
     store.close()
     assert 'id="ranking"' in page and "95% rank interval" in page and page.count("<circle") == 5
     assert f"Ranking of {needed:,} reports, computed " in page
+    # what a Borda share is, and why it can be below 0, beside the table (a pairs survey's BTL score has no such note)
+    assert "Borda share: the fraction of the other items an item is ranked above" in page
+    assert "can come out below 0 (or one near 1 above 1) by noise alone; its 95% interval" in page
 
 
 # ------------------------------------------------------------------------------ what the table shows
@@ -402,6 +405,29 @@ def test_the_axis_ticks_are_round_numbers():
     assert 'viewBox="0 0 360 ' in svg and ' width="' not in svg.split(">")[0]
 
 
+def plot_rows(svg: str) -> list[tuple[str, float, float, float]]:
+    """Each row of the interval plot: its label's text, the label's y, its interval's y and its dot's y."""
+    labels = re.findall(r'<text x="[^"]*" y="([^"]*)" dominant-baseline="central" class="label"><title>'
+                        r'([^<]*)</title>', svg)
+    lines = re.findall(r'<line x1="[^"]*" y1="([^"]*)" x2="[^"]*" y2="([^"]*)" stroke="#4477aa"', svg)
+    dots = re.findall(r'<circle cx="[^"]*" cy="([^"]*)"', svg)
+    assert len(labels) == len(lines) == len(dots) and all(a == b for a, b in lines)
+    return [(name, float(y), float(line[0]), float(dot)) for (y, name), line, dot in zip(labels, lines, dots)]
+
+
+def test_each_plot_label_is_centred_on_its_own_dot():
+    """A label on its row's line (centred on it: ``dominant-baseline="central"``), never half a row off
+    between two dots; the browser check is in test_dashboard_browser.py."""
+    from privrank.serve.dashboard_html import interval_svg
+
+    rows = [(f"item {k}", 1.0 - 0.3 * k, 0.7 - 0.3 * k, 1.3 - 0.3 * k, k + 1, k + 1) for k in range(5)]
+    shown = plot_rows(interval_svg(rows, "BTL score"))
+    assert [name for name, *_ in shown] == [f"item {k}" for k in range(5)]
+    assert all(label == line == dot for _, label, line, dot in shown), shown
+    steps = np.diff([dot for *_, dot in shown])
+    assert np.all(steps == steps[0]) and steps[0] >= 20  # rows evenly spaced, a line of text apart
+
+
 # ------------------------------------------------------------------------------ corrections and export
 
 def test_a_corrected_question_is_listed_with_its_day(tmp_path):
@@ -512,7 +538,8 @@ def test_every_link_and_asset_of_the_dashboard_works_under_a_path_prefix(tmp_pat
         page_url = f"http://testserver/survey/dashboard?token={ADMIN}"
         page = client.get(page_url)
         links = [html.unescape(x) for x in re.findall(r'\b(?:href|src)="([^"]*)"', page.text)]
-        assert page.status_code == 200 and len(links) == 2  # the stylesheet and the export
+        assert page.status_code == 200 and len(links) == 3  # the stylesheet, the survey's preview and the export
+        assert urljoin(page_url, links[1]) == "http://testserver/survey/#preview"  # the page, without the token
         for link in links:
             assert not link.startswith("/") and "://" not in link
             target = urljoin(page_url, link)

@@ -35,6 +35,11 @@ return {
                                                           t.getBoundingClientRect().left, t.getBoundingClientRect().right]),
   labels: [...svg.querySelectorAll('text.label')].map(t => [t.getBoundingClientRect().left,
                                                             t.getBoundingClientRect().right]),
+  // each label's and its dot's vertical centre, the label's right edge, and the plot's left edge (its axis)
+  rows: [...svg.querySelectorAll('text.label')].map((t, k) => {
+    const label = t.getBoundingClientRect(), dot = svg.querySelectorAll('circle')[k].getBoundingClientRect();
+    return [(label.top + label.bottom) / 2, (dot.top + dot.bottom) / 2, label.right]; }),
+  plotLeft: svg.querySelector('line.axis').getBoundingClientRect().left,
   items: [...document.querySelectorAll('td.item')].map(td => td.textContent),
   numberLines: [...document.querySelectorAll('td:not(.item)')].map(td => {
     const range = document.createRange(); range.selectNodeContents(td); return range.getClientRects().length; }),
@@ -91,6 +96,14 @@ def check_ticks(ticks) -> None:
     assert min(abs(mantissa - f) for f in (1, 2, 5)) < 1e-6
 
 
+def check_rows(m) -> None:
+    """Every plot label is centred on its own dot's line (within 1.5 px, a row being about 24) and ends
+    before the plot begins."""
+    assert len(m["rows"]) == len(ITEMS)
+    assert all(abs(label - dot) <= 1.5 for label, dot, _ in m["rows"]), m["rows"]
+    assert all(right <= m["plotLeft"] for *_, right in m["rows"]), (m["rows"], m["plotLeft"])
+
+
 def test_the_dashboard_fits_a_phone(driver, dashboard_url):  # noqa: F811
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
@@ -110,6 +123,7 @@ def test_the_dashboard_fits_a_phone(driver, dashboard_url):  # noqa: F811
     assert 0 <= m["svgLeft"] and m["svgRight"] <= 390 and m["svgWidth"] >= 300  # scaled to the width
     check_ticks(m["ticks"])
     assert all(h >= 10 and 0 <= left and right <= 390 for _, h, left, right in m["ticks"])  # readable, on screen
+    check_rows(m)
     assert all(m["svgLeft"] <= left and right <= m["svgRight"] for left, right in m["labels"])
     assert m["tableBox"] <= 390 and set(m["numberLines"]) == {1}  # the table scrolls in its box; no number breaks
     assert sorted(m["items"]) == sorted(ITEMS)  # every label as it is, its spaces kept
@@ -126,4 +140,5 @@ def test_the_dashboard_at_desktop_width(driver, dashboard_url):  # noqa: F811
     assert 360 <= m["svgWidth"] <= 520  # scaled up, but not to the whole window
     check_ticks(m["ticks"])
     assert all(10 <= h <= 24 for _, h, _, _ in m["ticks"])
+    check_rows(m)
     assert all(m["svgLeft"] <= left and right <= m["svgRight"] for left, right in m["labels"])

@@ -44,7 +44,7 @@ def integrity_problems(directory) -> list[str]:
 def test_the_page_pins_every_script_it_runs():
     assert integrity_problems(static_dir()) == []
     html = (static_dir() / "index.html").read_text()
-    for name in ("respondent.js", "randomizer.js", "style.css"):
+    for name in ("respondent.js", "randomizer.js", "preview.js", "style.css"):
         assert f'static/{name}" integrity="sha384-' in html
 
 

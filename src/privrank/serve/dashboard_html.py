@@ -18,8 +18,15 @@ import numpy as np
 from .dashboard import LiveRanking, respondents_needed
 from .survey import RESPONDENT_UNITS
 
-#: characters of an item label drawn in the plot (the table shows it whole)
-PLOT_LABEL_CHARS = 30
+#: characters of an item label drawn in the plot (the table shows it whole), and the width of the
+#: plot's label column (of its 360 units), which holds that many and the rank
+PLOT_LABEL_CHARS = 22
+PLOT_LABEL_WIDTH = 176
+#: what a ranking survey's score is, and why it can leave [0, 1]
+BORDA_NOTE = ("Borda share: the fraction of the other items an item is ranked above, on average over the "
+              "respondents (1: first on every ballot, 0: last). It is estimated from randomized ballots with the "
+              "noise's bias removed, so it is right on average, not exactly: an item near 0 can come out below 0 "
+              "(or one near 1 above 1) by noise alone; its 95% interval shows how far the noise may carry it.")
 
 def registrations_html(store, issued: int, used: int, recent=None) -> str:
     """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
@@ -94,6 +101,8 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     parts = [] if closed is None else [f"<p id=\"closed\"><strong>Closed on {closed:%Y-%m-%d %H:%M:%S} UTC:"
                                        "</strong> no more answers are taken; the ranking and the export are final.</p>"]
     parts += [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
+              "<p id=\"preview\"><a href=\"./#preview\">Preview the survey</a> as a respondent sees it (what you "
+              "answer there is neither sent nor kept).</p>",
               f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
               f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
               registrations_html(store, issued, used, recent)]
@@ -104,6 +113,8 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
         parts.append(ranking_table(view["rows"], view["score"]))
         if view["rows"][0][2] is not None:
             parts.append(interval_svg(view["rows"], view["score"]))
+        if view["score"] == "Borda share":
+            parts.append(f"<p id=\"score-note\">{e(BORDA_NOTE)}</p>")
         parts.append(f"<p id=\"margin\"><strong>Manipulation margin:</strong> {e(view['margin_text'])}. A "
                      f"small margin means a few fake {unit}s could decide the top item: register respondents by "
                      "invitation, and compare with the registration rate above.</p>")
@@ -159,10 +170,11 @@ def tick_label(value: float, step: float) -> str:
 
 
 def interval_svg(rows, label: str) -> str:
-    """An SVG of each item's estimate and interval, one row per item in rank order, each row's label
-    above its interval (so a phone's width holds both); it scales to the page's width (``viewBox``)."""
+    """An SVG of each item's estimate and interval, one row per item in rank order, the item's label
+    on the left on its row's line (centred on the line of its interval and dot, so no label sits
+    between two rows); it scales to the page's width (``viewBox``)."""
     e = html.escape
-    width, left, right, step, top = 360, 20, 20, 34, 10
+    width, gutter, right, step, top = 360, PLOT_LABEL_WIDTH, 16, 24, 10
     lo = min(r[2] for r in rows)
     hi = max(r[3] for r in rows)
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -172,24 +184,29 @@ def interval_svg(rows, label: str) -> str:
     span = hi - lo
 
     def x(v):
-        return left + (v - lo) / span * (width - left - right)
+        return gutter + (v - lo) / span * (width - gutter - right)
     bottom = top + step * len(rows)
     out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {bottom + 40}\" class=\"intervals\" "
            f"role=\"img\" aria-label=\"{e(label)} with 95% intervals\" font-family=\"sans-serif\" font-size=\"12\">"]
     if lo < 0 < hi:
         out.append(f"<line x1=\"{x(0):.1f}\" y1=\"{top}\" x2=\"{x(0):.1f}\" y2=\"{bottom}\" stroke=\"#bbb\" "
                    "stroke-dasharray=\"4 3\"/>")
+    labels = [f"<clipPath id=\"plot-labels\"><rect width=\"{gutter - 6}\" height=\"{bottom}\"/></clipPath>"
+              "<g clip-path=\"url(#plot-labels)\">"]  # a label too wide for its column never covers the plot
     for k, (item, score, a, b, *_) in enumerate(rows):
-        y = top + step * k + 14
+        y = top + step * k + step // 2
         name = str(item)
         shown = name if len(name) <= PLOT_LABEL_CHARS else name[:PLOT_LABEL_CHARS - 1] + "…"
-        out.append(f"<text x=\"{left}\" y=\"{y}\" class=\"label\"><title>{e(name)}</title>{k + 1}. {e(shown)}</text>"
-                   f"<line x1=\"{x(a):.1f}\" y1=\"{y + 10}\" x2=\"{x(b):.1f}\" y2=\"{y + 10}\" stroke=\"#4477aa\" "
-                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y + 10}\" r=\"4\" fill=\"#224466\"/>")
-    out.append(f"<line x1=\"{left}\" y1=\"{bottom + 4}\" x2=\"{width - right}\" y2=\"{bottom + 4}\" stroke=\"#333\"/>")
+        labels.append(f"<text x=\"4\" y=\"{y}\" dominant-baseline=\"central\" class=\"label\"><title>{e(name)}</title>"
+                      f"{k + 1}. {e(shown)}</text>")
+        out.append(f"<line x1=\"{x(a):.1f}\" y1=\"{y}\" x2=\"{x(b):.1f}\" y2=\"{y}\" stroke=\"#4477aa\" "
+                   f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y}\" r=\"4\" fill=\"#224466\"/>")
+    out += labels + ["</g>"]
+    out.append(f"<line x1=\"{gutter}\" y1=\"{bottom + 4}\" x2=\"{width - right}\" y2=\"{bottom + 4}\" stroke=\"#333\" "
+               "class=\"axis\"/>")
     for t in ticks:
         out.append(f"<text x=\"{x(t):.1f}\" y=\"{bottom + 18}\" text-anchor=\"middle\" class=\"tick\">"
                    f"{tick_label(t, ticks[1] - ticks[0])}</text>")
-    out.append(f"<text x=\"{width / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">{e(label)}</text>")
+    out.append(f"<text x=\"{(gutter + width - right) / 2:.0f}\" y=\"{bottom + 34}\" text-anchor=\"middle\">"
+               f"{e(label)}</text>")
     return "".join(out) + "</svg>"
-

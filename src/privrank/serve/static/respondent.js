@@ -12,6 +12,7 @@ import {
 import {
   BY_INVITATION, INVITATION_USED, TOKEN, markAnswered, offerElsewhere, takeLink,
 } from './resume.js';
+import { ONWARD_NOTE, PREVIEW, fetchOrPreview, memos } from './preview.js';
 
 const $ = (id) => document.getElementById(id);
 const app = $('app');
@@ -146,9 +147,9 @@ function protection(s) {
 // "sent" mark stays, so the coin shown on the page and the stored report can never be put together
 // to recover an answer. Memoized RAPPOR-style: a pair is randomized once
 // and never asked again (a report not yet sent is sent as it is, with its key, never randomized
-// again). The invitation code stays only until the registration succeeds.
+// again). The invitation code stays only until the registration succeeds. A preview keeps its memo apart (memos).
 function load() {
-  try { return JSON.parse(localStorage.getItem(storeKey)) || {}; } catch { return {}; }
+  try { return JSON.parse(memos().getItem(storeKey)) || {}; } catch { return {}; }
 }
 
 // Run fn(memo) holding this survey's Web Lock, which every tab of this browser takes before it
@@ -158,7 +159,7 @@ function withMemo(fn) {
   return navigator.locks.request(storeKey, async () => {
     const memo = load();
     const result = await fn(memo);
-    localStorage.setItem(storeKey, JSON.stringify(memo));
+    memos().setItem(storeKey, JSON.stringify(memo));
     return result;
   });
 }
@@ -172,7 +173,7 @@ function newKey() {  // a report's idempotency key: 16 random bytes as 22 charac
 
 // One request, GET or (with a body) POST: its reply {status, data, retryAfter}, data the JSON object the
 // server answered ({} for anything else). A 429 or 503 is tried again by itself (RETRY), saying so: the server
-// did nothing, and a report sent again carries its key, which the server stores once.
+// did nothing, and a report sent again carries its key, which the server stores once. A preview POSTs nothing.
 async function call(path, body) {
   for (let tries = 0; ; tries++) {
     const reply = await request(path, body);
@@ -188,7 +189,7 @@ async function request(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   };
-  const res = await fetch(path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  const res = await fetchOrPreview(path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
   let data = {};
   try { data = await res.json(); } catch { /* no JSON body */ }
   return {
@@ -317,12 +318,12 @@ function finish(message) {
 
 // The survey's redirect after the thank-you: a link "Continue", and the page goes there by itself
 // REDIRECT_SECONDS later (a navigation: the page's Content-Security-Policy governs what it loads, not where
-// it goes; its Referrer-Policy keeps the survey's address from the next site).
+// it goes; its Referrer-Policy keeps the survey's address from the next site). A preview does not go by itself.
 function goOn(url) {
   $('continue').href = url;
-  $('onward-note').textContent = `This page will take you on in ${REDIRECT_SECONDS} seconds.`;
+  $('onward-note').textContent = PREVIEW ? ONWARD_NOTE : `This page will take you on in ${REDIRECT_SECONDS} seconds.`;
   $('onward').hidden = false;
-  setTimeout(() => location.assign(url), REDIRECT_SECONDS * 1000);
+  if (!PREVIEW) setTimeout(() => location.assign(url), REDIRECT_SECONDS * 1000);
 }
 const USED_ALL = 'You have used all the answers this survey allows. Thank you!';
 
@@ -614,7 +615,7 @@ async function main() {
       + 'survey. Please reload the page.'));
   }
   try {
-    storeKey = `privrank:${survey.id}`;
+    storeKey = `privrank${PREVIEW ? '-preview' : ''}:${survey.id}`;
     document.title = survey.title;
     $('title').textContent = survey.title;
     $('contact-text').textContent = survey.contact;
