@@ -17,8 +17,9 @@ from serve_helpers import key
 
 from privrank.errors import InputError
 from privrank.serve import open_store
-from privrank.serve.app import RateLimit, admin_token_hash, create_app
+from privrank.serve.app import admin_token_hash, create_app
 from privrank.serve.integrity import static_dir, static_hashes
+from privrank.serve.ratelimit import RegistrationsLimited, check_rate, draw
 from privrank.serve.survey import Survey, load_survey
 
 starlette_testclient = pytest.importorskip("starlette.testclient")
@@ -128,15 +129,29 @@ def test_bad_invitation_codes_do_not_keep_invited_people_out(store):
 
 
 def test_the_token_bucket_refills_at_its_rate():
-    now = [0.0]
-    bucket = RateLimit(6, clock=lambda: now[0])  # one every 10 s, bursts of 6
-    assert [bucket.take() for _ in range(6)] == [0.0] * 6
-    assert bucket.take() == pytest.approx(10.0)
-    now[0] = 25.0
-    assert [bucket.take() for _ in range(3)] == [0.0, 0.0, pytest.approx(5.0)]
-    for bad in (0, -1, float("nan"), float("inf"), True):
+    bucket, took = (None, None), []  # one every 10 s, bursts of 6; a new bucket is full
+
+    def take(now):
+        nonlocal bucket
+        try:
+            bucket = draw(*bucket, 6, now)
+            took.append(0.0)
+        except RegistrationsLimited as exc:
+            took.append(exc.retry_after)
+    for _ in range(6):
+        take(1000.0)
+    take(1000.0)
+    assert took == [0.0] * 6 + [pytest.approx(10.0)]
+    took.clear()
+    for _ in range(3):
+        take(1025.0)
+    assert took == [0.0, 0.0, pytest.approx(5.0)]
+    took.clear()
+    take(900.0)  # a clock that went back refills nothing (half a token is left)
+    assert took == [pytest.approx(5.0)]
+    for bad in (0, -1, float("nan"), float("inf"), True, "6"):
         with pytest.raises(InputError, match="positive"):
-            RateLimit(bad)
+            check_rate(bad)
 
 
 # ------------------------------------------------------------------------------ hostile requests

@@ -56,11 +56,11 @@ def test_bad_invitation_codes_in_flight_do_not_keep_invited_people_out(store, mo
     held, release = threading.Semaphore(0), threading.Event()
     register = store.register
 
-    def slow_for_bad_codes(invitation=None):
+    def slow_for_bad_codes(invitation=None, per_minute=None):
         if invitation not in codes:
             held.release()
             assert release.wait(timeout=30)
-        return register(invitation)
+        return register(invitation, per_minute)
     monkeypatch.setattr(store, "register", slow_for_bad_codes)
     survey = Survey(title="T", question="Which is better?", items=ITEMS, epsilon=1.0, budget=3.0)
     with client_of(survey, store, registrations_per_minute=2) as client:

@@ -24,7 +24,7 @@ COLUMNS = {"respondents": {"token_hash", "created"},
            "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon", "received"},
            "surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
            "survey_texts": {"id", "field", "text", "first_served"}, "invitations": {"code_hash", "used"},
-           "admins": {"name", "token_hash", "added"}, "closed": {"at"}}
+           "admins": {"name", "token_hash", "added"}, "closed": {"at"}, "registration_limit": {"id", "tokens", "at"}}
 
 
 def columns(target) -> dict:

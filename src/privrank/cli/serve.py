@@ -462,9 +462,10 @@ def run_serve(args) -> int:
                          "pip install -e '.[serve]')") from None
     from ..serve import open_store
     from ..serve.admins import OWNER, admin_token_hash, new_admin_token
-    from ..serve.app import RESPONDENT_UNITS, Closing, RateLimit, closed_text, create_app
+    from ..serve.app import RESPONDENT_UNITS, Closing, closed_text, create_app
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
+    from ..serve.ratelimit import check_rate
     from ..serve.survey import demo_survey, load_survey
 
     if not 0 <= args.port < 65536:
@@ -476,7 +477,7 @@ def run_serve(args) -> int:
         check_count(args.invitations)
     if args.url is not None:
         base_url(args.url)
-    RateLimit(args.registrations_per_minute)
+    check_rate(args.registrations_per_minute)
     chosen = chosen_admin_token(args)
     survey = demo_survey() if args.demo else load_survey(args.survey)
     db = args.db or default_db(args)

@@ -10,8 +10,9 @@ logged: no request body, no client address.
 Against an adversary: a token, a key and an invitation code are accepted only in the exact shape
 the server or the page issues them (anything else is refused with 400 before the store is
 asked), one client's failing request never fails another's (the store isolates each report),
-registrations on an open survey are rate-limited by a token bucket in the server process (429
-with ``Retry-After``; on an invitation-only survey the one-time codes are the limit), and every request ends with a status and a JSON ``{"error"}``, never a
+registrations on an open survey are rate-limited by a token bucket kept in the store, which every
+server process on the database shares (429 with ``Retry-After``; :mod:`privrank.serve.ratelimit`; on an
+invitation-only survey the one-time codes are the limit), and every request ends with a status and a JSON ``{"error"}``, never a
 traceback.
 
 A survey closes at the earlier of its file's ``closes`` and the time ``privrank serve --close`` recorded in
@@ -38,6 +39,7 @@ from .dashboard_html import dashboard_page
 from .integrity import static_dir
 from .health import StoreUnavailable
 from .progress import progress_document
+from .ratelimit import RegistrationsLimited, check_rate
 from .store import (INVITATION_BYTES, KEY_BYTES, TOKEN_BYTES, AnswersExhausted, InvitationRefused, ReportConflict,
                     UnknownRespondent, is_urlsafe_token)
 from .survey import NORM_TOLERANCE, RESPONDENT_UNITS, closing_time, utc_text
@@ -54,38 +56,6 @@ SECURITY_HEADERS = {"content-security-policy": "default-src 'self'; base-uri 'no
 
 class Refused(Exception):
     """A request the server refuses with 400; the message never quotes the request."""
-
-
-class RateLimit:
-    """A token bucket: ``per_minute`` events a minute on average, bursts of at most ``per_minute``.
-
-    :meth:`take` spends one token if there is one and returns 0, else returns the seconds until
-    there is one (nothing spent)."""
-
-    def __init__(self, per_minute: float, clock=time.monotonic):
-        if isinstance(per_minute, bool) or not isinstance(per_minute, (int, float)) or \
-                not (math.isfinite(per_minute) and per_minute > 0):
-            raise InputError("the registration rate must be a positive number per minute")
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, float(per_minute))
-        self._clock = clock
-        self._tokens, self._last = self.capacity, clock()
-        self._lock = threading.Lock()
-
-    def take(self) -> float:
-        with self._lock:
-            now = self._clock()
-            self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
-                return 0.0
-            return (1.0 - self._tokens) / self.rate
-
-    def refund(self) -> None:
-        """Give back the token of an event that did not happen (a registration the store refused)."""
-        with self._lock:
-            self._tokens = min(self.capacity, self._tokens + 1.0)
 
 
 class RecentRegistrations:
@@ -182,10 +152,10 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
     that long); ``admin_hash``, the :func:`admin_token_hash` of a token, opens them while the store holds
     no admin. The application never holds a token itself. The store is bound to the survey
     (:meth:`~privrank.serve.store.Store.claim`): one database holds one survey's reports.
-    ``registrations_per_minute`` bounds token minting (a token bucket in this process);
-    ``dashboard_refresh`` is the most seconds the dashboard's ranking may lag the reports. With
-    ``survey_file`` (the path ``survey`` was read from), corrections of its texts are served without a
-    restart (:mod:`privrank.serve.corrections`).
+    ``registrations_per_minute`` bounds token minting (a token bucket in the store, shared by every
+    process on the database); ``dashboard_refresh`` is the most seconds the dashboard's ranking may lag
+    the reports. With ``survey_file`` (the path ``survey`` was read from), corrections of its texts are
+    served without a restart (:mod:`privrank.serve.corrections`).
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -197,7 +167,7 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
 
     if not isinstance(admin_hash, str) or ADMIN_TOKEN_HASH.fullmatch(admin_hash) is None:
         raise InputError("create_app takes the admin token's hash, admin_token_hash(token): 64 hex digits")
-    limit = RateLimit(registrations_per_minute)
+    per_minute = check_rate(registrations_per_minute)
     survey_id = store.claim(survey.fingerprint(), earlier=survey.earlier_fingerprint(), texts=survey.texts())
     static = static_dir()
     recent = RecentRegistrations()
@@ -277,21 +247,13 @@ def create_app(survey, store, admin_hash: str, *, registrations_per_minute: floa
         except Refused as exc:
             return error(400, str(exc))
         # on an invitation-only survey the codes are the limit (each registers one respondent, once, and 128-bit
-        # codes cannot be guessed): a bucket shared with them would let anyone keep invited people out with bad
-        # codes in flight, each holding a token until the store refuses it. A survey once invitation-only stays so.
-        issued, _ = await run_in_threadpool(store.invitations)
-        limited = not issued
-        wait = limit.take() if limited else 0.0
-        if wait:
-            return error(429, "too many new respondents right now: try again in a moment", "rate-limited",
-                         headers={"retry-after": str(max(1, math.ceil(wait)))})
+        # codes cannot be guessed): the store takes no token of the bucket there, so bad codes cannot keep invited
+        # people out. A refused registration stores nothing and takes no token.
         try:
-            token, new = await run_in_threadpool(store.register, invitation)
-        except (InvitationRefused, StoreUnavailable) as exc:
-            if limited:  # no one registered (the survey became invitation-only meanwhile, or no write): token back
-                limit.refund()
-            if isinstance(exc, StoreUnavailable):
-                raise
+            token, new = await run_in_threadpool(store.register, invitation, per_minute)
+        except RegistrationsLimited as exc:
+            return error(429, str(exc), "rate-limited", headers={"retry-after": str(max(1, math.ceil(exc.retry_after)))})
+        except InvitationRefused as exc:
             return error(403, str(exc), "invitation")
         if not new:  # an invitation's respondent again, on another device: no one registered
             return JSONResponse({"token": token}, status_code=200)

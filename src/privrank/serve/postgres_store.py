@@ -43,6 +43,7 @@ class PostgresStore(Store):
     id_type = "BIGSERIAL"
     real = "DOUBLE PRECISION"  # PostgreSQL's REAL is single precision
     begin = "BEGIN"
+    row_lock = " FOR UPDATE"
     #: the tokens are hashed in one statement: the foreign key is checked at its end, when both tables hold
     #: the hashes; the report's function is dropped first, to be created anew with a renamed parameter; then the
     #: one admin token made the owner's, as on SQLite

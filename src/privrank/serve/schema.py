@@ -14,7 +14,10 @@ without the code (the token is derived from the code: :mod:`privrank.serve.invit
 the UTC day it was added (:mod:`privrank.serve.admins`). ``surveys(fingerprint)``, ``survey_terms(fingerprint)``
 and ``survey_texts(id, field, text, first_served)``:
 which survey the store holds and each text it was served with (:meth:`privrank.serve.store.Store.claim`); ``closed(at)``: when
-``privrank serve --close`` closed it. A respondent's times are kept to the day only: a finer time could be
+``privrank serve --close`` closed it; ``registration_limit(id, tokens, at)``: one row, the token bucket of
+the registration limit shared by every server process on the database (:mod:`privrank.serve.ratelimit`):
+the tokens left and when they were last drawn (seconds since the epoch), which is when an open survey last
+registered someone -- no respondent's data and no link to one (no token, no hash, no row of theirs). A respondent's times are kept to the day only: a finer time could be
 joined with a reverse proxy's log, which holds addresses. There is no column that could hold a true answer,
 an IP address or a user agent: the server never receives a true answer, and keeps nothing that identifies
 a respondent. A database that holds any other table (a privacy ledger, another application's data; in
@@ -49,13 +52,16 @@ SCHEMA = (
     "used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)))",
     ADMINS_TABLE,
     "CREATE TABLE IF NOT EXISTS closed (at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS registration_limit (id INTEGER PRIMARY KEY CHECK (id = 1), tokens {real}, at {real})",
+    "INSERT INTO registration_limit (id) VALUES (1) ON CONFLICT (id) DO NOTHING",
 )
 #: the store's tables and their columns: a database holding anything else belongs to another application
 TABLES = {"surveys": {"fingerprint"}, "survey_terms": {"fingerprint"},
           "survey_texts": {"id", "field", "text", "first_served"}, "respondents": {"token_hash", "created"},
           "reports": {"id", "token_hash", "report_key", "item_a", "item_b", "report", "vector", "epsilon",
                       "received"},
-          "invitations": {"code_hash", "used"}, "admins": {"name", "token_hash", "added"}, "closed": {"at"}}
+          "invitations": {"code_hash", "used"}, "admins": {"name", "token_hash", "added"}, "closed": {"at"},
+          "registration_limit": {"id", "tokens", "at"}}
 #: the tables of every schema the store has had, oldest first, the current one last: a database of an
 #: earlier one is migrated when opened (by the dialect's :attr:`Store.migrations` from its own on).
 #: First: times in seconds since the epoch, no keys, no invitations; then: the respondents' tokens in plain text;
@@ -107,4 +113,6 @@ SQL = {
     "invitation_states": "SELECT code_hash, used FROM invitations",
     "respondent_reports": "SELECT r.token_hash, count(x.id) FROM respondents AS r LEFT JOIN reports AS x "
                           "ON x.token_hash = r.token_hash GROUP BY r.token_hash",
+    "limit": "SELECT tokens, at FROM registration_limit",
+    "limit_draw": "UPDATE registration_limit SET tokens = ?, at = ?",
 }

@@ -45,6 +45,7 @@ import queue
 import re
 import secrets
 import threading
+import time
 from concurrent.futures import Future
 from typing import NamedTuple, TypeGuard
 
@@ -52,6 +53,7 @@ from ..errors import BudgetExceededError, InputError
 from .admins import OWNER, AdminTable
 from .health import damaged
 from .invitations import invitation_token
+from .ratelimit import draw
 from .schema import ADMINS_TABLE, LAYOUTS, SCHEMA, SQL, utc_day
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
@@ -153,6 +155,8 @@ class Store(AdminTable):
     id_type = "INTEGER"
     real = "REAL"
     begin = "BEGIN IMMEDIATE"
+    #: what locks the rows a SELECT reads until the commit (SQLite: nothing, ``BEGIN IMMEDIATE`` serializes the writers)
+    row_lock = ""
     #: statements run after the schema's at every open (the dialect's stored routines)
     routines: tuple = ()
     _name = "the database"
@@ -403,14 +407,16 @@ class Store(AdminTable):
         when a server starts."""
         return [(str(field), str(text), str(day)) for field, text, day in self._query("texts")]
 
-    def new_respondent(self, invitation: str | None = None) -> str:
+    def new_respondent(self, invitation: str | None = None, per_minute: float | None = None) -> str:
         """A respondent's token (their only credential): :meth:`register`'s token."""
-        return self.register(invitation)[0]
+        return self.register(invitation, per_minute)[0]
 
-    def register(self, invitation: str | None = None) -> tuple[str, bool]:
+    def register(self, invitation: str | None = None, per_minute: float | None = None) -> tuple[str, bool]:
         """Register a respondent: ``(token, new)``, the token's hash stored before it is returned.
 
-        On an open store the token is random and the invitation is not looked at. On an
+        On an open store the token is random and the invitation is not looked at; with
+        ``per_minute`` the registration takes a token of the store's registration limit in the same
+        transaction (:mod:`privrank.serve.ratelimit`: one bucket for every process on the database). On an
         invitation-only store (one that holds invitations) the token is the code's
         :func:`~privrank.serve.invitations.invitation_token`: an unused code is marked used in the same
         transaction and its respondent registered (``new``); a used one whose token is registered
@@ -422,9 +428,14 @@ class Store(AdminTable):
         InvitationRefused
             The store is invitation-only and the code is missing, unknown, or used by an earlier
             privrank (which drew its token at random).
+        RegistrationsLimited
+            The store is open and its registration limit's bucket is empty; nothing is stored or taken.
         """
         def work(cur):  # an open store's token is drawn inside: a write run again after a broken connection draws anew
             if not cur.execute(self._sql("invitations")).fetchone()[0]:
+                if per_minute is not None:  # the row locked first: the time is read after every earlier draw
+                    tokens, at = cur.execute(self._sql("limit") + self.row_lock).fetchone()
+                    cur.execute(self._sql("limit_draw"), draw(tokens, at, per_minute, time.time()))
                 token = secrets.token_urlsafe(TOKEN_BYTES)
             elif not is_urlsafe_token(invitation, INVITATION_BYTES):
                 raise InvitationRefused(REFUSED_INVITATION)
