@@ -12,7 +12,9 @@ by ``--new-admin-token``, or chosen by the operator through ``PRIVRANK_ADMIN_TOK
 compatibility, with a warning); ``--add-admin NAME``, ``--revoke-admin NAME`` and ``--admins`` manage
 the others (:mod:`privrank.cli.serve_admins`). SIGINT or SIGTERM stop the server
 gracefully (the requests in flight are answered, every acknowledged report stays stored); a second
-SIGINT stops it at once.
+SIGINT stops it at once. ``--workers N`` serves from N processes forked after the start-up work
+(:mod:`privrank.serve.workers`), which share the database and, through it, the budgets and the
+registration limit.
 
 ``--close``, ``--export FILE`` and ``--invitation-status [CSV]`` serve nothing: the first records in the
 database that the survey closed now (servers running on it stop taking answers within about a second),
@@ -50,6 +52,8 @@ REGISTRATIONS_PER_MINUTE = 30
 GRACEFUL_SECONDS = 10
 #: connections waiting to be accepted
 BACKLOG = 2048
+#: most server processes of --workers
+MAX_WORKERS = 64
 
 
 def register(sub) -> None:
@@ -73,6 +77,9 @@ def register(sub) -> None:
     network.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     network.add_argument("--port", type=int, default=DEFAULT_PORT,
                          help=f"port (default {DEFAULT_PORT}; 0: any free port, printed at start-up)")
+    network.add_argument("--workers", type=int, default=1, metavar="N",
+                         help="server processes on the one port (default 1): more use more cores; they share the "
+                              "database, so the budgets and the registration limit hold across them")
     network.add_argument("--public", action="store_true",
                          help="allow a --host other than loopback (put the server behind a reverse proxy with TLS)")
     database = p.add_argument_group("database")
@@ -351,6 +358,16 @@ def invitation_status(args) -> int:
     return 0
 
 
+def _serve_worker(survey, db, digest: str, args, sock: socket.socket) -> None:
+    """One worker of ``--workers N``: its own store and application, serving ``sock`` until stopped."""
+    from ..serve import open_store
+    from ..serve.app import create_app
+
+    with open_store(db) as store:
+        _serve(create_app(survey, store, digest, registrations_per_minute=args.registrations_per_minute,
+                          survey_file=None if args.demo else args.survey), sock)
+
+
 def close_or_export(args) -> int:
     """``--close`` and/or ``--export FILE``: close the survey now (its time printed), then write its export;
     serves nothing. The database must exist and hold this survey's reports.
@@ -466,10 +483,13 @@ def run_serve(args) -> int:
     from ..serve.integrity import static_hashes
     from ..serve.invitations import base_url, check_count, default_invitations_path, reserve_invitations
     from ..serve.ratelimit import check_rate
+    from ..serve.workers import Workers
     from ..serve.survey import demo_survey, load_survey
 
     if not 0 <= args.port < 65536:
         raise InputError("--port must lie in 0..65535 (0: any free port)")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise InputError(f"--workers must lie in 1..{MAX_WORKERS} (server processes)")
     _check_host(args.host, args.public)
     if args.invitations is None and args.invitations_file:
         raise InputError("--invitations-file goes with --invitations N")
@@ -511,6 +531,7 @@ def run_serve(args) -> int:
         lines = [f"privrank serve: {survey.title!r}, {survey.design}, epsilon {survey.epsilon:g} per answer, at most "
                  f"{survey.max_answers} answer(s) per {unit}",
                  f"  database:    {'PostgreSQL (--db)' if '://' in db else db}{' (new)' * created}",
+                 *([f"  workers:     {args.workers} server processes on one port"] if args.workers > 1 else []),
                  f"  respondents: {links}/"]
         if args.url is not None:
             lines.append(f"  served at:   {base}/ (the links above are --url's, the address behind the proxy)")
@@ -546,5 +567,10 @@ def run_serve(args) -> int:
             lines.append("  served files (SHA-384, as in their integrity attributes; check against the release):")
             lines += [f"    {name}  {value}" for name, value in hashes.items()]
         print("\n".join(lines), file=sys.stderr)
-        _serve(app, sock)
+        if args.workers == 1:
+            _serve(app, sock)
+            return 0
+        store.close()  # each worker opens its own: the command forks with no store thread running
+        Workers(args.workers, lambda: _serve_worker(survey, db, digest, args, sock),
+                GRACEFUL_SECONDS).run()
     return 0

@@ -144,6 +144,12 @@ $body$""",)
             self.close()
             raise
 
+    def _check_own(self, cur) -> int:
+        # first in the transaction that creates the schema: stores opened at once (the workers of privrank serve
+        # --workers) make it one after another, not racing on its function ("tuple concurrently updated")
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext('privrank store schema'))")
+        return super()._check_own(cur)
+
     def _configure(self, conn) -> None:
         """Each new connection's settings (not in the URL's options, which stay the user's)."""
         conn.execute(f"SET lock_timeout = {round(1000 * self.LOCK_WAIT)}")
