@@ -15,7 +15,9 @@ turn (so that a change in the machine's load touches every measurement alike):
   reports/s in all on a schedule instead (the latency at that load, counted from when each report
   was due).
   Every report is committed before its reply; reports/s counts the acknowledged ones (201), and
-  the latencies are theirs.
+  the latencies are theirs. ``--workers 1 2`` serves each store with one, then two server
+  processes (``privrank serve --workers N``) in every round, and prints the ratio of their rates
+  round by round.
 
 Prints every round, then the median and min-max over the rounds of each number, and the load
 average of the machine before and after (the benchmark's own clients use about a tenth of a core).
@@ -26,6 +28,7 @@ database of its own and drops it at the end.
     python benchmarks/bench_serve.py --postgres postgresql://postgres@127.0.0.1:5432 --rounds 5
     python benchmarks/bench_serve.py --dashboard-every 0
     python benchmarks/bench_serve.py --rate 1000
+    python benchmarks/bench_serve.py --postgres postgresql://postgres@127.0.0.1:5432 --workers 1 2
 """
 from __future__ import annotations
 
@@ -186,12 +189,18 @@ def postgres_database(server: str, action: str, name: str) -> None:
         conn.execute(f"{action} DATABASE {name}" + (" WITH (FORCE)" if action == "DROP" else ""))
 
 
-def measure(survey, db, tmp, args) -> dict:
-    proc, base, _ = start([survey, "--db", db, *(() if "://" in db else ("--new-db",))], tmp)
+def measure(survey, db, tmp, args, workers: int) -> dict:
+    proc, base, _ = start([survey, "--db", db, *(() if "://" in db else ("--new-db",)), "--workers", str(workers)],
+                          tmp)
     try:
         return asyncio.run(load(base, args.clients, args.seconds, args.dashboard_every, args.rate, args.warm_up))
     finally:
         stop(proc)
+
+
+def label(store: str, workers: int) -> str:
+    """A row's name: the store, and the server processes if more than one."""
+    return store if workers == 1 else f"{store}, {workers} workers"
 
 
 def summary(values) -> str:
@@ -210,6 +219,8 @@ def main(argv=None):
     parser.add_argument("--rate", type=float, default=0.0, metavar="R",
                         help="offer R reports/s in all, on a schedule (open loop; latency from the due time); "
                              "default 0: each client sends its next report on the reply to the last")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1], metavar="N",
+                        help="server processes (privrank serve --workers N); several: each in every round (default 1)")
     parser.add_argument("--postgres", metavar="URL", help="also measure PostgreSQL on this server (no database name)")
     parser.add_argument("--readme", action="store_true", help="write the table into README.md's serve section")
     args = parser.parse_args(argv)
@@ -227,18 +238,18 @@ def main(argv=None):
                 stop(proc)
                 results.setdefault(name, []).append(startup)
                 print(f"round {r + 1}: start-up of privrank serve {name} {startup:.2f} s", flush=True)
-            stores = [("SQLite", os.path.join(tmp, f"load{r}.sqlite"))]
+            stores = [(label("SQLite", n), os.path.join(tmp, f"load{r}-{n}.sqlite"), n) for n in args.workers]
             if args.postgres:
-                stores.append(("PostgreSQL", f"bench_{uuid.uuid4().hex}"))
-            for name, db in stores:
-                if name == "PostgreSQL":
+                stores += [(label("PostgreSQL", n), f"bench_{uuid.uuid4().hex}", n) for n in args.workers]
+            for name, db, workers in stores:
+                if name.startswith("PostgreSQL"):
                     postgres_database(args.postgres, "CREATE", db)
                     try:
-                        result = measure(survey, f"{args.postgres}/{db}", tmp, args)
+                        result = measure(survey, f"{args.postgres}/{db}", tmp, args, workers)
                     finally:
                         postgres_database(args.postgres, "DROP", db)
                 else:
-                    result = measure(survey, db, tmp, args)
+                    result = measure(survey, db, tmp, args, workers)
                 results.setdefault(name, []).append(result)
                 dashboard = f"slowest dashboard {result['dashboard']:.0f} ms, " if args.dashboard_every > 0 else ""
                 print(f"round {r + 1}: {name} {result['rate']:,.0f} reports/s, p50 {result['p50']:.1f} ms, "
@@ -249,20 +260,27 @@ def main(argv=None):
                                             if args.dashboard_every > 0 else "the dashboard not polled:"))
     for name in ("survey file", "--demo"):
         print(f"  start-up of privrank serve {name} to its first answer: {summary(results[name])} s")
-    for name in ("SQLite", "PostgreSQL"):
-        if name in results:
-            rows = results[name]
-            dashboard = (f"; slowest dashboard {summary([x['dashboard'] for x in rows])} ms"
-                         if args.dashboard_every > 0 else "")
-            print(f"  {name}: {summary([x['rate'] for x in rows])} reports/s; latency p50 "
-                  f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms{dashboard}")
+    for store in ("SQLite", "PostgreSQL"):
+        for name in (label(store, n) for n in args.workers):
+            if name in results:
+                rows = results[name]
+                dashboard = (f"; slowest dashboard {summary([x['dashboard'] for x in rows])} ms"
+                             if args.dashboard_every > 0 else "")
+                print(f"  {name}: {summary([x['rate'] for x in rows])} reports/s; latency p50 "
+                      f"{summary([x['p50'] for x in rows])} ms, p99 {summary([x['p99'] for x in rows])} ms{dashboard}")
+        if len(args.workers) > 1 and label(store, args.workers[0]) in results:
+            first = results[label(store, args.workers[0])]
+            for n in args.workers[1:]:
+                ratios = [x["rate"] / y["rate"] for x, y in zip(results[label(store, n)], first)]
+                print(f"  {store}: {n} workers / {args.workers[0]}, round by round: "
+                      f"{spread(ratios, '{:.2f}')}x")
     print(f"after: {machine_load()}")
     if args.readme:
         rows = ["| | reports/s | latency p50 | latency p99 |", "|---|---|---|---|"]
-        for name, label in (("SQLite", "SQLite (synced to disk, group commit)"),
-                            ("PostgreSQL", "PostgreSQL, same machine")):
+        for name, text in (("SQLite", "SQLite (synced to disk, group commit)"),
+                           ("PostgreSQL", "PostgreSQL, same machine")):
             if name in results:
-                rows.append(f"| {label} | {summary([x['rate'] for x in results[name]])} | "
+                rows.append(f"| {text} | {summary([x['rate'] for x in results[name]])} | "
                             f"{summary([x['p50'] for x in results[name]])} ms | "
                             f"{summary([x['p99'] for x in results[name]])} ms |")
         rows.append(f"| start-up to the first answer, survey file / `--demo` | {summary(results['survey file'])} s / "

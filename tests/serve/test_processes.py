@@ -199,3 +199,21 @@ def test_a_worker_that_dies_is_reported_and_started_anew(tmp_path):
         served.kill()
     assert "privrank: interrupted" in served.err.read_text()
 
+
+
+def test_a_sqlite_write_takes_the_lock_as_soon_as_another_process_lets_go(tmp_path):
+    """Another process holds the write lock for a quarter of a second: the store's write waits, then
+    takes the lock within milliseconds of its release (SQLite's own wait, sleeping up to 100 ms between
+    tries, took it some 80 ms late here, and let one busy process starve another for seconds)."""
+    path = tmp_path / "reports.sqlite"
+    with open_store(path) as store:
+        holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")
+        released = []
+        timer = threading.Timer(0.25, lambda: (holder.execute("ROLLBACK"), released.append(time.perf_counter())))
+        timer.start()
+        store.new_respondent()
+        late = time.perf_counter() - released[0]
+        timer.join()
+        holder.close()
+    assert late < 0.05

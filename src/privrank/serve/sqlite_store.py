@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,8 +40,8 @@ class SqliteStore(Store):
     (its -wal and -shm files take the same), whatever the umask: it holds every report.
     """
 
-    #: seconds a write waits for a lock another process holds
-    LOCK_WAIT = 3.0
+    #: seconds a write waits for a lock another process holds, and between two tries of it
+    LOCK_WAIT, LOCK_POLL = 3.0, 0.001
     #: seconds between checkpoints (the WAL copied into the database file), made by a thread of their
     #: own: left to SQLite, a commit makes one every 1,000 pages, and the whole group waits for it
     CHECKPOINT_SECONDS = 1.0
@@ -140,6 +141,27 @@ class SqliteStore(Store):
         return InputError(f"{self.path}: cannot write to the database (read-only file or directory, or no "
                           "permission to create its -wal and -shm files beside it): the survey's reports could "
                           "not be stored")
+
+    def _begin(self, cur, write: bool) -> None:
+        """A write's ``BEGIN IMMEDIATE``, tried every :attr:`LOCK_POLL` seconds while another process holds
+        the write lock, for at most :attr:`LOCK_WAIT` seconds: SQLite's own wait sleeps longer and longer
+        between tries (up to 100 ms), so the processes of ``privrank serve --workers N`` would each wait
+        several of the other's commits for its turn."""
+        if not write:
+            return super()._begin(cur, write)
+        deadline = time.monotonic() + self.LOCK_WAIT
+        cur.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    return super()._begin(cur, write)
+                except sqlite3.OperationalError as exc:
+                    if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or \
+                            time.monotonic() > deadline:
+                        raise
+                time.sleep(self.LOCK_POLL)
+        finally:
+            cur.execute(f"PRAGMA busy_timeout = {round(1000 * self.LOCK_WAIT)}")
 
     def _run(self, conn, work, *, write: bool = True):
         try:

@@ -230,7 +230,7 @@ class Store(AdminTable):
         A write transaction takes SQLite's write lock first (``BEGIN IMMEDIATE``); a read-only one
         does not, so in WAL mode a long read never holds up the writers."""
         cur = conn.cursor()
-        cur.execute(self.begin if write else "BEGIN")
+        self._begin(cur, write)
         try:
             result = work(cur)
         except BaseException:
@@ -238,6 +238,10 @@ class Store(AdminTable):
             raise
         cur.execute("COMMIT")
         return result
+
+    def _begin(self, cur, write: bool) -> None:
+        """Start :meth:`_run`'s transaction (a write's takes the write lock: :attr:`begin`)."""
+        cur.execute(self.begin if write else "BEGIN")
 
     def _query(self, name: str, params=()):
         with self._connection() as conn:
