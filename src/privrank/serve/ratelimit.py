@@ -2,7 +2,7 @@
 process on the database (``privrank serve --workers N``, or several servers started on one ``--db``).
 
 The bucket holds at most ``per_minute`` tokens (the burst) and gains ``per_minute / 60`` a second; a
-registration takes one. Its state is one row of the store, ``registration_limit(tokens, at)``: the
+registration takes one. Its state is the one row of the store's table ``registration_limit``: the
 tokens left when it was last drawn from, and that time (seconds since the epoch). A registration reads
 it and writes it back in the same write transaction as the respondent it adds (SQLite: ``BEGIN
 IMMEDIATE`` serializes the writers of every process; PostgreSQL: the row is locked, ``FOR UPDATE``),
