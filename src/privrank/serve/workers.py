@@ -53,15 +53,19 @@ class Workers:
         signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # a signal now must not find a worker unrecorded
         try:
             pid = os.fork()
-            if pid == 0:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
-                os._exit(self._worker(number))
+            if pid == 0:  # the worker: whatever happens, it never returns into the command
+                code = 1
+                try:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+                    code = self._worker(number)
+                finally:
+                    os._exit(code)
             self._pids[pid] = (number, time.monotonic())
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 
     def _worker(self, number: int) -> int:
-        """A worker's life: serve until stopped; its exit code. It never returns into the command."""
+        """A worker's life: serve until stopped; its exit code."""
         code = 1
         try:
             self._serve()
@@ -90,9 +94,9 @@ class Workers:
         """
         if threading.active_count() > 1:
             raise RuntimeError("privrank serve forks its workers with no other thread running")
-        for number in range(1, self.n + 1):
-            self._start(number)
         try:
+            for number in range(1, self.n + 1):
+                self._start(number)
             while True:
                 time.sleep(POLL_SECONDS)
                 for pid, (number, started) in list(self._pids.items()):
