@@ -45,6 +45,33 @@ def test_two_processes_share_one_registration_limit(target):
         assert first.counts() == (7, 0)
 
 
+def test_the_time_of_the_last_registration_is_forgotten_once_the_bucket_is_full(target):
+    """The bucket's time (when the survey last registered someone, finer than a day) is kept only until
+    the bucket is full again, a minute later; then the row holds no time and reads as a full bucket. A
+    store that drew from the bucket runs the forgetting in a thread of its own, ended with the store."""
+    def row(store):
+        return store._query("limit")[0]
+
+    with open_store(target) as store:
+        store.claim(fingerprint("forget"))
+        assert store._forgetting is None  # no thread before a draw: a server forks its workers first
+        for _ in range(PER_MINUTE):
+            store.new_respondent(per_minute=PER_MINUTE)
+        tokens, at = row(store)
+        assert tokens == pytest.approx(0.0, abs=0.01) and abs(at - time.time()) < 60
+        assert store._forgetting is not None and store._forgetting.is_alive()
+        store.forget_full_bucket(PER_MINUTE, now=at + 59)  # not full yet: kept, and still refusing
+        assert row(store) == (tokens, at)
+        with pytest.raises(RegistrationsLimited):
+            store.new_respondent(per_minute=PER_MINUTE)
+        store.forget_full_bucket(PER_MINUTE, now=at + 60)
+        assert row(store) == (None, None)
+        for _ in range(PER_MINUTE):  # a forgotten bucket is a full one
+            store.new_respondent(per_minute=PER_MINUTE)
+        thread = store._forgetting
+    assert not thread.is_alive()
+
+
 def test_racing_registrations_of_two_processes_never_exceed_the_bucket(target):
     """Sixteen threads over two stores register at once: exactly a bucket's worth gets through."""
     with open_store(target) as first, open_store(target) as second:

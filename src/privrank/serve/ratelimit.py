@@ -8,6 +8,13 @@ it and writes it back in the same write transaction as the respondent it adds (S
 IMMEDIATE`` serializes the writers of every process; PostgreSQL: the row is locked, ``FOR UPDATE``),
 so the processes together register at most as many as one bucket allows. A refused registration
 writes nothing: it neither stores a respondent nor takes a token.
+
+The time of the last draw is the time an open survey last registered someone, finer than the day to
+which the store keeps a respondent's times. It is kept only while the limit needs it: a bucket is full
+again :func:`full_after` seconds after its last draw, and from then on the store forgets the draw
+(:meth:`~privrank.serve.store.Store.forget_full_bucket`, which a store that drew from the bucket runs
+every half of that time until it is closed); a forgotten bucket is a full one. A database copied, or
+left by a server stopped, within that time still holds the time of its last registration.
 """
 from __future__ import annotations
 
@@ -31,6 +38,12 @@ def check_rate(per_minute) -> float:
             not (math.isfinite(per_minute) and per_minute > 0):
         raise InputError("the registration rate must be a positive number per minute")
     return float(per_minute)
+
+
+def full_after(per_minute: float) -> float:
+    """Seconds after its last draw when a bucket is full again, however empty the draw left it: its
+    capacity over its rate (60 s from one registration a minute on)."""
+    return max(1.0, per_minute) / (per_minute / 60.0)
 
 
 def draw(tokens: float | None, at: float | None, per_minute: float, now: float) -> tuple[float, float]:

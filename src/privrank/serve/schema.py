@@ -17,7 +17,8 @@ which survey the store holds and each text it was served with (:meth:`privrank.s
 ``privrank serve --close`` closed it; ``registration_limit(id, tokens, at)``: one row, the token bucket of
 the registration limit shared by every server process on the database (:mod:`privrank.serve.ratelimit`):
 the tokens left and when they were last drawn (seconds since the epoch), which is when an open survey last
-registered someone -- no respondent's data and no link to one (no token, no hash, no row of theirs). A respondent's times are kept to the day only: a finer time could be
+registered someone -- no respondent's data and no link to one (no token, no hash, no row of theirs) -- kept
+only until the bucket is full again, a minute later (then both are NULL). A respondent's times are kept to the day only: a finer time could be
 joined with a reverse proxy's log, which holds addresses. There is no column that could hold a true answer,
 an IP address or a user agent: the server never receives a true answer, and keeps nothing that identifies
 a respondent. A database that holds any other table (a privacy ledger, another application's data; in
@@ -115,4 +116,5 @@ SQL = {
                           "ON x.token_hash = r.token_hash GROUP BY r.token_hash",
     "limit": "SELECT tokens, at FROM registration_limit",
     "limit_draw": "UPDATE registration_limit SET tokens = ?, at = ?",
+    "limit_forget": "UPDATE registration_limit SET tokens = NULL, at = NULL WHERE at <= ?",
 }

@@ -47,13 +47,14 @@ import secrets
 import threading
 import time
 from concurrent.futures import Future
+from functools import cached_property
 from typing import NamedTuple, TypeGuard
 
 from ..errors import BudgetExceededError, InputError
 from .admins import OWNER, AdminTable
 from .health import damaged
 from .invitations import invitation_token
-from .ratelimit import draw
+from .ratelimit import draw, full_after
 from .schema import ADMINS_TABLE, LAYOUTS, SCHEMA, SQL, utc_day
 
 #: bytes of randomness of a respondent's token, an invitation code and a report's key
@@ -342,13 +343,47 @@ class Store(AdminTable):
             return self._run(conn, work)
 
     def _stop_writers(self) -> None:
-        """Stop taking writes, answer every one queued, and end the writer threads."""
+        """Stop taking writes, answer every one queued, and end the writer threads (and the bucket's forgetting)."""
+        self._forgotten.set()
         with self._guard:  # no write is queued after the writers' stop: every queued one is answered
             writers, self._stopping = self._writers or [], True
             for _ in writers:
                 self._queue.put(None)  # one stop for each writer
         for writer in writers:
             writer.join(timeout=30)
+        if self._forgetting is not None:
+            self._forgetting.join(timeout=30)
+
+    # -- the registration limit's time, kept only while it matters ---------------------------
+    _forgetting: threading.Thread | None = None
+
+    @cached_property
+    def _forgotten(self) -> threading.Event:  # set when the store stops: the forgetting thread ends
+        return threading.Event()
+
+    def _forget_later(self, per_minute: float) -> None:
+        """Start (once) the thread that forgets the bucket's last draw once the bucket is full again
+        (:mod:`privrank.serve.ratelimit`), every half of :func:`full_after` seconds until the store closes.
+        Started by a draw, never at open: a server forks its workers with no thread running."""
+        if self._forgetting is None:
+            after = full_after(per_minute)
+
+            def forget():
+                while not self._forgotten.wait(after / 2):
+                    try:
+                        self.forget_full_bucket(per_minute)
+                    except Exception:  # unavailable for now: tried again; closed: the wait above ends
+                        continue
+            with self._guard:
+                if self._forgetting is None:
+                    self._forgetting = threading.Thread(target=forget, name="privrank-store-limit", daemon=True)
+                    self._forgetting.start()
+
+    def forget_full_bucket(self, per_minute: float, now: float | None = None) -> None:
+        """Forget the registration limit's last draw if the bucket is full again at ``now`` (default: the
+        clock): the row then holds no time, and reads as a full bucket."""
+        moment = time.time() if now is None else now
+        self._write(lambda cur: cur.execute(self._sql("limit_forget"), (moment - full_after(per_minute),)))
 
     # -- the interface -----------------------------------------------------------------------
     def claim(self, fingerprint: str, *, earlier: str | None = None, texts: dict | None = None) -> str:
@@ -440,6 +475,7 @@ class Store(AdminTable):
                 if per_minute is not None:  # the row locked first: the time is read after every earlier draw
                     tokens, at = cur.execute(self._sql("limit") + self.row_lock).fetchone()
                     cur.execute(self._sql("limit_draw"), draw(tokens, at, per_minute, time.time()))
+                    self._forget_later(per_minute)
                 token = secrets.token_urlsafe(TOKEN_BYTES)
             elif not is_urlsafe_token(invitation, INVITATION_BYTES):
                 raise InvitationRefused(REFUSED_INVITATION)
