@@ -548,10 +548,22 @@ def test_every_link_and_asset_of_the_dashboard_works_under_a_path_prefix(tmp_pat
     store.close()
 
 
-def test_start_up_says_how_many_respondents_the_ranking_needs(tmp_path, served, cli):  # noqa: F811
-    """``privrank serve`` prints the planner's sample size (kept for the dashboard, which then never
-    waits for the planner), and warns when fewer invitations are left than respondents needed."""
+def test_start_up_says_how_many_respondents_the_ranking_needs(tmp_path, served, cli, monkeypatch):  # noqa: F811
+    """``privrank serve`` prints the planner's sample size once the planner is done, while it serves
+    (kept for the dashboard, which then never waits for the planner), and warns when fewer invitations
+    are left than respondents needed. Here serving waits for the planner's thread, which it does not do."""
+    import threading
+
+    import uvicorn
+
     from privrank.serve.dashboard import reports_needed
+
+    def serve_until_planned(server, sockets):
+        served.append(server.config)
+        for thread in threading.enumerate():
+            if thread.name == "privrank-sample-size":
+                thread.join(timeout=120)
+    monkeypatch.setattr(uvicorn.Server, "run", serve_until_planned)
 
     (tmp_path / "fruit.toml").write_text(FRUIT)
     needed = reports_needed("pairs", 4, 1.0, 6)

@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import warnings
 from contextlib import ExitStack
 from datetime import datetime, timezone
@@ -423,8 +424,23 @@ def close_or_export(args) -> int:
     return 0
 
 
+def announce_sample_size(survey, store, unit: str) -> threading.Thread:
+    """Print :func:`sample_size_lines` once the planner has worked them out, from a thread of their own
+    (``privrank-sample-size``): the server answers from its start, however long the planner takes (a
+    minute for a thousand items). A planner stopped with the server prints nothing."""
+    def announce():
+        try:
+            lines = sample_size_lines(survey, store, unit)
+        except Exception:  # the server stopped first: its helper process or store is gone
+            return
+        print("privrank serve: the privacy planner is done\n" + "\n".join(lines), file=sys.stderr)
+    thread = threading.Thread(target=announce, name="privrank-sample-size", daemon=True)
+    thread.start()
+    return thread
+
+
 def sample_size_lines(survey, store, unit: str) -> list[str]:
-    """The start-up lines on the sample size: the reports (and respondents) the privacy planner needs
+    """The lines on the sample size: the reports (and respondents) the privacy planner needs
     before the dashboard's ranking tells the top items apart, worked out once here (in the dashboard's
     helper process, so the server never imports the planner; about a second for a few hundred items,
     a minute of CPU for a thousand) and kept for the dashboard; and, on an invitation-only survey,
@@ -552,7 +568,8 @@ def run_serve(args) -> int:
         else:  # an invitation-only survey is limited by its codes, not by the rate
             lines += ["  registration: open; a respondent is a browser (one person with two browsers is two)",
                       f"  at most {args.registrations_per_minute:g} new respondents per minute"]
-        lines += sample_size_lines(survey, store, unit)
+        if args.workers > 1:  # the workers fork with no thread running: the planner first, kept for their dashboards
+            lines += sample_size_lines(survey, store, unit)
         closing = Closing(survey.closes, store)
         closing.read()
         at = closing.at()
@@ -568,6 +585,7 @@ def run_serve(args) -> int:
             lines += [f"    {name}  {value}" for name, value in hashes.items()]
         print("\n".join(lines), file=sys.stderr)
         if args.workers == 1:
+            announce_sample_size(survey, store, unit)
             _serve(app, sock)
             return 0
         store.close()  # each worker opens its own: the command forks with no store thread running
