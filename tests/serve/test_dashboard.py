@@ -439,11 +439,12 @@ def test_a_closed_survey_does_not_promise_refits_as_reports_arrive(tmp_path):
     survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
     survey_threshold(survey)
     with open_store(tmp_path / "r.sqlite") as store:
-        fill(store, survey, 400)
+        fill(store, survey, 1200)
         live = LiveRanking(survey, store, refresh=2.0)
         page = dashboard_page(survey, store, live=live)
         closed = dashboard_page(survey, store, live=live, closed=datetime(2020, 1, 1, tzinfo=timezone.utc))
-    assert "(refitted every 2 seconds when reports arrive)" in page and "Reports: 1,200." in page
+    assert "(refitted every 2 seconds when reports arrive)" in page and "Reports: 3,600." in page
+    assert re.search(r"Registrations per day \(UTC\): \d{4}-\d\d-\d\d: 1,200\.", page)
     assert "Closed on 2020-01-01 00:00:00 UTC" in closed and "refitted" not in closed
 
 

@@ -35,13 +35,13 @@ def registrations_html(store, issued: int, used: int, recent=None) -> str:
     """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
     process's memory, never stored), and the invitations issued and used."""
     days = store.registrations_by_day()
-    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n}" for day, n in days) if days else "none yet") + "."
+    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n:,}" for day, n in days) if days else "none yet") + "."
     if recent is not None:
         n, minutes = recent.last_hour()
-        text += (f" In the last hour: {n}." if minutes >= 59.5 else
-                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n}.")
+        text += (f" In the last hour: {n:,}." if minutes >= 59.5 else
+                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n:,}.")
     if issued:
-        text += f" Invitations: {issued} issued, {used} used."
+        text += f" Invitations: {issued:,} issued, {used:,} used."
     return f"<p id=\"registrations\">{html.escape(text)}</p>"
 
 
