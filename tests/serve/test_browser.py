@@ -1585,7 +1585,7 @@ def screenshot_dashboard(driver, tmp_path):
         survey_threshold(survey)  # known, as on a server that has run a while
         with serving(create_app(survey, store, admin_token_hash(admin))) as base:
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
-            driver.set_window_size(1000, 1350)
+            driver.set_window_size(1000, 1400)
             driver.get(f"{base}/dashboard?token={admin}")
             driver.save_screenshot(str(DOCS_IMG / "dashboard.png"))
             driver.set_window_size(1000, 800)
