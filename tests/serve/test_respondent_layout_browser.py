@@ -1,6 +1,7 @@
 """The respondent's page as a phone shows it, in real Chromium (390 x 844, touch): the three buttons of a
 pair and what the page says of the answer just sent fit on the screen under a survey's description and
-the protection sentence, and that is said right under the buttons, above "Continue on another device";
+the protection sentence, and that is said right under the buttons, above "Continue on another device"; the
+button tapped does not leave the next pair's button in its place marked;
 after a ranking, the page says a random report was sent, never that the ranking was kept."""
 import re
 
@@ -42,6 +43,10 @@ def test_a_phone_shows_the_pair_and_what_became_of_the_answer(phone, site):  # n
     assert all(bottom - top >= 44 and bottom <= first["height"] for top, bottom in first["buttons"]), first
     tap(phone, phone.find_element("id", "choose-left"))
     wait_state(phone, "question")
+    # the spot tapped keeps :hover on a touch screen: the next pair's button there looks like the others
+    borders = phone.execute_script("return ['choose-left', 'choose-none', 'choose-right'].map((id) => "
+                                   "getComputedStyle(document.getElementById(id)).borderTopColor)")
+    assert len(set(borders)) == 1, borders
     tap(phone, phone.find_element("css selector", "#elsewhere summary"))  # the note opened
     after = phone.execute_script(BOXES)
     # "Sent." and the coin right under the buttons, on screen; the note on another device below them
