@@ -938,7 +938,8 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert text(driver, "coin") == "" and ranking_order(driver) == []  # the order left the page
     recorder.gate.set()
     wait_state(driver, "done")
-    assert text(driver, "coin").startswith("Your browser kept your answer before sending it")
+    assert text(driver, "coin") == ("Your browser sent a random report instead of your ranking, drawn on the same "
+                                    "side as your ranking.")
 
     (body,) = recorder.posts("/api/reports")
     assert set(body) == {"token", "key", "vector", "epsilon"} and body["epsilon"] == eps
