@@ -938,7 +938,8 @@ def test_ranking_page_keyboard_drag_and_one_ballot(driver, site):
     assert text(driver, "coin") == "" and ranking_order(driver) == []  # the order left the page
     recorder.gate.set()
     wait_state(driver, "done")
-    assert text(driver, "coin").startswith("Your browser kept your answer before sending it")
+    assert text(driver, "coin") == ("Your browser sent a random report instead of your ranking, drawn on the same "
+                                    "side as your ranking.")
 
     (body,) = recorder.posts("/api/reports")
     assert set(body) == {"token", "key", "vector", "epsilon"} and body["epsilon"] == eps
@@ -1585,7 +1586,7 @@ def screenshot_dashboard(driver, tmp_path):
         survey_threshold(survey)  # known, as on a server that has run a while
         with serving(create_app(survey, store, admin_token_hash(admin))) as base:
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
-            driver.set_window_size(1000, 1350)
+            driver.set_window_size(1000, 1400)
             driver.get(f"{base}/dashboard?token={admin}")
             driver.save_screenshot(str(DOCS_IMG / "dashboard.png"))
             driver.set_window_size(1000, 800)

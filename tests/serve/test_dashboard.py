@@ -428,6 +428,38 @@ def test_each_plot_label_is_centred_on_its_own_dot():
     assert np.all(steps == steps[0]) and steps[0] >= 20  # rows evenly spaced, a line of text apart
 
 
+def test_a_closed_survey_does_not_promise_refits_as_reports_arrive(tmp_path):
+    """Open, the dashboard says how often it refits when reports arrive; closed (no report arrives any
+    more, the ranking is final) it does not; large counts are written with thousands separators."""
+    from datetime import datetime, timezone
+
+    from privrank.serve.dashboard import LiveRanking, survey_threshold
+    from privrank.serve.dashboard_html import dashboard_page
+
+    survey = Survey(title="T", question="Q", items=ITEMS, epsilon=1.0, budget=3.0)
+    survey_threshold(survey)
+    with open_store(tmp_path / "r.sqlite") as store:
+        fill(store, survey, 1200)
+        live = LiveRanking(survey, store, refresh=2.0)
+        page = dashboard_page(survey, store, live=live)
+        closed = dashboard_page(survey, store, live=live, closed=datetime(2020, 1, 1, tzinfo=timezone.utc))
+    assert "(refitted every 2 seconds when reports arrive)" in page and "Reports: 3,600." in page
+    assert re.search(r"Registrations per day \(UTC\): \d{4}-\d\d-\d\d: 1,200\.", page)
+    assert "Closed on 2020-01-01 00:00:00 UTC" in closed and "refitted" not in closed
+
+
+def test_long_plot_labels_alike_but_for_their_end_stay_apart():
+    """Labels too long for the plot's column keep their end after the ellipsis, so that items alike up to
+    a suffix (LLMFAO's "Code Llama Instruct (13B)", "(34B)" and "(7B)") are told apart; a short one is whole."""
+    from privrank.serve.dashboard_html import PLOT_LABEL_CHARS, interval_svg
+
+    names = ["Code Llama Instruct (13B)", "Code Llama Instruct (34B)", "Code Llama Instruct (7B)", "Claude v1"]
+    rows = [(name, 1.0 - k, 0.5 - k, 1.5 - k, k + 1, k + 1) for k, name in enumerate(names)]
+    drawn = re.findall(r'class="label"><title>[^<]*</title>\d+\. ([^<]*)</text>', interval_svg(rows, "BTL score"))
+    assert drawn[:3] == ["Code Llama Instr…(13B)", "Code Llama Instr…(34B)", "Code Llama Instr… (7B)"]
+    assert all(len(label) == PLOT_LABEL_CHARS for label in drawn[:3]) and drawn[3] == "Claude v1"
+
+
 # ------------------------------------------------------------------------------ corrections and export
 
 def test_a_corrected_question_is_listed_with_its_day(tmp_path):
@@ -475,7 +507,7 @@ def test_the_ranking_shown_is_of_every_report_once_a_refresh_period_passed(tmp_p
     client = starlette_testclient.TestClient(create_app(survey, store, admin_token_hash(ADMIN),
                                                         dashboard_refresh=0.5))
     writer = threading.Thread(target=lambda: [fill(store, survey, 20, seed=k) for k in range(1, 6)])
-    shown = re.compile(r"Reports: (\d+)\..*Ranking of ([\d,]+) reports, computed \d\d:\d\d:\d\d UTC on "
+    shown = re.compile(r"Reports: ([\d,]+)\..*Ranking of ([\d,]+) reports, computed \d\d:\d\d:\d\d UTC on "
                        r"\d{4}-\d\d-\d\d \(refitted every 0\.5 seconds when reports arrive\)\.( The ([\d,]+) reports? "
                        r"stored since (?:are|is) in the next refit\.)?</p>", re.S)
     with client:

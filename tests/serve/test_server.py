@@ -436,7 +436,7 @@ def test_the_private_ranking_recovers_the_truth(simulated):
     order = [survey.items.index(x) for x in dashboard_order(client)]
     assert sorted(order) == list(range(M_ITEMS))
     assert pr.kendall_tau_distance(order, np.arange(M_ITEMS)) <= 2
-    assert "Respondents: 400 (browsers). Reports: 4000." in client.get("/dashboard", params={"token": ADMIN}).text
+    assert "Respondents: 400 (browsers). Reports: 4,000." in client.get("/dashboard", params={"token": ADMIN}).text
 
 
 @pytest.mark.slow

@@ -21,6 +21,9 @@ from .survey import RESPONDENT_UNITS
 #: characters of an item label drawn in the plot (the table shows it whole), and the width of the
 #: plot's label column (of its 360 units), which holds that many and the rank
 PLOT_LABEL_CHARS = 22
+#: characters of a longer label's end kept after the ellipsis: labels alike up to a suffix, such as
+#: "Code Llama Instruct (13B)" and "(34B)", stay told apart
+PLOT_LABEL_END = 5
 PLOT_LABEL_WIDTH = 176
 #: what a ranking survey's score is, and why it can leave [0, 1]
 BORDA_NOTE = ("Borda share: the fraction of the other items an item is ranked above, on average over the "
@@ -32,13 +35,13 @@ def registrations_html(store, issued: int, used: int, recent=None) -> str:
     """The registration rate: respondents per UTC day (stored), in the last hour since start-up (this
     process's memory, never stored), and the invitations issued and used."""
     days = store.registrations_by_day()
-    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n}" for day, n in days) if days else "none yet") + "."
+    text = "Registrations per day (UTC): " + ("; ".join(f"{day}: {n:,}" for day, n in days) if days else "none yet") + "."
     if recent is not None:
         n, minutes = recent.last_hour()
-        text += (f" In the last hour: {n}." if minutes >= 59.5 else
-                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n}.")
+        text += (f" In the last hour: {n:,}." if minutes >= 59.5 else
+                 f" Since start-up {minutes:.0f} minute{'s' * (round(minutes) != 1)} ago: {n:,}.")
     if issued:
-        text += f" Invitations: {issued} issued, {used} used."
+        text += f" Invitations: {issued:,} issued, {used:,} used."
     return f"<p id=\"registrations\">{html.escape(text)}</p>"
 
 
@@ -94,7 +97,8 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     fitted = view["reports"]
     updated = (f"{'Ranking of' if 'rows' in view else 'Counted'} {fitted:,} report{'s' * (fitted != 1)}, "
                f"computed {view['updated']:%H:%M:%S} UTC on {view['updated']:%Y-%m-%d}"
-               + (f" (refitted every {live.refresh:g} seconds when reports arrive)." if live.refresh > 0 else "."))
+               + (f" (refitted every {live.refresh:g} seconds when reports arrive)." if live.refresh > 0 and closed is None
+                  else "."))
     if reports > fitted:
         later = reports - fitted
         updated += f" The {later:,} report{'s' * (later != 1)} stored since {'are' if later != 1 else 'is'} in the next refit."
@@ -103,7 +107,7 @@ def dashboard_page(survey, store, token: str | None = None, recent=None, live: L
     parts += [f"<h1>{e(survey.title)}</h1>", f"<p>{e(survey.question)}</p>",
               "<p id=\"preview\"><a href=\"./#preview\">Preview the survey</a> as a respondent sees it (what you "
               "answer there is neither sent nor kept).</p>",
-              f"<p id=\"counts\">Respondents: {respondents} ({unit}s). Reports: {reports}. Design: "
+              f"<p id=\"counts\">Respondents: {respondents:,} ({unit}s). Reports: {reports:,}. Design: "
               f"{e(survey.design)}, epsilon {survey.epsilon:g} per answer, at most {survey.max_answers} per {unit}.</p>",
               registrations_html(store, issued, used, recent)]
     parts += invitations_html(survey, issued, used, view["needed"], fitted)
@@ -169,6 +173,14 @@ def tick_label(value: float, step: float) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def plot_label(name: str) -> str:
+    """An item's label as the plot draws it: whole up to :data:`PLOT_LABEL_CHARS` characters, else
+    shortened to that many: its start, an ellipsis and its last :data:`PLOT_LABEL_END` characters."""
+    if len(name) <= PLOT_LABEL_CHARS:
+        return name
+    return name[:PLOT_LABEL_CHARS - 1 - PLOT_LABEL_END] + "…" + name[-PLOT_LABEL_END:]
+
+
 def interval_svg(rows, label: str) -> str:
     """An SVG of each item's estimate and interval, one row per item in rank order, the item's label
     on the left on its row's line (centred on the line of its interval and dot, so no label sits
@@ -196,9 +208,8 @@ def interval_svg(rows, label: str) -> str:
     for k, (item, score, a, b, *_) in enumerate(rows):
         y = top + step * k + step // 2
         name = str(item)
-        shown = name if len(name) <= PLOT_LABEL_CHARS else name[:PLOT_LABEL_CHARS - 1] + "…"
         labels.append(f"<text x=\"4\" y=\"{y}\" dominant-baseline=\"central\" class=\"label\"><title>{e(name)}</title>"
-                      f"{k + 1}. {e(shown)}</text>")
+                      f"{k + 1}. {e(plot_label(name))}</text>")
         out.append(f"<line x1=\"{x(a):.1f}\" y1=\"{y}\" x2=\"{x(b):.1f}\" y2=\"{y}\" stroke=\"#4477aa\" "
                    f"stroke-width=\"2\"/><circle cx=\"{x(score):.1f}\" cy=\"{y}\" r=\"4\" fill=\"#224466\"/>")
     out += labels + ["</g>"]

@@ -548,8 +548,8 @@ async function sendBallot(towards) {
   if (await deliverBallot() !== 'stored') return finish(USED_ALL);
   busy = false;
   if (towards !== null) {
-    $('coin').textContent = `Your browser ${towards ? 'kept' : 'flipped'} your answer before `
-      + `sending it: it sent a random report on the ${towards ? 'same side as' : 'side opposite to'} your ranking.`;
+    $('coin').textContent = 'Your browser sent a random report instead of your ranking, drawn on the '
+      + `${towards ? 'same side as' : 'side opposite to'} your ranking.`;
   }
   return finish('Your ranking has been sent. Thank you!');
 }
