@@ -35,8 +35,8 @@ def fresh_token_on_resume(monkeypatch):
     """The broken variant: a used invitation registers a new respondent with a fresh token (a second budget)."""
     register = Store.register
 
-    def broken(self, invitation=None):
-        token, new = register(self, invitation)
+    def broken(self, invitation=None, per_minute=None):
+        token, new = register(self, invitation, per_minute)
         if new:
             return token, new
         fresh = secrets.token_urlsafe(24)
