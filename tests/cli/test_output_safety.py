@@ -152,9 +152,10 @@ READY = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_ha
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
-    """Enough comparisons that ranking them takes well over half a second."""
+    """Enough comparisons that ranking them takes well over half a second (about two: a signal sent
+    as the command ends would meet the interpreter's shutdown, whose exit is the signal's, -2)."""
     rows = "".join(f"u{r % 3000},i{r % 40},i{(r + 1 + r // 40 % 39) % 40},{1 if r % 3 else -1}\n"
-                   for r in range(200_000))
+                   for r in range(600_000))
     p = tmp_path_factory.mktemp("big") / "big.csv"
     p.write_text("user,item_a,item_b,outcome\n" + rows)
     return p

@@ -215,6 +215,15 @@ def test_a_line_of_spaces_in_a_one_column_ranking_file_is_a_clear_error(tmp_path
         pr.read_rankings(path)
 
 
+def test_ballots_that_name_no_item_are_a_clear_error(tmp_path):
+    """A voter column beside rank columns that are all empty: ballots of no item (a ValueError before)."""
+    path = tmp_path / "ballots.csv"
+    path.write_text("voter,rank1,rank2\nnan,,\n")
+    for partial in ("error", "drop", "randomize"):
+        with pytest.raises(InputError, match="names no item"):
+            pr.read_rankings(path, partial=partial)
+
+
 def test_from_labels_refuses_what_is_not_a_list_of_rankings_of_labels():
     with pytest.raises(InputError, match="rankings must be a list of rankings"):
         Rankings.from_labels(5)

@@ -29,6 +29,8 @@ def complete_ballots(labels, ballots, partial, rng, path) -> Rankings:
     m = len(labels)
     if not ballots:
         raise InputError(f"{path} holds no rankings")
+    if m == 0:
+        raise InputError(f"{path} names no item: every ballot is empty")
     if sum(count for _, count, _ in ballots) > MAX_EXACT_COUNT:
         raise InputError(f"{path}: the ballots' counts add up to more than 2^53 voters, which cannot be "
                          "counted exactly")
