@@ -87,6 +87,7 @@ def test_a_preview_sends_and_keeps_nothing_and_leaves_a_respondent_alone(driver,
         assert console_problems(driver) == []
 
 
+@pytest.mark.slow  # the controls of the test above, 7 s each
 @pytest.mark.parametrize("broken", ["sends", "sends-and-keeps"])
 def test_a_preview_that_sends_is_caught(driver, tmp_path, broken):  # noqa: F811
     """Negative controls: a page whose preview sends its requests as a respondent's page does (the server
