@@ -1,9 +1,10 @@
-"""Helpers of the survey-server tests: a free port for a test server, a report's idempotency key, SQL
-run on a store's database from outside the store."""
+"""Helpers of the survey-server tests: a free port for a test server, waiting for it to answer, a report's
+idempotency key, SQL run on a store's database from outside the store."""
 import hashlib
 import secrets
 import socket
 import sqlite3
+import time
 from pathlib import Path
 
 
@@ -12,6 +13,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def answering(base: str, proc, seconds: float) -> bool:
+    """Whether the server at ``base`` answers ``GET /api/survey`` with 200 before its process ``proc`` ends
+    and within ``seconds``, asking again until then."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{base}/api/survey", timeout=5).status_code == 200:
+                return True
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 def key() -> str:

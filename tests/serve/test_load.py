@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from serve_helpers import free_port, key
+from serve_helpers import answering, free_port, key
 
 from privrank.serve.store import credential_hash
 
@@ -41,16 +41,8 @@ def server(tmp_path):
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/api/survey", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the server did not start: {proc.stderr.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.1)
+        if not answering(base, proc, 30):
+            pytest.fail(f"the server did not start: {proc.stderr.read().decode(errors='replace')[-2000:]}")
         yield proc, base, db
     finally:
         if proc.poll() is None:

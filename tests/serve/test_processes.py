@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from serve_helpers import fingerprint, free_port, key
+from serve_helpers import answering, fingerprint, free_port, key
 
 from privrank.serve import open_store
 from privrank.serve.ratelimit import RegistrationsLimited
@@ -138,16 +138,9 @@ class Served:
             self.proc = subprocess.Popen(argv, cwd=folder, stdout=subprocess.DEVNULL, stderr=err,
                                          env={**os.environ, "PRIVRANK_ADMIN_TOKEN": ADMIN, "PYTHONPATH": os.pathsep.join(sys.path)}, start_new_session=True)
         self.started = time.monotonic()
-        while True:
-            try:
-                if httpx.get(f"{self.base}/api/survey", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() - self.started > 60:
-                self.kill()
-                pytest.fail(f"privrank serve --workers did not start: {self.err.read_text()}")
-            time.sleep(0.1)
+        if not answering(self.base, self.proc, 60):
+            self.kill()
+            pytest.fail(f"privrank serve --workers did not start: {self.err.read_text()}")
 
     def kill(self):
         if self.proc.poll() is None:

@@ -14,7 +14,7 @@ import threading
 import time
 
 import pytest
-from serve_helpers import free_port, key
+from serve_helpers import answering, free_port, key
 
 from privrank.serve import open_store
 
@@ -63,14 +63,7 @@ class Server:
             pytest.fail("privrank serve did not start: " + "".join(self.lines))
         self.banner = "".join(self.lines)
         self.base = re.search(r"respondents: (http://\S+)/", self.banner).group(1)
-        deadline = time.monotonic() + 30
-        while True:  # serving, and so handling signals as a server does
-            try:
-                if httpx.get(f"{self.base}/api/survey", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "privrank serve does not answer"
-                time.sleep(0.05)
+        assert answering(self.base, self.proc, 30), "privrank serve does not answer"  # so handles signals as a server
 
     def _read(self):
         for line in self.proc.stderr:
