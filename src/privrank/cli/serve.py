@@ -424,7 +424,7 @@ def close_or_export(args) -> int:
     return 0
 
 
-def announce_sample_size(survey, store, unit: str) -> threading.Thread:
+def announce_sample_size(survey, store, unit: str) -> None:
     """Print :func:`sample_size_lines` once the planner has worked them out, from a thread of their own
     (``privrank-sample-size``): the server answers from its start, however long the planner takes (a
     minute for a thousand items). A planner stopped with the server prints nothing."""
@@ -434,9 +434,7 @@ def announce_sample_size(survey, store, unit: str) -> threading.Thread:
         except Exception:  # the server stopped first: its helper process or store is gone
             return
         print("privrank serve: the privacy planner is done\n" + "\n".join(lines), file=sys.stderr)
-    thread = threading.Thread(target=announce, name="privrank-sample-size", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=announce, name="privrank-sample-size", daemon=True).start()
 
 
 def sample_size_lines(survey, store, unit: str) -> list[str]:
