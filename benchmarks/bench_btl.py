@@ -77,9 +77,13 @@ def config() -> dict[str, str]:
     """Each contender's call, as timed (names, xs, ys: arrays of labels; a, b: int64 indices)."""
     import evalica
 
+    from privrank.pairwise import btl
+
+    kernel = (f"compiled Newton loop up to {btl.KERNEL_MAX_ITEMS} items" if btl._newton is not None
+              else "compiled Newton loop NOT BUILT (numpy alone)")
     return {
         "privrank": "fit_btl(PairwiseComparisons.from_labels(xs, ys, outcome, items=names), tol=1e-8); "
-                    "indices: from_indices(range(m), a, b, outcome); outcome an int array of 1 / -1",
+                    f"indices: from_indices(range(m), a, b, outcome); outcome an int array of 1 / -1; {kernel}",
         "evalica": f"bradley_terry(xs, ys, winners, index=index) on numpy arrays; index = pd.Index(names) "
                    f"(pd.RangeIndex(m) for a, b), made before the clock starts; winners a "
                    f"uint8 array of Winner.X / Winner.Y; solver {evalica.SOLVER!r}, tolerance 1e-6, limit 100 "

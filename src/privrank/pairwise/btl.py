@@ -49,6 +49,14 @@ if TYPE_CHECKING:
     from .release import PairwiseRelease
 
 DENSE_MAX_ITEMS = 600
+#: up to this many items the logistic link's dense Newton loop runs compiled (``_newton``, when built):
+#: there numpy's per-call overhead, not arithmetic, sets the time; above it LAPACK's solve is faster
+KERNEL_MAX_ITEMS = 96
+
+try:
+    from . import _newton  # type: ignore[attr-defined]
+except ImportError:  # installed without a C compiler: numpy alone
+    _newton = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -271,6 +279,20 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     # The gradient is a sum over records: below ~1e-14 x total weight it is rounding noise.
     scale = float(np.abs(pc.totals).sum()) + (0.0 if linear is None else float(np.abs(linear).sum()))
     tol = max(tol, 1e-14 * scale)
+    # the likelihood alone is flat along 1 and g is orthogonal to it: with lam = 0 the step is
+    # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
+    shift = 1.0 / m if lam == 0 else 0.0
+    it = 0
+    if _newton is not None and solver == "dense" and m <= KERNEL_MAX_ITEMS and link is LOGISTIC:
+        # the full steps compiled; the loop below goes on where one needs a line search (status 1) or
+        # the Cholesky factorisation meets a pivot <= 0 (status 2: LU decides)
+        it, gnorm, status = _newton.full_steps(
+            np.ascontiguousarray(pc.i, dtype=np.int64), np.ascontiguousarray(pc.j, dtype=np.int64),
+            np.ascontiguousarray(pc.wins, dtype=float), np.ascontiguousarray(pc.totals, dtype=float),
+            None if linear is None else np.ascontiguousarray(linear, dtype=float), theta, float(lam), shift, tol,
+            int(max_iter))
+        if status == 0:
+            return theta, it, gnorm, gnorm <= tol, solver
     f = None  # the objective at theta, evaluated only when a step needs a line search
     # the per-pair work arrays: the edge weights w are only read to form the step, so every
     # candidate's derivatives may overwrite them
@@ -279,10 +301,6 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     gnorm = math.sqrt(g @ g)
     sparse_hessian = _SparseHessian(pc) if solver == "sparse" else None
     positions = laplacian_positions(pc.i, pc.j, m) if solver == "dense" else None
-    # the likelihood alone is flat along 1 and g is orthogonal to it: with lam = 0 the step is
-    # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
-    shift = 1.0 / m if lam == 0 else 0.0
-    it = 0
     while gnorm > tol and it < max_iter:
         it += 1
         if solver == "dense":
