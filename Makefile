@@ -11,7 +11,7 @@ $(VENV)/bin/python:
 	$(PY) -m pip install --quiet --upgrade pip
 
 # the demo needs privrank's own dependencies only
-$(CORE): pyproject.toml setup.py src/privrank/pairwise/_newton.c $(VENV)/bin/python
+$(CORE): pyproject.toml setup.py src/privrank/_kernels.c $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e .
 	touch $(CORE)
 

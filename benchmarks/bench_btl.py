@@ -77,10 +77,11 @@ def config() -> dict[str, str]:
     """Each contender's call, as timed (names, xs, ys: arrays of labels; a, b: int64 indices)."""
     import evalica
 
+    from privrank import kernels
     from privrank.pairwise import btl
 
-    kernel = (f"compiled Newton loop up to {btl.KERNEL_MAX_ITEMS} items" if btl._newton is not None
-              else "compiled Newton loop NOT BUILT (numpy alone)")
+    kernel = (f"compiled kernels: pair counts, Newton steps up to {btl.KERNEL_MAX_ITEMS} items"
+              if kernels.compiled is not None else "compiled kernels NOT BUILT (numpy alone)")
     return {
         "privrank": "fit_btl(PairwiseComparisons.from_labels(xs, ys, outcome, items=names), tol=1e-8); "
                     f"indices: from_indices(range(m), a, b, outcome); outcome an int array of 1 / -1; {kernel}",

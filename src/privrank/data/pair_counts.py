@@ -16,6 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import kernels
 from ..errors import InputError, check_flag, check_labels, check_whole, index_array, real_array
 from ..html_cards import Shown
 
@@ -142,21 +143,29 @@ class PairCounts(Shown):
         0 a tie; int64 indices in range, never equal), as a validated data set holds them: the same
         statistic, exact. Each record counts ``v = 1 + outcome`` for the first item of its pair
         (twice its value: 2 a win, 1 a tie), and ``wins = sum(v) / 2``. When the pair keys are
-        dense, one ``bincount`` adds ``base + v`` per record, ``base`` a power of two above twice
-        the records, so that each pair's sum ``base * records + sum(v)`` (exact below 2^53) is
-        split back into both by one ``divmod``."""
+        dense, one ``bincount`` adds ``2^shift + v`` per record, ``2^shift`` above twice the
+        records, so that each pair's sum ``2^shift * records + sum(v)`` (exact below 2^53) splits
+        back into both by a shift and a mask of its integer."""
+        n = outcome.size
+        dense = n < 1 << 25 and m * m <= max(4 * n, 1 << 16)
+        if dense and kernels.compiled is not None:  # the same sums, counted in one pass over the records
+            i, j, wins, count = (np.frombuffer(column, dtype=dtype) for column, dtype in zip(
+                kernels.compiled.outcome_counts(m, np.ascontiguousarray(a, dtype=np.int64),
+                                                np.ascontiguousarray(b, dtype=np.int64),
+                                                np.ascontiguousarray(outcome, dtype=np.int8)),
+                (np.int64, np.int64, float, float)))
+            return cls(m, i, j, wins, count, items, items_declared)
         key, swap = _pair_keys(m, a, b)
-        doubled = outcome.astype(float)
-        np.negative(doubled, out=doubled, where=swap)
-        doubled += 1.0
-        n = doubled.size
-        if n < 1 << 25 and m * m <= max(4 * n, 1 << 16):
-            base = float(2 ** (n.bit_length() + 1))
-            doubled += base
+        doubled = np.where(swap, -outcome, outcome).astype(float)  # the first item's outcome
+        if dense:
+            shift = n.bit_length() + 1
+            doubled += float(2 ** shift) + 1.0
             total = np.bincount(key, doubled, m * m)
-            keys = np.flatnonzero(total.astype(bool))  # every record adds at least base > 0
-            count, wins2 = np.divmod(total[keys], base)  # sum(v) <= 2 records < base
+            keys = np.flatnonzero(total.astype(bool))  # every record adds at least 2^shift > 0
+            packed = total[keys].astype(np.int64)  # sum(v) <= 2 records < 2^shift
+            count, wins2 = (packed >> shift).astype(float), (packed & ((1 << shift) - 1)).astype(float)
         else:
+            doubled += 1.0
             keys, (count, wins2) = group_sums(key, m * m, None, doubled)
             count = count.astype(float)
         i, j = np.divmod(keys, m)

@@ -41,6 +41,7 @@ from ..data.tabular import TableLike
 from ..errors import DisconnectedError, InputError, UtilityWarning, check_positive, check_whole
 from ..display import Displayed
 from ..guarantees import Guarantee
+from .. import kernels
 from .arena import comparisons_or_arena
 from .links import LOGISTIC, Link
 
@@ -49,14 +50,9 @@ if TYPE_CHECKING:
     from .release import PairwiseRelease
 
 DENSE_MAX_ITEMS = 600
-#: up to this many items the logistic link's dense Newton loop runs compiled (``_newton``, when built):
-#: there numpy's per-call overhead, not arithmetic, sets the time; above it LAPACK's solve is faster
+#: up to this many items the logistic link's dense Newton loop runs compiled (:mod:`privrank.kernels`, when
+#: built): there numpy's per-call overhead, not arithmetic, sets the time; above it LAPACK's solve is faster
 KERNEL_MAX_ITEMS = 96
-
-try:
-    from . import _newton  # type: ignore[attr-defined]
-except ImportError:  # installed without a C compiler: numpy alone
-    _newton = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -283,10 +279,10 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
     shift = 1.0 / m if lam == 0 else 0.0
     it = 0
-    if _newton is not None and solver == "dense" and m <= KERNEL_MAX_ITEMS and link is LOGISTIC:
+    if kernels.compiled is not None and solver == "dense" and m <= KERNEL_MAX_ITEMS and link is LOGISTIC:
         # the full steps compiled; the loop below goes on where one needs a line search (status 1) or
         # the Cholesky factorisation meets a pivot <= 0 (status 2: LU decides)
-        it, gnorm, status = _newton.full_steps(
+        it, gnorm, status = kernels.compiled.full_steps(
             np.ascontiguousarray(pc.i, dtype=np.int64), np.ascontiguousarray(pc.j, dtype=np.int64),
             np.ascontiguousarray(pc.wins, dtype=float), np.ascontiguousarray(pc.totals, dtype=float),
             None if linear is None else np.ascontiguousarray(linear, dtype=float), theta, float(lam), shift, tol,

@@ -1,21 +1,28 @@
-/* Full Newton steps of the penalised logistic (Bradley-Terry-Luce) objective on a small item set.
- *
- * The compiled inner loop of privrank.pairwise.btl.newton_btl for the logistic link and the dense
- * solver on few items, where numpy's per-call overhead, not arithmetic, sets the time. Same
- * arithmetic as the numpy loop: per pair d = theta_i - theta_j, p = 1 / (1 + e^min(-d, 700)),
- * r = n p - s (the gradient's pair term) and w = n p - n p p (the Hessian's edge weight); the
- * gradient adds 2 lam theta and the linear term; the Newton system is the weighted Laplacian plus
- * 2 lam I plus shift 1 1', solved here by Cholesky. A step is taken when it shrinks the gradient
- * 2-norm to at most 0.9 of its value; otherwise, or when the Cholesky factorisation meets a pivot
- * <= 0, the function returns and the numpy loop goes on from the same point (its line search, its
- * LU solve).
+/* privrank's compiled kernels (privrank/kernels.py says when they run; each caller keeps a numpy
+ * loop that gives the same result).
  *
  * full_steps(i, j, wins, totals, linear, theta, lam, shift, tol, max_iter)
+ *     Full Newton steps of the penalised logistic (Bradley-Terry-Luce) objective on a small item
+ *     set: the inner loop of privrank.pairwise.btl.newton_btl. Same arithmetic as the numpy loop:
+ *     per pair d = theta_i - theta_j, p = 1 / (1 + e^min(-d, 700)), r = n p - s (the gradient's pair
+ *     term) and w = n p - n p p (the Hessian's edge weight); the gradient adds 2 lam theta and the
+ *     linear term; the Newton system is the weighted Laplacian plus 2 lam I plus shift 1 1', solved
+ *     here by Cholesky. A step is taken when it shrinks the gradient 2-norm to at most 0.9 of its
+ *     value; otherwise, or when the Cholesky factorisation meets a pivot <= 0, the function returns
+ *     and the numpy loop goes on from the same point (its line search, its LU solve).
  *     i, j: int64 item indices of the pairs; wins, totals: float64 per pair; linear: float64 per
  *     item or None; theta: float64 per item, the start, overwritten with the last accepted point.
  *     Returns (steps taken, gradient 2-norm at theta, status): status 0 when the loop ended as the
  *     numpy loop would (gradient norm <= tol, or max_iter steps), 1 when a full step did not shrink
  *     the gradient enough, 2 when the Newton matrix was not positive definite to rounding.
+ *
+ * outcome_counts(m, a, b, outcome)
+ *     The per-pair statistic of raw outcomes (privrank.data.pair_counts.PairCounts.of_outcomes):
+ *     a, b int64 item indices in 0 .. m-1, never equal; outcome int8, 1 (a preferred), -1 (b) or
+ *     0 (a tie). Counted in one pass over the records into an m x m table (for m * m no larger than
+ *     a few times the records), then read in order of the pairs (i < j). Returns (i, j, wins,
+ *     totals) as bytearrays of int64, int64, float64, float64, one entry per pair compared:
+ *     totals the records, wins the first item's wins with a tie as half a win. Exact: integer sums.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -215,17 +222,113 @@ release_theta:
     return NULL;
 }
 
+static PyObject *outcome_counts(PyObject *self, PyObject *args)
+{
+    Py_ssize_t m;
+    PyObject *oa, *ob, *ooutcome;
+    if (!PyArg_ParseTuple(args, "nOOO", &m, &oa, &ob, &ooutcome))
+        return NULL;
+    if (m < 2 || m > 3037000499 / 2) {
+        PyErr_SetString(PyExc_ValueError, "m must be between 2 and the pair keys' 64-bit range");
+        return NULL;
+    }
+    Py_buffer ba, bb, bo;
+    PyObject *result = NULL, *out[4] = {NULL, NULL, NULL, NULL};
+    if (!get_buffer(oa, &ba, 0, 'q', -1, "a"))
+        return NULL;
+    Py_ssize_t n = ba.shape[0];
+    if (!get_buffer(ob, &bb, 0, 'q', n, "b"))
+        goto release_a;
+    if (PyObject_GetBuffer(ooutcome, &bo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto release_b;
+    if (bo.itemsize != 1 || bo.ndim != 1 || bo.shape[0] != n || !bo.format || bo.format[strlen(bo.format) - 1] != 'b') {
+        PyErr_SetString(PyExc_TypeError, "outcome: a contiguous 1-d int8 array of the expected length");
+        goto release_outcome;
+    }
+    if (n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_ValueError, "too many records for one table (at most 2^31 - 1)");
+        goto release_outcome;
+    }
+    const int64_t *a = ba.buf, *b = bb.buf;
+    const int8_t *outcome = bo.buf;
+    /* per pair, records << 32 plus the sum of v = 1 + (the first item's outcome): 2 a win, 1 a tie */
+    int64_t *table = PyMem_RawCalloc((size_t)m * (size_t)m, sizeof(int64_t));
+    if (!table) {
+        PyErr_NoMemory();
+        goto release_outcome;
+    }
+    int bad = 0;
+    Py_ssize_t pairs = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t x = a[k], y = b[k];
+        int o = outcome[k];
+        if (x < 0 || y < 0 || x >= m || y >= m || x == y || o < -1 || o > 1) {
+            bad = 1;
+            break;
+        }
+        if (x < y)
+            table[x * m + y] += ((int64_t)1 << 32) + 1 + o;
+        else
+            table[y * m + x] += ((int64_t)1 << 32) + 1 - o;
+    }
+    if (!bad)
+        for (Py_ssize_t x = 0; x < m; x++)
+            for (Py_ssize_t y = x + 1; y < m; y++)
+                pairs += table[x * m + y] != 0;
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "a record has an item index out of range, the same item twice, or an "
+                                          "outcome other than 1, 0 and -1");
+        goto release_table;
+    }
+    for (int t = 0; t < 4; t++) {
+        out[t] = PyByteArray_FromStringAndSize(NULL, pairs * 8);
+        if (!out[t])
+            goto release_out;
+    }
+    int64_t *oi = (int64_t *)PyByteArray_AS_STRING(out[0]), *oj = (int64_t *)PyByteArray_AS_STRING(out[1]);
+    double *owins = (double *)PyByteArray_AS_STRING(out[2]), *ototals = (double *)PyByteArray_AS_STRING(out[3]);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0;
+    for (Py_ssize_t x = 0; x < m; x++)
+        for (Py_ssize_t y = x + 1; y < m; y++) {
+            int64_t packed = table[x * m + y];
+            if (packed) {
+                oi[p] = x;
+                oj[p] = y;
+                ototals[p] = (double)(packed >> 32);
+                owins[p] = 0.5 * (double)(packed & 0xffffffff);
+                p++;
+            }
+        }
+    Py_END_ALLOW_THREADS
+    result = PyTuple_Pack(4, out[0], out[1], out[2], out[3]);
+release_out:
+    for (int t = 0; t < 4; t++)
+        Py_XDECREF(out[t]);
+release_table:
+    PyMem_RawFree(table);
+release_outcome:
+    PyBuffer_Release(&bo);
+release_b:
+    PyBuffer_Release(&bb);
+release_a:
+    PyBuffer_Release(&ba);
+    return result;
+}
+
 static PyMethodDef methods[] = {
-    {"full_steps", full_steps, METH_VARARGS, "Full Newton steps of the penalised logistic BTL objective (see the module)."},
+    {"full_steps", full_steps, METH_VARARGS, "Full Newton steps of the penalised logistic BTL objective (see the source)."},
+    {"outcome_counts", outcome_counts, METH_VARARGS, "The per-pair statistic of raw outcomes (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_newton", "Full Newton steps of the penalised logistic BTL objective on few items.", -1,
-    methods,
+    PyModuleDef_HEAD_INIT, "_kernels", "privrank's compiled kernels (see privrank.kernels).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__newton(void)
+PyMODINIT_FUNC PyInit__kernels(void)
 {
     return PyModule_Create(&module);
 }

@@ -1,18 +1,22 @@
-"""The compiled Newton loop of the BTL fits on few items (``privrank.pairwise._newton``) gives what
-numpy's loop gives: the same scores to rounding, the same number of steps, the same convergence,
-and the same hand-over to the line search and to LU where a full step or Cholesky fails."""
+"""The compiled kernels (:mod:`privrank.kernels`) give what their numpy loops give.
+
+The Newton loop of the BTL fits on few items: the same scores to rounding, the same number of
+steps, the same convergence, and the same hand-over to the line search and to LU where a full step
+or Cholesky fails. The per-pair counts of raw outcomes: the same integers, in the same order.
+"""
 import numpy as np
 import pytest
 
+from privrank import kernels
 from privrank.data.pair_counts import PairCounts
 from privrank.pairwise import btl
 
-KERNEL = btl._newton
+KERNEL = kernels.compiled
 
 
 def test_the_compiled_module_is_built():
-    # the development install (make) compiles it; without it every small fit is about twice as slow
-    assert KERNEL is not None, "privrank.pairwise._newton was not built: pip install -e . needs a C compiler"
+    # the development install (make) compiles it; without it small fits are about twice as slow
+    assert KERNEL is not None, "privrank._kernels was not built: pip install -e . needs a C compiler"
 
 
 def design(m, n, rng, *, debiased=False):
@@ -40,11 +44,11 @@ class Recorder:
 def both(monkeypatch, pc, lam, **kwargs):
     """``(compiled, numpy, statuses)``: ``newton_btl`` with the compiled loop and with numpy alone."""
     recorder = Recorder()
-    monkeypatch.setattr(btl, "_newton", recorder)
+    monkeypatch.setattr(kernels, "compiled", recorder)
     compiled = btl.newton_btl(pc, lam, **kwargs)
-    monkeypatch.setattr(btl, "_newton", None)
+    monkeypatch.setattr(kernels, "compiled", None)
     reference = btl.newton_btl(pc, lam, **kwargs)
-    monkeypatch.setattr(btl, "_newton", KERNEL)
+    monkeypatch.setattr(kernels, "compiled", KERNEL)
     return compiled, reference, recorder.statuses
 
 
@@ -89,18 +93,18 @@ def test_a_singular_newton_system_fails_as_numpys(monkeypatch):
     # two components, each balanced, and no ridge: the system is singular along their difference
     pc = PairCounts.from_records(4, [0, 1, 2, 3], [1, 0, 3, 2], [1.0, 1.0, 1.0, 1.0])
     recorder = Recorder()
-    monkeypatch.setattr(btl, "_newton", recorder)
+    monkeypatch.setattr(kernels, "compiled", recorder)
     with pytest.raises(np.linalg.LinAlgError):
         btl.newton_btl(pc, 0.0, theta0=[1.0, 0.0, 0.0, 0.0])
     assert recorder.statuses == [2]
-    monkeypatch.setattr(btl, "_newton", None)
+    monkeypatch.setattr(kernels, "compiled", None)
     with pytest.raises(np.linalg.LinAlgError):
         btl.newton_btl(pc, 0.0, theta0=[1.0, 0.0, 0.0, 0.0])
 
 
 def test_larger_item_sets_use_numpy(monkeypatch):
     recorder = Recorder()
-    monkeypatch.setattr(btl, "_newton", recorder)
+    monkeypatch.setattr(kernels, "compiled", recorder)
     rng = np.random.default_rng(3)
     btl.newton_btl(design(btl.KERNEL_MAX_ITEMS + 1, 3000, rng), 1.0)
     btl.newton_btl(design(20, 300, rng), 1.0, solver="sparse")
@@ -121,9 +125,9 @@ def test_a_wrong_step_is_caught(monkeypatch):
             args[5][0] += 1e-7
             return it, gnorm, status
 
-    monkeypatch.setattr(btl, "_newton", Off())
+    monkeypatch.setattr(kernels, "compiled", Off())
     off = btl.newton_btl(pc, 1.0)
-    monkeypatch.setattr(btl, "_newton", None)
+    monkeypatch.setattr(kernels, "compiled", None)
     with pytest.raises(AssertionError):
         assert_same_fit(off, btl.newton_btl(pc, 1.0))
 
@@ -148,8 +152,78 @@ def test_the_nfl_season_fits_the_same_either_way(monkeypatch):
 
     games = load_nfl(2019)
     compiled = pr.fit_btl(games)
-    monkeypatch.setattr(btl, "_newton", None)
+    monkeypatch.setattr(kernels, "compiled", None)
     reference = pr.fit_btl(games)
     assert compiled.ranking == reference.ranking
     assert np.max(np.abs(compiled.scores - reference.scores)) <= 1e-12
     assert compiled.n_iter == reference.n_iter and compiled.converged
+
+
+def numpy_counts(monkeypatch, m, a, b, outcome):
+    monkeypatch.setattr(kernels, "compiled", None)
+    counts = PairCounts.of_outcomes(m, a, b, outcome)
+    monkeypatch.setattr(kernels, "compiled", KERNEL)
+    return counts
+
+
+def assert_same_counts(counts, reference):
+    for name in ("i", "j", "wins", "totals"):
+        got, want = getattr(counts, name), getattr(reference, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    assert counts.n_items == reference.n_items
+
+
+@pytest.mark.parametrize("m, n", [(2, 1), (2, 500), (32, 266), (50, 100_000), (1000, 300_000)])
+def test_the_compiled_counts_are_numpys(monkeypatch, m, n):
+    rng = np.random.default_rng(m * 7 + n)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m  # both orders of a pair, ties, wins and losses
+    outcome = rng.integers(-1, 2, n).astype(np.int8)
+    counts = PairCounts.of_outcomes(m, a, b, outcome)
+    assert_same_counts(counts, numpy_counts(monkeypatch, m, a, b, outcome))
+    assert counts.totals.sum() == n
+
+
+def test_the_counts_of_comparisons_go_through_the_compiled_pass(monkeypatch):
+    import privrank as pr
+
+    calls = []
+
+    class Recorder:
+        def outcome_counts(self, *args):
+            calls.append(args[0])
+            return KERNEL.outcome_counts(*args)
+
+    games = pr.PairwiseComparisons.from_labels(["a", "b", "c", "a"], ["b", "c", "a", "c"], [1, -1, 0, 1])
+    monkeypatch.setattr(kernels, "compiled", Recorder())
+    counts = games.pair_counts()
+    assert calls == [3]
+    assert_same_counts(counts, numpy_counts(monkeypatch, 3, games.item_a, games.item_b, games.outcome))
+
+
+def test_miscounted_pairs_are_caught(monkeypatch):
+    """The comparison above can fail: a pass that counts a tie as a win for the second item."""
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 5, 200), rng.integers(0, 4, 200)
+    b += b >= a
+    outcome = rng.integers(-1, 2, 200).astype(np.int8)
+    reference = numpy_counts(monkeypatch, 5, a, b, outcome)
+    wrong = KERNEL.outcome_counts(5, a, b, np.where(outcome == 0, -1, outcome).astype(np.int8))
+    miscounted = PairCounts(5, *(np.frombuffer(c, dtype=t) for c, t in zip(wrong, (np.int64, np.int64, float, float))))
+    with pytest.raises(AssertionError, match="wins"):
+        assert_same_counts(miscounted, reference)
+
+
+def test_the_counting_pass_refuses_what_it_cannot_count():
+    a, b, o = np.array([0, 1]), np.array([1, 2]), np.array([1, -1], dtype=np.int8)
+    for bad_a, bad_b, bad_o in ((a, np.array([1, 3]), o), (a, np.array([1, 1]), o), (a, b, np.array([1, 2], dtype=np.int8))):
+        with pytest.raises(ValueError, match="out of range, the same item twice"):
+            KERNEL.outcome_counts(3, bad_a, bad_b, bad_o)
+    with pytest.raises(TypeError, match="int8"):
+        KERNEL.outcome_counts(3, a, b, o.astype(np.int64))
+    with pytest.raises(TypeError, match="int64"):
+        KERNEL.outcome_counts(3, a.astype(np.int32), b, o)
+    with pytest.raises(ValueError, match="m must be"):
+        KERNEL.outcome_counts(1, a, b, o)
+    i, j, wins, totals = KERNEL.outcome_counts(3, a[:0], b[:0], o[:0])
+    assert (len(i), len(j), len(wins), len(totals)) == (0, 0, 0, 0)
