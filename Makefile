@@ -23,8 +23,8 @@ $(STAMP): pyproject.toml $(CORE)
 demo: $(CORE)
 	$(VENV)/bin/privrank demo
 
-# the quick core: each package's basic contract, the fast files only (about 600 tests)
-QUICK := tests/test_architecture.py tests/test_guarantees.py tests/test_ledger.py \
+# the quick core: each package's basic contract, the fast files only (about 620 tests)
+QUICK := tests/test_architecture.py tests/test_guarantees.py tests/test_kernels.py tests/test_ledger.py \
 	tests/aggregation/test_footrule.py tests/aggregation/test_kemeny.py \
 	tests/audit/test_blackbox_rr.py tests/audit/test_core.py \
 	tests/cli/test_rank_cli.py tests/cli/test_central_cli.py tests/cli/test_output_formats.py \
