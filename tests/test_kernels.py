@@ -285,3 +285,26 @@ def test_any_small_problem_fits_as_numpy_fits_it(monkeypatch, m, n, seed, lam, l
     assert compiled_fit[3] == reference[3]  # converged alike
     if reference[3] and lam >= 0.01:  # strongly convex, well conditioned
         assert np.max(np.abs(compiled_fit[0] - reference[0])) <= 1e-8 * max(1.0, np.max(np.abs(reference[0])))
+
+
+@compiled
+@pytest.mark.parametrize("lam, linear", [(0.5, False), (0.5, True), (1e-5, False)])
+def test_many_problems_solved_one_by_one_as_stacked(monkeypatch, lam, linear):
+    """``newton_btl_many`` on few items fits each problem with the compiled loop; numpy stacks them
+    into one block-diagonal problem: the same solutions (up to the mean, which a tiny ridge barely
+    pins), and the same problems flagged."""
+    rng = np.random.default_rng(11)
+    m, B = 20, 40
+    pc = design(m, 400, rng)
+    wins = rng.binomial(pc.totals.astype(np.int64), 0.5, size=(B, pc.n_pairs)).astype(float)
+    wins[0] = pc.totals  # the first item of every pair always wins: without a ridge the scores run off
+    lin = rng.normal(0, 2, (B, m)) if linear else None
+    recorder = Recorder()
+    monkeypatch.setattr(kernels, "compiled", recorder)
+    theta, ok = btl.newton_btl_many(pc.i, pc.j, m, pc.totals, wins, lam, linear=lin)
+    assert len(recorder.statuses) >= B
+    monkeypatch.setattr(kernels, "compiled", None)
+    stacked, stacked_ok = btl.newton_btl_many(pc.i, pc.j, m, pc.totals, wins, lam, linear=lin)
+    assert np.array_equal(ok, stacked_ok) and ok[1:].all() and ok[0] == (lam > 1e-3)
+    centred = (theta - theta.mean(axis=1, keepdims=True)) - (stacked - stacked.mean(axis=1, keepdims=True))
+    assert np.max(np.abs(centred[ok])) <= 1e-8

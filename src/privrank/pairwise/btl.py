@@ -354,21 +354,30 @@ def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link 
     Row ``b`` of ``wins`` (and of ``linear``, when given) defines problem ``b`` on the pairs
     ``(i, j)`` with ``totals`` records each. The problems are stacked into one block-diagonal
     problem over ``B * n_items`` scores and solved by :func:`newton_btl`, so the work is
-    vectorised over problems. Returns ``(theta, ok)``: the ``B x n_items`` solutions and, per
+    vectorised over problems; on up to ``KERNEL_MAX_ITEMS`` items, with the compiled kernels,
+    each problem is solved on its own instead. Returns ``(theta, ok)``: the ``B x n_items`` solutions and, per
     problem, whether it converged to finite scores.
     """
     wins = np.atleast_2d(np.asarray(wins, dtype=float))
     B = wins.shape[0]
-    offset = (np.arange(B) * n_items)[:, None]
     tot = np.broadcast_to(np.asarray(totals, dtype=float), wins.shape)
-    pc = PairCounts(B * n_items, (i + offset).ravel(), (j + offset).ravel(), wins.ravel(), tot.ravel())
-    lin = None if linear is None else np.asarray(linear, dtype=float).ravel()
-    theta, *_ = newton_btl(pc, lam, link=link, linear=lin, max_iter=max_iter)
-    grad = btl_gradient(theta, pc, lam, link, lin).reshape(B, n_items)
-    theta = theta.reshape(B, n_items)
-    scale = 1.0 + tot.sum(axis=1) + (0.0 if lin is None else np.abs(linear).sum(axis=1))
-    ok = np.all(np.isfinite(theta), axis=1) & (np.max(np.abs(theta), axis=1) <= 50.0) \
-        & (np.linalg.norm(grad, axis=1) <= 1e-7 * scale)
+    lin = None if linear is None else np.asarray(linear, dtype=float).reshape(B, n_items)
+    if kernels.compiled is not None and link is LOGISTIC and n_items <= KERNEL_MAX_ITEMS:
+        # on few items one compiled fit per problem beats the stacked problem's sparse solve (a
+        # simulated study of 59 items: about 0.1 ms against 10 ms)
+        theta, gnorm = np.empty((B, n_items)), np.empty(B)
+        for b in range(B):
+            theta[b], _, gnorm[b], *_ = newton_btl(PairCounts(n_items, i, j, wins[b], tot[b]), lam,
+                                                   linear=None if lin is None else lin[b], max_iter=max_iter)
+    else:
+        offset = (np.arange(B) * n_items)[:, None]
+        pc = PairCounts(B * n_items, (i + offset).ravel(), (j + offset).ravel(), wins.ravel(), tot.ravel())
+        flat = None if lin is None else lin.ravel()
+        theta, *_ = newton_btl(pc, lam, link=link, linear=flat, max_iter=max_iter)
+        gnorm = np.linalg.norm(btl_gradient(theta, pc, lam, link, flat).reshape(B, n_items), axis=1)
+        theta = theta.reshape(B, n_items)
+    scale = 1.0 + tot.sum(axis=1) + (0.0 if lin is None else np.abs(lin).sum(axis=1))
+    ok = np.all(np.isfinite(theta), axis=1) & (np.max(np.abs(theta), axis=1) <= 50.0) & (gnorm <= 1e-7 * scale)
     return theta, ok
 
 
