@@ -111,15 +111,16 @@ static int get_buffer(PyObject *obj, Py_buffer *view, int writable, char kind, P
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) < 0)
         return 0;
+    /* kind: 'd' float64, 'q' int64, 'b' int8 */
     const char *format = view->format ? view->format : "B";
     char last = format[strlen(format) - 1];
-    int ok = view->itemsize == 8 && view->ndim == 1 &&
-             (kind == 'd' ? last == 'd' : (last == 'l' || last == 'q'));
+    int ok = view->itemsize == (kind == 'b' ? 1 : 8) && view->ndim == 1 &&
+             (kind == 'q' ? (last == 'l' || last == 'q') : last == kind);
     if (ok && length >= 0 && view->shape[0] != length)
         ok = 0;
     if (!ok) {
         PyErr_Format(PyExc_TypeError, "%s: a contiguous 1-d %s array of the expected length", name,
-                     kind == 'd' ? "float64" : "int64");
+                     kind == 'd' ? "float64" : (kind == 'q' ? "int64" : "int8"));
         PyBuffer_Release(view);
         return 0;
     }
@@ -239,12 +240,8 @@ static PyObject *outcome_counts(PyObject *self, PyObject *args)
     Py_ssize_t n = ba.shape[0];
     if (!get_buffer(ob, &bb, 0, 'q', n, "b"))
         goto release_a;
-    if (PyObject_GetBuffer(ooutcome, &bo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (!get_buffer(ooutcome, &bo, 0, 'b', n, "outcome"))
         goto release_b;
-    if (bo.itemsize != 1 || bo.ndim != 1 || bo.shape[0] != n || !bo.format || bo.format[strlen(bo.format) - 1] != 'b') {
-        PyErr_SetString(PyExc_TypeError, "outcome: a contiguous 1-d int8 array of the expected length");
-        goto release_outcome;
-    }
     if (n >= ((Py_ssize_t)1 << 31)) {
         PyErr_SetString(PyExc_ValueError, "too many records for one table (at most 2^31 - 1)");
         goto release_outcome;

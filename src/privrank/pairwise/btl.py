@@ -55,6 +55,12 @@ DENSE_MAX_ITEMS = 600
 KERNEL_MAX_ITEMS = 96
 
 
+def _compiled_newton(m: int, link: Link):
+    """The compiled kernels when a dense fit on ``m`` items with ``link`` runs its full Newton steps
+    there, else None."""
+    return kernels.compiled if m <= KERNEL_MAX_ITEMS and link is LOGISTIC else None
+
+
 @dataclass(frozen=True, repr=False)
 class ScoredRanking(Displayed):
     """Scores of items (larger is better) and the ranking they induce, with a guarantee.
@@ -279,10 +285,11 @@ def newton_btl(pc, lam: float, *, link: Link = LOGISTIC, linear=None, tol: float
     # solved with H + 1 1'/m, nonsingular, which gives the same step on the sum-zero subspace
     shift = 1.0 / m if lam == 0 else 0.0
     it = 0
-    if kernels.compiled is not None and solver == "dense" and m <= KERNEL_MAX_ITEMS and link is LOGISTIC:
+    compiled = _compiled_newton(m, link) if solver == "dense" else None
+    if compiled is not None:
         # the full steps compiled; the loop below goes on where one needs a line search (status 1) or
         # the Cholesky factorisation meets a pivot <= 0 (status 2: LU decides)
-        it, gnorm, status = kernels.compiled.full_steps(
+        it, gnorm, status = compiled.full_steps(
             np.ascontiguousarray(pc.i, dtype=np.int64), np.ascontiguousarray(pc.j, dtype=np.int64),
             np.ascontiguousarray(pc.wins, dtype=float), np.ascontiguousarray(pc.totals, dtype=float),
             None if linear is None else np.ascontiguousarray(linear, dtype=float), theta, float(lam), shift, tol,
@@ -362,12 +369,13 @@ def newton_btl_many(i, j, n_items: int, totals, wins, lam: float, *, link: Link 
     B = wins.shape[0]
     tot = np.broadcast_to(np.asarray(totals, dtype=float), wins.shape)
     lin = None if linear is None else np.asarray(linear, dtype=float).reshape(B, n_items)
-    if kernels.compiled is not None and link is LOGISTIC and n_items <= KERNEL_MAX_ITEMS:
+    if _compiled_newton(n_items, link) is not None:
         # on few items one compiled fit per problem beats the stacked problem's sparse solve (a
         # simulated study of 59 items: about 0.1 ms against 10 ms)
+        i, j = np.ascontiguousarray(i, dtype=np.int64), np.ascontiguousarray(j, dtype=np.int64)  # once, not per fit
         theta, gnorm = np.empty((B, n_items)), np.empty(B)
         for b in range(B):
-            theta[b], _, gnorm[b], *_ = newton_btl(PairCounts(n_items, i, j, wins[b], tot[b]), lam,
+            theta[b], _, gnorm[b], *_ = newton_btl(PairCounts(n_items, i, j, wins[b], tot[b]), lam, link=link,
                                                    linear=None if lin is None else lin[b], max_iter=max_iter)
     else:
         offset = (np.arange(B) * n_items)[:, None]
